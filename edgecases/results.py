@@ -1,0 +1,208 @@
+"""The vocabulary of prescribed results.
+
+A rule's ``result`` (or each entry of ``results`` for functions with a pointer output) is
+one of these forms:
+
+=====================  ==================================================================
+``nan``                any NaN (sign and payload free: OpenCL says their conversion is
+                       undefined)
+``any_zero``           +0 or -0 (for results whose zero sign C99 leaves open, fmax(-0, +0))
+``+0`` ``-0`` ``1``    an exactly representable constant (checked at load time)
+``+inf`` ``-inf``
+``pi`` ``pi/2``        a rounded constant (../shared/spec/c99_annex_f9.md §1.2): the value
+``pi/4`` ``3pi/4``     rounded to nearest in the result format, optionally negated
+``true_min``           the smallest positive subnormal; ``min_normal``, ``max_finite`` too
+``copysign(C, x)``     constant C with the sign bit of argument x (``-x``: the opposite sign)
+``x``                  argument x returned unchanged, bit for bit (the sign of zero included)
+``fabs(x)``            argument x with the sign bit cleared
+``INT_MAX`` ...        for int results: an int literal, INT_MAX, INT_MIN, or the device's
+                       FP_ILOGB0 / FP_ILOGBNAN (read from the device, as the CTS does)
+=====================  ==================================================================
+
+Results are judged bitwise (DESIGN.md decision 3): a prescribed zero's sign matters.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+import mpmath
+import numpy as np
+
+from fuzzfarm.formats import FloatFormat, is_nan
+
+__all__ = ["ResultSpec", "parse_result", "InvalidResult", "INT_NAMES"]
+
+INT_NAMES = {"INT_MAX": 2**31 - 1, "INT_MIN": -(2**31)}
+_DEVICE_INTS = ("FP_ILOGB0", "FP_ILOGBNAN")
+
+
+class InvalidResult(ValueError):
+    """A result expression outside the vocabulary."""
+
+
+_ROUNDED = {"pi": (1, 1), "pi/2": (1, 2), "pi/4": (1, 4), "3pi/4": (3, 4)}
+
+
+@lru_cache(maxsize=None)
+def _rounded_constant_bits(name: str, fmt_name: str) -> int:
+    """Bits of a positive rounded constant, round to nearest in ``fmt``."""
+    from fuzzfarm.formats import FORMATS
+    from fuzzfarm.oracle import round_to_bits
+
+    fmt = FORMATS[fmt_name]
+    num, den = _ROUNDED[name]
+    with mpmath.workprec(200):
+        value = mpmath.pi * num / den
+    return round_to_bits(value, fmt, "rte")
+
+
+def _magnitude_bits(token: str, fmt: FloatFormat) -> int:
+    """Bits of a non-negative constant named or written by ``token``."""
+    if token == "inf":
+        return fmt.pos_inf
+    if token in _ROUNDED:
+        return _rounded_constant_bits(token, fmt.name)
+    if token == "true_min":
+        return fmt.true_min
+    if token == "min_normal":
+        return fmt.min_normal
+    if token == "max_finite":
+        return fmt.max_finite
+    try:
+        value = float.fromhex(token) if "0x" in token else float(token)
+    except ValueError:
+        raise InvalidResult(f"{token!r} is not a constant of the result vocabulary")
+    return fmt.bits_of(abs(value))
+
+
+@dataclass(frozen=True)
+class ResultSpec:
+    """One parsed prescribed result.  ``kind`` is one of 'nan', 'any_zero', 'const',
+    'copysign', 'arg', 'fabs', 'int'."""
+
+    text: str
+    kind: str
+    negative: bool = False      # const: the sign; copysign: take the opposite sign of arg
+    magnitude: str = ""         # const / copysign: the magnitude token
+    arg: str = ""               # copysign / arg / fabs: the argument name
+    int_value: str = ""         # int: the literal or name
+
+    # -- evaluation -------------------------------------------------------------------
+    def expected_bits(self, args: dict, fmt: FloatFormat, consts: dict | None = None):
+        """The prescribed bits per element (array of ``fmt.uint``, or int64 for int
+        results), or None for the set-valued kinds 'nan' and 'any_zero'.
+
+        ``args`` maps argument names to arrays (float patterns or int32 values), all of one
+        shape; ``consts`` gives the device's FP_ILOGB0 / FP_ILOGBNAN for int results.
+        """
+        shape = np.shape(next(iter(args.values())))
+        u = fmt.uint
+        if self.kind in ("nan", "any_zero"):
+            return None
+        if self.kind == "const":
+            bits = _magnitude_bits(self.magnitude, fmt) | (fmt.sign_mask if self.negative else 0)
+            return np.full(shape, bits, dtype=u)
+        if self.kind == "copysign":
+            mag = u(_magnitude_bits(self.magnitude, fmt))
+            sign = np.asarray(args[self.arg]).astype(u) & u(fmt.sign_mask)
+            if self.negative:
+                sign = sign ^ u(fmt.sign_mask)
+            return (mag | sign).astype(u)
+        if self.kind == "arg":
+            return np.asarray(args[self.arg]).astype(u)
+        if self.kind == "fabs":
+            return (np.asarray(args[self.arg]).astype(u) & u(fmt.abs_mask)).astype(u)
+        if self.kind == "int":
+            if self.int_value in _DEVICE_INTS:
+                if not consts or self.int_value not in consts:
+                    raise KeyError(f"{self.int_value} must be read from the device first")
+                v = consts[self.int_value]
+            else:
+                v = INT_NAMES.get(self.int_value)
+                v = int(self.int_value) if v is None else v
+            return np.full(shape, v, dtype=np.int64)
+        raise AssertionError(self.kind)
+
+    def matches(self, got: np.ndarray, args: dict, fmt: FloatFormat,
+                consts: dict | None = None) -> np.ndarray:
+        """Bool array: does each element of ``got`` equal the prescribed result?
+
+        ``got`` holds ``fmt`` patterns (float outputs) or int32 values (int outputs).
+        """
+        if self.kind == "nan":
+            return is_nan(got, fmt)
+        if self.kind == "any_zero":
+            return (np.asarray(got).astype(fmt.uint) & fmt.uint(fmt.abs_mask)) == 0
+        want = self.expected_bits(args, fmt, consts)
+        if self.kind == "int":
+            return np.asarray(got).astype(np.int64) == want
+        return np.asarray(got).astype(fmt.uint) == want
+
+    def describe(self, args_row: dict, fmt: FloatFormat, consts: dict | None = None) -> str:
+        """The expectation for one element as text: ``'any NaN'``, ``'+0 or -0'``, or the
+        prescribed bits with the expression, e.g. ``'0x00000000 (copysign(0, x))'``."""
+        if self.kind == "nan":
+            return "any NaN"
+        if self.kind == "any_zero":
+            return "+0 or -0"
+        one = {k: np.asarray([v]) for k, v in args_row.items()}
+        bits = int(self.expected_bits(one, fmt, consts)[0])
+        if self.kind == "int":
+            return f"{bits} ({self.text})"
+        return f"{fmt.hex(bits)} ({self.text})"
+
+
+_COPYSIGN = re.compile(r"^copysign\(\s*([^,]+?)\s*,\s*(-?)\s*([A-Za-z_]\w*)\s*\)$")
+_FABS = re.compile(r"^fabs\(\s*([A-Za-z_]\w*)\s*\)$")
+
+
+def parse_result(text: str, arg_names: tuple[str, ...], output_kind: str = "float") -> ResultSpec:
+    """Parse a result expression for a function with arguments ``arg_names``.
+
+    Raises InvalidResult naming the problem.
+    """
+    t = str(text).strip()
+    if output_kind == "int":
+        if t in INT_NAMES or t in _DEVICE_INTS or re.fullmatch(r"-?\d+", t):
+            return ResultSpec(t, "int", int_value=t)
+        raise InvalidResult(f"result {t!r} for an int output must be an integer, "
+                            f"INT_MAX, INT_MIN, FP_ILOGB0 or FP_ILOGBNAN")
+    if t == "nan":
+        return ResultSpec(t, "nan")
+    if t == "any_zero":
+        return ResultSpec(t, "any_zero")
+    m = _COPYSIGN.match(t)
+    if m:
+        mag, neg, arg = m.groups()
+        if arg not in arg_names:
+            raise InvalidResult(f"result {t!r}: {arg!r} is not an argument ({', '.join(arg_names)})")
+        mag = mag.lstrip("+")
+        _check_magnitude(mag, t)
+        return ResultSpec(t, "copysign", negative=bool(neg), magnitude=mag, arg=arg)
+    m = _FABS.match(t)
+    if m:
+        if m.group(1) not in arg_names:
+            raise InvalidResult(f"result {t!r}: {m.group(1)!r} is not an argument")
+        return ResultSpec(t, "fabs", arg=m.group(1))
+    if t in arg_names:
+        return ResultSpec(t, "arg", arg=t)
+    negative = t.startswith("-")
+    mag = t.lstrip("+-")
+    _check_magnitude(mag, t)
+    return ResultSpec(t, "const", negative=negative, magnitude=mag)
+
+
+def _check_magnitude(mag: str, text: str) -> None:
+    from fuzzfarm.formats import BINARY16
+    if mag in _ROUNDED or mag in ("inf", "true_min", "min_normal", "max_finite"):
+        return
+    try:
+        value = float.fromhex(mag) if "0x" in mag else float(mag)
+    except ValueError:
+        raise InvalidResult(f"result {text!r}: {mag!r} is not a constant of the vocabulary")
+    try:  # every literal must be exact in the narrowest format it may be used with
+        BINARY16.bits_of(value)
+    except ValueError:
+        raise InvalidResult(f"result {text!r}: {mag} is not exactly representable in binary16")
