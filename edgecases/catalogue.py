@@ -28,6 +28,7 @@ from edgecases.results import InvalidResult, ResultSpec, parse_result
 __all__ = [
     "Arg", "Function", "Rule", "Bound", "CatalogueError",
     "functions", "function", "rules", "rules_for", "bound", "SEVERITIES",
+    "GeneralRule", "general_rules", "general_rule",
 ]
 
 SEVERITIES = ("fail", "note")
@@ -73,7 +74,9 @@ class Rule:
     ``when`` is a tuple of ``(argument, condition word)`` pairs, all of which must hold;
     ``results`` maps output names (``ret``, ``exp``, ``iptr``) to the prescribed result.
     ``severity`` is 'fail', or 'note' where the spec texts are ambiguous, with ``reading``
-    saying which reading was chosen and why.
+    saying which reading was chosen and why.  ``ftz_results`` (TOML ``ftz_result``) is the
+    alternative a device without CL_FP_DENORM may return instead (OpenCL SPIR-V Env 3.8.3,
+    e.g. nextafter(-0, y > 0) = +min_normal).
     """
 
     id: str
@@ -86,6 +89,7 @@ class Rule:
     severity: str = "fail"
     reading: str = ""
     source_file: str = ""
+    ftz_results: dict = field(default_factory=dict, hash=False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -151,7 +155,7 @@ def function(name: str) -> Function:
 
 
 _RULE_KEYS = {"id", "function", "kind", "section", "sentence", "when", "result", "results",
-              "severity", "reading"}
+              "severity", "reading", "ftz_result"}
 
 
 def _parse_rule(row: dict, src: str) -> Rule:
@@ -195,8 +199,14 @@ def _parse_rule(row: dict, src: str) -> Rule:
         raise CatalogueError(f"{where}: severity={severity!r}; choose one of {SEVERITIES}")
     if severity != "fail" and not row.get("reading"):
         raise CatalogueError(f"{where}: a '{severity}' rule needs a 'reading' saying why")
+    ftz = {}
+    if "ftz_result" in row:
+        try:
+            ftz["ret"] = parse_result(row["ftz_result"], fn.arg_names, outs["ret"])
+        except InvalidResult as exc:
+            raise CatalogueError(f"{where}: ftz_result: {exc}") from None
     return Rule(row["id"], fn.name, row["kind"], row["section"], row["sentence"].strip(),
-                tuple(when), results, severity, row.get("reading", "").strip(), src)
+                tuple(when), results, severity, row.get("reading", "").strip(), src, ftz)
 
 
 @lru_cache(maxsize=None)
@@ -251,3 +261,32 @@ def bound(name: str, precision: str = "binary32", profile: str = "full") -> Boun
         return _bounds()[(precision, profile, name)]
     except KeyError:
         raise KeyError(f"no ULP bound for {name} in {precision} {profile} profile") from None
+
+
+@dataclass(frozen=True)
+class GeneralRule:
+    """A rule of every built-in (NaN propagation, NaN quietness, domain errors, notes)."""
+
+    id: str
+    section: str
+    sentence: str
+    severity: str = "fail"
+    reading: str = ""
+
+
+@lru_cache(maxsize=None)
+def general_rules() -> dict[str, GeneralRule]:
+    """The general rules by id (edgecases/data/general.toml)."""
+    out = {}
+    for row in _load_toml("general.toml").get("general", []):
+        sev = row.get("severity", "fail")
+        if sev not in SEVERITIES:
+            raise CatalogueError(f"general.toml: {row.get('id')}: severity={sev!r}")
+        out[row["id"]] = GeneralRule(row["id"], row["section"], row["sentence"].strip(),
+                                     sev, row.get("reading", "").strip())
+    return out
+
+
+def general_rule(rule_id: str) -> GeneralRule:
+    """One general rule.  Raises KeyError for an unknown id."""
+    return general_rules()[rule_id]

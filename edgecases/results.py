@@ -15,6 +15,8 @@ one of these forms:
 ``copysign(C, x)``     constant C with the sign bit of argument x (``-x``: the opposite sign)
 ``x``                  argument x returned unchanged, bit for bit (the sign of zero included)
 ``fabs(x)``            argument x with the sign bit cleared
+``copysign(x, y)``     argument x's magnitude bits with argument y's sign bit (y may be NaN)
+``one_of(A, B, ...)``  any of the listed results (for texts that allow alternatives)
 ``INT_MAX`` ...        for int results: an int literal, INT_MAX, INT_MIN, or the device's
                        FP_ILOGB0 / FP_ILOGBNAN (read from the device, as the CTS does)
 =====================  ==================================================================
@@ -80,7 +82,7 @@ def _magnitude_bits(token: str, fmt: FloatFormat) -> int:
 @dataclass(frozen=True)
 class ResultSpec:
     """One parsed prescribed result.  ``kind`` is one of 'nan', 'any_zero', 'const',
-    'copysign', 'arg', 'fabs', 'int'."""
+    'copysign', 'copysign_arg', 'arg', 'fabs', 'int', 'one_of'."""
 
     text: str
     kind: str
@@ -88,6 +90,8 @@ class ResultSpec:
     magnitude: str = ""         # const / copysign: the magnitude token
     arg: str = ""               # copysign / arg / fabs: the argument name
     int_value: str = ""         # int: the literal or name
+    sign_arg: str = ""          # copysign_arg: the argument giving the sign
+    choices: tuple = ()         # one_of: the alternatives (ResultSpec each)
 
     # -- evaluation -------------------------------------------------------------------
     def expected_bits(self, args: dict, fmt: FloatFormat, consts: dict | None = None):
@@ -99,7 +103,7 @@ class ResultSpec:
         """
         shape = np.shape(next(iter(args.values())))
         u = fmt.uint
-        if self.kind in ("nan", "any_zero"):
+        if self.kind in ("nan", "any_zero", "one_of"):
             return None
         if self.kind == "const":
             bits = _magnitude_bits(self.magnitude, fmt) | (fmt.sign_mask if self.negative else 0)
@@ -112,6 +116,9 @@ class ResultSpec:
             return (mag | sign).astype(u)
         if self.kind == "arg":
             return np.asarray(args[self.arg]).astype(u)
+        if self.kind == "copysign_arg":
+            mag = np.asarray(args[self.arg]).astype(u) & u(fmt.abs_mask)
+            return (mag | (np.asarray(args[self.sign_arg]).astype(u) & u(fmt.sign_mask))).astype(u)
         if self.kind == "fabs":
             return (np.asarray(args[self.arg]).astype(u) & u(fmt.abs_mask)).astype(u)
         if self.kind == "int":
@@ -135,6 +142,11 @@ class ResultSpec:
             return is_nan(got, fmt)
         if self.kind == "any_zero":
             return (np.asarray(got).astype(fmt.uint) & fmt.uint(fmt.abs_mask)) == 0
+        if self.kind == "one_of":
+            ok = np.zeros(np.shape(got), dtype=bool)
+            for c in self.choices:
+                ok |= c.matches(got, args, fmt, consts)
+            return ok
         want = self.expected_bits(args, fmt, consts)
         if self.kind == "int":
             return np.asarray(got).astype(np.int64) == want
@@ -147,6 +159,8 @@ class ResultSpec:
             return "any NaN"
         if self.kind == "any_zero":
             return "+0 or -0"
+        if self.kind == "one_of":
+            return " or ".join(c.describe(args_row, fmt, consts) for c in self.choices)
         one = {k: np.asarray([v]) for k, v in args_row.items()}
         bits = int(self.expected_bits(one, fmt, consts)[0])
         if self.kind == "int":
@@ -155,6 +169,8 @@ class ResultSpec:
 
 
 _COPYSIGN = re.compile(r"^copysign\(\s*([^,]+?)\s*,\s*(-?)\s*([A-Za-z_]\w*)\s*\)$")
+_COPYSIGN_ARG = re.compile(r"^copysign\(\s*([A-Za-z_]\w*)\s*,\s*([A-Za-z_]\w*)\s*\)$")
+_ONE_OF = re.compile(r"^one_of\((.*)\)$")
 _FABS = re.compile(r"^fabs\(\s*([A-Za-z_]\w*)\s*\)$")
 
 
@@ -173,6 +189,15 @@ def parse_result(text: str, arg_names: tuple[str, ...], output_kind: str = "floa
         return ResultSpec(t, "nan")
     if t == "any_zero":
         return ResultSpec(t, "any_zero")
+    m = _ONE_OF.match(t)
+    if m:
+        parts = [p.strip() for p in m.group(1).split(",") if p.strip()]
+        if len(parts) < 2:
+            raise InvalidResult(f"result {t!r}: one_of needs at least two alternatives")
+        return ResultSpec(t, "one_of", choices=tuple(parse_result(p, arg_names) for p in parts))
+    m = _COPYSIGN_ARG.match(t)
+    if m and m.group(1) in arg_names and m.group(2) in arg_names:
+        return ResultSpec(t, "copysign_arg", arg=m.group(1), sign_arg=m.group(2))
     m = _COPYSIGN.match(t)
     if m:
         mag, neg, arg = m.groups()

@@ -1,0 +1,215 @@
+"""The driver of ``fuzzfarm run``: validate, start Ray, show progress, summarize.
+
+Everything a user can get wrong is checked before Ray starts or a file is written
+(``validate``); errors are ``UsageError`` with one line naming the problem.
+"""
+from __future__ import annotations
+
+import os
+import re
+import signal
+import time
+from dataclasses import dataclass, field
+
+from rich.console import Console
+from rich.live import Live
+from rich.table import Table
+
+__all__ = ["RunOptions", "UsageError", "parse_budget", "validate", "execute", "summary_tables"]
+
+
+class UsageError(ValueError):
+    """Bad input from the user: one line, exit code 2."""
+
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def parse_budget(text: str) -> float:
+    """'90s', '5m', '2h', '1h30m', '1d' or plain seconds ('45') -> seconds (float).
+
+    Raises UsageError for anything else or a non-positive duration.
+    """
+    t = str(text).strip().lower()
+    if re.fullmatch(r"\d+(\.\d+)?", t):
+        secs = float(t)
+    else:
+        parts = re.findall(r"(\d+(?:\.\d+)?)([smhd])", t)
+        if not parts or "".join(a + b for a, b in parts) != t:
+            raise UsageError(f"--budget {text!r} is not a duration; write e.g. 90s, 5m, 2h or 1h30m")
+        secs = sum(float(a) * _UNITS[b] for a, b in parts)
+    if secs <= 0:
+        raise UsageError(f"--budget {text!r} must be positive")
+    return secs
+
+
+@dataclass
+class RunOptions:
+    functions: list
+    budget: float
+    seed: int
+    out: str
+    devices: list = field(default_factory=list)   # DeviceInfo
+    address: str | None = None
+    build_options: str = ""
+    per_recipe: int = 8192
+    recipes_per_unit: int = 4
+    num_cpus: int | None = None
+
+
+def validate(functions: str | None, budget: str, seed: int | None, out: str,
+             device: str | None, address: str | None, build_options: str = "") -> RunOptions:
+    """Check every option; returns RunOptions.  Raises UsageError naming the problem."""
+    from edgecases import catalogue
+    from fuzzfarm import store
+
+    known = list(catalogue.functions())
+    if functions:
+        names = [f.strip() for f in functions.split(",") if f.strip()]
+        unknown = [f for f in names if f not in known]
+        if unknown:
+            raise UsageError(f"--functions: unknown function {unknown[0]!r}; "
+                             f"known: {', '.join(known)}")
+        if not names:
+            raise UsageError("--functions is empty")
+    else:
+        names = known
+    secs = parse_budget(budget)
+    if seed is not None and seed < 0:
+        raise UsageError(f"--seed {seed} must be >= 0")
+    try:
+        from fuzzfarm.device import DeviceSelectionError, select_devices
+        devices = select_devices(device)
+    except DeviceSelectionError as exc:
+        raise UsageError(str(exc)) from None
+    if not devices:
+        raise UsageError("no OpenCL device found; `pip install pocl-binary-distribution` "
+                         "gives a CPU device")
+    try:
+        store.check_writable(out)
+    except store.StoreError as exc:
+        raise UsageError(str(exc)) from None
+    return RunOptions(names, secs, seed if seed is not None else int.from_bytes(os.urandom(3), "big"),
+                      out, devices, address, build_options)
+
+
+def _progress_table(snap: dict, labels: dict, budget: float) -> Table:
+    t = Table(title=f"fuzzfarm run — {snap['elapsed']:.0f}s of {budget:.0f}s", expand=False)
+    for col in ("device", "units", "inputs", "inputs/s", "failures", "notes"):
+        t.add_column(col, justify="right" if col != "device" else "left")
+    elapsed = max(snap["elapsed"], 1e-9)
+    for fp, p in sorted(snap["devices"].items()):
+        t.add_row(labels.get(fp, fp), str(p["units"]), f"{p['inputs']:,}",
+                  f"{p['inputs'] / elapsed:,.0f}", str(p["failures"]), str(p["notes"]))
+    return t
+
+
+def execute(opts: RunOptions, console: Console | None = None) -> dict:
+    """Run the campaign; returns the run's metadata (run id, totals, interrupted flag)."""
+    import ray
+
+    from cluster.farm import Coordinator, DeviceActor
+    from fuzzfarm import store
+
+    console = console or Console(stderr=True)
+    run_id = store.new_run_id()
+    started = time.time()
+    meta = {"run_id": run_id, "functions": opts.functions, "budget_seconds": opts.budget,
+            "seed": opts.seed, "build_options": opts.build_options, "started": started,
+            "devices": [d.to_dict() for d in opts.devices], "status": "running"}
+    init = {"address": opts.address} if opts.address else {
+        "num_cpus": opts.num_cpus or os.cpu_count(), "include_dashboard": False}
+    ray.init(logging_level="ERROR", log_to_driver=False, configure_logging=True, **init)
+    interrupted = False
+    old = signal.getsignal(signal.SIGINT)
+    try:
+        actors = [DeviceActor.remote(d.index, opts.build_options) for d in opts.devices]
+        console.print(f"[bold]run {run_id}[/]: {len(opts.functions)} functions on "
+                      f"{len(actors)} device(s), budget {opts.budget:.0f}s, seed {opts.seed}")
+        t0 = time.perf_counter()
+        ray.get([a.prepare.remote(opts.functions) for a in actors])
+        console.print(f"kernels built in {time.perf_counter() - t0:.1f}s")
+        store.write_run(opts.out, run_id, meta)
+        coord = Coordinator.remote(opts.functions, opts.seed, time.time() + opts.budget,
+                                   opts.per_recipe, opts.recipes_per_unit)
+        work = [a.work.remote(coord, run_id, opts.out) for a in actors]
+        labels = {d.fingerprint: d.label for d in opts.devices}
+
+        def on_sigint(signum, frame):
+            raise KeyboardInterrupt
+
+        signal.signal(signal.SIGINT, on_sigint)
+        totals = []
+        with Live(console=console, refresh_per_second=2, transient=False) as live:
+            pending = list(work)
+            while pending:
+                try:
+                    done, pending = ray.wait(pending, timeout=0.5)
+                    totals += ray.get(done)
+                    live.update(_progress_table(ray.get(coord.snapshot.remote()), labels,
+                                                opts.budget))
+                except KeyboardInterrupt:
+                    if interrupted:
+                        raise
+                    interrupted = True
+                    console.print("[yellow]interrupted: finishing the units in flight "
+                                  "(Ctrl-C again to abandon them)[/]")
+                    coord.stop.remote()
+        meta.update(status="interrupted" if interrupted else "completed",
+                    finished=time.time(), totals=totals)
+    except KeyboardInterrupt:
+        meta.update(status="abandoned", finished=time.time())
+        interrupted = True
+    finally:
+        signal.signal(signal.SIGINT, old)
+        store.write_run(opts.out, run_id, meta)
+        ray.shutdown()
+    meta["interrupted"] = interrupted
+    return meta
+
+
+def summary_tables(out: str, run_id: str) -> list[Table]:
+    """Per-function summary and one example per failing rule, from the stored Parquet."""
+    import pyarrow.compute as pc
+
+    from fuzzfarm import store
+
+    stats = store.read_stats(out, run_id).to_pylist()
+    findings = store.read_findings(out, run_id)
+    per_fn: dict = {}
+    for s in stats:
+        d = per_fn.setdefault(s["function"], {"inputs": 0, "failures": 0, "notes": 0,
+                                              "max_ulp": None, "rules": set()})
+        d["inputs"] += s["inputs_tested"]
+        d["failures"] += s["failures"]
+        d["notes"] += s["notes"]
+        for rule, _ in s["failures_by_rule"]:
+            d["rules"].add(rule)
+        m = s["max_ulp_error"]
+        if m is not None and (d["max_ulp"] is None or m > d["max_ulp"]):
+            d["max_ulp"] = m
+    t = Table(title=f"Summary of run {run_id}")
+    for col in ("function", "inputs", "failures", "notes", "max ULP error", "failing rules"):
+        t.add_column(col, justify="left" if col in ("function", "failing rules") else "right")
+    for name, d in per_fn.items():
+        t.add_row(name, f"{d['inputs']:,}", str(d["failures"]), str(d["notes"]),
+                  "-" if d["max_ulp"] is None else f"{d['max_ulp']:.3g}",
+                  ", ".join(sorted(d["rules"])))
+    tables = [t]
+    if findings.num_rows:
+        fails = findings.filter(pc.equal(findings["severity"], "fail"))
+        ex = Table(title="Failures: one example per function and rule")
+        for col in ("function", "rule", "count", "input", "got", "expected", "spec"):
+            ex.add_column(col, overflow="fold")
+        seen: dict = {}
+        for r in fails.to_pylist():
+            key = (r["function"], r["rule_id"])
+            if key in seen:
+                seen[key][0] += 1
+                continue
+            seen[key] = [1, r]
+        for (fn, rule), (count, r) in sorted(seen.items()):
+            ex.add_row(fn, rule, str(count), r["inputs"], r["outputs"], r["expected"],
+                       f"{r['section']}: {r['sentence']}")
+        tables.append(ex)
+    return tables

@@ -1,0 +1,154 @@
+"""The results directory: Parquet findings and stats, written once and atomically.
+
+Layout of ``--out DIR``::
+
+    DIR/<run_id>/<unit_id>.parquet          findings (one row per failure or note)
+    DIR/_stats/<run_id>/<unit_id>.parquet   one stats row per work unit
+    DIR/_runs/<run_id>.json                 the run's options, devices and summary
+
+``pyarrow.dataset.dataset(DIR)`` reads every finding of every run as one table (pyarrow
+skips names starting with ``_`` or ``.``); ``pyarrow.dataset.dataset(DIR + "/_stats")``
+reads the stats.  Every file is written to a hidden temporary name in its final directory,
+flushed, fsynced and renamed (DESIGN.md decision 6): a killed writer leaves only complete
+files, plus at worst a ``.tmp-*`` file that readers ignore.
+"""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+__all__ = ["FINDINGS_SCHEMA", "STATS_SCHEMA", "new_run_id", "check_writable", "write_findings",
+           "write_stats", "write_run", "read_findings", "read_stats", "StoreError"]
+
+
+class StoreError(ValueError):
+    """The results directory is unusable (unwritable, or holds something else)."""
+
+
+_DEVICE_FIELDS = [
+    ("device_fingerprint", pa.string()), ("platform", pa.string()), ("device", pa.string()),
+    ("driver_version", pa.string()), ("opencl_version", pa.string()),
+    ("opencl_c_version", pa.string()), ("profile", pa.string()), ("fp_config", pa.string()),
+]
+
+FINDINGS_SCHEMA = pa.schema([
+    ("run_id", pa.string()), ("unit_id", pa.string()), *_DEVICE_FIELDS,
+    ("function", pa.string()), ("precision", pa.string()), ("vector_width", pa.int16()),
+    ("build_options", pa.string()), ("element", pa.int64()),
+    ("input_bits", pa.list_(pa.int64())), ("inputs", pa.string()),
+    ("output", pa.string()), ("output_bits", pa.list_(pa.int64())), ("outputs", pa.string()),
+    ("expected", pa.string()), ("rule_id", pa.string()), ("section", pa.string()),
+    ("sentence", pa.string()), ("severity", pa.string()), ("reading", pa.string()),
+    ("ulp_error", pa.float64()), ("seed", pa.int64()), ("recipe", pa.string()),
+    ("time", pa.timestamp("ms", tz="UTC")),
+])
+
+STATS_SCHEMA = pa.schema([
+    ("run_id", pa.string()), ("unit_id", pa.string()), *_DEVICE_FIELDS,
+    ("function", pa.string()), ("precision", pa.string()), ("vector_width", pa.int16()),
+    ("build_options", pa.string()), ("seed", pa.int64()), ("recipe", pa.string()),
+    ("inputs_tested", pa.int64()), ("inputs_by_class", pa.map_(pa.string(), pa.int64())),
+    ("failures", pa.int64()), ("failures_by_rule", pa.map_(pa.string(), pa.int64())),
+    ("notes", pa.int64()), ("notes_by_rule", pa.map_(pa.string(), pa.int64())),
+    ("max_ulp_error", pa.float64()), ("screened", pa.int64()), ("exact", pa.int64()),
+    ("device_seconds", pa.float64()), ("check_seconds", pa.float64()),
+    ("time", pa.timestamp("ms", tz="UTC")),
+])
+
+
+def new_run_id() -> str:
+    """A sortable, unique run id: UTC time plus 6 random hex digits."""
+    return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + "-" + uuid.uuid4().hex[:6]
+
+
+def check_writable(out: str | os.PathLike) -> Path:
+    """Create ``out`` if needed and prove it writable, leaving nothing behind.
+
+    Raises StoreError with a one-line reason.
+    """
+    p = Path(out)
+    if p.exists() and not p.is_dir():
+        raise StoreError(f"--out {str(p)!r} exists and is not a directory")
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+        fd, name = tempfile.mkstemp(prefix=".probe-", dir=p)
+        os.close(fd)
+        os.unlink(name)
+    except OSError as exc:
+        raise StoreError(f"--out {str(p)!r} is not writable: {exc.strerror or exc}") from None
+    return p
+
+
+def _atomic_write(path: Path, write) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=path.suffix, dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            write(fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _write_table(path: Path, rows: list[dict], schema: pa.Schema) -> None:
+    table = pa.Table.from_pylist(rows, schema=schema)
+    _atomic_write(path, lambda fh: pq.write_table(table, fh, compression="zstd"))
+
+
+def write_findings(out: Path, run_id: str, unit_id: str, rows: list[dict]) -> Path | None:
+    """Write one unit's findings (dicts with FINDINGS_SCHEMA's keys); None when empty."""
+    if not rows:
+        return None
+    path = Path(out) / run_id / f"{unit_id}.parquet"
+    _write_table(path, rows, FINDINGS_SCHEMA)
+    return path
+
+
+def write_stats(out: Path, run_id: str, unit_id: str, row: dict) -> Path:
+    """Write one unit's stats row (a dict with STATS_SCHEMA's keys)."""
+    path = Path(out) / "_stats" / run_id / f"{unit_id}.parquet"
+    _write_table(path, [row], STATS_SCHEMA)
+    return path
+
+
+def write_run(out: Path, run_id: str, meta: dict) -> Path:
+    """Write (or replace) the run's metadata JSON."""
+    path = Path(out) / "_runs" / f"{run_id}.json"
+    data = json.dumps(meta, indent=2, sort_keys=True, default=str).encode()
+    _atomic_write(path, lambda fh: fh.write(data))
+    return path
+
+
+def read_findings(out: str | os.PathLike, run_id: str | None = None) -> pa.Table:
+    """All findings under ``out`` (optionally of one run) as one table."""
+    return _read(Path(out) / run_id if run_id else Path(out), FINDINGS_SCHEMA)
+
+
+def read_stats(out: str | os.PathLike, run_id: str | None = None) -> pa.Table:
+    """All stats rows under ``out`` (optionally of one run) as one table."""
+    base = Path(out) / "_stats"
+    return _read(base / run_id if run_id else base, STATS_SCHEMA)
+
+
+def _read(path: Path, schema: pa.Schema) -> pa.Table:
+    import pyarrow.dataset as ds
+
+    if not path.exists():
+        return schema.empty_table()
+    try:
+        return ds.dataset(path, schema=schema, format="parquet").to_table()
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise StoreError(f"results directory {str(path)!r} is corrupt: {exc}") from None
