@@ -56,8 +56,6 @@ def special_inputs(fn: catalogue.Function, fmt: FloatFormat) -> dict[str, np.nda
 
     pools = [special_float_bits(fmt) if a.kind == "float" else special_int_values()
              for a in fn.inputs]
-    if len(pools) > 1:  # keep binary pools to a few thousand pairs
-        pools = [p[:: max(1, len(p) // 60)] for p in pools]
     combos = list(itertools.product(*pools))
     out = {}
     for k, a in enumerate(fn.inputs):

@@ -1,1 +1,43 @@
-"""strategies."""
+"""Hypothesis strategies and a vectorized batch sampler for the inputs of OpenCL built-ins.
+
+Every value is a **bit pattern** (DESIGN.md decision 1): a float argument is an int in
+``0 .. 2**fmt.bits - 1`` (Python int from a strategy, ``fmt.uint`` array from the
+sampler), an int argument an int32.  Nothing is drawn through ``st.floats()``, which never
+yields binary32 signaling NaNs and few NaN payloads.
+
+Two ways to draw, one definition of what is interesting (``_internal/classes.py``: each
+class of ``FLOAT_CLASSES`` / ``INT_VALUE_CLASSES`` is a table of weighted variants with
+integer fields and a vectorized builder, read by both):
+
+* element strategies for ``@given`` tests and shrinking: ``float_bits``, ``int_bits``,
+  ``args_for``;
+* batches (DESIGN.md decision 5): hypothesis draws a ``Recipe`` (class weights, exponent
+  window, NaN payload pattern, seed) with ``recipes``/``draw_recipes``; ``expand`` turns
+  it into millions of inputs with numpy; ``input_class_counts`` tallies the IEEE classes
+  of a batch for the stats.
+
+Example::
+
+    from edgecases.catalogue import function
+    from strategies import draw_recipes, expand
+    fn = function("pown")
+    for recipe in draw_recipes(fn, seed=7, count=8):
+        batch = expand(recipe, fn, 1_000_000)   # {'x': uint32[1e6], 'y': int32[1e6]}
+"""
+from strategies._internal.classes import (
+    FLOAT_CLASSES, INT_VALUE_CLASSES, NAN_PAYLOADS, boundary_table, int_landmarks, special_float_bits, special_int_values,
+)
+from strategies._internal.elements import args_for, float_bits, int_bits
+from strategies._internal.errors import InvalidArgument
+from strategies._internal.recipes import (
+    DEFAULT_FLOAT_WEIGHTS, DEFAULT_INT_WEIGHTS, SAMPLER_VERSION, Recipe, draw_recipes, recipes,
+)
+from strategies._internal.sampler import expand, input_class_counts
+
+__all__ = [
+    "special_float_bits", "special_int_values",
+    "FLOAT_CLASSES", "INT_VALUE_CLASSES", "NAN_PAYLOADS", "boundary_table", "int_landmarks",
+    "float_bits", "int_bits", "args_for",
+    "Recipe", "recipes", "draw_recipes", "expand", "input_class_counts",
+    "DEFAULT_FLOAT_WEIGHTS", "DEFAULT_INT_WEIGHTS", "SAMPLER_VERSION", "InvalidArgument",
+]

@@ -1,0 +1,1 @@
+"""Private implementation of ``strategies``; import from ``strategies`` instead."""

@@ -1,0 +1,120 @@
+"""The vectorized sampler: expands a ``Recipe`` into arrays of inputs with numpy."""
+from __future__ import annotations
+
+import numpy as np
+
+from fuzzfarm.formats import BINARY32, INPUT_CLASSES, INT_CLASSES, FloatFormat, classify, classify_int
+
+from strategies._internal.classes import (
+    FLOAT_BY_NAME, INT_BY_NAME, Params, draw_dtype, field_dtype, variants_for,
+)
+from strategies._internal.errors import InvalidArgument
+from strategies._internal.recipes import Recipe
+from strategies._internal.validation import check_fmt, check_function
+
+__all__ = ["expand", "input_class_counts", "sample_classes"]
+
+
+def _rng(seed: int, *key: int) -> np.random.Generator:
+    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed, spawn_key=key)))
+
+
+def sample_classes(kind: str, weights, n: int, rng: np.random.Generator, fmt: FloatFormat,
+                   params: Params) -> np.ndarray:
+    """``n`` values of one argument kind drawn from the class table.
+
+    The number of values of each (class, variant) is multinomial with probability
+    ``class weight * variant weight / sum of the class's variant weights``; each variant
+    then draws its fields for all of its values at once and builds them; the result is
+    shuffled.  Returns ``fmt.uint`` patterns (kind 'float') or int32 values (kind 'int').
+    """
+    table = FLOAT_BY_NAME if kind == "float" else INT_BY_NAME
+    out_dtype = fmt.uint if kind == "float" else np.int32
+    variants, probs = [], []
+    for name, w in weights:
+        if w <= 0:
+            continue
+        vs = variants_for(table[name], params)
+        vt = sum(v.weight for v in vs)
+        for v in vs:
+            variants.append(v)
+            probs.append(w * v.weight / vt)
+    p = np.asarray(probs, dtype=np.float64)
+    counts = rng.multinomial(n, p / p.sum())
+    out = np.empty(n, dtype=out_dtype)
+    pos = 0
+    for v, c in zip(variants, counts):
+        if c == 0:
+            continue
+        fields = {f.name: rng.integers(f.lo, f.hi, size=c, endpoint=True, dtype=draw_dtype(f))
+                  .astype(field_dtype(f), copy=False) for f in v.fields(fmt, params)}
+        out[pos:pos + c] = v.build(fields, fmt, params)
+        pos += c
+    rng.shuffle(out)
+    return out
+
+
+def expand(recipe: Recipe, fn, n: int, fmt: FloatFormat = BINARY32) -> dict[str, np.ndarray]:
+    """Expand ``recipe`` into ``n`` input rows for ``fn``.
+
+    Returns ``{input name: array of shape (n,)}`` in ``fn.inputs`` order: ``fmt.uint``
+    bit patterns (``uint32`` for binary32) for a 'float' input, ``int32`` for an 'int'
+    one.  Each argument draws its classes independently in the recipe's proportions from
+    the same class table as ``float_bits``/``int_bits`` (same classes, same variant
+    weights); then, if ``recipe.tie_rate > 0``, each later float argument copies the first
+    float argument in that fraction of rows (half of them with the sign flipped).
+
+    Deterministic: numpy ``PCG64`` generators seeded from ``recipe.seed`` (one stream per
+    argument, one for the ties), so the same (recipe, fn, n, fmt) gives the same arrays
+    under one numpy version.
+    """
+    if not isinstance(recipe, Recipe):
+        raise InvalidArgument(f"recipe={recipe!r} is not a Recipe; use Recipe() or draw_recipes()")
+    fn = check_function(fn)
+    fmt = check_fmt(fmt)
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+        raise InvalidArgument(f"n={n!r} must be an int >= 0")
+    params = Params(recipe.exponent_window, recipe.nan_payload)
+    out: dict[str, np.ndarray] = {}
+    for i, arg in enumerate(fn.inputs):
+        rng = _rng(recipe.seed, 0, i)
+        if arg.kind == "float":
+            out[arg.name] = sample_classes("float", recipe.float_weights, int(n), rng, fmt, params)
+        else:
+            out[arg.name] = sample_classes("int", recipe.int_weights, int(n), rng, fmt, params)
+    floats = [a.name for a in fn.inputs if a.kind == "float"]
+    if recipe.tie_rate > 0 and len(floats) >= 2:
+        rng = _rng(recipe.seed, 1)
+        x = out[floats[0]]
+        flip = fmt.uint(fmt.sign_mask)
+        for name in floats[1:]:
+            u = rng.random(int(n))
+            tie = u < recipe.tie_rate
+            y = out[name]
+            y[tie] = x[tie]
+            y[u < recipe.tie_rate / 2] ^= flip
+    return out
+
+
+def input_class_counts(inputs: dict[str, np.ndarray], fn, fmt: FloatFormat = BINARY32) -> dict[str, int]:
+    """How many inputs of each IEEE class each argument has.
+
+    Keys ``"<arg>:<class>"``: every class of ``formats.INPUT_CLASSES`` for a float
+    argument (``"x:pos_normal"``, ``"x:snan"``), of ``formats.INT_CLASSES`` for an int one
+    (``"n:int_min"``), zero counts included so every batch of a function has the same keys;
+    values are Python ints.
+    """
+    fn = check_function(fn)
+    fmt = check_fmt(fmt)
+    counts: dict[str, int] = {}
+    for arg in fn.inputs:
+        if arg.name not in inputs:
+            raise InvalidArgument(f"inputs has no array for argument {arg.name!r} of "
+                                  f"{fn.signature}; give one per name in {fn.arg_names}")
+        if arg.kind == "float":
+            codes, names = classify(inputs[arg.name], fmt), INPUT_CLASSES
+        else:
+            codes, names = classify_int(inputs[arg.name]), INT_CLASSES
+        c = np.bincount(codes.ravel(), minlength=len(names))
+        counts.update({f"{arg.name}:{k}": int(v) for k, v in zip(names, c)})
+    return counts

@@ -1,0 +1,358 @@
+"""Fast tier (no device): the strategies reach every class they claim, the sampler expands
+recipes into the same classes deterministically, and recipes round-trip and replay."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, Phase, find, given, settings
+from hypothesis import strategies as st
+
+from edgecases.catalogue import functions
+from fuzzfarm.formats import (
+    BINARY16, BINARY32, BINARY64, INPUT_CLASSES, INT_CLASSES, classify, classify_int,
+)
+from strategies import (
+    FLOAT_CLASSES, INT_VALUE_CLASSES, NAN_PAYLOADS, InvalidArgument, Recipe, args_for,
+    boundary_table, draw_recipes, expand, float_bits, input_class_counts, int_bits, recipes,
+)
+from strategies._internal import recipes as recipes_module
+from strategies._internal.classes import FLOAT_BY_NAME, INT_BY_NAME
+from strategies._internal.elements import labelled_float_bits, labelled_int_bits
+
+FNS = functions()
+SIN, POWN, POW, LDEXP = FNS["sin"], FNS["pown"], FNS["pow"], FNS["ldexp"]
+INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
+
+QUICK = settings(max_examples=40, database=None, deadline=None,
+                 suppress_health_check=list(HealthCheck))
+
+
+def find_any(strategy, condition, max_examples=3000):
+    """The first generated example satisfying ``condition`` (no shrinking): proves the
+    strategy reaches it (Hypothesis's own ``find_any`` test helper, STYLE.md point 10)."""
+    return find(strategy, condition, settings=settings(
+        max_examples=max_examples, database=None, deadline=None, phases=[Phase.generate],
+        suppress_health_check=list(HealthCheck)))
+
+
+def collect(strategy, n):
+    """``n`` generated examples (a @given that records)."""
+    seen = []
+
+    @settings(max_examples=n, database=None, deadline=None, phases=[Phase.generate],
+              suppress_health_check=list(HealthCheck))
+    @given(strategy)
+    def record(x):
+        seen.append(x)
+
+    record()
+    return seen
+
+
+def ieee(bits, fmt=BINARY32) -> str:
+    return INPUT_CLASSES[int(classify(np.array([bits], dtype=fmt.uint), fmt)[0])]
+
+
+def payload(bits: np.ndarray, fmt=BINARY32) -> np.ndarray:
+    return np.asarray(bits).astype(np.uint64) & np.uint64(fmt.quiet_bit - 1)
+
+
+def contains(cls: str, bits, fmt=BINARY32) -> bool:
+    return bool(FLOAT_BY_NAME[cls].contains(np.array([bits], dtype=fmt.uint), fmt)[0])
+
+
+# ------------------------------------------------------------- element strategies
+
+@pytest.mark.parametrize("cls", FLOAT_CLASSES)
+def test_float_bits_reaches_each_class(cls):
+    label, bits = find_any(labelled_float_bits(),
+                           lambda t: t[0] == cls and contains(cls, t[1]))
+    assert label == cls
+
+
+@pytest.mark.parametrize("cls", FLOAT_CLASSES)
+def test_float_bits_restricted_to_a_class_stays_in_it(cls):
+    @QUICK
+    @given(float_bits(classes=[cls]))
+    def check(bits):
+        assert 0 <= bits < 1 << 32
+        assert contains(cls, bits), f"{cls}: 0x{bits:08x}"
+    check()
+
+
+@pytest.mark.parametrize("fmt", [BINARY16, BINARY64], ids=lambda f: f.name)
+def test_float_bits_other_formats(fmt):
+    @QUICK
+    @given(labelled_float_bits(fmt))
+    def check(t):
+        cls, bits = t
+        assert 0 <= bits < 1 << fmt.bits
+        assert bool(FLOAT_BY_NAME[cls].contains(np.array([bits], dtype=fmt.uint), fmt)[0])
+    check()
+
+
+@pytest.mark.parametrize("target", INPUT_CLASSES)
+def test_float_bits_reaches_each_ieee_class(target):
+    find_any(float_bits(), lambda b: ieee(b) == target)
+
+
+@pytest.mark.parametrize("sign", [0, 1], ids=["pos", "neg"])
+@pytest.mark.parametrize("nan", ["snan", "qnan"])
+def test_float_bits_reaches_nans_of_both_signs(nan, sign):
+    find_any(float_bits(), lambda b: ieee(b) == nan and (b >> 31) == sign)
+
+
+def test_float_bits_qnan_payloads_are_varied():
+    bits = np.array(collect(float_bits(), 1500), dtype=np.uint32)
+    q = bits[classify(bits, BINARY32) == INPUT_CLASSES.index("qnan")]
+    assert len(set(payload(q).tolist())) >= 50
+
+
+def test_float_bits_pins_nan_payload_and_exponent_window():
+    @QUICK
+    @given(float_bits(classes=["qnan", "snan"], nan_payload="one"))
+    def nans(bits):
+        assert ieee(bits) in ("qnan", "snan") and payload(bits) == 1
+    nans()
+
+    @QUICK
+    @given(float_bits(classes=["normal"], exponent_window=(-3, 5)))
+    def window(bits):
+        assert -3 <= ((bits >> 23) & 0xFF) - 127 <= 5
+    window()
+
+
+@pytest.mark.parametrize("value", [INT32_MIN, INT32_MAX, 0, 1, -1, 2, -2])
+def test_int_bits_reaches_extremes(value):
+    find_any(int_bits(), lambda v: v == value)
+
+
+@pytest.mark.parametrize("cls", INT_VALUE_CLASSES)
+def test_int_bits_reaches_each_class(cls):
+    find_any(labelled_int_bits(), lambda t: t[0] == cls and bool(
+        INT_BY_NAME[cls].contains(np.array([t[1]]), BINARY32)[0]))
+
+
+@pytest.mark.parametrize("target", INT_CLASSES)
+def test_int_bits_reaches_each_int_class(target):
+    find_any(int_bits(), lambda v: INT_CLASSES[int(classify_int(np.array([v]))[0])] == target)
+
+
+@pytest.mark.parametrize("value", [126, -126, 149, -149, 254, -254, 300, -300])
+def test_int_bits_reaches_exponent_landmarks(value):
+    find_any(int_bits(), lambda v: v == value)
+
+
+@pytest.mark.parametrize("fn", FNS.values(), ids=FNS.keys())
+def test_args_for_every_function(fn):
+    @settings(max_examples=8, database=None, deadline=None,
+              suppress_health_check=list(HealthCheck))
+    @given(args_for(fn))
+    def check(args):
+        assert len(args) == fn.arity
+        for a, v in zip(fn.inputs, args):
+            if a.kind == "float":
+                assert 0 <= v < 1 << 32
+            else:
+                assert INT32_MIN <= v <= INT32_MAX
+    check()
+
+
+def test_args_for_int_arguments_are_int_bits():
+    # only an int argument goes negative; a float one never does (it is a bit pattern)
+    find_any(args_for(LDEXP), lambda t: t[1] < 0)
+    find_any(args_for(LDEXP), lambda t: t[0] >= 1 << 31)
+
+
+def test_invalid_arguments_say_what_to_do():
+    with pytest.raises(InvalidArgument, match="classes=.*bogus.*choose from"):
+        float_bits(classes=["bogus"])
+    with pytest.raises(InvalidArgument, match="nan_payload="):
+        float_bits(nan_payload="loud")
+    with pytest.raises(InvalidArgument, match="exponent_window="):
+        float_bits(exponent_window=(5, -5))
+    with pytest.raises(InvalidArgument, match="fn="):
+        args_for("sin")
+    with pytest.raises(InvalidArgument, match="n="):
+        expand(Recipe(), SIN, -1)
+
+
+# ------------------------------------------------------------- sampler
+
+@pytest.mark.parametrize("fmt", [BINARY16, BINARY32, BINARY64], ids=lambda f: f.name)
+@pytest.mark.parametrize("cls", FLOAT_CLASSES)
+def test_expand_single_class_recipe_stays_in_class(cls, fmt):
+    x = expand(Recipe(float_weights={cls: 1}, seed=5), SIN, 4000, fmt)["x"]
+    assert x.dtype == fmt.uint and x.shape == (4000,)
+    assert FLOAT_BY_NAME[cls].contains(x, fmt).all()
+
+
+@pytest.mark.parametrize("cls", INT_VALUE_CLASSES)
+def test_expand_single_int_class_recipe_stays_in_class(cls):
+    y = expand(Recipe(int_weights={cls: 1}, seed=5), POWN, 4000)["y"]
+    assert y.dtype == np.int32
+    assert INT_BY_NAME[cls].contains(y, BINARY32).all()
+
+
+def test_expand_and_float_bits_share_finite_classes():
+    """Classes of finite support yield exactly the same set from both consumers."""
+    for cls in ("zero", "inf", "boundary"):
+        from_np = set(expand(Recipe(float_weights={cls: 1}), SIN, 20000)["x"].tolist())
+        from_hyp = set(collect(float_bits(classes=[cls]), 400))
+        assert from_hyp == from_np, cls
+    table = {m for _, m in boundary_table(BINARY32)}
+    assert from_np == table | {m | 1 << 31 for m in table}
+
+
+def test_expand_mixed_recipe_reaches_every_ieee_and_int_class():
+    out = expand(Recipe(seed=11), POWN, 20000)
+    x, y = out["x"], out["y"]
+    codes = classify(x, BINARY32)
+    assert set(codes.tolist()) == set(range(len(INPUT_CLASSES)))
+    snan = x[codes == INPUT_CLASSES.index("snan")]
+    assert {0, 1} <= set((snan >> 31).tolist())
+    qnan = x[codes == INPUT_CLASSES.index("qnan")]
+    assert {0, 1} <= set((qnan >> 31).tolist())
+    assert len(set(payload(qnan).tolist())) >= 50
+    assert set(classify_int(y).tolist()) == set(range(len(INT_CLASSES)))
+    assert {INT32_MIN, INT32_MAX, 0, 1, -1} <= set(y.tolist())
+
+
+def test_expand_follows_class_weights():
+    n = 100_000
+    x = expand(Recipe(float_weights={"snan": 3, "zero": 1}, seed=2), SIN, n)["x"]
+    n_snan = int(FLOAT_BY_NAME["snan"].contains(x, BINARY32).sum())
+    assert abs(n_snan / n - 0.75) < 0.01
+    assert int(FLOAT_BY_NAME["zero"].contains(x, BINARY32).sum()) + n_snan == n
+
+
+def test_expand_pins_nan_payload_and_exponent_window():
+    r = Recipe(float_weights={"qnan": 1, "snan": 1, "normal": 1}, nan_payload="all_ones",
+               exponent_window=(-3, 5), seed=4)
+    x = expand(r, SIN, 10000)["x"]
+    nan = (x & 0x7FFFFFFF) > 0x7F800000
+    assert (payload(x[nan]) == (1 << 22) - 1).all()
+    e = ((x[~nan] >> 23) & 0xFF).astype(int) - 127
+    assert ((e >= -3) & (e <= 5)).all()
+
+
+def test_expand_ties_copy_the_first_float_argument():
+    out = expand(Recipe(tie_rate=0.5, seed=9), POW, 20000)
+    x, y = out["x"], out["y"]
+    same, negated = (x == y).mean(), (x == (y ^ np.uint32(1 << 31))).mean()
+    assert 0.2 < same < 0.3 and 0.2 < negated < 0.3
+
+
+def test_expand_is_deterministic_per_seed_and_differs_across_seeds():
+    a = expand(Recipe(seed=123), POWN, 5000)
+    b = expand(Recipe(seed=123), POWN, 5000)
+    c = expand(Recipe(seed=124), POWN, 5000)
+    for name in ("x", "y"):
+        np.testing.assert_array_equal(a[name], b[name])
+        assert not np.array_equal(a[name], c[name])
+    assert not np.array_equal(a["x"].view(np.int32), a["y"])   # independent streams
+
+
+@pytest.mark.parametrize("fn", FNS.values(), ids=FNS.keys())
+def test_expand_every_function(fn):
+    out = expand(Recipe(seed=1), fn, 257)
+    assert list(out) == list(fn.arg_names)
+    for a in fn.inputs:
+        assert out[a.name].shape == (257,)
+        assert out[a.name].dtype == (np.uint32 if a.kind == "float" else np.int32)
+
+
+def test_expand_zero_rows():
+    assert expand(Recipe(), POWN, 0)["x"].shape == (0,)
+
+
+def test_input_class_counts():
+    x = np.array([0, 0x80000000, 1, 0x3F800000, 0xBF800000, 0x7F800000, 0x7FC00000,
+                  0xFF800001], dtype=np.uint32)
+    y = np.array([0, 5, -5, INT32_MIN, INT32_MAX, INT32_MAX, 1, 2], dtype=np.int32)
+    counts = input_class_counts({"x": x, "y": y}, POWN, BINARY32)
+    assert set(counts) == {f"x:{c}" for c in INPUT_CLASSES} | {f"y:{c}" for c in INT_CLASSES}
+    assert counts["x:pos_normal"] == 1 and counts["x:neg_normal"] == 1
+    assert counts["x:snan"] == 1 and counts["x:qnan"] == 1 and counts["x:neg_subnormal"] == 0
+    assert counts["y:int_min"] == 1 and counts["y:int_max"] == 2 and counts["y:int_pos"] == 3
+    assert sum(v for k, v in counts.items() if k.startswith("x:")) == len(x)
+    batch = expand(Recipe(seed=3), POWN, 1000)
+    assert all(isinstance(v, int) for v in input_class_counts(batch, POWN).values())
+
+
+# ------------------------------------------------------------- recipes
+
+@pytest.mark.parametrize("fn", [SIN, POWN, POW], ids=lambda f: f.name)
+def test_recipes_round_trip(fn):
+    @QUICK
+    @given(recipes(fn))
+    def check(r):
+        assert Recipe.from_dict(r.to_dict()) == r
+        assert Recipe.from_dict(json.loads(json.dumps(r.to_dict()))) == r
+        assert Recipe.from_json(r.to_json()) == r
+        assert Recipe.from_dict(r.to_dict()).to_dict() == r.to_dict()
+    check()
+
+
+def test_recipes_focus_or_mix():
+    def nonzero(r):
+        return sum(w > 0 for _, w in r.float_weights)
+    find_any(recipes(SIN), lambda r: nonzero(r) == 1)
+    find_any(recipes(SIN), lambda r: nonzero(r) == 2)
+    find_any(recipes(SIN), lambda r: nonzero(r) >= 10 and len({w for _, w in r.float_weights}) > 2)
+    find_any(recipes(POWN), lambda r: sum(w > 0 for _, w in r.int_weights) == 1)
+    find_any(recipes(POW), lambda r: r.tie_rate > 0)
+    find_any(recipes(SIN), lambda r: r.exponent_window is not None)
+    for p in NAN_PAYLOADS:
+        find_any(recipes(SIN), lambda r: r.nan_payload == p)
+
+
+def test_recipe_validation():
+    with pytest.raises(InvalidArgument, match="unknown class"):
+        Recipe(float_weights={"zeros": 1})
+    with pytest.raises(InvalidArgument, match=">= 0"):
+        Recipe(float_weights={"zero": -1})
+    with pytest.raises(InvalidArgument, match="every class 0"):
+        Recipe(float_weights={"zero": 0})
+    with pytest.raises(InvalidArgument, match="sampler version"):
+        Recipe.from_dict({**Recipe().to_dict(), "version": 0})
+    with pytest.raises(InvalidArgument, match="unknown key"):
+        Recipe.from_dict({**Recipe().to_dict(), "colour": "red"})
+    assert Recipe(float_weights=(("zero", 1),)) == Recipe(float_weights={"zero": 1.0})
+
+
+def test_draw_recipes_reproducible_and_distinct():
+    t0 = time.perf_counter()
+    a = draw_recipes(POWN, 42, 8)
+    elapsed = time.perf_counter() - t0
+    assert a == draw_recipes(POWN, 42, 8)
+    assert len(a) == 8 and len(set(a)) == 8
+    b = draw_recipes(POWN, 43, 8)
+    assert {r.seed for r in a}.isdisjoint({r.seed for r in b})
+    assert draw_recipes(POWN, 42, 3) == a[:3]
+    assert elapsed < 5  # ~0.1 s; generous for loaded machines
+
+
+def test_draw_recipes_reproducible_across_processes():
+    code = ("import json; from strategies import draw_recipes; "
+            "from edgecases.catalogue import function; "
+            "print(json.dumps([r.to_dict() for r in draw_recipes(function('pow'), 7, 6)]))")
+    env = {**os.environ, "PYTHONHASHSEED": "12345"}
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=env, check=True, timeout=120)
+    here = [r.to_dict() for r in draw_recipes(POW, 7, 6)]
+    assert json.loads(res.stdout) == here
+
+
+def test_draw_recipes_pads_when_hypothesis_runs_dry(monkeypatch):
+    monkeypatch.setattr(recipes_module, "recipes", lambda fn, fmt: st.just(Recipe()))
+    out = draw_recipes(SIN, 5, 4)
+    assert len(out) == 4 and len(set(out)) == 4
+    assert {r.float_weights for r in out} == {Recipe().float_weights}
+    assert out == draw_recipes(SIN, 5, 4)
