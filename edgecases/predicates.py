@@ -36,7 +36,8 @@ class InvalidCondition(ValueError):
 
 
 def _floats(bits, fmt):
-    return to_float(bits, fmt), is_nan(bits, fmt)
+    with np.errstate(invalid="ignore"):  # a signaling NaN's cast warns; NaNs are masked
+        return to_float(bits, fmt), is_nan(bits, fmt)
 
 
 def _float_pred(fn):
