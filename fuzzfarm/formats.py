@@ -205,7 +205,8 @@ def to_float(bits: np.ndarray, fmt: FloatFormat) -> np.ndarray:
     """Values as float64 (exact for non-NaN patterns of all three formats; NaNs lose
     their payload and quietness: never judge a NaN from this view)."""
     b = np.asarray(bits).astype(fmt.uint, copy=False)
-    return b.view(fmt.float).astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        return b.view(fmt.float).astype(np.float64)
 
 
 def from_float(values: np.ndarray, fmt: FloatFormat) -> np.ndarray:
