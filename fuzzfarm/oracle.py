@@ -86,6 +86,12 @@ def round_to_bits(value, fmt: FloatFormat, mode: str = "rte") -> int:
     man, exp = abs(v).man_exp  # |v| = man * 2**exp exactly, man odd
     p, emin, emax = fmt.precision, fmt.emin, fmt.emax
     e = exp + man.bit_length() - 1  # floor(log2 |v|)
+    if e > emax:  # beyond the largest binade: no need to build the (huge) integer
+        to_inf = mode == "rte" or (mode == "rtp" and not negative) or (mode == "rtn" and negative)
+        return sign | (fmt.pos_inf if to_inf else fmt.max_finite)
+    if e < emin - p - 1:  # below half the smallest subnormal, and not a tie
+        away = (mode == "rtp" and not negative) or (mode == "rtn" and negative)
+        return sign | (fmt.true_min if away else 0)
     q = max(e, emin) - p + 1  # quantum exponent of the binade (or the subnormal one)
     if exp >= q:
         n = man << (exp - q)

@@ -155,6 +155,7 @@ def execute(opts: RunOptions, console: Console | None = None) -> dict:
                     console.print("[yellow]interrupted: finishing the units in flight "
                                   "(Ctrl-C again to abandon them)[/]")
                     coord.stop.remote()
+        console.print()
         meta.update(status="interrupted" if interrupted else "completed",
                     finished=time.time(), totals=totals)
     except KeyboardInterrupt:
@@ -198,9 +199,9 @@ def summary_tables(out: str, run_id: str) -> list[Table]:
     tables = [t]
     if findings.num_rows:
         fails = findings.filter(pc.equal(findings["severity"], "fail"))
-        ex = Table(title="Failures: one example per function and rule")
-        for col in ("function", "rule", "count", "input", "got", "expected", "spec"):
-            ex.add_column(col, overflow="fold")
+        ex = Table(title="Failures: one example per function and rule", show_lines=True)
+        for col in ("function", "rule", "count", "example: input -> got (expected)"):
+            ex.add_column(col, overflow="fold", justify="right" if col == "count" else "left")
         seen: dict = {}
         for r in fails.to_pylist():
             key = (r["function"], r["rule_id"])
@@ -209,7 +210,7 @@ def summary_tables(out: str, run_id: str) -> list[Table]:
                 continue
             seen[key] = [1, r]
         for (fn, rule), (count, r) in sorted(seen.items()):
-            ex.add_row(fn, rule, str(count), r["inputs"], r["outputs"], r["expected"],
-                       f"{r['section']}: {r['sentence']}")
+            ex.add_row(fn, f"{rule}\n[dim]{r['sentence']}[/]", f"{count:,}",
+                       f"{r['inputs']} -> {r['outputs']}\n(expected {r['expected']})")
         tables.append(ex)
     return tables

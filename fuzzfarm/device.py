@@ -1,0 +1,530 @@
+"""OpenCL devices: enumeration, selection, identity, and running built-in kernels.
+
+The only module of fuzzfarm that imports pyopencl (STYLE.md point 1); nothing else in the
+package imports it at import time, so the catalogue, formats and verdict logic load
+without an OpenCL installation.
+
+* ``list_devices()`` enumerates every device of every platform as a ``DeviceInfo`` (a
+  plain, picklable record: it can travel to a Ray actor, which then opens the device).
+* ``select_devices(selector)`` turns a ``--device`` string into a list of them.
+* ``DeviceRunner(info)`` owns one context, one in-order queue and the compiled programs
+  for one device (DESIGN.md decision 7) and runs a built-in over arrays of bit patterns.
+
+A runner is not thread-safe (kernel arguments are set on shared kernel objects); use one
+per thread or actor.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+import warnings
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+import numpy as np
+import pyopencl as cl
+
+from edgecases.catalogue import Function
+from fuzzfarm.formats import BINARY16, BINARY32, BINARY64, FloatFormat
+from fuzzfarm.kernels import (
+    CONSTANTS_KERNEL, FP_CONFIG_SHORT, constants_source, fp_config_names, kernel_name,
+    kernel_source, program_source,
+)
+
+__all__ = [
+    "DeviceInfo", "DeviceSelectionError", "KernelBuildError", "DeviceRunner",
+    "list_devices", "select_devices", "fp_config_names", "FP_CONFIG_SHORT",
+]
+
+_PRECISIONS = (BINARY16.name, BINARY32.name, BINARY64.name)
+
+# cl_device_type bits (OpenCL API spec, table "CL_DEVICE_TYPE"); DEFAULT (1) is a role,
+# not a kind, and is named only when nothing else is set.
+_DEVICE_TYPES = (("CPU", 1 << 1), ("GPU", 1 << 2), ("ACCELERATOR", 1 << 3), ("CUSTOM", 1 << 4))
+
+#: The work-group size the runner launches with (or the largest power of two the kernel
+#: allows, if smaller).  The runner pads the element count to a multiple of it (times the
+#: vector width) with all-zero bits: a fixed local size means PoCL, which generates code
+#: per kernel *and local size* at the first launch, compiles each kernel once, and a prime
+#: element count never forces a local size of 1.
+LOCAL_SIZE = 64
+
+#: Lines of a build log quoted in a KernelBuildError message.
+BUILD_LOG_LINES = 20
+
+
+def _clean(text: str) -> str:
+    """The string as the driver reports it, less NULs and outer blanks (some drivers pad
+    names with them); inner spacing is kept, it is part of the identity."""
+    return str(text).replace("\x00", "").strip()
+
+
+def _type_name(bits: int) -> str:
+    names = [name for name, bit in _DEVICE_TYPES if bits & bit]
+    return "|".join(names) if names else ("DEFAULT" if bits & 1 else f"0x{bits:x}")
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    """What fuzzfarm knows of one OpenCL device, read once at enumeration.
+
+    ``index`` is the position in the global enumeration order (platforms in order, devices
+    of each platform in order); ``platform_index``/``device_index`` the two-level position.
+    The ``*_fp_config`` fields are raw cl_device_fp_config values: ``half_fp_config`` is
+    None without cl_khr_fp16 (or when the query fails), ``double_fp_config`` None without
+    cl_khr_fp64.  ``profile`` is 'FULL_PROFILE' or 'EMBEDDED_PROFILE'; ``device_type`` e.g.
+    'CPU', 'GPU', 'ACCELERATOR' ('|'-joined when several bits are set).
+    """
+
+    index: int
+    platform_index: int
+    device_index: int
+    platform_name: str
+    platform_version: str
+    name: str
+    vendor: str
+    version: str
+    driver_version: str
+    opencl_c_version: str
+    profile: str
+    extensions: tuple[str, ...]
+    half_fp_config: int | None
+    single_fp_config: int
+    double_fp_config: int | None
+    device_type: str
+
+    @property
+    def fingerprint(self) -> str:
+        """12 hex digits identifying this device *and its driver build* (STYLE.md point 8):
+        a sha1 over platform name and version, device name, vendor, device version, driver
+        version, OpenCL C version, profile and the three fp configs.  Stable across runs
+        and machines with the same stack; changes when the driver is updated.  Use it for
+        result partitions, kernel caches and actor placement."""
+        parts = (self.platform_name, self.platform_version, self.name, self.vendor,
+                 self.version, self.driver_version, self.opencl_c_version, self.profile,
+                 self.half_fp_config, self.single_fp_config, self.double_fp_config)
+        text = "\x1f".join("-" if p is None else str(p) for p in parts)
+        return hashlib.sha1(text.encode("utf-8")).hexdigest()[:12]
+
+    @property
+    def platform_short(self) -> str:
+        """The platform-specific part of the platform version ('PoCL 3.0-rc2',
+        'CUDA 12.2.148'), or the platform name when the version has none."""
+        rest = re.sub(r"^\s*OpenCL\s+\d+\.\d+\s*", "", self.platform_version)
+        rest = re.split(r"\s{2,}|,", rest.strip())[0].strip() if rest.strip() else ""
+        return rest[:40] if rest else self.platform_name
+
+    @property
+    def label(self) -> str:
+        """A short human name: ``'pthread-AMD EPYC 7R13 48-Core Processor (PoCL 3.0-rc2)'``."""
+        return f"{' '.join(self.name.split())} ({self.platform_short})"
+
+    @property
+    def is_embedded(self) -> bool:
+        return self.profile.upper().startswith("EMBEDDED")
+
+    @property
+    def has_fp16(self) -> bool:
+        return "cl_khr_fp16" in self.extensions
+
+    @property
+    def has_fp64(self) -> bool:
+        return "cl_khr_fp64" in self.extensions
+
+    def fp_config(self, precision: str) -> int | None:
+        """The raw config of 'binary16' | 'binary32' | 'binary64' (C names 'half', 'float',
+        'double' too).  Raises ValueError for another precision."""
+        key = {"half": "binary16", "float": "binary32", "double": "binary64"}.get(precision, precision)
+        if key not in _PRECISIONS:
+            raise ValueError(f"precision={precision!r} is unknown; choose one of {_PRECISIONS}")
+        return {"binary16": self.half_fp_config, "binary32": self.single_fp_config,
+                "binary64": self.double_fp_config}[key]
+
+    def fp_flags(self, precision: str) -> tuple[str, ...]:
+        """Names of the fp config flags set for ``precision`` ('binary16' | 'binary32' |
+        'binary64'), e.g. ``('DENORM', 'INF_NAN', 'ROUND_TO_NEAREST', ...)``; ``()`` when
+        the device does not support that precision.  Raises ValueError for another
+        precision."""
+        return fp_config_names(self.fp_config(precision))
+
+    def supports(self, fmt: FloatFormat) -> bool:
+        """Whether kernels in ``fmt`` can be built here (binary32 always; binary64 needs
+        cl_khr_fp64, binary16 cl_khr_fp16)."""
+        return {BINARY16.name: self.has_fp16, BINARY32.name: True,
+                BINARY64.name: self.has_fp64}.get(fmt.name, False)
+
+    def to_dict(self) -> dict:
+        """A JSON-able dict of every field plus ``fingerprint``, ``label``, ``has_fp16``,
+        ``has_fp64``, ``is_embedded`` and ``fp_flags`` ({precision: [flag names]})."""
+        d = {
+            "index": self.index, "platform_index": self.platform_index,
+            "device_index": self.device_index, "fingerprint": self.fingerprint,
+            "label": self.label, "platform_name": self.platform_name,
+            "platform_version": self.platform_version, "name": self.name,
+            "vendor": self.vendor, "version": self.version,
+            "driver_version": self.driver_version, "opencl_c_version": self.opencl_c_version,
+            "profile": self.profile, "device_type": self.device_type,
+            "is_embedded": self.is_embedded, "has_fp16": self.has_fp16,
+            "has_fp64": self.has_fp64, "half_fp_config": self.half_fp_config,
+            "single_fp_config": self.single_fp_config,
+            "double_fp_config": self.double_fp_config,
+            "fp_flags": {p: list(self.fp_flags(p)) for p in _PRECISIONS},
+            "extensions": list(self.extensions),
+        }
+        return d
+
+
+def _query(fn, default=None):
+    try:
+        return fn()
+    except (cl.Error, AttributeError, ValueError):
+        return default
+
+
+def _describe(dev, index: int, pi: int, di: int, platform) -> DeviceInfo:
+    extensions = tuple(sorted(set(str(_query(lambda: dev.extensions, "")).split())))
+    half = double = None
+    if "cl_khr_fp16" in extensions:
+        half = _query(lambda: int(dev.half_fp_config))
+    if "cl_khr_fp64" in extensions:
+        double = _query(lambda: int(dev.double_fp_config))
+    return DeviceInfo(
+        index=index, platform_index=pi, device_index=di,
+        platform_name=_clean(_query(lambda: platform.name, "?")),
+        platform_version=_clean(_query(lambda: platform.version, "?")),
+        name=_clean(_query(lambda: dev.name, "?")),
+        vendor=_clean(_query(lambda: dev.vendor, "?")),
+        version=_clean(_query(lambda: dev.version, "?")),
+        driver_version=_clean(_query(lambda: dev.driver_version, "?")),
+        opencl_c_version=_clean(_query(lambda: dev.opencl_c_version, "?")),
+        profile=_clean(_query(lambda: dev.profile, "?")),
+        extensions=extensions,
+        half_fp_config=half,
+        single_fp_config=int(_query(lambda: dev.single_fp_config, 0)),
+        double_fp_config=double,
+        device_type=_type_name(int(_query(lambda: dev.type, 0))),
+    )
+
+
+def _platforms() -> list:
+    try:
+        return list(cl.get_platforms())
+    except (cl.Error, RuntimeError):   # no ICD / CL_PLATFORM_NOT_FOUND_KHR
+        return []
+
+
+def _platform_devices(platform) -> list:
+    try:
+        return list(platform.get_devices())
+    except (cl.Error, RuntimeError):   # CL_DEVICE_NOT_FOUND, a broken driver
+        return []
+
+
+def list_devices() -> list[DeviceInfo]:
+    """Every OpenCL device of every platform, in enumeration order (``DeviceInfo.index``
+    is the position in this list).  A platform whose devices cannot be listed is skipped;
+    no platform at all gives ``[]``.  Never raises for a missing or broken driver."""
+    out: list[DeviceInfo] = []
+    for pi, platform in enumerate(_platforms()):
+        for di, dev in enumerate(_platform_devices(platform)):
+            out.append(_describe(dev, len(out), pi, di, platform))
+    return out
+
+
+class DeviceSelectionError(ValueError):
+    """A ``--device`` selector matches no device (or the device has gone away)."""
+
+
+def _brief(devices: Sequence[DeviceInfo]) -> str:
+    if not devices:
+        return ("none found (no OpenCL platform; `pip install pocl-binary-distribution` "
+                "gives a CPU device)")
+    return "; ".join(f"{d.index} {d.label} [{d.fingerprint}]" for d in devices)
+
+
+_HEX = re.compile(r"^[0-9a-f]{6,12}$")
+_PD = re.compile(r"^(\d+):(\d+)$")
+
+
+def _match(term: str, devices: Sequence[DeviceInfo]) -> list[DeviceInfo]:
+    low = term.lower()
+    if low.isdigit():
+        return [d for d in devices if d.index == int(low)]
+    m = _PD.match(low)
+    if m:
+        p, i = int(m.group(1)), int(m.group(2))
+        return [d for d in devices if (d.platform_index, d.device_index) == (p, i)]
+    if _HEX.match(low):
+        hits = [d for d in devices if d.fingerprint.startswith(low)]
+        if hits:
+            return hits
+    return [d for d in devices
+            if any(low in s.lower() for s in (d.platform_name, d.platform_version, d.name,
+                                               d.vendor, d.device_type))]
+
+
+def select_devices(selector: str | None,
+                   devices: Sequence[DeviceInfo] | None = None) -> list[DeviceInfo]:
+    """The devices a ``--device`` string names, in the order named, duplicates removed.
+
+    ``selector`` is None or 'all' for every device, or comma-separated terms, each one of:
+    an index into ``list_devices()`` ('0'); 'P:D' platform and device indices ('0:1'); a
+    fingerprint or a prefix of it of at least 6 hex digits; a case-insensitive substring of
+    the platform name or version, device name, vendor or device type ('pocl', 'nvidia',
+    'cuda', 'gpu').
+    ``devices`` defaults to ``list_devices()`` (give a list to select from a known set).
+
+    Raises DeviceSelectionError, with one line naming the term and listing the devices
+    available, when a term matches nothing or is empty.  None/'all' with no device at all
+    gives ``[]``.
+    """
+    devices = list_devices() if devices is None else list(devices)
+    if selector is None or selector.strip().lower() == "all":
+        return list(devices)
+    chosen: list[DeviceInfo] = []
+    for raw in selector.split(","):
+        term = raw.strip()
+        if not term:
+            raise DeviceSelectionError(
+                f"--device {selector!r} has an empty term; give indices, P:D pairs, "
+                f"fingerprints or names separated by commas; available: {_brief(devices)}")
+        hits = devices if term.lower() == "all" else _match(term, devices)
+        if not hits:
+            raise DeviceSelectionError(
+                f"--device {term!r} matches no OpenCL device; available: {_brief(devices)}")
+        chosen.extend(d for d in hits if d not in chosen)
+    return chosen
+
+
+class KernelBuildError(RuntimeError):
+    """An OpenCL program failed to build.  The message names the device, the kernels and
+    the build options and quotes the first lines of the build log; ``source``, ``log`` and
+    ``options`` keep the whole of each (STYLE.md point 7)."""
+
+    def __init__(self, message: str, source: str = "", log: str = "", options: str = ""):
+        super().__init__(message)
+        self.source, self.log, self.options = source, log, options
+
+
+def _cl_device(info: DeviceInfo):
+    """The pyopencl Device ``info`` describes, checked by fingerprint."""
+    platforms = _platforms()
+    try:
+        platform = platforms[info.platform_index]
+        dev = _platform_devices(platform)[info.device_index]
+    except IndexError:
+        dev = None
+    if dev is None or _describe(dev, info.index, info.platform_index, info.device_index,
+                                platform).fingerprint != info.fingerprint:
+        raise DeviceSelectionError(
+            f"device {info.platform_index}:{info.device_index} [{info.fingerprint}] "
+            f"{info.label} is no longer there; available: {_brief(list_devices())}")
+    return dev
+
+
+class DeviceRunner:
+    """Runs built-ins on one device: one context, one in-order queue, compiled kernels
+    cached per (function, format, width, build options).
+
+    ``build_options`` go to every program build (e.g. '-cl-denorms-are-zero'; the relaxed
+    table applies to '-cl-fast-relaxed-math').  Raises DeviceSelectionError when the device
+    of ``info`` is gone (or its driver changed: the fingerprint is checked).
+    """
+
+    def __init__(self, info: DeviceInfo, build_options: str = ""):
+        self.info = info
+        self.build_options = build_options
+        self.device = _cl_device(info)
+        self.context = cl.Context([self.device])
+        self.queue = cl.CommandQueue(self.context, self.device)
+        self._kernels: dict[tuple, object] = {}
+        self._constants: dict[str, int] | None = None
+
+    # -- building ---------------------------------------------------------------------
+
+    def _key(self, fn: Function, fmt: FloatFormat, width: int) -> tuple:
+        return (fn.name, fmt.name, width, self.build_options)
+
+    def _check_format(self, fmt: FloatFormat) -> None:
+        if not self.info.supports(fmt):
+            ext = "cl_khr_fp64" if fmt.name == BINARY64.name else "cl_khr_fp16"
+            raise ValueError(f"fmt={fmt.name} needs {ext}, which {self.info.label} lacks; "
+                             f"use a device whose extensions include it")
+
+    def _build(self, source: str, what: str):
+        """Compile ``source``; raise KernelBuildError with the log on failure."""
+        program = cl.Program(self.context, source)
+        try:
+            with warnings.catch_warnings():
+                # pyopencl warns with the log of a successful build; it is noise here.
+                warnings.simplefilter("ignore", cl.CompilerWarning)
+                return program.build(options=self.build_options, devices=[self.device])
+        except cl.Error as exc:
+            try:
+                log = program.get_build_info(self.device, cl.program_build_info.LOG) or ""
+            except cl.Error:
+                log = ""
+            log = log.strip() or str(exc)
+            head = "\n".join(log.splitlines()[:BUILD_LOG_LINES])
+            raise KernelBuildError(
+                f"building {what} for {self.info.label} [{self.info.fingerprint}] with "
+                f"build options {self.build_options!r} failed; build log (first "
+                f"{BUILD_LOG_LINES} lines):\n{head}",
+                source=source, log=log, options=self.build_options) from None
+
+    def prepare(self, fns: Iterable[Function], fmt: FloatFormat = BINARY32,
+                width: int = 1) -> None:
+        """Compile the kernels of ``fns`` not yet cached, all in one program (one cold
+        build costs about as much as fifty kernels).  If that program fails to build, each
+        function is built alone so the good ones are still cached; then KernelBuildError
+        names the failing ones.  Raises ValueError when the device lacks ``fmt``."""
+        self._check_format(fmt)
+        todo = [f for f in dict.fromkeys(fns) if self._key(f, fmt, width) not in self._kernels]
+        if not todo:
+            return
+        src = program_source(todo, fmt, width)
+        try:
+            what = kernel_name(todo[0]) if len(todo) == 1 else f"{len(todo)} kernels"
+            program = self._build(src, f"{what} ({fmt.name}, width {width})")
+        except KernelBuildError:
+            if len(todo) == 1:
+                raise
+            failures = []
+            for f in todo:
+                try:
+                    self.prepare([f], fmt, width)
+                except KernelBuildError as exc:
+                    failures.append(exc)
+            if failures:
+                if len(failures) == 1:
+                    raise failures[0] from None
+                raise KernelBuildError(
+                    f"{len(failures)} kernels failed to build:\n"
+                    + "\n".join(str(e) for e in failures),
+                    source=src, log="\n".join(e.log for e in failures),
+                    options=self.build_options) from None
+            return
+        for f in todo:
+            kernel = cl.Kernel(program, kernel_name(f))
+            self._kernels[self._key(f, fmt, width)] = (kernel, self._local_size(kernel))
+
+    def _local_size(self, kernel) -> int:
+        """LOCAL_SIZE, or the largest power of two the kernel's work-group limit allows."""
+        try:
+            limit = int(kernel.get_work_group_info(
+                cl.kernel_work_group_info.WORK_GROUP_SIZE, self.device))
+        except cl.Error:
+            limit = 1
+        size = 1
+        while size * 2 <= min(limit, LOCAL_SIZE):
+            size *= 2
+        return size
+
+    def source(self, fn: Function, fmt: FloatFormat = BINARY32, width: int = 1) -> str:
+        """The OpenCL C source of ``fn``'s kernel as this runner builds it: the
+        self-contained ``kernel_source`` text (``prepare`` concatenates exactly these
+        kernel bodies under one preamble).  Quote it, with ``build_options``, in a
+        reproducer."""
+        return kernel_source(fn, fmt, width)
+
+    def _kernel(self, fn: Function, fmt: FloatFormat, width: int):
+        key = self._key(fn, fmt, width)
+        if key not in self._kernels:
+            self.prepare([fn], fmt, width)
+        return self._kernels[key]
+
+    # -- running ----------------------------------------------------------------------
+
+    @staticmethod
+    def _check_inputs(fn: Function, inputs: dict, fmt: FloatFormat) -> int:
+        names = set(inputs)
+        want = set(fn.arg_names)
+        if names != want:
+            raise ValueError(f"inputs for {fn.signature} have keys {sorted(names)}; "
+                             f"give exactly {list(fn.arg_names)}")
+        n = None
+        for a in fn.inputs:
+            arr = inputs[a.name]
+            dtype = np.dtype(fmt.uint) if a.kind == "float" else np.dtype(np.int32)
+            if not isinstance(arr, np.ndarray) or arr.ndim != 1:
+                raise ValueError(f"inputs[{a.name!r}] must be a 1-D numpy array, "
+                                 f"not {type(arr).__name__} of shape {np.shape(arr)}")
+            if arr.dtype != dtype:
+                hint = (f"pass {fmt.name} bit patterns, e.g. a.view(np.{dtype.name})"
+                        if a.kind == "float" else "pass int32 values")
+                raise ValueError(f"inputs[{a.name!r}].dtype={arr.dtype}; {a.name} is a "
+                                 f"{'gentype' if a.kind == 'float' else 'intn'} argument: {hint}")
+            if n is None:
+                n = len(arr)
+            elif len(arr) != n:
+                raise ValueError(f"inputs have different lengths "
+                                 f"({ {k: len(v) for k, v in inputs.items()} }); "
+                                 f"give arrays of one length")
+        if not n:
+            raise ValueError(f"inputs for {fn.name} are empty; give at least one element")
+        return n
+
+    def run(self, fn: Function, inputs: dict[str, np.ndarray], fmt: FloatFormat = BINARY32,
+            width: int = 1) -> dict[str, np.ndarray]:
+        """Call built-in ``fn`` on the device, element by element.
+
+        ``inputs`` maps each name of ``fn.arg_names`` to a 1-D array, all of one length
+        n >= 1: ``fmt.uint`` bit patterns (uint32 for binary32) for a gentype argument,
+        int32 for an intn argument.  Returns a dict with one array of length n per name
+        of ``fn.outputs`` ('ret' first): ``fmt.uint`` bits for a float output, int32 for
+        an int output.  The arrays are copied to and from the device as raw bits.
+
+        Compiles the kernel on first use (see ``prepare``).  Raises ValueError for
+        missing/extra keys, wrong dtypes or shapes, empty or unequal lengths, or a format
+        the device lacks; KernelBuildError when the kernel does not build.
+        """
+        n = self._check_inputs(fn, inputs, fmt)
+        self._check_format(fmt)
+        kernel, local = self._kernel(fn, fmt, width)
+        chunk = width * local
+        padded = -(-n // chunk) * chunk
+        mf = cl.mem_flags
+        buffers = []
+        try:
+            for a in fn.inputs:
+                dtype = fmt.uint if a.kind == "float" else np.int32
+                host = np.zeros(padded, dtype=dtype)
+                host[:n] = inputs[a.name]
+                buffers.append(cl.Buffer(self.context, mf.READ_ONLY | mf.COPY_HOST_PTR,
+                                         hostbuf=host))
+            outs = {}
+            for o in fn.outputs:
+                dtype = fmt.uint if o.kind == "float" else np.int32
+                outs[o.name] = np.empty(padded, dtype=dtype)
+                buffers.append(cl.Buffer(self.context, mf.WRITE_ONLY,
+                                         size=outs[o.name].nbytes))
+            kernel(self.queue, (padded // width,), (local,), *buffers)
+            out_buffers = buffers[len(fn.inputs):]
+            for o, buf in zip(fn.outputs, out_buffers):
+                cl.enqueue_copy(self.queue, outs[o.name], buf)
+            self.queue.finish()
+        finally:
+            for b in buffers:
+                b.release()
+        return {name: arr[:n] for name, arr in outs.items()}
+
+    def device_constants(self) -> dict[str, int]:
+        """The device's ``{"FP_ILOGB0": int, "FP_ILOGBNAN": int}``, read by running
+        ``k_fp_ilogb_constants`` once (cached).  Raises KernelBuildError if it does not
+        build."""
+        if self._constants is None:
+            program = self._build(constants_source(), CONSTANTS_KERNEL)
+            out = np.zeros(2, dtype=np.int32)
+            buf = cl.Buffer(self.context, cl.mem_flags.WRITE_ONLY, size=out.nbytes)
+            try:
+                cl.Kernel(program, CONSTANTS_KERNEL)(self.queue, (1,), None, buf)
+                cl.enqueue_copy(self.queue, out, buf)
+                self.queue.finish()
+            finally:
+                buf.release()
+            self._constants = {"FP_ILOGB0": int(out[0]), "FP_ILOGBNAN": int(out[1])}
+        return dict(self._constants)
+
+    def __repr__(self) -> str:
+        opts = f", build_options={self.build_options!r}" if self.build_options else ""
+        return f"DeviceRunner({self.info.label} [{self.info.fingerprint}]{opts})"
