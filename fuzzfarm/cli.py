@@ -21,7 +21,26 @@ from fuzzfarm import __version__
 __all__ = ["main", "DEVICE_OPTION", "load_devices"]
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _OneLineErrors(click.Group):
+    """A click group whose usage errors are one line (``Error: ...``) and exit code 2."""
+
+    def main(self, *args, **kwargs):
+        kwargs["standalone_mode"] = False
+        try:
+            rv = super().main(*args, **kwargs)
+        except click.UsageError as exc:
+            click.echo(f"Error: {exc.format_message()}", err=True)
+            raise SystemExit(2) from None
+        except click.ClickException as exc:
+            exc.show()
+            raise SystemExit(exc.exit_code) from None
+        except click.Abort:
+            click.echo("Aborted.", err=True)
+            raise SystemExit(130) from None
+        raise SystemExit(rv if isinstance(rv, int) else 0)
+
+
+@click.group(cls=_OneLineErrors, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="fuzzfarm")
 def main() -> None:
     """Find where OpenCL devices' built-in math departs from the OpenCL specification."""
