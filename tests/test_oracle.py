@@ -31,10 +31,10 @@ def test_round_to_bits_agrees_with_numpy_rte(fmt):
     vals = np.concatenate([rng.standard_normal(300) * 10.0 ** rng.integers(-40, 40, 300),
                            rng.standard_normal(50) * 1e-42, [1e39, -1e39, 3.4028235677973366e38]])
     for v in vals:
-        want = int(np.array(v).astype(fmt.float).view(fmt.uint)) if fmt is not BINARY64 \
-            else int(np.array(v).view(np.uint64))
         with np.errstate(over="ignore"):
-            assert round_to_bits(mpf(float(v)), fmt, "rte") == want, v
+            want = int(np.array(v).astype(fmt.float).view(fmt.uint)) if fmt is not BINARY64 \
+                else int(np.array(v).view(np.uint64))
+        assert round_to_bits(mpf(float(v)), fmt, "rte") == want, v
 
 
 def test_round_to_bits_subnormals_ties_and_overflow():
