@@ -23,7 +23,7 @@ except ModuleNotFoundError:  # Python < 3.11
     import tomli as tomllib
 
 from edgecases.predicates import InvalidCondition, parse_word
-from edgecases.results import InvalidResult, ResultSpec, parse_result
+from edgecases.results import InvalidResult, parse_result
 
 __all__ = [
     "Arg", "Function", "Rule", "Bound", "CatalogueError",

@@ -71,10 +71,10 @@ class Claims:
         """Claims from decoded CL_DEVICE_*_FP_CONFIG flag names (e.g. ('DENORM',
         'INF_NAN', 'ROUND_TO_NEAREST')) and the CL_DEVICE_PROFILE string."""
         flags = set(flags)
-        modes = tuple(m for m, f in (("rte", "ROUND_TO_NEAREST"), ("rtz", "ROUND_TO_ZERO"))
-                      if f in flags) or ("rte",)
-        if "ROUND_TO_NEAREST" in flags:
-            modes = ("rte",)  # the default mode of a device that has it
+        # Round to nearest is the default mode of a device that has it; a device with
+        # round toward zero only (embedded profile) rounds "correctly" toward zero.
+        modes = ("rtz",) if "ROUND_TO_ZERO" in flags and "ROUND_TO_NEAREST" not in flags \
+            else ("rte",)
         c = (("FP_ILOGB0", INT32_MIN), ("FP_ILOGBNAN", INT32_MAX))
         if constants:
             c = tuple(sorted(constants.items()))
@@ -356,10 +356,11 @@ def _rescue_ftz(c: _Ctx) -> None:
     if not rescued:
         return
     note = catalogue.general_rule("ftz.prescribed_override")
+    prescribed = {r.id for r in catalogue.rules_for(c.fn.name)}
     kept = []
     for f in c.result.findings:
         if f.index in rescued and f.severity == "fail":
-            if f.rule_id.startswith(("F9.", "CL.")) and f.rule_id not in ("F9.G10",):
+            if f.rule_id in prescribed:
                 kept.append(replace(f, severity="note", rule_id=note.id, section=note.section,
                                     sentence=note.sentence, reading=note.reading + f" (rule {f.rule_id})"))
             continue

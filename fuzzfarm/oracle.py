@@ -259,12 +259,10 @@ def _cbrt(x):
     return -mpmath.cbrt(-x) if x < 0 else mpmath.cbrt(x)
 
 
-def _atan2(y, x):
-    return mpmath.atan2(y, x)
-
-
-def _hypot(x, y):
-    return mpmath.hypot(x, y)
+def _sqrt(x):
+    if x < 0:
+        raise _Undefined
+    return mpmath.sqrt(x)
 
 
 def _log1p(x):
@@ -298,7 +296,7 @@ def _sinh_cosh(fn):
 REFERENCES: dict[str, Callable] = {
     "sin": mpmath.sin, "cos": mpmath.cos, "tan": mpmath.tan,
     "sinpi": mpmath.sinpi, "cospi": mpmath.cospi, "tanpi": _tanpi,
-    "asin": _asin, "acos": _acos, "atan": mpmath.atan, "atan2": _atan2,
+    "asin": _asin, "acos": _acos, "atan": mpmath.atan, "atan2": mpmath.atan2,
     "asinpi": lambda x: _asin(x) / mpmath.pi, "acospi": lambda x: _acos(x) / mpmath.pi,
     "atanpi": lambda x: mpmath.atan(x) / mpmath.pi,
     "atan2pi": lambda y, x: mpmath.atan2(y, x) / mpmath.pi,
@@ -307,9 +305,9 @@ REFERENCES: dict[str, Callable] = {
         mpmath.expm1(x) if x < 1 << 12 else mpmath.ldexp(1, _CLAMP)),
     "log": _positive(mpmath.log), "log2": _positive(lambda x: mpmath.log(x, 2)),
     "log10": _positive(mpmath.log10), "log1p": _log1p,
-    "sqrt": lambda x: mpmath.sqrt(x) if x >= 0 else (_ for _ in ()).throw(_Undefined()),
+    "sqrt": _sqrt,
     "rsqrt": _positive(lambda x: 1 / mpmath.sqrt(x)), "cbrt": _cbrt,
-    "pow": _pow, "pown": _pown, "powr": _powr, "rootn": _rootn, "hypot": _hypot,
+    "pow": _pow, "pown": _pown, "powr": _powr, "rootn": _rootn, "hypot": mpmath.hypot,
 }
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 import json
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timezone
 
 import numpy as np
@@ -43,9 +43,6 @@ class WorkUnit:
     def recipe_json(self) -> str:
         return json.dumps({"special": True} if self.special else list(self.recipes),
                           sort_keys=True)
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 def special_inputs(fn: catalogue.Function, fmt: FloatFormat) -> dict[str, np.ndarray]:
