@@ -13,7 +13,7 @@ No pyopencl or Ray here: the catalogue loads and tests on any machine.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from importlib import resources
 
@@ -23,6 +23,8 @@ except ModuleNotFoundError:  # Python < 3.11
     import tomli as tomllib
 
 from edgecases.predicates import InvalidCondition, parse_word
+# The ULP bounds live in edgecases.bounds; Bound and bound are re-exported here.
+from edgecases.bounds import Bound, bound  # noqa: F401
 from edgecases.results import InvalidResult, parse_result
 
 __all__ = [
@@ -38,14 +40,29 @@ class CatalogueError(ValueError):
     """The catalogue's data are malformed (a bug in edgecases/data, not in a device)."""
 
 
+#: The families of built-ins (functions.toml ``family``).
+FAMILIES = ("math", "half", "native", "common", "geometric", "operator")
+#: Every format a built-in may exist in.
+PRECISIONS = ("binary16", "binary32", "binary64")
+#: The OpenCL C vector widths.
+WIDTHS = (1, 2, 3, 4, 8, 16)
+
+# Signature type -> (Arg.kind, Arg.scalar)
+_TYPES = {"gentype": ("float", False), "sgentype": ("float", True), "intn": ("int", False),
+          "ugentype": ("uint", False)}
+
+
 @dataclass(frozen=True)
 class Arg:
-    """One parameter: ``kind`` is 'float' (gentype) or 'int' (intn); ``out`` marks a
-    pointer parameter, i.e. a second result."""
+    """One parameter: ``kind`` is 'float' (gentype), 'int' (intn, int32 values) or 'uint'
+    (ugentype: the unsigned integer of the float format's size, e.g. nan's payload);
+    ``scalar`` marks an sgentype (one value even in a vector call, e.g. dot's result);
+    ``out`` marks a pointer parameter, i.e. a second result."""
 
     name: str
     kind: str
     out: bool = False
+    scalar: bool = False
 
 
 @dataclass(frozen=True)
@@ -57,6 +74,23 @@ class Function:
     signature: str
     inputs: tuple[Arg, ...]
     outputs: tuple[Arg, ...]
+    family: str = "math"
+    precisions: tuple[str, ...] = PRECISIONS
+    widths: tuple[int, ...] = WIDTHS
+    edge_cases_of: str = ""
+    expression: str = ""
+    undefined: tuple = ()
+    reading: str = ""
+
+    @property
+    def is_native(self) -> bool:
+        """native_*: accuracy and edge cases implementation-defined (measured, never failed)."""
+        return self.family == "native"
+
+    @property
+    def is_elementwise(self) -> bool:
+        """True unless the built-in works on whole vectors (geometric functions)."""
+        return self.family != "geometric"
 
     @property
     def arg_names(self) -> tuple[str, ...]:
@@ -92,44 +126,84 @@ class Rule:
     ftz_results: dict = field(default_factory=dict, hash=False, compare=False)
 
 
-@dataclass(frozen=True)
-class Bound:
-    """The accuracy a function must meet: ``ulps`` (max error in ULPs) or
-    ``correctly_rounded``, or ``implementation_defined``; ``source`` cites the table."""
-
-    function: str
-    precision: str
-    profile: str
-    ulps: float | None
-    correctly_rounded: bool
-    source: str
-    implementation_defined: bool = False
-
-    def describe(self) -> str:
-        if self.implementation_defined:
-            return "implementation-defined"
-        if self.correctly_rounded:
-            return "correctly rounded"
-        return f"<= {self.ulps:g} ulp"
+_SIG = re.compile(r"^\s*(\w+)\s+(\w+)\s*\((.*)\)\s*$")
+_PARAM = re.compile(r"^\s*(\w+)\s*(\*?)\s*(\w+)\s*$")
+_FUNCTION_KEYS = {"signature", "family", "precisions", "widths", "edge_cases_of", "expression",
+                  "undefined", "reading"}
 
 
-_SIG = re.compile(r"^\s*(gentype|intn)\s+(\w+)\s*\((.*)\)\s*$")
-_PARAM = re.compile(r"^\s*(gentype|intn)\s*(\*?)\s*(\w+)\s*$")
+def _type(name: str, text: str, where: str) -> tuple[str, bool]:
+    if text not in _TYPES:
+        raise CatalogueError(f"functions.toml: {name}: type {text!r} in {where}; "
+                             f"use one of {', '.join(_TYPES)}")
+    return _TYPES[text]
 
 
-def _parse_signature(name: str, sig: str) -> Function:
+def _parse_undefined(name: str, raw, arg_kinds: dict) -> tuple:
+    if not isinstance(raw, list):
+        raise CatalogueError(f"functions.toml: {name}: 'undefined' must be a list of tables")
+    out = []
+    for table in raw:
+        if not isinstance(table, dict) or not table:
+            raise CatalogueError(f"functions.toml: {name}: 'undefined' entry {table!r} is not "
+                                 f"a table of argument = condition")
+        conj = []
+        for arg, words in table.items():
+            if arg not in arg_kinds:
+                raise CatalogueError(f"functions.toml: {name}: 'undefined' names {arg!r}, "
+                                     f"not an argument")
+            for w in ([words] if isinstance(words, str) else words):
+                try:
+                    parse_word(w, tuple(arg_kinds))
+                except InvalidCondition as exc:
+                    raise CatalogueError(f"functions.toml: {name}: {exc}") from None
+                conj.append((arg, w))
+        out.append(tuple(conj))
+    return tuple(out)
+
+
+def _parse_function(name: str, value) -> Function:
+    if isinstance(value, str):
+        value = {"signature": value}
+    if not isinstance(value, dict) or "signature" not in value:
+        raise CatalogueError(f"functions.toml: {name} needs a signature string or a table "
+                             f"with 'signature'")
+    extra = set(value) - _FUNCTION_KEYS
+    if extra:
+        raise CatalogueError(f"functions.toml: {name}: unknown key(s) {sorted(extra)}")
+    sig = value["signature"]
     m = _SIG.match(sig)
     if not m or m.group(2) != name:
         raise CatalogueError(f"functions.toml: {name} = {sig!r} is not 'type {name}(params)'")
-    ret_kind = "float" if m.group(1) == "gentype" else "int"
-    inputs, outputs = [], [Arg("ret", ret_kind, True)]
+    kind, scalar = _type(name, m.group(1), "the return type")
+    inputs, outputs = [], [Arg("ret", kind, True, scalar)]
     for p in m.group(3).split(","):
         pm = _PARAM.match(p)
         if not pm:
             raise CatalogueError(f"functions.toml: {name}: parameter {p!r} is malformed")
-        arg = Arg(pm.group(3), "float" if pm.group(1) == "gentype" else "int", bool(pm.group(2)))
+        kind, scalar = _type(name, pm.group(1), f"parameter {pm.group(3)}")
+        arg = Arg(pm.group(3), kind, bool(pm.group(2)), scalar)
         (outputs if arg.out else inputs).append(arg)
-    return Function(name, sig, tuple(inputs), tuple(outputs))
+    family = value.get("family", "math")
+    if family not in FAMILIES:
+        raise CatalogueError(f"functions.toml: {name}: family={family!r}; use one of {FAMILIES}")
+    precisions = tuple(value.get("precisions", PRECISIONS))
+    if not precisions or set(precisions) - set(PRECISIONS):
+        raise CatalogueError(f"functions.toml: {name}: precisions={list(precisions)}; "
+                             f"use some of {PRECISIONS}")
+    widths = tuple(value.get("widths", WIDTHS))
+    if not widths or set(widths) - set(WIDTHS):
+        raise CatalogueError(f"functions.toml: {name}: widths={list(widths)}; use some of {WIDTHS}")
+    if family == "operator" and not value.get("expression"):
+        raise CatalogueError(f"functions.toml: {name}: an operator needs an 'expression'")
+    undefined = _parse_undefined(name, value.get("undefined", []),
+                                 {a.name: a.kind for a in inputs})
+    if undefined and not value.get("reading"):
+        raise CatalogueError(f"functions.toml: {name}: 'undefined' needs a 'reading' quoting "
+                             f"the spec")
+    return Function(name, sig, tuple(inputs), tuple(outputs), family, precisions, widths,
+                    value.get("edge_cases_of", ""), value.get("expression", ""), undefined,
+                    value.get("reading", ""))
 
 
 def _load_toml(name: str) -> dict:
@@ -143,7 +217,12 @@ def _load_toml(name: str) -> dict:
 @lru_cache(maxsize=None)
 def functions() -> dict[str, Function]:
     """All built-ins of the catalogue, by name, in the table's order."""
-    return {n: _parse_signature(n, s) for n, s in _load_toml("functions.toml").items()}
+    table = {n: _parse_function(n, v) for n, v in _load_toml("functions.toml").items()}
+    for f in table.values():
+        if f.edge_cases_of and f.edge_cases_of not in table:
+            raise CatalogueError(f"functions.toml: {f.name}: edge_cases_of={f.edge_cases_of!r} "
+                                 f"is not a built-in of the catalogue")
+    return table
 
 
 def function(name: str) -> Function:
@@ -225,42 +304,21 @@ def rules() -> tuple[Rule, ...]:
     return tuple(out)
 
 
-def rules_for(name: str) -> tuple[Rule, ...]:
-    """The rules of one built-in, in catalogue order."""
-    return tuple(r for r in rules() if r.function == name)
-
-
 @lru_cache(maxsize=None)
-def _bounds() -> dict:
-    data = _load_toml("ulp_bounds.toml")
-    table = {}
-    for precision, profiles in data.items():
-        for profile, body in profiles.items():
-            source = body.get("source", "")
-            for fname, value in body.get("bounds", {}).items():
-                if fname not in functions():
-                    raise CatalogueError(f"ulp_bounds.toml: [{precision}.{profile}] names "
-                                         f"unknown function {fname!r}")
-                if isinstance(value, (int, float)) and not isinstance(value, bool):
-                    b = Bound(fname, precision, profile, float(value), False, source)
-                elif value == "correctly rounded":
-                    b = Bound(fname, precision, profile, 0.5, True, source)
-                elif value == "implementation-defined":
-                    b = Bound(fname, precision, profile, None, False, source, True)
-                else:
-                    raise CatalogueError(f"ulp_bounds.toml: {precision}.{profile}.{fname} = "
-                                         f"{value!r}; use a number of ULPs, 'correctly rounded' "
-                                         f"or 'implementation-defined'")
-                table[(precision, profile, fname)] = b
-    return table
-
-
-def bound(name: str, precision: str = "binary32", profile: str = "full") -> Bound:
-    """The accuracy bound of a built-in.  Raises KeyError when the table has none."""
-    try:
-        return _bounds()[(precision, profile, name)]
-    except KeyError:
-        raise KeyError(f"no ULP bound for {name} in {precision} {profile} profile") from None
+def rules_for(name: str) -> tuple[Rule, ...]:
+    """The rules of one built-in, in catalogue order.  A built-in with ``edge_cases_of``
+    (half_sin -> sin) has the rules of that function ("half_<funcname> functions ... must
+    conform to the same edge case requirements", OpenCL 2.1 environment §8.5.1); native_*
+    have none (implementation-defined)."""
+    fn = function(name)
+    if fn.is_native:
+        return ()
+    source = fn.edge_cases_of or name
+    own = tuple(r for r in rules() if r.function == source)
+    if source == name:
+        return own
+    # The same rule, bound to this built-in's argument names (the signatures agree).
+    return tuple(replace(r, function=name) for r in own)
 
 
 @dataclass(frozen=True)

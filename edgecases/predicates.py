@@ -150,9 +150,14 @@ def _parse_number(text: str) -> float:
         raise InvalidCondition(f"parameter {text!r} is not a number (write e.g. 1, -0.5, 0x1p-126, inf)")
 
 
-def parse_word(word: str) -> tuple[str, float | None]:
-    """Split ``'abs_gt:1'`` into ``('abs_gt', 1.0)``.  Raises InvalidCondition."""
+def parse_word(word: str, arg_names: tuple = ()) -> tuple[str, float | str | None]:
+    """Split ``'abs_gt:1'`` into ``('abs_gt', 1.0)``.  A comparison's parameter may name
+    another argument of ``arg_names`` instead of a number (``'gt:maxval'`` ->
+    ``('gt', 'maxval')``).  Raises InvalidCondition."""
     name, _, param = word.partition(":")
+    param = param.strip()
+    if name.strip() in _COMPARE and param in arg_names:
+        return name.strip(), param
     name = name.strip()
     if name not in PREDICATES:
         raise InvalidCondition(f"condition {word!r}: unknown predicate {name!r}; "
@@ -164,14 +169,24 @@ def parse_word(word: str) -> tuple[str, float | None]:
     return name, (_parse_number(param) if param else None)
 
 
-def evaluate(word: str, arg: np.ndarray, kind: str, fmt: FloatFormat) -> np.ndarray:
+def evaluate(word: str, arg: np.ndarray, kind: str, fmt: FloatFormat,
+             others: dict | None = None) -> np.ndarray:
     """Evaluate one condition word on an argument array.
 
     ``kind`` is ``'float'`` (``arg`` holds ``fmt`` patterns) or ``'int'`` (int32 values).
+    ``others`` maps the other argument names to ``(array, kind)`` for comparisons whose
+    parameter names an argument (``gt:maxval``; false wherever either side is a NaN).
     Returns a bool array of ``arg``'s shape.  Raises InvalidCondition for a word that does
     not apply to the kind (e.g. ``nan`` on an int argument).
     """
-    name, c = parse_word(word)
+    name, c = parse_word(word, tuple(others or ()))
+    if isinstance(c, str):
+        other, okind = others[c]
+        rhs = (np.asarray(other).astype(np.float64) if okind != "float"
+               else _floats(other, fmt)[0])
+        lhs = (np.asarray(arg).astype(np.float64) if kind != "float" else _floats(arg, fmt)[0])
+        with np.errstate(invalid="ignore"):
+            return _COMPARE[name](lhs, rhs) & ~np.isnan(lhs) & ~np.isnan(rhs)
     if kind == "int":
         n = np.asarray(arg).astype(np.int64)
         if name in _COMPARE:
