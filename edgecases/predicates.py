@@ -61,7 +61,9 @@ def _is_odd(v):
 
 def _half_integer(v):
     with np.errstate(invalid="ignore"):
-        return np.isfinite(v) & (v - np.floor(v) == 0.5)
+        with np.errstate(over="ignore"):    # 2v overflows only for (even) integers
+            t = 2.0 * v                     # exact scaling by a power of two
+        return np.isfinite(t) & (t == np.floor(t)) & (np.fmod(t, 2.0) != 0)
 
 
 def _n_of_half(v):
