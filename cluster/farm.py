@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import itertools
 import time
-import zlib
 from collections import defaultdict
 
 import ray
@@ -26,46 +25,41 @@ __all__ = ["Coordinator", "DeviceActor", "check_and_write"]
 class Coordinator:
     """Hands out work units and gathers progress.
 
-    ``functions``: built-in names; ``seed``: the run's base seed; ``deadline``: a
-    ``time.time()`` after which no unit starts; ``per_recipe`` and ``recipes_per_unit`` size a
-    unit (inputs = their product).
+    ``targets``: (built-in or conversion id, precision, vector width) triples; ``seed``:
+    the run's base seed; ``deadline``: a ``time.time()`` after which no unit starts;
+    ``per_recipe`` and ``recipes_per_unit`` size a unit (inputs = their product).
     """
 
-    def __init__(self, functions, seed: int, deadline: float, per_recipe: int = 8192,
-                 recipes_per_unit: int = 4, precision: str = "binary32"):
-        self.functions = list(functions)
+    def __init__(self, targets, seed: int, deadline: float, per_recipe: int = 8192,
+                 recipes_per_unit: int = 4):
+        self.targets = [tuple(t) for t in targets]
         self.seed = seed
         self.deadline = deadline
         self.per_recipe = per_recipe
         self.recipes_per_unit = recipes_per_unit
-        self.precision = precision
         self.stopped = False
-        self.issued = defaultdict(int)  # per (device, function): units handed out
+        self.issued = defaultdict(int)  # per (device, target): units handed out
         self.cursor = defaultdict(int)  # per device: round-robin position
         self.progress = defaultdict(lambda: {"inputs": 0, "failures": 0, "notes": 0,
                                              "units": 0, "busy_seconds": 0.0})
         self.started = time.time()
 
-    def next_unit(self, device: str):
-        """The next unit for ``device`` (a fingerprint), or None when the run is over."""
-        from fuzzfarm.units import WorkUnit
-        from strategies import draw_recipes
-        from edgecases.catalogue import function
-
+    def next_unit(self, device: str, precisions=("binary32",)):
+        """The next unit for ``device`` (a fingerprint) among the targets in one of its
+        ``precisions``, or None when the run is over."""
+        from fuzzfarm.units import make_unit
         if self.stopped or time.time() >= self.deadline:
+            return None
+        mine = [t for t in self.targets if t[1] in precisions]
+        if not mine:
             return None
         k = self.cursor[device]
         self.cursor[device] += 1
-        name = self.functions[k % len(self.functions)]
-        serial = self.issued[(device, name)]
-        self.issued[(device, name)] += 1
-        unit_id = f"{device}-{name}-{serial:06d}"
-        if serial == 0:
-            return WorkUnit(unit_id, name, self.seed, 0, (), True, self.precision)
-        unit_seed = (self.seed * 1_000_003 + serial * 7919 + zlib.crc32(name.encode()) % 65521) % (2**31)
-        recipes = draw_recipes(function(name), unit_seed, self.recipes_per_unit)
-        return WorkUnit(unit_id, name, unit_seed, self.per_recipe,
-                        tuple(r.to_dict() for r in recipes), False, self.precision)
+        target = mine[k % len(mine)]
+        serial = self.issued[(device, target)]
+        self.issued[(device, target)] += 1
+        return make_unit(device, target, serial, self.seed, self.per_recipe,
+                         self.recipes_per_unit)
 
     def report(self, device: str, inputs: int, failures: int, notes: int, seconds: float):
         p = self.progress[device]
@@ -105,57 +99,61 @@ def check_and_write(unit, inputs, outputs, claims, device_meta, run_id, out, dev
 class DeviceActor:
     """Owns one OpenCL device: its context, queue and compiled kernels."""
 
-    def __init__(self, device_index: int, build_options: str = "", precision: str = "binary32"):
+    def __init__(self, device_index: int, build_options: str = ""):
         from fuzzfarm.checker import Claims
         from fuzzfarm.device import DeviceRunner, list_devices
-
+        from fuzzfarm.formats import format_named
         self.info = list_devices()[device_index]
         self.runner = DeviceRunner(self.info, build_options)
         self.build_options = build_options
         consts = self.runner.device_constants()
-        self.claims = Claims.from_fp_config(self.info.fp_flags(precision), self.info.profile,
-                                            precision, consts)
+        self.precisions = tuple(p for p in ("binary16", "binary32", "binary64")
+                                if self.info.supports(format_named(p)))
+        self.claims = {p: Claims.from_fp_config(self.info.fp_flags(p), self.info.profile, p,
+                                                consts, build_options)
+                       for p in self.precisions}
 
     def describe(self) -> dict:
         return self.info.to_dict()
 
-    def device_meta(self) -> dict:
+    def constants(self) -> dict:
+        """The device's FP_ILOGB0 and FP_ILOGBNAN (for `fuzzfarm verify`)."""
+        return self.runner.device_constants()
+
+    def device_meta(self, precision: str = "binary32") -> dict:
         i = self.info
         return {"device_fingerprint": i.fingerprint, "platform": i.platform_name,
                 "device": i.name, "driver_version": i.driver_version,
                 "opencl_version": i.version, "opencl_c_version": i.opencl_c_version,
                 "profile": i.profile,
-                "fp_config": " ".join(i.fp_flags(self.claims.precision))}
+                "fp_config": " ".join(i.fp_flags(precision))}
 
-    def prepare(self, functions) -> float:
-        """Compile every built-in's kernel up front; returns seconds spent."""
-        from edgecases.catalogue import function
-
+    def prepare(self, targets) -> float:
+        """Compile every target's kernel up front, one program per (precision, width);
+        returns seconds spent.  Targets in a precision the device lacks are skipped."""
+        from fuzzfarm.units import prepare_targets
         t0 = time.perf_counter()
-        self.runner.prepare([function(f) for f in functions])
+        prepare_targets(self.runner, [t for t in targets if t[1] in self.precisions])
         return time.perf_counter() - t0
 
     def work(self, coordinator, run_id: str, out: str, max_in_flight: int = 2) -> dict:
         """Pull units until the coordinator has none; returns totals."""
-        from edgecases.catalogue import function
-        from fuzzfarm.units import make_inputs
-
-        meta = self.device_meta()
-        fp = meta["device_fingerprint"]
+        from fuzzfarm.units import make_inputs, run_unit
+        fp = self.info.fingerprint
         pending = []
         totals = {"units": 0, "inputs": 0, "failures": 0, "notes": 0}
         for _ in itertools.count():
-            unit = ray.get(coordinator.next_unit.remote(fp))
+            unit = ray.get(coordinator.next_unit.remote(fp, self.precisions))
             if unit is None:
                 break
-            fn = function(unit.function)
             inputs = make_inputs(unit)
             t0 = time.perf_counter()
-            outputs = self.runner.run(fn, inputs)
+            outputs = run_unit(self.runner, unit, inputs)
             dt = time.perf_counter() - t0
-            pending.append(check_and_write.remote(unit, inputs, outputs, self.claims, meta,
-                                                  run_id, out, dt, self.build_options,
-                                                  coordinator))
+            pending.append(check_and_write.remote(
+                unit, inputs, outputs, self.claims[unit.precision],
+                self.device_meta(unit.precision), run_id, out, dt, self.build_options,
+                coordinator))
             while len(pending) >= max_in_flight:
                 done, pending = ray.wait(pending, num_returns=1)
                 _add(totals, ray.get(done[0]))

@@ -13,6 +13,7 @@ error where pyopencl is missing).
 from __future__ import annotations
 
 import json
+from collections import Counter
 
 import click
 
@@ -145,8 +146,18 @@ def _device_row(d) -> dict[str, str]:
 
 @main.command()
 @click.option("--functions", "-f", default=None, metavar="NAMES",
-              help="Comma-separated built-ins (default: all of `fuzzfarm catalogue`), "
-                   "e.g. sinpi,pow,frexp.")
+              help="Comma-separated built-ins, conversions or groups (default: all of "
+                   "`fuzzfarm catalogue`), e.g. sinpi,pow,frexp or "
+                   "'common,convert_int_sat_rte(float)'. Groups: math, half, native, common, "
+                   "geometric, operator, conversions.")
+@click.option("--precisions", "-p", default="binary32", show_default=True, metavar="LIST",
+              help="Formats to test: binary16 (cl_khr_fp16), binary32, binary64 (cl_khr_fp64); "
+                   "also half, float, double.")
+@click.option("--widths", "-w", default="1", show_default=True, metavar="LIST",
+              help="Vector widths to call the built-ins at: 1,2,3,4,8,16 (every lane checked).")
+@click.option("--build-options", default="", metavar="OPTS",
+              help="OpenCL build options, e.g. '-cl-fast-relaxed-math' (relaxed ULP table) or "
+                   "'-cl-denorms-are-zero' (flush-to-zero allowances).")
 @DEVICE_OPTION
 @click.option("--budget", "-b", default="5m", show_default=True, metavar="DURATION",
               help="Wall time for the run: 90s, 5m, 2h, 1h30m.")
@@ -158,7 +169,8 @@ def _device_row(d) -> dict[str, str]:
                    "starting a local one.")
 @click.option("--fail-on-findings", is_flag=True,
               help="Exit with status 1 when a failure was found (for CI gates).")
-def run(functions, device, budget, seed, out, address, fail_on_findings) -> None:
+def run(functions, precisions, widths, build_options, device, budget, seed, out, address,
+        fail_on_findings) -> None:
     """Fuzz the selected devices' built-ins for a time budget and report violations.
 
     Exit status: 0 when the run completed (whatever it found), 1 with --fail-on-findings
@@ -170,7 +182,8 @@ def run(functions, device, budget, seed, out, address, fail_on_findings) -> None
 
     load_devices()
     try:
-        opts = runner.validate(functions, budget, seed, out, device, address)
+        opts = runner.validate(functions, budget, seed, out, device, address, build_options,
+                               precisions, widths)
     except runner.UsageError as exc:
         raise click.UsageError(str(exc)) from None
     console = Console(stderr=True)
@@ -185,3 +198,172 @@ def run(functions, device, budget, seed, out, address, fail_on_findings) -> None
         raise SystemExit(130)
     if fail_on_findings and failures:
         raise SystemExit(1)
+
+
+@main.command()
+@click.argument("results", type=click.Path())
+@click.option("--run", "run_id", default=None, metavar="RUN_ID",
+              help="Verify one run only (default: every run in RESULTS).")
+@click.option("--sample", default=200, show_default=True, type=click.IntRange(min=0),
+              help="At most this many failures per (device, function, precision, width, "
+                   "rule); 0 verifies all.")
+@click.option("--no-device", is_flag=True,
+              help="Only re-derive the verdicts; do not re-execute on the devices.")
+def verify(results, run_id, sample, no_device) -> None:
+    """Re-execute stored failures on their device and re-derive each verdict with an
+    independent high-precision mpmath evaluation; print those that do not hold up.
+
+    Exit status: 0 when every failure holds up, 1 when one does not, 2 for bad input.
+    """
+    from pathlib import Path
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from fuzzfarm import store
+    from fuzzfarm import verify as verifier
+
+    if not Path(results).is_dir():
+        raise click.UsageError(f"RESULTS {results!r} is not a results directory")
+    try:
+        table = store.read_findings(results, run_id)
+    except store.StoreError as exc:
+        raise click.UsageError(str(exc)) from None
+    rows = [r for r in table.to_pylist() if r["severity"] == "fail"]
+    if run_id and not (Path(results) / run_id).is_dir():
+        raise click.UsageError(f"--run {run_id!r}: no such run in {results!r}")
+    picked, seen = [], Counter()
+    for r in rows:
+        key = (r["device_fingerprint"], r["function"], r["precision"], r["vector_width"],
+               r["rule_id"])
+        seen[key] += 1
+        if not sample or seen[key] <= sample:
+            picked.append(r)
+    console = Console()
+    if not picked:
+        console.print(f"no failures to verify in {results}")
+        return
+    runners = {}
+    if not no_device:
+        dev = load_devices()
+        infos = {d.fingerprint: d for d in dev.list_devices()}
+        for fp, opts in {(r["device_fingerprint"], r["build_options"] or "") for r in picked}:
+            if fp in infos:
+                runners[fp] = dev.DeviceRunner(infos[fp], opts)
+    report = verifier.verify_findings(picked, runners, verifier.run_constants(results))
+    t = Table(title=f"verify {results}: {len(picked)} of {len(rows)} failures")
+    for col in ("function", "rule", "confirmed", "refuted", "not reproduced"):
+        t.add_column(col, justify="left" if col in ("function", "rule") else "right")
+    counts = report.counts()
+    for fn, rule in sorted({(k[0], k[1]) for k in counts}):
+        t.add_row(fn, rule, *(str(counts.get((fn, rule, s), 0))
+                              for s in ("confirmed", "refuted", "not reproduced")))
+    console.print(t)
+    for fp in sorted(report.absent_devices):
+        console.print(f"[yellow]device {fp} is not attached here: verdicts re-derived, "
+                      f"not re-executed[/]")
+    for v in report.bad[:50]:
+        r = v.row
+        console.print(f"[red]does not hold up[/]: {r['function']} {r['rule_id']} "
+                      f"{r['inputs']} -> {r['outputs']}: {v.detail}")
+    console.print(f"{len(report.verdicts) - len(report.bad)} of {len(report.verdicts)} "
+                  f"failures hold up")
+    if report.bad:
+        raise SystemExit(1)
+
+
+def _catalogue_records(precisions, profile_names) -> dict:
+    """The catalogue as plain data: functions x precisions x profiles with their bounds,
+    every rule, the general rules and the conversions."""
+    from edgecases import catalogue
+    from fuzzfarm import conversions
+
+    fns = []
+    for f in catalogue.functions().values():
+        for p in f.precisions:
+            if p not in precisions:
+                continue
+            entry = {"function": f.name, "family": f.family, "signature": f.signature,
+                     "precision": p, "widths": list(f.widths),
+                     "rules": [r.id for r in catalogue.rules_for(f.name)], "bounds": {}}
+            for prof, relaxed in profile_names:
+                try:
+                    b = catalogue.bound(f.name, p, prof, relaxed)
+                except KeyError:
+                    continue
+                key = prof + (".relaxed" if relaxed else "")
+                entry["bounds"][key] = {"bound": b.describe(f.widths[0] if f.family == "geometric" else 1),
+                                        "source": b.source}
+            fns.append(entry)
+    rules = [{"id": r.id, "function": r.function, "section": r.section,
+              "condition": " and ".join(f"{a} {w}" for a, w in r.when) or "always",
+              "result": "; ".join(f"{k} = {v.text}" for k, v in r.results.items()),
+              "severity": r.severity, "sentence": r.sentence, "reading": r.reading}
+             for r in catalogue.rules()]
+    general = [{"id": g.id, "section": g.section, "severity": g.severity,
+                "sentence": g.sentence, "reading": g.reading}
+               for g in catalogue.general_rules().values()]
+    convs = [c.id for c in conversions.conversions()]
+    return {"counts": {"functions": len(catalogue.functions()),
+                       "function_precision_pairs": len(fns), "rules": len(rules),
+                       "general_rules": len(general), "conversions": len(convs)},
+            "functions": fns, "rules": rules, "general_rules": general, "conversions": convs}
+
+
+@main.command("catalogue")
+@click.option("--json", "as_json", is_flag=True, help="Print the whole catalogue as JSON.")
+@click.option("--function", "-f", "only", default=None, metavar="NAME",
+              help="Show one built-in: its bounds in every precision and profile and its rules.")
+@click.option("--precisions", "-p", default="binary16,binary32,binary64", show_default=True,
+              metavar="LIST", help="Formats to list.")
+def catalogue_cmd(as_json, only, precisions) -> None:
+    """List what is checked: functions x precisions x profiles with their bounds, and every
+    rule with its id, condition, prescribed result and spec citation."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from edgecases import catalogue
+    from fuzzfarm.run import UsageError, _parse_list, _precision
+
+    try:
+        precs = _parse_list(precisions, "precisions", _precision)
+    except UsageError as exc:
+        raise click.UsageError(str(exc)) from None
+    if only and only not in catalogue.functions():
+        raise click.UsageError(f"--function: unknown function {only!r}; see `fuzzfarm catalogue`")
+    profiles = [("full", False), ("embedded", False), ("full", True), ("embedded", True)]
+    data = _catalogue_records(precs, profiles)
+    if only:
+        data["functions"] = [f for f in data["functions"] if f["function"] == only]
+        ids = {x.id for x in catalogue.rules_for(only)}
+        data["rules"] = [r for r in data["rules"] if r["id"] in ids]
+    if as_json:
+        click.echo(json.dumps(data, indent=2))
+        return
+    console = Console()
+    t = Table(title="Functions x precisions: ULP bounds per profile", show_lines=False)
+    for col in ("function", "family", "precision", "full", "embedded", "relaxed (full)", "rules"):
+        t.add_column(col, overflow="fold")
+    for f in data["functions"]:
+        b = f["bounds"]
+        t.add_row(f["function"], f["family"], f["precision"],
+                  b.get("full", {}).get("bound", "-"), b.get("embedded", {}).get("bound", "-"),
+                  b.get("full.relaxed", {}).get("bound", "-"), str(len(f["rules"])))
+    console.print(t)
+    r = Table(title="Prescribed results (rules)", show_lines=False)
+    for col in ("id", "condition", "result", "severity", "section"):
+        r.add_column(col, overflow="fold")
+    for rule in data["rules"]:
+        r.add_row(rule["id"], rule["condition"], rule["result"], rule["severity"], rule["section"])
+    console.print(r)
+    if not only:
+        g = Table(title="General rules")
+        for col in ("id", "severity", "section", "sentence"):
+            g.add_column(col, overflow="fold")
+        for rule in data["general_rules"]:
+            g.add_row(rule["id"], rule["severity"], rule["section"], rule["sentence"])
+        console.print(g)
+    c = data["counts"]
+    console.print(f"{c['functions']} built-ins ({c['function_precision_pairs']} built-in x "
+                  f"precision pairs), {c['rules']} rules, {c['general_rules']} general rules, "
+                  f"{c['conversions']} conversions")

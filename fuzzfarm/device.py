@@ -27,7 +27,7 @@ import pyopencl as cl
 from edgecases.catalogue import Function
 from fuzzfarm.formats import BINARY16, BINARY32, BINARY64, FloatFormat
 from fuzzfarm.kernels import (
-    CONSTANTS_KERNEL, FP_CONFIG_SHORT, constants_source, fp_config_names, kernel_name,
+    CONSTANTS_KERNEL, FP_CONFIG_SHORT, buffer_dtype, constants_source, fp_config_names, kernel_name,
     kernel_source, program_source,
 )
 
@@ -307,6 +307,18 @@ class KernelBuildError(RuntimeError):
         self.source, self.log, self.options = source, log, options
 
 
+def _check_available(fn: Function, fmt: FloatFormat, width: int) -> None:
+    """Raise ValueError when built-in ``fn`` does not exist in ``fmt`` or at ``width``
+    (functions.toml ``precisions`` / ``widths``: half_* and native_* are float only,
+    geometric functions take vectors of 1 to 4 lanes, cross 3 or 4)."""
+    if fmt.name not in fn.precisions:
+        raise ValueError(f"{fn.name} does not exist in {fmt.name}; it exists in "
+                         f"{', '.join(fn.precisions)}")
+    if width not in fn.widths:
+        raise ValueError(f"{fn.name} does not exist at vector width {width}; its widths are "
+                         f"{', '.join(map(str, fn.widths))}")
+
+
 def _cl_device(info: DeviceInfo):
     """The pyopencl Device ``info`` describes, checked by fingerprint."""
     platforms = _platforms()
@@ -389,7 +401,10 @@ class DeviceRunner:
         you can lose.
         """
         self._check_format(fmt)
-        todo = [f for f in dict.fromkeys(fns) if self._key(f, fmt, width) not in self._kernels]
+        fns = list(dict.fromkeys(fns))
+        for f in fns:
+            _check_available(f, fmt, width)
+        todo = [f for f in fns if self._key(f, fmt, width) not in self._kernels]
         if not todo:
             return
         src = program_source(todo, fmt, width)
@@ -457,7 +472,7 @@ class DeviceRunner:
     # -- running ----------------------------------------------------------------------
 
     @staticmethod
-    def _check_inputs(fn: Function, inputs: dict, fmt: FloatFormat) -> int:
+    def _check_inputs(fn: Function, inputs: dict, fmt: FloatFormat, width: int) -> int:
         names = set(inputs)
         want = set(fn.arg_names)
         if names != want:
@@ -466,15 +481,16 @@ class DeviceRunner:
         n = None
         for a in fn.inputs:
             arr = inputs[a.name]
-            dtype = np.dtype(fmt.uint) if a.kind == "float" else np.dtype(np.int32)
+            dtype = buffer_dtype(a, fmt)
             if not isinstance(arr, np.ndarray) or arr.ndim != 1:
                 raise ValueError(f"inputs[{a.name!r}] must be a 1-D numpy array, "
                                  f"not {type(arr).__name__} of shape {np.shape(arr)}")
             if arr.dtype != dtype:
                 hint = (f"pass {fmt.name} bit patterns, e.g. a.view(np.{dtype.name})"
-                        if a.kind == "float" else "pass int32 values")
+                        if a.kind != "int" else "pass int32 values")
                 raise ValueError(f"inputs[{a.name!r}].dtype={arr.dtype}; {a.name} is a "
-                                 f"{'gentype' if a.kind == 'float' else 'intn'} argument: {hint}")
+                                 f"{ {'float': 'gentype', 'int': 'intn', 'uint': 'ugentype'}[a.kind]} "
+                                 f"argument: {hint}")
             if n is None:
                 n = len(arr)
             elif len(arr) != n:
@@ -483,43 +499,48 @@ class DeviceRunner:
                                  f"give arrays of one length")
         if not n:
             raise ValueError(f"inputs for {fn.name} are empty; give at least one element")
+        if not fn.is_elementwise and n % width:
+            raise ValueError(f"{fn.name} works on whole vectors: give a multiple of "
+                             f"width={width} lanes, not {n}")
         return n
 
     def run(self, fn: Function, inputs: dict[str, np.ndarray], fmt: FloatFormat = BINARY32,
             width: int = 1) -> dict[str, np.ndarray]:
-        """Call built-in ``fn`` on the device, element by element.
+        """Call built-in ``fn`` on the device, element by element (or vector by vector).
 
         ``inputs`` maps each name of ``fn.arg_names`` to a 1-D array, all of one length
-        n >= 1: ``fmt.uint`` bit patterns (uint32 for binary32) for a gentype argument,
-        int32 for an intn argument.  Returns a dict with one array of length n per name
-        of ``fn.outputs`` ('ret' first): ``fmt.uint`` bits for a float output, int32 for
-        an int output.  The arrays are copied to and from the device as raw bits.
+        n >= 1 (lanes): ``fmt.uint`` bit patterns (uint32 for binary32) for a gentype or
+        ugentype argument, int32 for an intn argument; for a geometric built-in n is a
+        multiple of ``width`` and lanes [i*width, (i+1)*width) form vector i.  Returns a dict
+        with one array per name of ``fn.outputs`` ('ret' first): ``fmt.uint`` bits for a
+        float output, int32 for an int output; of length n, or n / width for an sgentype
+        (scalar) result such as dot's.  The arrays are copied to and from the device as raw
+        bits.
 
         Compiles the kernel on first use (see ``prepare``).  Raises ValueError for
         missing/extra keys, wrong dtypes or shapes, empty or unequal lengths, or a format
         the device lacks; KernelBuildError when the kernel does not build.
         """
-        n = self._check_inputs(fn, inputs, fmt)
+        n = self._check_inputs(fn, inputs, fmt, width)
         self._check_format(fmt)
         kernel, local = self._kernel(fn, fmt, width)
         chunk = width * local
         padded = -(-n // chunk) * chunk
+        items = padded // width
         mf = cl.mem_flags
         buffers = []
         try:
             for a in fn.inputs:
-                dtype = fmt.uint if a.kind == "float" else np.int32
-                host = np.zeros(padded, dtype=dtype)
+                host = np.zeros(padded, dtype=buffer_dtype(a, fmt))
                 host[:n] = inputs[a.name]
                 buffers.append(cl.Buffer(self.context, mf.READ_ONLY | mf.COPY_HOST_PTR,
                                          hostbuf=host))
             outs = {}
             for o in fn.outputs:
-                dtype = fmt.uint if o.kind == "float" else np.int32
-                outs[o.name] = np.empty(padded, dtype=dtype)
+                outs[o.name] = np.empty(items if o.scalar else padded, dtype=buffer_dtype(o, fmt))
                 buffers.append(cl.Buffer(self.context, mf.WRITE_ONLY,
                                          size=outs[o.name].nbytes))
-            kernel(self.queue, (padded // width,), (local,), *buffers)
+            kernel(self.queue, (items,), (local,), *buffers)
             out_buffers = buffers[len(fn.inputs):]
             for o, buf in zip(fn.outputs, out_buffers):
                 cl.enqueue_copy(self.queue, outs[o.name], buf)
@@ -527,7 +548,46 @@ class DeviceRunner:
         finally:
             for b in buffers:
                 b.release()
-        return {name: arr[:n] for name, arr in outs.items()}
+        return {o.name: outs[o.name][:(n // width if o.scalar else n)] for o in fn.outputs}
+
+    def run_source(self, source: str, name: str, inputs: list[np.ndarray],
+                   out_dtypes: list, width: int = 1, what: str = "") -> list[np.ndarray]:
+        """Run kernel ``name`` of program ``source`` (built once and cached, with this
+        runner's build options) on 1-D input arrays of one length n (lanes), with one output
+        array of length n per dtype of ``out_dtypes``; ``width`` lanes per work-item
+        (vloadn/vstoren).  The buffers hold raw bits, copied as they are.  Used for kernels
+        that are not a catalogue built-in (conversions).  Raises ValueError for empty or
+        unequal inputs, KernelBuildError when the program does not build."""
+        n = len(inputs[0]) if inputs else 0
+        if not n or any(len(a) != n for a in inputs):
+            raise ValueError(f"inputs of {name} must be non-empty and of one length")
+        key = ("source", source)
+        if key not in self._kernels:
+            program = self._build(source, what or name)
+            kernel = getattr(program, name)
+            self._kernels[key] = (kernel, self._local_size(kernel))
+        kernel, local = self._kernels[key]
+        chunk = width * local
+        padded = -(-n // chunk) * chunk
+        mf = cl.mem_flags
+        buffers, outs = [], []
+        try:
+            for a in inputs:
+                host = np.zeros(padded, dtype=a.dtype)
+                host[:n] = a
+                buffers.append(cl.Buffer(self.context, mf.READ_ONLY | mf.COPY_HOST_PTR,
+                                         hostbuf=host))
+            for dt in out_dtypes:
+                outs.append(np.empty(padded, dtype=dt))
+                buffers.append(cl.Buffer(self.context, mf.WRITE_ONLY, size=outs[-1].nbytes))
+            kernel(self.queue, (padded // width,), (local,), *buffers)
+            for arr, buf in zip(outs, buffers[len(inputs):]):
+                cl.enqueue_copy(self.queue, arr, buf)
+            self.queue.finish()
+        finally:
+            for b in buffers:
+                b.release()
+        return [o[:n] for o in outs]
 
     def device_constants(self) -> dict[str, int]:
         """The device's ``{"FP_ILOGB0": int, "FP_ILOGBNAN": int}``, read by running

@@ -28,14 +28,17 @@ and its vector sin/cos/tan differ from the scalar ones: widths are for later wor
 """
 from __future__ import annotations
 
+import re
 from typing import Iterable
+
+import numpy as np
 
 from edgecases.catalogue import Function
 from fuzzfarm.formats import BINARY16, BINARY32, BINARY64, FloatFormat
 
 __all__ = [
     "WIDTHS", "CONSTANTS_KERNEL", "FP_CONFIG_FLAGS", "FP_CONFIG_SHORT",
-    "kernel_name", "kernel_source", "program_source", "constants_source",
+    "buffer_dtype", "kernel_name", "kernel_source", "program_source", "constants_source",
     "fp_config_names",
 ]
 
@@ -83,6 +86,12 @@ def fp_config_names(config: int | None) -> tuple[str, ...]:
     return tuple(name for name, bit in FP_CONFIG_FLAGS if int(config) & bit)
 
 
+def buffer_dtype(arg, fmt: FloatFormat) -> np.dtype:
+    """The host dtype of ``arg``'s buffer: ``fmt.uint`` bit patterns for a float (gentype)
+    or ugentype argument, int32 for an intn one (DESIGN.md decision 1)."""
+    return np.dtype(np.int32) if arg.kind == "int" else np.dtype(fmt.uint)
+
+
 def kernel_name(fn: Function) -> str:
     """The kernel's name for built-in ``fn``: ``k_<name>`` (``k_sin``)."""
     return f"k_{fn.name}"
@@ -108,34 +117,43 @@ def _vec(scalar: str, width: int) -> str:
 
 def _kernel_body(fn: Function, fmt: FloatFormat, width: int) -> str:
     """The kernel function of ``fn`` alone (no preamble)."""
-    bits_t = {"float": fmt.c_uint, "int": "int"}          # buffer element types
-    value_t = {"float": _vec(fmt.c_type, width), "int": _vec("int", width)}
+    bits_t = {"float": fmt.c_uint, "int": "int", "uint": fmt.c_uint}   # buffer element types
+
+    def value_t(arg) -> str:
+        n = 1 if arg.scalar else width
+        return _vec({"float": fmt.c_type, "int": "int", "uint": fmt.c_uint}[arg.kind], n)
 
     def load(arg) -> str:
-        src = f"in_{arg.name}[i]" if width == 1 else f"vload{width}(i, in_{arg.name})"
+        src = f"in_{arg.name}[i]" if width == 1 or arg.scalar else f"vload{width}(i, in_{arg.name})"
         if arg.kind == "float":
-            return f"as_{value_t['float']}({src})"
+            return f"as_{value_t(arg)}({src})"
         return src
 
     def store(arg) -> str:
         val = f"{arg.name}_v"
+        n = 1 if arg.scalar else width
         if arg.kind == "float":
-            val = f"as_{_vec(fmt.c_uint, width)}({val})"
-        if width == 1:
+            val = f"as_{_vec(fmt.c_uint, n)}({val})"
+        if n == 1:
             return f"out_{arg.name}[i] = {val};"
-        return f"vstore{width}({val}, i, out_{arg.name});"
+        return f"vstore{n}({val}, i, out_{arg.name});"
 
     params = [f"__global const {bits_t[a.kind]} *restrict in_{a.name}" for a in fn.inputs]
     params += [f"__global {bits_t[o.kind]} *restrict out_{o.name}" for o in fn.outputs]
     lines = [f"__kernel void {kernel_name(fn)}(", "    " + ",\n    ".join(params) + ")", "{",
              "    const size_t i = get_global_id(0);"]
     for a in fn.inputs:
-        lines.append(f"    const {value_t[a.kind]} {a.name}_v = {load(a)};")
+        lines.append(f"    const {value_t(a)} {a.name}_v = {load(a)};")
     ret, pointers = fn.outputs[0], fn.outputs[1:]
     for p in pointers:
-        lines.append(f"    {value_t[p.kind]} {p.name}_v;")
-    call_args = [f"{a.name}_v" for a in fn.inputs] + [f"&{p.name}_v" for p in pointers]
-    lines.append(f"    const {value_t[ret.kind]} {ret.name}_v = {fn.name}({', '.join(call_args)});")
+        lines.append(f"    {value_t(p)} {p.name}_v;")
+    if fn.expression:   # an operator: the expression with each argument name replaced
+        call = re.sub(r"\b(" + "|".join(a.name for a in fn.inputs) + r")\b",
+                      lambda m: f"{m.group(1)}_v", fn.expression)
+    else:
+        call_args = [f"{a.name}_v" for a in fn.inputs] + [f"&{p.name}_v" for p in pointers]
+        call = f"{fn.name}({', '.join(call_args)})"
+    lines.append(f"    const {value_t(ret)} {ret.name}_v = {call};")
     for o in fn.outputs:
         lines.append(f"    {store(o)}")
     lines.append("}")

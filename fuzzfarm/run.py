@@ -55,28 +55,106 @@ class RunOptions:
     per_recipe: int = 8192
     recipes_per_unit: int = 4
     num_cpus: int | None = None
+    precisions: tuple = ("binary32",)
+    widths: tuple = (1,)
+    targets: list = field(default_factory=list)   # (name, precision, width)
+
+
+#: Names a user may give for a precision.
+PRECISION_NAMES = {"binary16": "binary16", "half": "binary16", "fp16": "binary16",
+                   "binary32": "binary32", "float": "binary32", "fp32": "binary32",
+                   "binary64": "binary64", "double": "binary64", "fp64": "binary64"}
+#: Groups a user may name in --functions.
+GROUPS = ("math", "half", "native", "common", "geometric", "operator", "conversions")
+
+
+def _names(functions: str | None) -> list:
+    """Built-in names and conversion ids from --functions (groups expanded)."""
+    from edgecases import catalogue
+    from fuzzfarm import conversions
+    fns = catalogue.functions()
+    if not functions:
+        return list(fns) + [c.id for c in conversions.conversions() if c.precision]
+    out = []
+    # conversion ids hold commas only inside parentheses: split outside them
+    for name in re.split(r",(?![^()]*\))", functions):
+        name = name.strip()
+        if not name:
+            continue
+        if name in fns:
+            out.append(name)
+        elif name == "conversions":
+            out += [c.id for c in conversions.conversions() if c.precision]
+        elif name in GROUPS:
+            out += [f.name for f in fns.values() if f.family == name]
+        elif name.startswith("convert_"):
+            try:
+                out.append(conversions.parse(name).id)
+            except ValueError as exc:
+                raise UsageError(f"--functions: {exc}") from None
+        else:
+            raise UsageError(f"--functions: unknown function {name!r}; see `fuzzfarm catalogue` "
+                             f"(groups: {', '.join(GROUPS)})")
+    if not out:
+        raise UsageError("--functions is empty")
+    return list(dict.fromkeys(out))
+
+
+def targets_for(names, precisions, widths) -> list:
+    """(name, precision, width) for every name in every precision and width it exists in."""
+    from edgecases import catalogue
+    from fuzzfarm import conversions
+    out = []
+    for name in names:
+        if name.startswith("convert_"):
+            conv = conversions.parse(name)
+            ok_p = [conv.precision] if conv.precision in precisions else []
+            ok_w = list(widths)
+        else:
+            fn = catalogue.function(name)
+            ok_p = [p for p in precisions if p in fn.precisions]
+            ok_w = [w for w in widths if w in fn.widths]
+        out += [(name, p, w) for p in ok_p for w in ok_w]
+    return out
+
+
+def _parse_list(text, what, parse) -> tuple:
+    items = [t.strip() for t in str(text).split(",") if t.strip()]
+    if not items:
+        raise UsageError(f"--{what} is empty")
+    return tuple(dict.fromkeys(parse(t) for t in items))
+
+
+def _precision(t: str) -> str:
+    if t.lower() not in PRECISION_NAMES:
+        raise UsageError(f"--precisions: unknown precision {t!r}; use binary16, binary32, "
+                         f"binary64 (or half, float, double)")
+    return PRECISION_NAMES[t.lower()]
+
+
+def _width(t: str) -> int:
+    from edgecases.catalogue import WIDTHS
+    if not t.isdigit() or int(t) not in WIDTHS:
+        raise UsageError(f"--widths: {t!r} is not an OpenCL vector width; use some of "
+                         f"{', '.join(map(str, WIDTHS))}")
+    return int(t)
 
 
 def validate(functions: str | None, budget: str, seed: int | None, out: str,
-             device: str | None, address: str | None, build_options: str = "") -> RunOptions:
+             device: str | None, address: str | None, build_options: str = "",
+             precisions: str = "binary32", widths: str = "1") -> RunOptions:
     """Check every option; returns RunOptions.  Raises UsageError naming the problem."""
-    from edgecases import catalogue
     from fuzzfarm import store
-
-    known = list(catalogue.functions())
-    if functions:
-        names = [f.strip() for f in functions.split(",") if f.strip()]
-        unknown = [f for f in names if f not in known]
-        if unknown:
-            raise UsageError(f"--functions: unknown function {unknown[0]!r}; "
-                             f"known: {', '.join(known)}")
-        if not names:
-            raise UsageError("--functions is empty")
-    else:
-        names = known
+    names = _names(functions)
+    precs = _parse_list(precisions, "precisions", _precision)
+    wids = _parse_list(widths, "widths", _width)
     secs = parse_budget(budget)
     if seed is not None and seed < 0:
         raise UsageError(f"--seed {seed} must be >= 0")
+    bad = [t for t in (build_options or "").split() if not t.startswith(("-cl-", "-D", "-I", "-w", "-Werror"))]
+    if bad:
+        raise UsageError(f"--build-options: {bad[0]!r} is not an OpenCL build option "
+                         f"(e.g. -cl-fast-relaxed-math, -cl-denorms-are-zero)")
     try:
         from fuzzfarm.device import DeviceSelectionError, select_devices
         devices = select_devices(device)
@@ -85,12 +163,22 @@ def validate(functions: str | None, budget: str, seed: int | None, out: str,
     if not devices:
         raise UsageError("no OpenCL device found; `pip install pocl-binary-distribution` "
                          "gives a CPU device")
+    from fuzzfarm.formats import format_named
+    usable = [p for p in precs if any(d.supports(format_named(p)) for d in devices)]
+    if not usable:
+        raise UsageError(f"--precisions {','.join(precs)}: no selected device supports "
+                         f"{' or '.join(precs)} (binary16 needs cl_khr_fp16, binary64 cl_khr_fp64)")
+    targets = targets_for(names, usable, wids)
+    if not targets:
+        raise UsageError(f"--functions/--precisions/--widths: none of the functions exists in "
+                         f"precisions {','.join(usable)} at widths {','.join(map(str, wids))}")
     try:
         store.check_writable(out)
     except store.StoreError as exc:
         raise UsageError(str(exc)) from None
     return RunOptions(names, secs, seed if seed is not None else int.from_bytes(os.urandom(3), "big"),
-                      out, devices, address, build_options)
+                      out, devices, address, build_options, precisions=tuple(usable),
+                      widths=wids, targets=targets)
 
 
 def _progress_table(snap: dict, labels: dict, budget: float) -> Table:
@@ -115,6 +203,8 @@ def execute(opts: RunOptions, console: Console | None = None) -> dict:
     run_id = store.new_run_id()
     started = time.time()
     meta = {"run_id": run_id, "functions": opts.functions, "budget_seconds": opts.budget,
+            "precisions": list(opts.precisions), "widths": list(opts.widths),
+            "targets": [list(t) for t in opts.targets],
             "seed": opts.seed, "build_options": opts.build_options, "started": started,
             "devices": [d.to_dict() for d in opts.devices], "status": "running"}
     init = {"address": opts.address} if opts.address else {
@@ -124,13 +214,16 @@ def execute(opts: RunOptions, console: Console | None = None) -> dict:
     old = signal.getsignal(signal.SIGINT)
     try:
         actors = [DeviceActor.remote(d.index, opts.build_options) for d in opts.devices]
-        console.print(f"[bold]run {run_id}[/]: {len(opts.functions)} functions on "
+        meta["device_constants"] = {d.fingerprint: c for d, c in zip(
+            opts.devices, ray.get([a.constants.remote() for a in actors]))}
+        console.print(f"[bold]run {run_id}[/]: {len(opts.functions)} functions "
+                      f"({len(opts.targets)} function x precision x width targets) on "
                       f"{len(actors)} device(s), budget {opts.budget:.0f}s, seed {opts.seed}")
         t0 = time.perf_counter()
-        ray.get([a.prepare.remote(opts.functions) for a in actors])
+        ray.get([a.prepare.remote(opts.targets) for a in actors])
         console.print(f"kernels built in {time.perf_counter() - t0:.1f}s")
         store.write_run(opts.out, run_id, meta)
-        coord = Coordinator.remote(opts.functions, opts.seed, time.time() + opts.budget,
+        coord = Coordinator.remote(opts.targets, opts.seed, time.time() + opts.budget,
                                    opts.per_recipe, opts.recipes_per_unit)
         work = [a.work.remote(coord, run_id, opts.out) for a in actors]
         labels = {d.fingerprint: d.label for d in opts.devices}

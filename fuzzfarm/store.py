@@ -42,8 +42,8 @@ FINDINGS_SCHEMA = pa.schema([
     ("run_id", pa.string()), ("unit_id", pa.string()), *_DEVICE_FIELDS,
     ("function", pa.string()), ("precision", pa.string()), ("vector_width", pa.int16()),
     ("build_options", pa.string()), ("element", pa.int64()),
-    ("input_bits", pa.list_(pa.int64())), ("inputs", pa.string()),
-    ("output", pa.string()), ("output_bits", pa.list_(pa.int64())), ("outputs", pa.string()),
+    ("input_bits", pa.list_(pa.uint64())), ("inputs", pa.string()),
+    ("output", pa.string()), ("output_bits", pa.list_(pa.uint64())), ("outputs", pa.string()),
     ("expected", pa.string()), ("rule_id", pa.string()), ("section", pa.string()),
     ("sentence", pa.string()), ("severity", pa.string()), ("reading", pa.string()),
     ("ulp_error", pa.float64()), ("seed", pa.int64()), ("recipe", pa.string()),
@@ -58,6 +58,7 @@ STATS_SCHEMA = pa.schema([
     ("failures", pa.int64()), ("failures_by_rule", pa.map_(pa.string(), pa.int64())),
     ("notes", pa.int64()), ("notes_by_rule", pa.map_(pa.string(), pa.int64())),
     ("max_ulp_error", pa.float64()), ("screened", pa.int64()), ("exact", pa.int64()),
+    ("unjudged", pa.int64()),
     ("device_seconds", pa.float64()), ("check_seconds", pa.float64()),
     ("time", pa.timestamp("ms", tz="UTC")),
 ])

@@ -36,9 +36,9 @@ def test_binary32_scalar_source(fn):
     assert f"__kernel void k_{fn.name}(" in src
     # Parameters: the inputs in order, then the outputs in order, ret first.
     params = _params(src, fn)
-    want = [f"__global const {'uint' if a.kind == 'float' else 'int'} *restrict in_{a.name}"
+    want = [f"__global const {'int' if a.kind == 'int' else 'uint'} *restrict in_{a.name}"
             for a in fn.inputs]
-    want += [f"__global {'uint' if o.kind == 'float' else 'int'} *restrict out_{o.name}"
+    want += [f"__global {'int' if o.kind == 'int' else 'uint'} *restrict out_{o.name}"
              for o in fn.outputs]
     assert params == want
     # Inputs are reinterpreted buffer loads (never value conversions, never literals).
@@ -48,7 +48,11 @@ def test_binary32_scalar_source(fn):
     assert "convert_" not in src and "(float)" not in src
     # The call passes the loaded values and the addresses of the pointer outputs.
     args = [f"{a.name}_v" for a in fn.inputs] + [f"&{o.name}_v" for o in fn.outputs[1:]]
-    assert f" = {fn.name}({', '.join(args)});" in src
+    if fn.expression:    # an operator: its expression on the loaded values
+        assert re.sub(r"\b(\w+)\b", lambda m: m.group(1) + "_v" if m.group(1) in fn.arg_names
+                      else m.group(1), fn.expression) in src
+    else:
+        assert f" = {fn.name}({', '.join(args)});" in src
     # Every output is stored as raw bits.
     for o in fn.outputs:
         value = f"as_uint({o.name}_v)" if o.kind == "float" else f"{o.name}_v"
@@ -80,9 +84,12 @@ def test_binary64_source(fn):
         if a.kind == "float":
             assert f"__global const ulong *restrict in_{a.name}" in src
             assert f"as_double(in_{a.name}[i])" in src
+        elif a.kind == "uint":       # nan's payload: the unsigned type of double's size
+            assert f"__global const ulong *restrict in_{a.name}" in src
+            assert f"= in_{a.name}[i];" in src
         else:
             assert f"__global const int *restrict in_{a.name}" in src
-    assert "float" not in src and "uint " not in src
+    assert "float" not in src and "uint " not in src and "uint2" not in src
 
 
 def test_binary16_source():

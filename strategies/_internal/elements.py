@@ -128,5 +128,5 @@ def args_for(fn, fmt: FloatFormat = BINARY32) -> SearchStrategy[tuple[int, ...]]
     an 'int' one.  The arguments are drawn independently."""
     fn = check_function(fn)
     fmt = check_fmt(fmt)
-    return st.tuples(*(float_bits(fmt) if a.kind == "float" else int_bits(fmt)
+    return st.tuples(*(float_bits(fmt) if a.kind != "int" else int_bits(fmt)
                        for a in fn.inputs))

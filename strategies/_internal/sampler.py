@@ -78,7 +78,7 @@ def expand(recipe: Recipe, fn, n: int, fmt: FloatFormat = BINARY32) -> dict[str,
     out: dict[str, np.ndarray] = {}
     for i, arg in enumerate(fn.inputs):
         rng = _rng(recipe.seed, 0, i)
-        if arg.kind == "float":
+        if arg.kind in ("float", "uint"):   # ugentype: any bit pattern of the size
             out[arg.name] = sample_classes("float", recipe.float_weights, int(n), rng, fmt, params)
         else:
             out[arg.name] = sample_classes("int", recipe.int_weights, int(n), rng, fmt, params)
@@ -111,7 +111,7 @@ def input_class_counts(inputs: dict[str, np.ndarray], fn, fmt: FloatFormat = BIN
         if arg.name not in inputs:
             raise InvalidArgument(f"inputs has no array for argument {arg.name!r} of "
                                   f"{fn.signature}; give one per name in {fn.arg_names}")
-        if arg.kind == "float":
+        if arg.kind != "int":
             codes, names = classify(inputs[arg.name], fmt), INPUT_CLASSES
         else:
             codes, names = classify_int(inputs[arg.name]), INT_CLASSES

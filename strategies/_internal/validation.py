@@ -70,7 +70,7 @@ def check_params(exponent_window, nan_payload, fmt: FloatFormat) -> Params:
 
 def check_function(fn):
     inputs = getattr(fn, "inputs", None)
-    if inputs is None or not all(getattr(a, "kind", None) in ("float", "int") for a in inputs):
+    if inputs is None or not all(getattr(a, "kind", None) in ("float", "int", "uint") for a in inputs):
         raise InvalidArgument(f"fn={fn!r} is not a catalogue Function; use "
                               f"edgecases.catalogue.function('sin')")
     return fn

@@ -1,0 +1,197 @@
+"""``fuzzfarm verify``: do the stored failures hold up?
+
+For each stored failure (DESIGN.md decision 4: "every reported failure can be re-derived"):
+
+1. **Re-derive the verdict** from the stored input and output bits alone, with the reference
+   evaluated afresh by mpmath at a much higher precision (``VERIFY_PRECISION``: 4p + 128
+   bits, against 2p + 48 in a run) and no float64 screen.  The failure holds up when the
+   same rule fails again on the same output.
+2. **Re-execute** the input on its device (found by its fingerprint among the local OpenCL
+   devices, built with the run's build options) and compare the device's bits now with the
+   stored ones.  A device that is not attached here is reported as such; step 1 still runs.
+
+The grouping by (device, function, precision, width, build options) lets a group be checked
+and re-run as one batch.  Pure apart from the optional device runner passed in.
+"""
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from edgecases import catalogue
+from fuzzfarm.checker import Claims
+from fuzzfarm.formats import format_named
+from fuzzfarm.kernels import buffer_dtype
+from fuzzfarm.units import WorkUnit, check_result, is_conversion, run_unit
+
+__all__ = ["Verdict", "VerifyReport", "verify_findings", "VERIFY_PRECISION", "decode"]
+
+
+def VERIFY_PRECISION(precision: str) -> int:
+    """mpmath working precision of the re-derivation, in bits (4p + 128)."""
+    return 4 * format_named(precision).precision + 128
+
+
+@dataclass
+class Verdict:
+    """One stored failure after verification.  ``holds``: the re-derived verdict fails the
+    same rule; ``reproduced``: True/False when re-executed, None when the device is absent."""
+
+    row: dict
+    holds: bool
+    reproduced: bool | None
+    detail: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.holds and self.reproduced is not False
+
+
+@dataclass
+class VerifyReport:
+    verdicts: list = field(default_factory=list)
+    absent_devices: set = field(default_factory=set)
+
+    @property
+    def bad(self) -> list:
+        return [v for v in self.verdicts if not v.ok]
+
+    def counts(self) -> Counter:
+        return Counter((v.row["function"], v.row["rule_id"],
+                        "confirmed" if v.ok else ("refuted" if not v.holds else "not reproduced"))
+                       for v in self.verdicts)
+
+
+def decode(values, dtype) -> np.ndarray:
+    """Stored raw bits (unsigned 64-bit, integers in two's complement) -> an array of
+    ``dtype`` (e.g. uint32 float patterns, int32 values)."""
+    dt = np.dtype(dtype)
+    u = np.asarray([int(v) for v in values], dtype=np.uint64)
+    return u.astype(np.dtype(f"u{dt.itemsize}")).view(dt)
+
+
+def _io(row: dict):
+    """(input arrays, output arrays) of one finding row, by name."""
+    name, fmt, width = row["function"], format_named(row["precision"]), int(row["vector_width"])
+    if is_conversion(name):
+        from fuzzfarm import conversions
+        conv = conversions.parse(name)
+        return ({"x": decode(row["input_bits"], conv.src_dtype)},
+                {"ret": decode(row["output_bits"][:1], conv.dst_dtype)})
+    fn = catalogue.function(name)
+    per_in = 1 if fn.is_elementwise else width
+    ins, k = {}, 0
+    for a in fn.inputs:
+        ins[a.name] = decode(row["input_bits"][k:k + per_in], buffer_dtype(a, fmt))
+        k += per_in
+    outs, k = {}, 0
+    for o in fn.outputs:
+        m = 1 if (fn.is_elementwise or o.scalar) else width
+        outs[o.name] = decode(row["output_bits"][k:k + m], buffer_dtype(o, fmt))
+        k += m
+    return ins, outs
+
+
+def _concat(parts: list) -> dict:
+    return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+
+
+def _claims(row: dict, build_options: str, constants: dict | None) -> Claims:
+    flags = (row.get("fp_config") or "").split()
+    return Claims.from_fp_config(flags, row.get("profile") or "FULL_PROFILE", row["precision"],
+                                 constants, build_options)
+
+
+def verify_findings(rows: list, runners: dict | None = None, constants: dict | None = None,
+                    prec: int | None = None) -> VerifyReport:
+    """Verify finding rows (dicts of store.FINDINGS_SCHEMA).
+
+    ``runners`` maps device fingerprints to fuzzfarm.device.DeviceRunner objects (built
+    with the rows' build options) for re-execution; a fingerprint without one is reported
+    in ``absent_devices``.  ``constants`` maps fingerprints to the device's
+    {"FP_ILOGB0": int, "FP_ILOGBNAN": int} (from the run's metadata).  ``prec`` overrides
+    VERIFY_PRECISION.  Returns a VerifyReport with one Verdict per row.
+    """
+    runners = runners or {}
+    constants = constants or {}
+    report = VerifyReport()
+    groups: dict = {}
+    for row in rows:
+        key = (row["device_fingerprint"], row["function"], row["precision"],
+               int(row["vector_width"]), row.get("build_options") or "")
+        groups.setdefault(key, []).append(row)
+    for (fp, name, precision, width, options), group in groups.items():
+        claims = _claims(group[0], options, constants.get(fp))
+        parts = [_io(r) for r in group]
+        ins = _concat([p[0] for p in parts])
+        outs = _concat([p[1] for p in parts])
+        unit = WorkUnit(f"verify-{name}", name, 0, 0, (), True, precision, width)
+        geometric = not is_conversion(name) and not catalogue.function(name).is_elementwise
+        result = _check(unit, ins, outs, claims, prec or VERIFY_PRECISION(precision))
+        failing = {(f.index, f.rule_id, f.output) for f in result.failures}
+        fresh = None
+        runner = runners.get(fp)
+        if runner is None:
+            report.absent_devices.add(fp)
+        else:
+            fresh = _rerun(runner, unit, ins, width, geometric)
+        for i, row in enumerate(group):
+            holds = (i, row["rule_id"], row["output"]) in failing
+            reproduced = None
+            detail = "" if holds else "the re-derived verdict does not fail this rule"
+            if fresh is not None:
+                got = _element(fresh, i, width, geometric, unit)
+                want = _element(outs, i, width, geometric, unit)
+                reproduced = all(np.array_equal(got[k], want[k]) for k in want)
+                if not reproduced:
+                    detail = (detail + "; " if detail else "") + \
+                        "the device now returns " + ", ".join(
+                            f"{k}={[hex(int(v)) for v in np.asarray(got[k]).view(np.dtype(f'u{got[k].dtype.itemsize}'))]}"
+                            for k in got)
+            report.verdicts.append(Verdict(row, holds, reproduced, detail))
+    return report
+
+
+def _check(unit, ins, outs, claims, prec):
+    if is_conversion(unit.function):
+        return check_result(unit, ins, outs, claims)
+    from fuzzfarm.checker import check_batch
+    return check_batch(catalogue.function(unit.function), ins, outs, claims, prec,
+                       width=unit.vector_width)
+
+
+def _rerun(runner, unit, ins, width, geometric) -> dict:
+    """Run the group's inputs again: element-wise inputs fill all ``width`` lanes of a
+    work-item with the same value, so lane 0 of each work-item is the element."""
+    if geometric:
+        return run_unit(runner, unit, ins)
+    wide = {k: np.repeat(v, width) for k, v in ins.items()}
+    out = run_unit(runner, unit, wide)
+    return {k: v[::width] for k, v in out.items()}
+
+
+def _element(outs: dict, i: int, width: int, geometric: bool, unit) -> dict:
+    if not geometric:
+        return {k: v[i:i + 1] for k, v in outs.items()}
+    fn = catalogue.function(unit.function)
+    res = {}
+    for o in fn.outputs:
+        m = 1 if o.scalar else width
+        res[o.name] = outs[o.name][i * m:(i + 1) * m]
+    return res
+
+
+def run_constants(out: str | Path) -> dict:
+    """Device constants (FP_ILOGB0, FP_ILOGBNAN) by fingerprint from the runs' metadata."""
+    found = {}
+    for p in sorted((Path(out) / "_runs").glob("*.json")):
+        try:
+            meta = json.loads(p.read_text())
+        except (OSError, ValueError):
+            continue
+        found.update(meta.get("device_constants") or {})
+    return found
