@@ -1,0 +1,1125 @@
+"""Explicit conversions ``convert_<dst>[_sat][_rte|_rtz|_rtp|_rtn](<src>)``: the table of
+valid conversions, their kernels, an exact vectorized reference, the verdict, and inputs.
+
+Pure logic (STYLE.md point 1): no pyopencl, no Ray; ``fuzzfarm.device`` compiles the
+sources, the lead's runner feeds ``check``.
+
+The rules (edgecases/data/conversions.toml, each with id, section and sentence):
+
+* **Rounding** (``CL.convert.rounding``).  "Conversion between floating-point formats and
+  explicit conversions must be correctly rounded" (SPIR-V Env, Relative Error as ULPs);
+  without a suffix the mode is round to nearest even for conversions to floating-point
+  types and round toward zero for conversions to integer types (Rounding Modes for
+  Conversions; OpenCL C 3.0 §6.4.3.2).  A float->float or int->float result must be the
+  one pattern IEEE 754 gives in the mode (overflow to infinity or to the largest finite
+  value as the mode says); a float->int result of an in-range operand the one integer.
+* **Out-of-range** float->int without ``_sat`` is implementation-defined (Out-of-Range
+  Conversions): such elements are *unjudged* and counted.  An out-of-range operand whose
+  rounded value is representable (-0.5 -> uint toward zero) is unjudged too, but a result
+  other than the rounded value is a note (``CL.convert.float_out_of_range_rounds_in``).
+* **Saturation** (``_sat``, integer destinations only; OpenCL C 3.0 §6.4.3.3): out-of-range
+  values clamp to the nearest representable value (``CL.convert.saturate``), NaN converts
+  to 0 (``CL.convert.sat_nan_zero``).
+* **int->int** follows C99 6.3.1.3: a representable value is unchanged
+  (``CL.convert.int_value``), an unsigned destination wraps modulo 2**N
+  (``CL.convert.int_modulo``), a signed destination out of range is implementation-defined
+  (unjudged; a result other than the two's-complement wrap is a note).  Rounding suffixes
+  have no effect on int->int.
+* **NaN** of float->float: any NaN, and a quiet NaN stays quiet (``CL.convert.nan``,
+  ``CL.convert.nan_quiet``); sign and payload are free (Additional Requirements).
+* **Flush to zero** (SPIR-V Env "INF, NaN, and Denormalized Numbers", Edge Case Behavior
+  in Flush To Zero Mode): on a device without CL_FP_DENORM for a format, a subnormal
+  source of that format may be read as a zero of either sign, and a result that is
+  subnormal before rounding may be a zero of either sign.  binary64 never flushes.
+* A zero of the other sign than IEEE 754 gives is a note (``CL.convert.zero_sign``), and so
+  is a conversion without suffix that rounds toward zero on a device claiming round toward
+  zero but not round to nearest for that format (``CL.convert.embedded_default_rtz``).
+
+Values travel as bits (DESIGN.md decision 1): float sources and results are unsigned bit
+patterns (uint16/uint32/uint64), integers their own numpy type (int8 ... uint64).
+"""
+from __future__ import annotations
+
+import math
+import zlib
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from importlib import resources
+from typing import Iterable, Mapping
+
+import mpmath
+import numpy as np
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python < 3.11
+    import tomli as tomllib
+
+from edgecases.catalogue import GeneralRule
+from fuzzfarm import formats
+from fuzzfarm.checker import CheckResult, Claims, Finding
+from fuzzfarm.formats import BINARY16, BINARY32, BINARY64, FloatFormat
+from fuzzfarm.kernels import WIDTHS
+from fuzzfarm.oracle import round_to_bits, ulp_error
+
+__all__ = [
+    "INT_TYPES", "FLOAT_TYPES", "TYPES", "ROUNDINGS", "Conversion", "ConversionResult",
+    "conversions", "parse", "int_range", "extensions", "kernel_name", "kernel_source",
+    "program_source", "reference", "check", "rules", "inputs", "special_inputs",
+]
+
+#: Integer types: (bits, signed).
+INT_TYPES = {
+    "char": (8, True), "uchar": (8, False), "short": (16, True), "ushort": (16, False),
+    "int": (32, True), "uint": (32, False), "long": (64, True), "ulong": (64, False),
+}
+#: Floating-point types and their formats.
+FLOAT_TYPES = {"half": BINARY16, "float": BINARY32, "double": BINARY64}
+#: Every scalar type a conversion may name, integers first.
+TYPES = tuple(INT_TYPES) + tuple(FLOAT_TYPES)
+#: The rounding suffixes (OpenCL C 3.0 §6.4.3.2).
+ROUNDINGS = ("rte", "rtz", "rtp", "rtn")
+
+_NP_INT = {"char": np.int8, "uchar": np.uint8, "short": np.int16, "ushort": np.uint16,
+           "int": np.int32, "uint": np.uint32, "long": np.int64, "ulong": np.uint64}
+_EXTENSION = {"half": "cl_khr_fp16", "double": "cl_khr_fp64"}
+
+# Per-element rule codes (indices into _RULE_IDS).
+(R_ROUNDING, R_SATURATE, R_SAT_NAN, R_INT_VALUE, R_INT_MODULO, R_NAN, R_NAN_QUIET,
+ R_SIGNED_OOR, R_ROUNDS_IN, R_ZERO_SIGN, R_EMBEDDED) = range(11)
+_RULE_IDS = (
+    "CL.convert.rounding", "CL.convert.saturate", "CL.convert.sat_nan_zero",
+    "CL.convert.int_value", "CL.convert.int_modulo", "CL.convert.nan", "CL.convert.nan_quiet",
+    "CL.convert.int_signed_out_of_range", "CL.convert.float_out_of_range_rounds_in",
+    "CL.convert.zero_sign", "CL.convert.embedded_default_rtz",
+)
+
+#: The ULP error of at most this many failing float results per batch is measured with
+#: mpmath (the others carry ulp_error None): a broken device must not stall the checker.
+MAX_MEASURED = 1000
+
+
+def int_range(type_name: str) -> tuple[int, int]:
+    """(least, greatest) value of an OpenCL C integer type, as Python ints.  Raises
+    ValueError for a type that is not an integer type."""
+    if type_name not in INT_TYPES:
+        raise ValueError(f"type={type_name!r} is not an integer type; choose one of "
+                         f"{', '.join(INT_TYPES)}")
+    bits, signed = INT_TYPES[type_name]
+    return (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
+
+
+def _type_dtype(type_name: str) -> np.dtype:
+    if type_name in FLOAT_TYPES:
+        return np.dtype(FLOAT_TYPES[type_name].uint)
+    return np.dtype(_NP_INT[type_name])
+
+
+def _c_buffer_type(type_name: str) -> str:
+    return FLOAT_TYPES[type_name].c_uint if type_name in FLOAT_TYPES else type_name
+
+
+# --------------------------------------------------------------------------- the table
+@dataclass(frozen=True)
+class Conversion:
+    """One explicit conversion ``convert_<dst>[_sat][_<rounding>](<src>)``.
+
+    ``dst``/``src`` are OpenCL C scalar type names (``TYPES``); ``sat`` the ``_sat``
+    modifier (integer destinations only); ``rounding`` one of ``ROUNDINGS`` or None for
+    the default mode.  Raises ValueError naming the problem for an unknown type or
+    rounding, or ``_sat`` with a floating-point destination.
+    """
+
+    dst: str
+    src: str
+    sat: bool = False
+    rounding: str | None = None
+
+    def __post_init__(self):
+        for what, t in (("dst", self.dst), ("src", self.src)):
+            if t not in TYPES:
+                raise ValueError(f"{what}={t!r} is not an OpenCL C scalar type of a conversion; "
+                                 f"choose one of {', '.join(TYPES)}")
+        if self.rounding is not None and self.rounding not in ROUNDINGS:
+            raise ValueError(f"rounding={self.rounding!r} is not a rounding mode; choose one "
+                             f"of {', '.join(ROUNDINGS)} or None for the default")
+        if self.sat and self.dst in FLOAT_TYPES:
+            raise ValueError(f"sat=True with dst={self.dst!r}: _sat is only valid for integer "
+                             f"destinations (OpenCL C 3.0 §6.4.3.3); use sat=False")
+
+    @property
+    def name(self) -> str:
+        """The built-in's name: ``convert_int_sat_rte``."""
+        return ("convert_" + self.dst + ("_sat" if self.sat else "")
+                + (f"_{self.rounding}" if self.rounding else ""))
+
+    @property
+    def id(self) -> str:
+        """Unique name with the source type: ``convert_int_sat_rte(float)``."""
+        return f"{self.name}({self.src})"
+
+    @property
+    def kind(self) -> str:
+        """'float_to_int', 'int_to_float', 'float_to_float' or 'int_to_int'."""
+        a = "float" if self.src in FLOAT_TYPES else "int"
+        b = "float" if self.dst in FLOAT_TYPES else "int"
+        return f"{a}_to_{b}"
+
+    @property
+    def mode(self) -> str:
+        """The effective rounding mode: the suffix, else 'rte' to a floating-point type and
+        'rtz' to an integer type (SPIR-V Env, Rounding Modes for Conversions)."""
+        if self.rounding:
+            return self.rounding
+        return "rte" if self.dst in FLOAT_TYPES else "rtz"
+
+    @property
+    def src_dtype(self) -> np.dtype:
+        """Host buffer dtype of the source: float bits as uint16/32/64, ints as themselves."""
+        return _type_dtype(self.src)
+
+    @property
+    def dst_dtype(self) -> np.dtype:
+        """Host buffer dtype of the result: float bits as uint16/32/64, ints as themselves."""
+        return _type_dtype(self.dst)
+
+    @property
+    def src_format(self) -> FloatFormat | None:
+        return FLOAT_TYPES.get(self.src)
+
+    @property
+    def dst_format(self) -> FloatFormat | None:
+        return FLOAT_TYPES.get(self.dst)
+
+    @property
+    def precision(self) -> str | None:
+        """The floating-point format involved ('binary16', 'binary32', 'binary64'): the
+        source's or the destination's, the wider if both; None for int->int."""
+        fmts = [f for f in (self.src_format, self.dst_format) if f is not None]
+        return max(fmts, key=lambda f: f.bits).name if fmts else None
+
+    def __str__(self) -> str:
+        return self.id
+
+
+def conversions(types: Iterable[str] | None = None) -> tuple[Conversion, ...]:
+    """Every valid conversion between the scalar ``types`` (default: all of ``TYPES``),
+    both directions and each type to itself, with and without ``_sat`` (integer
+    destinations) and with each rounding suffix and none: 1045 for all eleven types.
+    Ordered by source, destination, sat, rounding (None first).  Raises ValueError for an
+    unknown type."""
+    chosen = TYPES if types is None else tuple(dict.fromkeys(types))
+    for t in chosen:
+        if t not in TYPES:
+            raise ValueError(f"types contains {t!r}, not an OpenCL C scalar type of a "
+                             f"conversion; choose from {', '.join(TYPES)}")
+    out = []
+    for src in (t for t in TYPES if t in chosen):
+        for dst in (t for t in TYPES if t in chosen):
+            for sat in ((False, True) if dst in INT_TYPES else (False,)):
+                for rnd in (None,) + ROUNDINGS:
+                    out.append(Conversion(dst, src, sat, rnd))
+    return tuple(out)
+
+
+def parse(text: str) -> Conversion:
+    """The conversion named ``text``: ``'convert_int_sat_rte(float)'`` (spaces around the
+    parentheses are allowed).  Raises ValueError with a one-line message naming the
+    problem (no source type, an unknown type, a vector type, a misplaced or unknown
+    modifier, ``_sat`` to a floating-point type)."""
+    s = str(text).strip()
+    if "(" not in s or not s.endswith(")"):
+        raise ValueError(f"conversion={text!r} has no source type; write it as "
+                         f"'convert_<dst>[_sat][_rte|_rtz|_rtp|_rtn](<src>)', e.g. "
+                         f"'convert_int_sat_rte(float)'")
+    head, src = s[:-1].split("(", 1)
+    head, src = head.strip(), src.strip()
+    if not head.startswith("convert_"):
+        raise ValueError(f"conversion={text!r} does not start with 'convert_'")
+    parts = head[len("convert_"):].split("_")
+    dst, mods = parts[0], parts[1:]
+    for what, t in (("destination", dst), ("source", src)):
+        if t not in TYPES:
+            base = t.rstrip("0123456789")
+            if base != t and base in TYPES:
+                raise ValueError(f"conversion={text!r}: {what} type {t!r} is a vector type; "
+                                 f"name the scalar conversion ({base}) and give the vector "
+                                 f"width to kernel_source")
+            raise ValueError(f"conversion={text!r}: {what} type {t!r} is unknown; choose one "
+                             f"of {', '.join(TYPES)}")
+    sat, rounding = False, None
+    for i, m in enumerate(mods):
+        if m == "sat" and i == 0 and not sat:
+            sat = True
+        elif m in ROUNDINGS and i == len(mods) - 1 and rounding is None:
+            rounding = m
+        elif m == "sat":
+            raise ValueError(f"conversion={text!r}: '_sat' must come once, right after the "
+                             f"destination type (convert_<dst>_sat_<mode>)")
+        elif m in ROUNDINGS:
+            raise ValueError(f"conversion={text!r}: the rounding suffix '_{m}' must come "
+                             f"once, last")
+        else:
+            raise ValueError(f"conversion={text!r}: modifier '_{m}' is unknown; use _sat "
+                             f"and one of {', '.join('_' + r for r in ROUNDINGS)}")
+    if sat and dst in FLOAT_TYPES:
+        raise ValueError(f"conversion={text!r}: _sat is only valid for integer destinations "
+                         f"(OpenCL C 3.0 §6.4.3.3); drop it")
+    return Conversion(dst, src, sat, rounding)
+
+
+# --------------------------------------------------------------------------- kernels
+def extensions(conv: Conversion) -> tuple[str, ...]:
+    """The OpenCL extensions a conversion's kernel needs ('cl_khr_fp16' for half,
+    'cl_khr_fp64' for double), sorted; group conversions by this before building a
+    program on a device that may lack one."""
+    return tuple(sorted({_EXTENSION[t] for t in (conv.src, conv.dst) if t in _EXTENSION}))
+
+
+def kernel_name(conv: Conversion) -> str:
+    """The kernel's name: ``k_<name>_from_<src>`` (``k_convert_int_sat_rte_from_float``),
+    unique per ``conv.id``."""
+    return f"k_{conv.name}_from_{conv.src}"
+
+
+def _check_width(width: int) -> None:
+    if width not in WIDTHS:
+        raise ValueError(f"width={width!r} is not an OpenCL C vector width; choose one of {WIDTHS}")
+
+
+def _vec(t: str, width: int) -> str:
+    return t if width == 1 else f"{t}{width}"
+
+
+def _preamble(exts: Iterable[str]) -> str:
+    lines = ["/* fuzzfarm: bit-exact calls of OpenCL C explicit conversions */"]
+    lines += [f"#pragma OPENCL EXTENSION {e} : enable" for e in sorted(set(exts))]
+    return "\n".join(lines) + "\n"
+
+
+def _kernel_body(conv: Conversion, width: int) -> str:
+    src_buf, dst_buf = _c_buffer_type(conv.src), _c_buffer_type(conv.dst)
+    load = "in_x[i]" if width == 1 else f"vload{width}(i, in_x)"
+    if conv.src in FLOAT_TYPES:
+        load = f"as_{_vec(conv.src, width)}({load})"
+    value = "ret_v"
+    if conv.dst in FLOAT_TYPES:
+        value = f"as_{_vec(dst_buf, width)}(ret_v)"
+    store = (f"out_ret[i] = {value};" if width == 1
+             else f"vstore{width}({value}, i, out_ret);")
+    call = ("convert_" + _vec(conv.dst, width) + ("_sat" if conv.sat else "")
+            + (f"_{conv.rounding}" if conv.rounding else ""))
+    return "\n".join([
+        f"__kernel void {kernel_name(conv)}(",
+        f"    __global const {src_buf} *restrict in_x,",
+        f"    __global {dst_buf} *restrict out_ret)",
+        "{",
+        "    const size_t i = get_global_id(0);",
+        f"    const {_vec(conv.src, width)} x_v = {load};",
+        f"    const {_vec(conv.dst, width)} ret_v = {call}(x_v);",
+        f"    {store}",
+        "}",
+    ]) + "\n"
+
+
+def kernel_source(conv: Conversion, width: int = 1) -> str:
+    """Complete OpenCL C source of one kernel calling ``conv`` on raw bits.
+
+    The kernel ``kernel_name(conv)`` takes ``__global const SRC *in_x`` (float sources as
+    their bits: ushort/uint/ulong; ints as their type) and ``__global DST *out_ret``; it
+    reinterprets the loaded bits (``as_float`` ...), calls ``convert_<dst><n>...`` and
+    stores the result's bits (``as_uint`` ...).  With ``width`` n > 1 each work-item
+    handles n consecutive elements through ``vloadn``/``vstoren`` (global size = elements /
+    n), as in fuzzfarm.kernels.  The source carries the cl_khr_fp16 / cl_khr_fp64 pragma
+    it needs.  Raises ValueError for a width that is not 1, 2, 3, 4, 8 or 16.
+
+    >>> print(kernel_source(parse("convert_int_sat_rte(float)")))  # doctest: +SKIP
+    __kernel void k_convert_int_sat_rte_from_float(
+        __global const uint *restrict in_x,
+        __global int *restrict out_ret)
+    {
+        const size_t i = get_global_id(0);
+        const float x_v = as_float(in_x[i]);
+        const int ret_v = convert_int_sat_rte(x_v);
+        out_ret[i] = ret_v;
+    }
+    """
+    _check_width(width)
+    return _preamble(extensions(conv)) + _kernel_body(conv, width)
+
+
+def program_source(convs: Iterable[Conversion], width: int = 1) -> str:
+    """One program holding the kernels of all ``convs`` (one build instead of many), each
+    as in ``kernel_source``, under the union of their pragmas (so give it conversions of
+    one ``extensions`` group when the device may lack cl_khr_fp16 or cl_khr_fp64).
+    Raises ValueError when ``convs`` is empty or names a conversion twice, or for a bad
+    width."""
+    _check_width(width)
+    convs = list(convs)
+    if not convs:
+        raise ValueError("convs is empty; give at least one Conversion")
+    ids = [c.id for c in convs]
+    if len(set(ids)) != len(ids):
+        dup = sorted({i for i in ids if ids.count(i) > 1})
+        raise ValueError(f"convs names {dup} more than once")
+    exts = {e for c in convs for e in extensions(c)}
+    return _preamble(exts) + "\n".join(_kernel_body(c, width) for c in convs)
+
+
+# --------------------------------------------------------------------------- rules
+@lru_cache(maxsize=None)
+def rules() -> dict[str, GeneralRule]:
+    """The conversion rules by id (edgecases/data/conversions.toml): id, section,
+    sentence, severity ('fail' or 'note') and reading."""
+    text = resources.files("edgecases").joinpath("data", "conversions.toml").read_text("utf-8")
+    out = {}
+    for row in tomllib.loads(text).get("rule", []):
+        sev = row.get("severity", "fail")
+        if sev not in ("fail", "note"):
+            raise ValueError(f"conversions.toml: {row.get('id')}: severity={sev!r}")
+        out[row["id"]] = GeneralRule(row["id"], row["section"], " ".join(row["sentence"].split()),
+                                     sev, " ".join(row.get("reading", "").split()))
+    missing = set(_RULE_IDS) - set(out)
+    if missing:
+        raise ValueError(f"conversions.toml lacks the rules {sorted(missing)}")
+    return out
+
+
+# --------------------------------------------------------------------------- coercion
+def _coerce(arr, dtype: np.dtype, what: str) -> np.ndarray:
+    """``arr`` as a 1-D array of ``dtype`` (an integer dtype): same-size integer arrays are
+    reinterpreted, other integer arrays converted when every value fits the width."""
+    a = np.asarray(arr)
+    if a.ndim == 0:
+        a = a.reshape(1)
+    if a.ndim != 1:
+        raise ValueError(f"{what} has shape {a.shape}; give a 1-D array")
+    if a.dtype == dtype:
+        return a
+    if a.size == 0:
+        return np.zeros(0, dtype)
+    if a.dtype.kind not in "iu":
+        raise ValueError(f"{what} has dtype {a.dtype}; give {dtype} (floats as bit patterns)")
+    if a.dtype.itemsize == dtype.itemsize:
+        return a.view(dtype)
+    nbits = 8 * dtype.itemsize
+    if a.size and (int(a.min()) < -(1 << (nbits - 1)) or int(a.max()) > (1 << nbits) - 1):
+        raise ValueError(f"{what} has values outside {nbits} bits; give {dtype}")
+    # numpy's integer casts wrap modulo 2**nbits: negative values become their patterns
+    return a.astype(np.int64).astype(np.dtype(f"u{dtype.itemsize}")).view(dtype)
+
+
+# --------------------------------------------------------------------------- exact helpers
+_U1 = np.uint64(1)
+
+
+def _bit_length(m: np.ndarray) -> np.ndarray:
+    """Bit lengths (uint64) of a uint64 array (0 for 0)."""
+    m = np.asarray(m, np.uint64)
+    # float64's exponent gives the length, one too many where the cast rounded m up to a
+    # power of two (m >= 2**L - 2**(L-54)); the shift test corrects those.
+    n = np.minimum(np.frexp(m.astype(np.float64))[1], 64).astype(np.uint64)
+    too_big = (n > 0) & ((m >> (np.maximum(n, _U1) - _U1)) == 0)
+    return n - too_big.astype(np.uint64)
+
+
+def _sign_mag(vals: np.ndarray, type_name: str) -> tuple[np.ndarray, np.ndarray]:
+    """(negative, |value| as uint64) of an integer array (exact for int64's minimum)."""
+    if INT_TYPES[type_name][1]:
+        v = vals.astype(np.int64)
+        neg = v < 0
+        mag = np.where(neg, (~v).view(np.uint64) + _U1, v.view(np.uint64))
+        return neg, mag
+    return np.zeros(vals.shape, bool), vals.astype(np.uint64)
+
+
+def _round_int_to_format(mag: np.ndarray, neg: np.ndarray, fmt: FloatFormat,
+                         mode: str) -> np.ndarray:
+    """Patterns (fmt.uint) of the integers ``(-1 if neg else 1) * mag`` (uint64 magnitudes)
+    correctly rounded to ``fmt`` in ``mode``: exact integer arithmetic, overflow to
+    infinity or to the largest finite value as IEEE 754-2008 §7.4 gives for the mode;
+    integer 0 gives +0."""
+    p = fmt.precision
+    length = _bit_length(mag)
+    shift = np.maximum(length.astype(np.int64) - p, 0).astype(np.uint64)
+    q = mag >> shift
+    rem = mag & ((_U1 << shift) - _U1)
+    half = _U1 << (np.maximum(shift, _U1) - _U1)
+    inexact = rem != 0
+    if mode == "rte":
+        inc = inexact & ((rem > half) | ((rem == half) & ((q & _U1) == 1)))
+    elif mode == "rtz":
+        inc = np.zeros(mag.shape, bool)
+    elif mode == "rtp":
+        inc = inexact & ~neg
+    elif mode == "rtn":
+        inc = inexact & neg
+    else:
+        raise ValueError(f"mode={mode!r} is not one of {ROUNDINGS}")
+    q = q + inc.astype(np.uint64)
+    carry = (q >> np.uint64(p)) != 0
+    q = np.where(carry, q >> _U1, q)
+    shift = shift + carry.astype(np.uint64)
+    lq = _bit_length(q)
+    top = shift.astype(np.int64) + lq.astype(np.int64) - 1
+    frac = (q << (np.uint64(p) - np.minimum(lq, np.uint64(p)))) - (_U1 << np.uint64(p - 1))
+    biased = np.clip(top + fmt.emax, 0, None).astype(np.uint64)
+    bits = (biased << np.uint64(fmt.frac_bits)) | (frac & np.uint64(fmt.frac_mask))
+    to_inf = _overflows_to_inf(mode, neg)
+    over = top > fmt.emax
+    bits = np.where(over, np.where(to_inf, np.uint64(fmt.pos_inf), np.uint64(fmt.max_finite)),
+                    bits)
+    bits = np.where(mag == 0, np.uint64(0), bits)
+    bits = bits | np.where(neg & (mag != 0), np.uint64(fmt.sign_mask), np.uint64(0))
+    return bits.astype(fmt.uint)
+
+
+def _overflows_to_inf(mode: str, neg: np.ndarray) -> np.ndarray:
+    if mode == "rte":
+        return np.ones(neg.shape, bool)
+    if mode == "rtz":
+        return np.zeros(neg.shape, bool)
+    return ~neg if mode == "rtp" else neg.copy()
+
+
+def _round_f64_to_format(v: np.ndarray, fmt: FloatFormat, mode: str) -> np.ndarray:
+    """Patterns (fmt.uint) of the non-NaN float64 values ``v`` (taken as exact) correctly
+    rounded to ``fmt`` in ``mode``: numpy's cast rounds to nearest even (IEEE 754 for
+    every format, subnormals and overflow included); a directed mode moves that result by
+    one step where it lies on the wrong side of ``v``."""
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        r = v.astype(fmt.float)
+    bits = r.view(fmt.uint).copy()
+    if mode == "rte":
+        return bits
+    r64 = r.astype(np.float64)
+    neg_r = (bits & fmt.uint(fmt.sign_mask)) != 0
+    if mode == "rtz":
+        toward0 = np.abs(r64) > np.abs(v)
+        away = np.zeros(v.shape, bool)
+    elif mode == "rtp":
+        wrong = r64 < v
+        toward0, away = wrong & neg_r, wrong & ~neg_r
+    elif mode == "rtn":
+        wrong = r64 > v
+        toward0, away = wrong & ~neg_r, wrong & neg_r
+    else:
+        raise ValueError(f"mode={mode!r} is not one of {ROUNDINGS}")
+    one = fmt.uint(1)
+    bits = np.where(toward0, bits - one, bits)
+    return np.where(away, bits + one, bits).astype(fmt.uint)
+
+
+_ROUND_F64 = {"rte": np.rint, "rtz": np.trunc, "rtp": np.ceil, "rtn": np.floor}
+
+
+def _above(x: np.ndarray, hi: int, bits: int) -> np.ndarray:
+    """x > hi exactly, for float64 x (NaN-free) and an integer type's maximum ``hi``."""
+    if bits < 64:
+        return x > float(hi)
+    return x >= float(hi + 1)  # no float64 lies in (2**63 - 1, 2**63) or (2**64 - 1, 2**64)
+
+
+def _claims_for(fmt: FloatFormat, claims) -> Claims | None:
+    """The claims that speak for ``fmt``, or None when ``claims`` says nothing about it
+    (a single Claims of another precision)."""
+    if claims is None:
+        return Claims(precision=fmt.name)
+    if isinstance(claims, Claims):
+        return claims if claims.precision in (fmt.name, fmt.c_type) else None
+    if isinstance(claims, Mapping):
+        for key in (fmt.name, fmt.c_type):
+            if key in claims:
+                return claims[key]
+        raise KeyError(f"claims has no entry for {fmt.name}; give one Claims per format "
+                       f"the conversion involves, keyed 'binary16'/'binary32'/'binary64'")
+    raise TypeError(f"claims={claims!r}: give a fuzzfarm.checker.Claims or a dict of them")
+
+
+def _flushes(fmt: FloatFormat | None, claims) -> bool:
+    """Whether the device may flush subnormals of ``fmt``: never for binary64 (support
+    is required), else unless the claims for ``fmt`` have CL_FP_DENORM; a format the
+    claims say nothing about may flush (no false verdicts)."""
+    if fmt is None or fmt is BINARY64:
+        return False
+    c = _claims_for(fmt, claims)
+    return c is None or not c.denormals
+
+
+def _may_default_to_rtz(fmt: FloatFormat, claims) -> bool:
+    """Whether the device may round toward zero by default in ``fmt`` (SPIR-V Env,
+    Rounding Modes): never binary64; binary32 only on an embedded-profile device; binary16
+    on any device.  Decided by the claims for ``fmt`` (their rounding lacks 'rte'), or, when
+    they say nothing about ``fmt``, by what the profile allows."""
+    if fmt is BINARY64:
+        return False
+    c = _claims_for(fmt, claims)
+    if c is not None:
+        return "rte" not in c.rounding
+    return fmt is BINARY16 or getattr(claims, "profile", "full") == "embedded"
+
+
+# --------------------------------------------------------------------------- reference
+@dataclass
+class _Eval:
+    """Per-element analysis of one batch: what is expected and under which rule."""
+
+    expected: np.ndarray       # dst dtype
+    judged: np.ndarray         # bool: the expectation binds
+    rule: np.ndarray           # uint8 rule codes of the judged elements
+    alt: np.ndarray            # dst dtype: value a note compares unjudged elements with
+    alt_mask: np.ndarray       # bool
+    alt_rule: int
+    src_sub: np.ndarray        # bool: subnormal float source (a flushable operand)
+    tiny: np.ndarray           # bool: float dst, exact value nonzero and below dst's min normal
+    nan: np.ndarray            # bool: NaN source
+    qnan: np.ndarray           # bool: quiet NaN source
+
+
+def _evaluate(conv: Conversion, src: np.ndarray) -> _Eval:
+    n = src.size
+    none = np.zeros(n, bool)
+    dt = conv.dst_dtype
+    kind = conv.kind
+    S, D = conv.src_format, conv.dst_format
+    nan = formats.is_nan(src, S) if S else none
+    qnan = formats.is_qnan(src, S) if S else none
+    src_sub = formats.is_subnormal(src, S) if (S and S is not BINARY64) else none
+    rule = np.full(n, R_ROUNDING, np.uint8)
+    alt, alt_mask, alt_rule = np.zeros(n, dt), none, R_ROUNDING
+    tiny = none
+    if kind == "float_to_int":
+        lo, hi = int_range(conv.dst)
+        bits = INT_TYPES[conv.dst][0]
+        x = np.where(nan, 0.0, formats.to_float(src, S))
+        r = _ROUND_F64[conv.mode](x)
+        below, above = x < float(lo), _above(x, hi, bits)
+        inr = ~(below | above) & ~nan
+        expected = np.zeros(n, dt)
+        expected[inr] = r[inr].astype(dt)
+        if conv.sat:
+            expected[below] = lo
+            expected[above] = hi
+            rule[below | above] = R_SATURATE
+            rule[nan] = R_SAT_NAN
+            judged = np.ones(n, bool)
+        else:
+            judged = inr
+            with np.errstate(invalid="ignore"):
+                alt_mask = (below | above) & np.isfinite(x) & (r >= float(lo)) & ~_above(
+                    np.where(np.isfinite(r), r, 0.0), hi, bits)
+            alt[alt_mask] = r[alt_mask].astype(dt)
+            alt_rule = R_ROUNDS_IN
+    elif kind == "int_to_float":
+        if INT_TYPES[conv.src][0] <= 32:   # exact in float64: round that (faster)
+            expected = _round_f64_to_format(src.astype(np.float64), D, conv.mode)
+        else:
+            neg, mag = _sign_mag(src, conv.src)
+            expected = _round_int_to_format(mag, neg, D, conv.mode)
+        judged = np.ones(n, bool)
+    elif kind == "float_to_float":
+        v = np.where(nan, 0.0, formats.to_float(src, S))
+        if D.precision >= S.precision:
+            expected = v.astype(D.float).view(D.uint)  # widening: exact
+        else:
+            expected = _round_f64_to_format(v, D, conv.mode)
+        sign = np.where(formats.sign_bit(src, S), D.uint(D.sign_mask), D.uint(0))
+        expected = np.where(nan, D.uint(D.default_qnan) | sign, expected).astype(D.uint)
+        tiny = (v != 0) & (np.abs(v) < D.value(D.min_normal))
+        rule[nan] = R_NAN
+        judged = np.ones(n, bool)
+    else:  # int_to_int
+        lo, hi = int_range(conv.dst)
+        slo, shi = int_range(conv.src)
+        if INT_TYPES[conv.src][1]:
+            v = src.astype(np.int64)
+            below = v < np.int64(max(lo, slo))
+            above = v > np.int64(min(hi, shi))
+        else:
+            v = src.astype(np.uint64)
+            below = np.zeros(n, bool)
+            above = v > np.uint64(min(hi, shi))
+        oor = below | above
+        wrap = src.astype(dt)  # numpy's integer casts wrap modulo 2**N
+        expected = wrap.copy()
+        rule[:] = R_INT_VALUE
+        if conv.sat:
+            expected[below] = lo
+            expected[above] = hi
+            rule[oor] = R_SATURATE
+            judged = np.ones(n, bool)
+        elif not INT_TYPES[conv.dst][1]:
+            rule[oor] = R_INT_MODULO
+            judged = np.ones(n, bool)
+        else:
+            judged = ~oor
+            alt, alt_mask, alt_rule = wrap, oor, R_SIGNED_OOR
+    return _Eval(np.asarray(expected, dt), judged, rule, alt, alt_mask, alt_rule, src_sub,
+                 tiny, nan, qnan)
+
+
+def reference(conv: Conversion, src: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The exact results of ``conv`` on ``src`` (vectorized).
+
+    ``src``: 1-D array of ``conv.src_dtype`` (float sources as bit patterns; a same-size
+    integer array is reinterpreted).  Returns ``(expected, judged)``: ``expected`` of
+    ``conv.dst_dtype`` (float results as bit patterns) and ``judged`` (bool), False where
+    the result is implementation-defined (float->int without ``_sat`` of an out-of-range
+    or NaN operand; int->signed-int without ``_sat`` out of range), where ``expected`` is
+    meaningless.  For a NaN source of a float->float conversion ``expected`` holds a quiet
+    NaN with the source's sign; ``check`` accepts any NaN (quiet if the source was).
+    The expected values are the ones of a device with subnormals; ``check`` applies the
+    flush-to-zero allowances.  Exact for every pair: float64 holds every half/float/double
+    value, int->float rounds with integer arithmetic, float->float narrowing corrects
+    numpy's round-to-nearest cast in the directed modes.  Raises ValueError for a
+    malformed ``src``.
+    """
+    ev = _evaluate(conv, _coerce(src, conv.src_dtype, "src"))
+    return ev.expected, ev.judged
+
+
+# --------------------------------------------------------------------------- the verdict
+@dataclass
+class ConversionResult(CheckResult):
+    """A CheckResult with the counts conversions add: ``unjudged`` elements
+    (implementation-defined results, never failed) and ``flushed`` (passed only through a
+    flush-to-zero allowance).  ``exact`` counts the judged elements."""
+
+    unjudged: int = 0
+    flushed: int = 0
+
+
+def _describe(bits: int, conv: Conversion) -> str:
+    D = conv.dst_format
+    if D is None:
+        return str(int(bits))
+    b = int(bits)
+    if (b & D.abs_mask) > D.exp_mask:
+        return f"{D.hex(b)} (NaN)"
+    v = D.value(b)
+    if v == 0:
+        return f"{D.hex(b)} ({'-' if b & D.sign_mask else '+'}0)"
+    return f"{D.hex(b)} ({v!r})"
+
+
+def _exact_value(conv: Conversion, s: int):
+    """The source value as an exact mpf (non-NaN sources only; call under a working
+    precision of at least 64 bits)."""
+    if conv.src_format is not None:
+        return mpmath.mpf(conv.src_format.value(s))
+    return mpmath.mpf(int(s))
+
+
+def check(conv: Conversion, src: np.ndarray, got: np.ndarray, claims=None) -> ConversionResult:
+    """Judge one batch of device results of ``conv``.
+
+    ``src``: 1-D ``conv.src_dtype`` array (float bits); ``got``: the device's results, 1-D
+    ``conv.dst_dtype`` of the same length (float bits; same-size integer arrays are
+    reinterpreted).  ``claims``: a fuzzfarm.checker.Claims, or a dict of them keyed by
+    format name ('binary16', 'binary32', 'binary64') for a conversion between two float
+    formats; None means a full-profile device with subnormals and round to nearest.  A
+    single Claims speaks for the format of its ``precision``; for another binary16 or
+    binary32 format involved nothing is known, so the flush-to-zero allowances apply to it
+    (binary64 never flushes) and, where the profile permits (binary16; binary32 on the
+    embedded profile), a default-mode result rounded toward zero is a note.  Pass a dict
+    for an exact verdict on half<->float and float<->double conversions.
+
+    Returns a ConversionResult (a CheckResult): ``function`` is ``conv.id``; findings
+    (fuzzfarm.checker.Finding, sorted by element) with rule ids of
+    edgecases/data/conversions.toml, inputs and outputs as bits (float) or values (int),
+    ``ulp_error`` in ULPs of the destination for failing float results (the first
+    ``MAX_MEASURED``); ``exact`` counts judged elements, ``unjudged`` the
+    implementation-defined ones, ``flushed`` those passed by a flush-to-zero allowance;
+    ``max_ulp_error`` is the largest measured (NaN when none was).  Raises ValueError for
+    arrays of the wrong shape, length or dtype, KeyError for a claims dict lacking a
+    format.
+    """
+    src = _coerce(src, conv.src_dtype, "src")
+    got = _coerce(got, conv.dst_dtype, "got")
+    if src.size != got.size:
+        raise ValueError(f"src has {src.size} elements and got {got.size}; give one result "
+                         f"per source element")
+    n = src.size
+    res = ConversionResult(conv.id, n)
+    if n == 0:
+        return res
+    ev = _evaluate(conv, src)
+    S, D = conv.src_format, conv.dst_format
+    ok = got == ev.expected
+    note = np.zeros(n, bool)
+    note_rule = np.zeros(n, np.uint8)
+    fail_rule = ev.rule.copy()
+    flushed = np.zeros(n, bool)
+    if D is not None:
+        gnan = formats.is_nan(got, D)
+        gzero = formats.is_zero(got, D)
+        bad_quiet = ev.qnan & formats.is_snan(got, D)
+        ok = np.where(ev.nan, gnan & ~bad_quiet, ok & ~gnan)
+        fail_rule[ev.nan & bad_quiet] = R_NAN_QUIET
+        if _flushes(S, claims):
+            flushed |= ev.src_sub & gzero & ~ok
+        if _flushes(D, claims):
+            flushed |= ev.tiny & gzero & ~ok
+        ok |= flushed
+        zs = ~ok & ~ev.nan & gzero & formats.is_zero(ev.expected, D)
+        note |= zs
+        note_rule[zs] = R_ZERO_SIGN
+        if conv.rounding is None and _may_default_to_rtz(D, claims) and (~ok & ~note).any():
+            rtz = _evaluate(replace(conv, rounding="rtz"), src).expected
+            emb = ~ok & ~note & ~ev.nan & (got == rtz)
+            note |= emb
+            note_rule[emb] = R_EMBEDDED
+    elif _flushes(S, claims):
+        flushed = ev.src_sub & (got == 0) & ~ok & ev.judged
+        ok |= flushed
+    # Unjudged elements: notes where the result is not the one the texts lean to.
+    odd = ~ev.judged & ev.alt_mask & (got != ev.alt)
+    note |= odd
+    note_rule[odd] = ev.alt_rule
+    fail = ev.judged & ~ok & ~note
+    res.exact = int(ev.judged.sum())
+    res.unjudged = int(n - res.exact)
+    res.flushed = int((flushed & ev.judged).sum())
+    _report(conv, src, got, ev, fail, fail_rule, note & ~fail, note_rule, res)
+    return res
+
+
+def _other_modes(conv: Conversion, src: np.ndarray, got: np.ndarray, idx: np.ndarray) -> dict:
+    """For failing rounding elements: which other rounding modes give the device's result
+    (a hint for triage, in the finding's reading)."""
+    hints = {}
+    if conv.kind == "int_to_int" or idx.size == 0:
+        return hints
+    sub = src[idx]
+    for m in ROUNDINGS:
+        if m == conv.mode:
+            continue
+        e = _evaluate(replace(conv, rounding=m), sub).expected
+        for j in np.nonzero(e == got[idx])[0]:
+            hints.setdefault(int(idx[j]), []).append(m)
+    return hints
+
+
+def _report(conv, src, got, ev, fail, fail_rule, note, note_rule, res) -> None:
+    table = rules()
+    D = conv.dst_format
+    idx_fail = np.nonzero(fail)[0]
+    rounding_idx = idx_fail[fail_rule[idx_fail] == R_ROUNDING]
+    hints = _other_modes(conv, src, got, rounding_idx)
+    measured = 0
+    max_err = float("nan")
+    findings = []
+    for i in np.nonzero(fail | note)[0]:
+        is_fail = bool(fail[i])
+        code = int(fail_rule[i] if is_fail else note_rule[i])
+        rule = table[_RULE_IDS[code]]
+        s, g = int(src[i]), int(got[i])
+        if code == R_NAN:
+            expected = "any NaN"
+        elif code == R_NAN_QUIET:
+            expected = "a quiet NaN"
+        elif code in (R_SIGNED_OOR, R_ROUNDS_IN):
+            expected = _describe(ev.alt[i], conv)
+        elif code == R_EMBEDDED:
+            expected = _describe(ev.expected[i], conv) + f" ({conv.mode})"
+        else:
+            expected = _describe(ev.expected[i], conv) + (
+                f" ({conv.mode})" if code == R_ROUNDING and conv.kind != "int_to_int" else "")
+        reading = rule.reading
+        if int(i) in hints:
+            reading = (reading + " " if reading else "") + (
+                f"The result is the one rounded in mode {', '.join(hints[int(i)])}.")
+        err = None
+        if (is_fail and D is not None and code == R_ROUNDING and measured < MAX_MEASURED
+                and (g & D.abs_mask) <= D.exp_mask and not ev.nan[i]):
+            measured += 1
+            with mpmath.workprec(128):
+                ref = _exact_value(conv, s)
+                if mpmath.isfinite(ref):
+                    err = ulp_error(g, ref, D, (conv.mode,))
+            if err is not None and math.isfinite(err):
+                max_err = err if math.isnan(max_err) else max(max_err, err)
+        findings.append(Finding(int(i), conv.id, rule.id, rule.section, rule.sentence,
+                                rule.severity, "ret", (s,), (g,), expected, err, reading))
+    res.findings = findings
+    res.max_ulp_error = max_err
+
+
+# --------------------------------------------------------------------------- inputs
+def _to_float_bits(targets: Iterable[tuple[int, int]], fmt: FloatFormat,
+                   steps: int = 1) -> list[int]:
+    """For each exact target ``man * 2**exp``: the patterns of ``fmt`` just below and just
+    above it (the target itself when representable) and ``steps`` more on each side."""
+    out = []
+    with mpmath.workprec(256):
+        for man, exp in targets:
+            v = mpmath.mpf(man) * mpmath.ldexp(1, exp)
+            for mode in ("rtn", "rtp"):
+                b = round_to_bits(v, fmt, mode)
+                out.append(b)
+                sign, mag = b & fmt.sign_mask, b & fmt.abs_mask
+                for k in range(1, steps + 1):
+                    delta = -k if mode == "rtn" else k
+                    if v < 0:
+                        delta = -delta
+                    m = mag + delta
+                    if 0 <= m <= fmt.pos_inf:
+                        out.append(sign | m)
+    return out
+
+
+def _float_specials(fmt: FloatFormat) -> list[int]:
+    s = fmt.sign_mask
+    pos = [0, 1, 2, 3, fmt.min_normal - 1, fmt.min_normal, fmt.min_normal + 1,
+           fmt.min_normal >> 1, fmt.bits_of(1.0), fmt.max_finite, fmt.max_finite - 1,
+           fmt.pos_inf, fmt.default_qnan, fmt.default_qnan | 1, fmt.exp_mask | 1,
+           fmt.exp_mask | (fmt.quiet_bit - 1), fmt.exp_mask | (fmt.quiet_bit >> 1),
+           fmt.abs_mask, fmt.exp_mask | fmt.quiet_bit | (fmt.quiet_bit >> 1)]
+    return pos + [s | b for b in pos]
+
+
+def _int_targets_for_float_src(conv: Conversion, S: FloatFormat) -> list[tuple[int, int]]:
+    """Exact targets (man, exp) of a float->int conversion."""
+    t = []
+    for k in range(-4, 5):
+        t += [(k, 0), (2 * k + 1, -1), (4 * k + 1, -2), (4 * k + 3, -2)]
+    lo, hi = int_range(conv.dst)
+    for b in (lo, hi):
+        t += [(b, 0), (b - 1, 0), (b + 1, 0), (2 * b - 1, -1), (2 * b + 1, -1)]
+    width = INT_TYPES[conv.dst][0]
+    for e in sorted({S.precision - 1, S.precision, S.precision + 1, 24, 53, width - 1, width}):
+        for d in (-1, 0, 1):
+            t += [((1 << e) + d, 0), (-(1 << e) + d, 0)]
+        t += [((1 << (e + 1)) + 1, -1), ((1 << (e + 1)) - 1, -1)]
+    return t
+
+
+def _float_targets_for_float_dst(D: FloatFormat) -> list[tuple[int, int]]:
+    """Exact targets of a float->float narrowing: D's boundaries and ties."""
+    p, emax, emin = D.precision, D.emax, D.emin
+    t = []
+    top = (1 << (emax + 1)) - (1 << (emax + 1 - p))          # max finite of D
+    tie_inf = (1 << (emax + 1)) - (1 << (emax - p))          # halfway to 2**(emax+1)
+    for v in (top, tie_inf, 1 << (emax + 1)):
+        t.append((v, 0))
+    sub_q = emin - p + 1                                     # exponent of true_min
+    for man in (1, 2, 3, (1 << (p - 1)) - 1, 1 << (p - 1), (1 << (p - 1)) + 1):
+        t.append((man, sub_q))                               # subnormals, min normal
+    for man in (1, 3, 5, (1 << p) - 1, (1 << p) + 1):
+        t.append((man, sub_q - 1))                           # ties below / around min normal
+    for k in range(3):
+        one = 1 << (p + k)
+        t += [(one + 1, -(p + k)), (one + 3, -(p + k)), (2 * one + 1, -(p + k + 1))]
+    for e in sorted({p, p + 1, 24, 25, 53, 54}):
+        t += [((1 << e) + 1, 0), ((1 << e) - 1, 0), ((1 << e) + 3, 0)]
+    return t + [(-m, e) for m, e in t]
+
+
+def _int_targets(conv: Conversion) -> list[int]:
+    """Integer landmarks of an int source (filtered to its range later)."""
+    vals = {0, 1, -1, 2, -2, 3, -3}
+    for t in INT_TYPES:
+        lo, hi = int_range(t)
+        for b in (lo, hi):
+            vals |= {b - 1, b, b + 1}
+    for e in (7, 8, 15, 16, 24, 31, 32, 53, 63, 64):
+        for d in (-1, 0, 1):
+            vals |= {(1 << e) + d, -(1 << e) + d}
+    D = conv.dst_format
+    if D is not None:
+        p = D.precision
+        width = INT_TYPES[conv.src][0]
+        for e in sorted({p - 1, p, p + 1, p + 2, 24, 25, 53, 54, width - 2, width - 1}):
+            q = 1 << max(e + 1 - p, 0)   # spacing of D in [2**e, 2**(e+1))
+            base = 1 << e
+            for off in (0, q // 2, q, q + q // 2, 3 * q + q // 2):
+                for d in (-1, 0, 1):
+                    vals |= {base + off + d, -(base + off + d), base - off + d}
+        top = (1 << (D.emax + 1)) - (1 << (D.emax + 1 - p))
+        tie = (1 << (D.emax + 1)) - (1 << (D.emax - p))
+        for v in (top, tie, 1 << (D.emax + 1)):
+            for d in (-1, 0, 1):
+                vals |= {v + d, -(v + d)}
+    return sorted(vals)
+
+
+@lru_cache(maxsize=None)
+def _special_pool(conv: Conversion) -> tuple:
+    S = conv.src_format
+    if S is not None:
+        bits = _float_specials(S)
+        if conv.dst in INT_TYPES:
+            bits += _to_float_bits(_int_targets_for_float_src(conv, S), S)
+        else:
+            D = conv.dst_format
+            targets = [(k, 0) for k in range(-3, 4)] + [(2 * k + 1, -1) for k in range(-3, 3)]
+            if D.precision < S.precision:
+                targets += _float_targets_for_float_dst(D)
+            bits += _to_float_bits(targets, S)
+        return tuple(dict.fromkeys(int(b) & ((1 << S.bits) - 1) for b in bits))
+    lo, hi = int_range(conv.src)
+    return tuple(v for v in _int_targets(conv) if lo <= v <= hi)
+
+
+def special_inputs(conv: Conversion) -> np.ndarray:
+    """A compact deterministic pool of landmark sources (``conv.src_dtype``, no
+    duplicates): for a float source ±0, subnormal and normal boundaries, ±1, the largest
+    finite value, ±inf, quiet and signaling NaNs with various payloads, small integers and
+    the ties between them, the destination's range ends and their neighbours (as source
+    values: the patterns just below and above each end, ±0.5 and ±1 beyond it), 2**p±1
+    and 2**24±1, 2**53±1, and for a narrowing the destination's overflow threshold, its
+    ties and subnormal boundary; for an integer source 0, ±1, every integer type's ends
+    and neighbours, powers of two and ±1, and the destination format's ties and overflow
+    threshold."""
+    pool = _special_pool(conv)
+    if conv.src_format is not None:
+        return np.asarray(pool, dtype=np.uint64).astype(conv.src_dtype)
+    if INT_TYPES[conv.src][1]:
+        return np.asarray(pool, dtype=np.int64).astype(conv.src_dtype)
+    return np.asarray(pool, dtype=np.uint64).astype(conv.src_dtype)
+
+
+def _ordered(vals: np.ndarray, type_name: str) -> np.ndarray:
+    """Integers of ``type_name`` mapped monotonically onto uint64 [0, 2**bits)."""
+    bits, signed = INT_TYPES[type_name]
+    u = vals.astype(np.int64).view(np.uint64) if signed else vals.astype(np.uint64)
+    if signed:
+        u = (u + np.uint64(1 << (bits - 1))) & np.uint64((1 << bits) - 1) if bits < 64 \
+            else u ^ np.uint64(1 << 63)
+    return u
+
+
+def _unordered(u: np.ndarray, type_name: str) -> np.ndarray:
+    bits, signed = INT_TYPES[type_name]
+    dt = _NP_INT[type_name]
+    if not signed:
+        return u.astype(dt)
+    if bits == 64:
+        return (u ^ np.uint64(1 << 63)).view(np.int64)
+    return (u.astype(np.int64) - (1 << (bits - 1))).astype(dt)
+
+
+def _random_uint(rng, n: int, bits: int) -> np.ndarray:
+    if bits == 64:
+        return rng.integers(0, 1 << 64, size=n, dtype=np.uint64, endpoint=False)
+    return rng.integers(0, 1 << bits, size=n, dtype=np.uint64)
+
+
+def _neighbours(conv: Conversion, base: np.ndarray, rng) -> np.ndarray:
+    """Each element moved by 1..4 steps up or down (float: on the magnitude, keeping the
+    sign; int: in value, saturating at the type's ends)."""
+    n = base.size
+    k = rng.integers(1, 5, size=n).astype(np.uint64)
+    down = rng.random(n) < 0.5
+    S = conv.src_format
+    if S is not None:
+        b = base.astype(np.uint64)
+        sign, mag = b & np.uint64(S.sign_mask), b & np.uint64(S.abs_mask)
+        mag = np.where(down, np.where(mag >= k, mag - k, 0),
+                       np.minimum(mag + k, np.uint64(S.abs_mask)))
+        return (sign | mag).astype(S.uint)
+    top = np.uint64((1 << INT_TYPES[conv.src][0]) - 1)
+    u = _ordered(base, conv.src)
+    u = np.where(down, np.where(u >= k, u - k, 0), np.where(u <= top - k, u + k, top))
+    return _unordered(u.astype(np.uint64), conv.src)
+
+
+def _structured(conv: Conversion, n: int, rng) -> np.ndarray:
+    """Random sources aimed at the conversion: in and around the destination's range,
+    with ties of the destination's rounding."""
+    S, D = conv.src_format, conv.dst_format
+    if n == 0:
+        return np.zeros(0, conv.src_dtype)
+    if S is not None and D is None:                      # float -> int
+        lo, hi = int_range(conv.dst)
+        dbits = INT_TYPES[conv.dst][0]
+        half = n // 2
+        # integer part uniform over the range (and 2 beyond), plus a fraction
+        k = _unordered(_random_uint(rng, half, dbits), conv.dst).astype(np.float64)
+        k += rng.integers(-2, 3, size=half) * (rng.random(half) < 0.05)
+        frac = rng.choice(np.array([0.0, 0.5, -0.5, 0.25, 0.75, 1.5, -1.5]), size=half)
+        with np.errstate(over="ignore"):
+            a = (k + frac).astype(S.float).view(S.uint)
+        # exponent window: binades from 2**-2 to just beyond the destination's width
+        m = n - half
+        e = rng.integers(-2, min(dbits + 2, S.emax) + 1, size=m)
+        frac_bits = _random_uint(rng, m, S.frac_bits)
+        b = ((e + S.emax).astype(np.uint64) << np.uint64(S.frac_bits)) | frac_bits
+        b |= np.where(rng.random(m) < 0.5, np.uint64(S.sign_mask), np.uint64(0))
+        return np.concatenate([a, b.astype(S.uint)])
+    if S is not None:                                    # float -> float
+        if D.precision < S.precision:
+            e = rng.integers(D.emin - D.precision - 2, D.emax + 2, size=n)
+        else:
+            e = rng.integers(S.emin - 1, S.emax + 1, size=n)
+        biased = np.clip(e + S.emax, 0, 2 * S.emax).astype(np.uint64)
+        frac_bits = _random_uint(rng, n, S.frac_bits)
+        drop = S.precision - D.precision
+        if drop > 0:  # force ties (and their neighbours) of D's precision on half of them
+            tie = np.uint64(1 << (drop - 1))
+            low = np.uint64((1 << drop) - 1)
+            delta = rng.integers(-1, 2, size=n).astype(np.int64)
+            forced = ((frac_bits & ~low) | tie).astype(np.int64) + delta
+            forced = np.clip(forced, 0, (1 << S.frac_bits) - 1).astype(np.uint64)
+            frac_bits = np.where(rng.random(n) < 0.5, forced, frac_bits)
+        b = (biased << np.uint64(S.frac_bits)) | frac_bits
+        b |= np.where(rng.random(n) < 0.5, np.uint64(S.sign_mask), np.uint64(0))
+        return b.astype(S.uint)
+    # integer source: log-uniform magnitudes, ties of the float destination
+    bits, signed = INT_TYPES[conv.src]
+    mbits = bits - 1 if signed else bits
+    length = rng.integers(0, mbits + 1, size=n).astype(np.uint64)
+    raw = _random_uint(rng, n, 64)
+    mask = np.where(length >= 64, np.uint64(2**64 - 1),
+                    (np.uint64(1) << np.minimum(length, np.uint64(63))) - np.uint64(1))
+    top = np.where(length > 0, np.uint64(1) << (np.maximum(length, np.uint64(1)) - np.uint64(1)),
+                   np.uint64(0))
+    mag = (raw & mask) | top
+    if D is not None:
+        drop = length.astype(np.int64) - D.precision
+        has = drop > 0
+        d = np.maximum(drop, 1).astype(np.uint64)
+        low = (np.uint64(1) << d) - np.uint64(1)
+        tie = np.uint64(1) << (d - np.uint64(1))
+        forced = (mag & ~low) | tie
+        use = has & (rng.random(n) < 0.5)
+        mag = np.where(use, forced, mag)
+    if not signed:
+        return mag.astype(conv.src_dtype)
+    neg = rng.random(n) < 0.5
+    v = np.where(neg, -(mag.astype(np.int64)), mag.astype(np.int64))
+    return v.astype(conv.src_dtype)
+
+
+def inputs(conv: Conversion, n: int, seed: int) -> np.ndarray:
+    """``n`` source values (``conv.src_dtype``; float sources as bit patterns) biased to
+    the conversion's boundaries, deterministic in (``conv``, ``seed``).
+
+    About a quarter are landmarks of ``special_inputs`` (all of them when n is at least
+    twice the pool), a quarter their neighbours (1 to 4 steps away), a quarter structured
+    random values (float->int: integers over the destination's range and beyond with
+    fractions 0, ±0.5, 0.25, 0.75, ±1.5, and random values of the binades up to the
+    destination's width; float->float: random values of the destination's exponent range,
+    half of them ties of its precision or their neighbours; int sources: log-uniform
+    magnitudes, half with a tie of the destination float's precision), and the rest
+    uniform random bit patterns; shuffled.  Raises ValueError for n < 0.
+    """
+    if n < 0:
+        raise ValueError(f"n={n!r} is negative; give the number of inputs wanted")
+    rng = np.random.default_rng([int(seed) % (1 << 64), zlib.crc32(conv.id.encode())])
+    pool = special_inputs(conv)
+    n1 = n2 = n3 = n // 4
+    if n1 >= 2 * pool.size:
+        a = np.concatenate([pool, rng.choice(pool, n1 - pool.size)])
+    else:
+        a = rng.choice(pool, n1, replace=n1 > pool.size) if n1 else pool[:0]
+    b = _neighbours(conv, rng.choice(pool, n2), rng) if n2 else pool[:0]
+    c = _structured(conv, n3, rng)
+    width = 8 * conv.src_dtype.itemsize
+    d = _random_uint(rng, n - n1 - n2 - n3, width)
+    if conv.src_format is None and INT_TYPES[conv.src][1]:
+        d = _unordered(d, conv.src)
+    out = np.concatenate([a.astype(conv.src_dtype), b.astype(conv.src_dtype),
+                          c.astype(conv.src_dtype), d.astype(conv.src_dtype)])
+    rng.shuffle(out)
+    return out
