@@ -33,6 +33,7 @@ class Coordinator:
     def __init__(self, targets, seed: int, deadline: float, per_recipe: int = 8192,
                  recipes_per_unit: int = 4):
         self.targets = [tuple(t) for t in targets]
+        self._mine = {}     # device precisions -> the targets such a device can run
         self.seed = seed
         self.deadline = deadline
         self.per_recipe = per_recipe
@@ -47,10 +48,13 @@ class Coordinator:
     def next_unit(self, device: str, precisions=("binary32",)):
         """The next unit for ``device`` (a fingerprint) among the targets in one of its
         ``precisions``, or None when the run is over."""
-        from fuzzfarm.units import make_unit
+        from fuzzfarm.units import make_unit, required_precisions
         if self.stopped or time.time() >= self.deadline:
             return None
-        mine = [t for t in self.targets if t[1] in precisions]
+        key = tuple(sorted(precisions))
+        if key not in self._mine:
+            self._mine[key] = [t for t in self.targets if required_precisions(t) <= set(key)]
+        mine = self._mine[key]
         if not mine:
             return None
         k = self.cursor[device]
@@ -131,14 +135,15 @@ class DeviceActor:
     def prepare(self, targets) -> float:
         """Compile every target's kernel up front, one program per (precision, width);
         returns seconds spent.  Targets in a precision the device lacks are skipped."""
-        from fuzzfarm.units import prepare_targets
+        from fuzzfarm.units import prepare_targets, required_precisions
         t0 = time.perf_counter()
-        prepare_targets(self.runner, [t for t in targets if t[1] in self.precisions])
+        prepare_targets(self.runner, [t for t in targets
+                                      if required_precisions(t) <= set(self.precisions)])
         return time.perf_counter() - t0
 
     def work(self, coordinator, run_id: str, out: str, max_in_flight: int = 2) -> dict:
         """Pull units until the coordinator has none; returns totals."""
-        from fuzzfarm.units import make_inputs, run_unit
+        from fuzzfarm.units import is_conversion, make_inputs, run_unit
         fp = self.info.fingerprint
         pending = []
         totals = {"units": 0, "inputs": 0, "failures": 0, "notes": 0}
@@ -150,8 +155,10 @@ class DeviceActor:
             t0 = time.perf_counter()
             outputs = run_unit(self.runner, unit, inputs)
             dt = time.perf_counter() - t0
+            # a conversion may touch two formats: it gets the claims of every one
+            claims = self.claims if is_conversion(unit.function) else self.claims[unit.precision]
             pending.append(check_and_write.remote(
-                unit, inputs, outputs, self.claims[unit.precision],
+                unit, inputs, outputs, claims,
                 self.device_meta(unit.precision), run_id, out, dt, self.build_options,
                 coordinator))
             while len(pending) >= max_in_flight:

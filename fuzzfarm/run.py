@@ -168,7 +168,11 @@ def validate(functions: str | None, budget: str, seed: int | None, out: str,
     if not usable:
         raise UsageError(f"--precisions {','.join(precs)}: no selected device supports "
                          f"{' or '.join(precs)} (binary16 needs cl_khr_fp16, binary64 cl_khr_fp64)")
-    targets = targets_for(names, usable, wids)
+    from fuzzfarm.units import required_precisions
+    can = [{p for p in ("binary16", "binary32", "binary64") if d.supports(format_named(p))}
+           for d in devices]
+    targets = [t for t in targets_for(names, usable, wids)
+               if any(required_precisions(t) <= c for c in can)]
     if not targets:
         raise UsageError(f"--functions/--precisions/--widths: none of the functions exists in "
                          f"precisions {','.join(usable)} at widths {','.join(map(str, wids))}")

@@ -92,6 +92,18 @@ def is_conversion(name: str) -> bool:
     return name.startswith("convert_")
 
 
+def required_precisions(target: tuple) -> set:
+    """The formats a device must support to run ``target`` = (name, precision, width): the
+    unit's precision, and for a conversion every floating type it touches (half needs
+    cl_khr_fp16 even in convert_half(float))."""
+    name, precision, _ = target
+    if is_conversion(name):
+        from fuzzfarm import conversions
+        conv = conversions.parse(name)
+        return {f.name for f in (conv.src_format, conv.dst_format) if f is not None} | {precision}
+    return {precision}
+
+
 def make_unit(device: str, target: tuple, serial: int, seed: int, per_recipe: int,
               recipes_per_unit: int) -> WorkUnit:
     """Unit number ``serial`` of ``target`` = (built-in or conversion id, precision, vector
