@@ -209,7 +209,10 @@ def run(functions, precisions, widths, build_options, device, budget, seed, out,
                    "rule); 0 verifies all.")
 @click.option("--no-device", is_flag=True,
               help="Only re-derive the verdicts; do not re-execute on the devices.")
-def verify(results, run_id, sample, no_device) -> None:
+@click.option("--json", "json_path", default=None, type=click.Path(dir_okay=False),
+              help="Also write the verdicts per (device, function, precision, width, rule) "
+                   "with an example, and the coverage of the runs, to this JSON file.")
+def verify(results, run_id, sample, no_device, json_path) -> None:
     """Re-execute stored failures on their device and re-derive each verdict with an
     independent high-precision mpmath evaluation; print those that do not hold up.
 
@@ -268,6 +271,11 @@ def verify(results, run_id, sample, no_device) -> None:
                       f"{r['inputs']} -> {r['outputs']}: {v.detail}")
     console.print(f"{len(report.verdicts) - len(report.bad)} of {len(report.verdicts)} "
                   f"failures hold up")
+    if json_path:
+        data = {"results": str(results), "total_failures": len(rows),
+                "violations": verifier.violation_summary(report),
+                "coverage": verifier.coverage(results, run_id)}
+        Path(json_path).write_text(json.dumps(data, indent=2, default=str))
     if report.bad:
         raise SystemExit(1)
 

@@ -195,3 +195,40 @@ def run_constants(out: str | Path) -> dict:
             continue
         found.update(meta.get("device_constants") or {})
     return found
+
+
+def violation_summary(report: VerifyReport) -> list[dict]:
+    """One record per (device, function, precision, width, rule): verified counts and an
+    example (input -> output, expected)."""
+    groups: dict = {}
+    for v in report.verdicts:
+        r = v.row
+        key = (r["device"], r["platform"], r["driver_version"], r["function"], r["precision"],
+               int(r["vector_width"]), r["build_options"] or "", r["rule_id"])
+        g = groups.setdefault(key, {"confirmed": 0, "refuted": 0, "not_reproduced": 0,
+                                    "example": f"{r['inputs']} -> {r['outputs']} "
+                                               f"(expected {r['expected']})"})
+        g["confirmed" if v.ok else ("refuted" if not v.holds else "not_reproduced")] += 1
+    return [dict(zip(("device", "platform", "driver", "function", "precision", "width",
+                      "build_options", "rule"), k), **g) for k, g in sorted(groups.items())]
+
+
+def coverage(out: str | Path, run_id: str | None = None) -> list[dict]:
+    """Per device: the (function, precision, width) targets whose special-value unit was
+    checked, how many inputs, and the rules those units exercised (every rule of a built-in
+    meets its special-value pool: tests/test_rules_data.py)."""
+    from fuzzfarm import store
+    stats = store.read_stats(out, run_id).to_pylist()
+    per: dict = {}
+    for s in stats:
+        d = per.setdefault(s["device"] + " | " + s["platform"],
+                           {"targets": set(), "functions": set(), "rules": set(), "inputs": 0})
+        d["inputs"] += s["inputs_tested"]
+        d["targets"].add((s["function"], s["precision"], s["vector_width"]))
+        d["functions"].add(s["function"])
+        if '"special": true' in (s["recipe"] or "") and not is_conversion(s["function"]):
+            d["rules"].update(r.id for r in catalogue.rules_for(s["function"]))
+    return [{"device": k, "inputs": v["inputs"], "targets": len(v["targets"]),
+             "functions_and_conversions": len(v["functions"]),
+             "builtins": len([f for f in v["functions"] if not is_conversion(f)]),
+             "rules_exercised": len(v["rules"])} for k, v in sorted(per.items())]

@@ -1,0 +1,1325 @@
+"""The geometric built-ins (OpenCL C 3.0 §6.15.5): reference, vector rules and checker.
+
+cross, dot, distance, length, normalize and fast_distance, fast_length, fast_normalize work
+on whole vectors (width n = 1..4; cross 3 and 4), so they are judged vector by vector rather
+than lane by lane like the element-wise built-ins of fuzzfarm.checker.  Pure logic
+(STYLE.md point 1): no pyopencl, no Ray, no I/O.
+
+Data layout (DESIGN.md decision 1, bits, not floats): an input is a flat array of ``fmt``
+patterns (``fmt.uint``) of length ``n * width``, vector i being lanes ``[i*width,
+(i+1)*width)``; a scalar result (dot, length, distance, fast_*length/distance) is a flat
+array of length n, a vector result (cross, normalize, fast_normalize) one of ``n * width``.
+
+The verdict on one vector, in order:
+
+1. The vector rules of ``edgecases/data/geometric.toml`` (``rules()``): *undefined* rules
+   (e.g. fast_normalize with a sum of squares above FLT_MAX) leave the vector unjudged;
+   *allowances* accept an alternative result (fast_normalize may return p when the sum of
+   squares is below FLT_MIN); *prescribed* rules fix the result (normalize of a zero vector
+   returns v, a NaN element gives a vector full of NaNs, cross's w lane is 0.0, ...).
+2. NaN in, NaN out (F9.G10, or CL.nan.signaling_stays_nan for a signaling operand) for a
+   scalar result no rule covers; quiet NaNs stay quiet (CL.nan.quiet_stays_quiet) in every
+   result lane; the notes CL.nan.signaling_should_quiet and CL.nan.one_of_operands (general.toml).
+3. The reference (exact sums of products and squares, square roots at ``prec`` bits) against
+   the bound of edgecases.bounds for the device's precision, profile and relaxed-math flag:
+   ULP bounds in the width n (distance, length, normalize, fast_*), absolute tolerances in
+   the largest input magnitude ``max`` (cross: max*max*(3*EPS), dot: max*max*(2*(n-1))*EPS),
+   every result lane of a vector result.  A failure is confirmed at twice the precision
+   (DESIGN.md decision 4) or reported as the note ``unresolved``.
+
+Readings chosen where the texts are silent (each is a row of geometric.toml with its reason):
+
+* dot at n = 1: the table's tolerance is 0; a single product is correctly rounded (OpFMul),
+  so dot(x, y) of one element is judged correctly rounded (CL.dot.width1_correctly_rounded).
+* dot and cross: the absolute tolerance is widened by the subnormal quantum of each rounding
+  (half of 2^(emin-p+1) per operation; the smallest normal per operation without
+  CL_FP_DENORM): a correctly rounded tiny product cannot meet the literal tolerance.  Vectors
+  whose products may overflow in some evaluation order are not judged (no "without
+  overflow" text for dot and cross).
+* Infinite inputs: length and distance give +inf (fail otherwise); normalize follows its
+  replacement rule; dot and cross are compared with the IEEE evaluation of their formula
+  with severity note only; fast_normalize's result is undefined (sum of squares > FLT_MAX);
+  fast_length/fast_distance expect +inf with severity note.
+* A NaN and an infinity together in length/distance: NaN conforms, +inf is a note (C99
+  hypot returns +inf there).
+
+The device's claims decide (DESIGN.md decision 2): without CL_FP_DENORM (``claims.denormals``
+False) every subset of the subnormal input lanes may be read as a zero of either sign, and
+a result lane that is subnormal before rounding may be flushed (OpenCL SPIR-V Env 3.8.3);
+fast_* may also flush elements below sqrt(FLT_MIN) (§6.15.5).  ``claims.rounding`` gives the
+modes of a correctly rounded result, ``claims.profile`` and ``claims.relaxed`` pick the bound.
+The build options of fuzzfarm.checker.Claims are honoured as the element-wise checker does:
+without CL_FP_INF_NAN or under -cl-finite-math-only (``judges_specials`` False) vectors with an
+infinite or NaN element, or whose result is infinite, are not judged; under
+-cl-unsafe-math-optimizations (``relaxed``) departures from the edge-case rules become notes
+(general rule relaxed.edge_case); under -cl-no-signed-zeros (``signed_zeros`` False) the sign
+of a zero is not judged.  Vectors left unjudged are counted in ``CheckResult.unjudged``.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from importlib import resources
+
+import mpmath
+import numpy as np
+from mpmath import mpf
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python < 3.11
+    import tomli as tomllib
+
+from edgecases import catalogue
+from fuzzfarm.checker import CheckResult, Finding
+from fuzzfarm.formats import FloatFormat
+from fuzzfarm.oracle import Exact, round_to_bits, ulp_error
+
+__all__ = [
+    "GEOMETRIC", "VECTOR_RESULTS", "GeometricError", "VectorRule", "NotJudged", "NOT_JUDGED",
+    "WHEN_WORDS", "RESULT_WORDS", "rules", "rules_for", "load_rules",
+    "reference", "check", "special_inputs", "inputs",
+]
+
+#: The geometric built-ins of functions.toml.
+GEOMETRIC = ("cross", "dot", "distance", "length", "normalize",
+             "fast_distance", "fast_length", "fast_normalize")
+#: Those whose result is a vector of the argument's width (the others return a scalar).
+VECTOR_RESULTS = ("cross", "normalize", "fast_normalize")
+
+
+class GeometricError(ValueError):
+    """An invalid argument to this module (a caller's bug, not a device's), or malformed
+    geometric.toml data."""
+
+
+class NotJudged:
+    """The reference of a lane or scalar the texts leave undefined (e.g. fast_normalize with
+    an infinite element): measured nowhere, never a finding."""
+
+    _instance = None
+
+    def __new__(cls):
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "NOT_JUDGED"
+
+
+NOT_JUDGED = NotJudged()
+
+# --------------------------------------------------------------------------- the rules
+
+#: Vector condition words of geometric.toml ``when`` (see ``_Facts.holds``).
+WHEN_WORDS = {
+    "always": "every vector",
+    "width1": "vector width 1",
+    "width4": "vector width 4",
+    "any_nan": "an element is a NaN (cross: of p0.xyz or p1.xyz)",
+    "all_zero": "every element of p is a zero",
+    "inf_no_nan": "an element is infinite and none is a NaN (distance: and no lane has "
+                  "infinities of the same sign)",
+    "inf_and_nan": "an element is infinite and another is a NaN",
+    "same_inf_lane": "distance: no NaN, and p0[i], p1[i] are infinities of the same sign",
+    "products_overflow": "dot/cross: all finite, and a sum of product magnitudes may overflow",
+    "sum_gt_max": "all finite, sum of squares >= max_finite * (1 - 2^(4-p))",
+    "sum_lt_min": "all finite, sum of squares < min_normal * (1 + 2^(4-p)) (zero included)",
+    "sum_underflows": "all finite, 0 < sum of squares < min_normal * (1 + 2^(4-p))",
+    "sum_out_of_range": "all finite, sum of squares > max_finite, or a nonzero square (so "
+                        "also the sum) < min_normal",
+}
+
+#: Result words per rule kind.
+RESULT_WORDS = {
+    "prescribed": {"nan", "all_nan", "nan_lanes_nan", "lane_nan", "input", "+inf", "ieee",
+                   "w_zero", "w_plus_zero"},
+    "undefined": set(),
+    "allowance": {"input"},
+    "reference": {"bound", "correctly_rounded", "plus_subnormal_quantum"},
+    "ftz": {"flush_subnormal_lanes", "flush_small_lanes"},
+}
+_NOTE_RESULTS = {"+inf"}
+_LANE_SCOPED = {"w_zero", "w_plus_zero"}  # judge lane 3 only; the rest goes on
+_RULE_KEYS = {"id", "functions", "kind", "when", "result", "note_result", "severity",
+              "section", "source", "sentence", "reading"}
+
+
+@dataclass(frozen=True)
+class VectorRule:
+    """One rule of geometric.toml: ``kind`` (prescribed/undefined/allowance/reference/ftz),
+    ``when`` (a WHEN_WORDS word), ``result`` (a RESULT_WORDS word of the kind),
+    ``note_result`` (a result reported only as a note), ``severity`` ('fail'/'note'),
+    provenance (``section``, ``sentence``, ``source``: 'seed' or the non-seed text) and the
+    ``reading`` where the texts are read rather than quoted."""
+
+    id: str
+    functions: tuple
+    kind: str
+    when: str
+    result: str
+    severity: str
+    section: str
+    sentence: str
+    source: str
+    reading: str = ""
+    note_result: str = ""
+
+
+def load_rules(text: str, src: str = "geometric.toml") -> tuple[VectorRule, ...]:
+    """Parse and validate geometric rules from TOML ``text``.  Raises GeometricError naming
+    the file, the rule id and the problem (unknown key, function, kind or word; a note rule
+    without a reading; a duplicate id)."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise GeometricError(f"edgecases/data/{src}: {exc}") from None
+    out, seen = [], set()
+    for row in data.get("rule", []):
+        rid = row.get("id", "?")
+        where = f"edgecases/data/{src}: rule {rid}"
+        extra = set(row) - _RULE_KEYS
+        if extra:
+            raise GeometricError(f"{where}: unknown key(s) {sorted(extra)}")
+        for key in ("id", "kind", "when", "section", "sentence", "source"):
+            if not isinstance(row.get(key), str) or not row[key]:
+                raise GeometricError(f"{where}: '{key}' is missing")
+        if rid in seen:
+            raise GeometricError(f"{where}: id is not unique")
+        seen.add(rid)
+        fns = row.get("functions")
+        if not isinstance(fns, list) or not fns or set(fns) - set(GEOMETRIC):
+            raise GeometricError(f"{where}: functions={fns!r}; use some of {GEOMETRIC}")
+        kind = row["kind"]
+        if kind not in RESULT_WORDS:
+            raise GeometricError(f"{where}: kind={kind!r}; use one of {sorted(RESULT_WORDS)}")
+        if row["when"] not in WHEN_WORDS:
+            raise GeometricError(f"{where}: when={row['when']!r}; use one of {sorted(WHEN_WORDS)}")
+        result = row.get("result", "")
+        if RESULT_WORDS[kind] and result not in RESULT_WORDS[kind]:
+            raise GeometricError(f"{where}: result={result!r} for a {kind} rule; use one of "
+                                 f"{sorted(RESULT_WORDS[kind])}")
+        if not RESULT_WORDS[kind] and result:
+            raise GeometricError(f"{where}: an {kind} rule takes no result")
+        note_result = row.get("note_result", "")
+        if note_result and (kind != "prescribed" or note_result not in _NOTE_RESULTS):
+            raise GeometricError(f"{where}: note_result={note_result!r}; only a prescribed "
+                                 f"rule may have one, one of {sorted(_NOTE_RESULTS)}")
+        severity = row.get("severity", "")
+        if kind in ("prescribed", "reference"):
+            if severity not in catalogue.SEVERITIES:
+                raise GeometricError(f"{where}: severity={severity!r}; choose one of "
+                                     f"{catalogue.SEVERITIES}")
+        elif severity:
+            raise GeometricError(f"{where}: an {kind} rule has no severity")
+        reading = row.get("reading", "").strip()
+        if (severity == "note" or kind in ("undefined", "allowance", "ftz")) and not reading:
+            raise GeometricError(f"{where}: a {severity or kind} rule needs a 'reading' saying why")
+        out.append(VectorRule(rid, tuple(fns), kind, row["when"], result, severity,
+                              row["section"], " ".join(row["sentence"].split()), row["source"],
+                              reading, note_result))
+    return tuple(out)
+
+
+@lru_cache(maxsize=None)
+def rules() -> tuple[VectorRule, ...]:
+    """Every rule of edgecases/data/geometric.toml, in file order (validated; see
+    ``load_rules``)."""
+    text = resources.files("edgecases").joinpath("data", "geometric.toml").read_text("utf-8")
+    return load_rules(text)
+
+
+@lru_cache(maxsize=None)
+def rules_for(name: str) -> tuple[VectorRule, ...]:
+    """The rules of geometric built-in ``name`` in file order.  Raises GeometricError for a
+    name that is not geometric."""
+    if name not in GEOMETRIC:
+        raise GeometricError(f"function={name!r} is not a geometric built-in; "
+                             f"use one of {GEOMETRIC}")
+    return tuple(r for r in rules() if name in r.functions)
+
+
+# --------------------------------------------------------------------------- lanes
+# A decoded lane: (kind, value, negative) with kind 'nan', 'inf', 'fin' (value an exact mpf)
+# or, for a difference of two infinities of the same sign, 'invalid'.
+_NAN = ("nan", None, False)
+
+
+def _lane(bits: int, fmt: FloatFormat):
+    mag = bits & fmt.abs_mask
+    neg = bool(bits & fmt.sign_mask)
+    if mag > fmt.pos_inf:
+        return _NAN
+    if mag == fmt.pos_inf:
+        return ("inf", None, neg)
+    return ("fin", mpf(fmt.value(bits)), neg)
+
+
+def _is_zero_lane(x) -> bool:
+    return x[0] == "fin" and x[1] == 0
+
+
+def _mul(x, y):
+    """IEEE product of two decoded lanes, finite products exact."""
+    if x[0] in ("nan", "invalid") or y[0] in ("nan", "invalid"):
+        return _NAN
+    neg = x[2] != y[2]
+    if x[0] == "inf" or y[0] == "inf":
+        if _is_zero_lane(x) or _is_zero_lane(y):
+            return _NAN
+        return ("inf", None, neg)
+    return ("fin", mpmath.fmul(x[1], y[1], exact=True), neg)
+
+
+def _add(x, y):
+    """IEEE sum of two decoded lanes (RTE signed-zero rules), finite sums exact."""
+    if x[0] in ("nan", "invalid") or y[0] in ("nan", "invalid"):
+        return _NAN
+    if x[0] == "inf" and y[0] == "inf":
+        return ("inf", None, x[2]) if x[2] == y[2] else _NAN
+    if x[0] == "inf":
+        return x
+    if y[0] == "inf":
+        return y
+    v = mpmath.fadd(x[1], y[1], exact=True)
+    if v == 0:
+        return ("fin", v, x[1] == 0 and y[1] == 0 and x[2] and y[2])
+    return ("fin", v, v < 0)
+
+
+def _neg(x):
+    if x[0] == "fin":  # exact: mpf's unary minus would round to the context precision
+        return ("fin", mpmath.fneg(x[1], exact=True), not x[2])
+    return (x[0], x[1], not x[2])
+
+
+def _abs(v: mpf) -> mpf:
+    return mpmath.fneg(v, exact=True) if v < 0 else v
+
+
+def _exact_sum(values) -> mpf:
+    s = mpf(0)
+    for v in values:
+        s = mpmath.fadd(s, v, exact=True)
+    return s
+
+
+def _entry(x, fmt: FloatFormat):
+    """A decoded lane as a reference entry: None (NaN), Exact (inf, signed zero) or mpf."""
+    if x[0] in ("nan", "invalid"):
+        return None
+    sign = fmt.sign_mask if x[2] else 0
+    if x[0] == "inf":
+        return Exact(fmt.pos_inf | sign)
+    if x[1] == 0:
+        return Exact(sign)
+    return x[1]
+
+
+def _diffs(a, b, flush=frozenset()):
+    """Decoded lanes of p0 - p1 (IEEE specials, finite differences exact); lanes in
+    ``flush`` are read as +0 (fast_distance's flushable small differences)."""
+    out = []
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x[0] == "nan" or y[0] == "nan":
+            out.append(_NAN)
+        elif x[0] == "inf" and y[0] == "inf" and x[2] == y[2]:
+            out.append(("invalid", None, False))
+        elif i in flush:
+            out.append(("fin", mpf(0), False))
+        else:
+            out.append(_add(x, _neg(y)))
+    return out
+
+
+def _sum_squares(lanes):
+    s = mpf(0)
+    for x in lanes:
+        s = mpmath.fadd(s, mpmath.fmul(x[1], x[1], exact=True), exact=True)
+    return s
+
+
+def _min_square(lanes):
+    sq = [mpmath.fmul(x[1], x[1], exact=True) for x in lanes if x[1] != 0]
+    return min(sq) if sq else None
+
+
+_CROSS = ((1, 2), (2, 0), (0, 1))  # lane k = p0[a]*p1[b] - p0[b]*p1[a]
+
+
+# --------------------------------------------------------------------------- reference
+def _length_ref(lanes, fmt: FloatFormat, prec: int):
+    if any(x[0] in ("nan", "invalid") for x in lanes):
+        return None
+    if any(x[0] == "inf" for x in lanes):
+        return Exact(fmt.pos_inf)
+    s = _sum_squares(lanes)
+    if s == 0:
+        return Exact(0)
+    with mpmath.workprec(prec):
+        return mpmath.sqrt(s)
+
+
+def _normalize_ref(lanes, bits, fmt: FloatFormat, prec: int, fast: bool):
+    n = len(lanes)
+    if any(x[0] == "nan" for x in lanes):
+        return (None,) * n
+    if any(x[0] == "inf" for x in lanes):
+        if fast:  # sum of squares +inf > FLT_MAX: undefined (§6.15.5 fast_normalize 1)
+            return (NOT_JUDGED,) * n
+        # 3.8.2: v[i] = isinf(v[i]) ? copysign(1.0, v[i]) : 0.0 * v[i]
+        lanes = [("fin", mpf(-1 if x[2] else 1), x[2]) if x[0] == "inf"
+                 else ("fin", mpf(0), x[2]) for x in lanes]
+        bits = [fmt.sign_mask if x[2] else 0 for x in lanes]  # only zeros are read below
+    s = _sum_squares(lanes)
+    if s == 0:  # "returns v" (normalize); "if (all(p == 0.0f)) result = p" (fast_normalize)
+        return tuple(Exact(int(b)) for b in bits)
+    out = []
+    with mpmath.workprec(prec):
+        root = mpmath.sqrt(s)
+        for x in lanes:
+            out.append(Exact(fmt.sign_mask if x[2] else 0) if x[1] == 0 else x[1] / root)
+    return tuple(out)
+
+
+def _dot_ref(a, b, fmt: FloatFormat):
+    acc = None
+    for x, y in zip(a, b):
+        p = _mul(x, y)
+        acc = p if acc is None else _add(acc, p)
+    return _entry(acc, fmt)
+
+
+def _cross_ref(a, b, fmt: FloatFormat, width: int):
+    out = []
+    for i, j in _CROSS:
+        out.append(_entry(_add(_mul(a[i], b[j]), _neg(_mul(a[j], b[i]))), fmt))
+    if width == 4:
+        out.append(Exact(0))  # "The w component of float4 result returned will be 0.0."
+    return tuple(out)
+
+
+def _row_reference(name: str, rows, fmt: FloatFormat, width: int, prec: int,
+                   diff_flush=frozenset()):
+    """Reference of one vector: rows = one tuple of lane patterns per input.  Returns a
+    tuple of entries (one for a scalar result)."""
+    dec = [[_lane(int(b), fmt) for b in r] for r in rows]
+    base = name[5:] if name.startswith("fast_") else name
+    if base == "dot":
+        return (_dot_ref(dec[0], dec[1], fmt),)
+    if base == "cross":
+        return _cross_ref(dec[0], dec[1], fmt, width)
+    if base == "length":
+        return (_length_ref(dec[0], fmt, prec),)
+    if base == "distance":
+        return (_length_ref(_diffs(dec[0], dec[1], diff_flush), fmt, prec),)
+    if base == "normalize":
+        return _normalize_ref(dec[0], rows[0], fmt, prec, name == "fast_normalize")
+    raise GeometricError(f"function={name!r} is not a geometric built-in; "
+                         f"use one of {GEOMETRIC}")
+
+
+def _check_name_width(name: str, width: int) -> None:
+    if name not in GEOMETRIC:
+        raise GeometricError(f"function={name!r} is not a geometric built-in; "
+                             f"use one of {GEOMETRIC}")
+    widths = catalogue.function(name).widths
+    if width not in widths:
+        raise GeometricError(f"width={width} is not a width of {name}; use one of {list(widths)}")
+
+
+def reference(name: str, args: dict, fmt: FloatFormat, width: int, prec: int) -> list:
+    """The exact reference of built-in ``name`` for n vectors (OpenCL C 3.0 §6.15.5).
+
+    ``args`` maps each input name (p, or p0 and p1) to ``fmt.uint`` patterns of shape
+    (n, width); ``prec`` is the mpmath working precision in bits of the square roots (sums
+    of products and squares are exact).  Returns a list of n entries: for dot, length,
+    distance and fast_* scalars one entry, for cross, normalize and fast_normalize a tuple
+    of ``width`` entries.  An entry is an mpf (a finite nonzero real, exact or correct to
+    ``prec`` bits; it may lie beyond the format's range), ``Exact(bits)`` (an infinity, a
+    signed zero, the lanes of normalize's zero vector), None (no real value: a NaN is
+    expected, e.g. a NaN element) or NOT_JUDGED (fast_normalize with an infinite element).
+    Infinite elements follow the IEEE evaluation of the defining formula (normalize: the
+    3.8.2 replacement first).  Raises GeometricError for an unknown name, a width the
+    built-in lacks, or arrays of another shape.
+    """
+    _check_name_width(name, width)
+    fn = catalogue.function(name)
+    mats = []
+    for a in fn.inputs:
+        m = np.asarray(args[a.name])
+        if m.ndim != 2 or m.shape[1] != width:
+            raise GeometricError(f"args[{a.name!r}] has shape {m.shape}; "
+                                 f"pass (n, {width}) patterns")
+        mats.append(m.astype(fmt.uint, copy=False))
+    n = mats[0].shape[0]
+    out = []
+    for i in range(n):
+        rows = tuple(tuple(int(v) for v in m[i]) for m in mats)
+        r = _row_reference(name, rows, fmt, width, prec)
+        out.append(r if name in VECTOR_RESULTS else r[0])
+    return out
+
+
+# --------------------------------------------------------------------------- facts
+@dataclass
+class _Facts:
+    """What the vector condition words need to know about one vector."""
+
+    width: int
+    any_nan: bool = False
+    any_inf: bool = False
+    same_inf: bool = False
+    all_zero: bool = False
+    s: mpf | None = None            # exact sum of squares (or squared differences)
+    min_sq: mpf | None = None       # smallest nonzero square of those
+    products_overflow: bool = False
+    max_abs: mpf = mpf(0)           # largest finite input magnitude (dot, cross)
+
+    def holds(self, word: str, fmt: FloatFormat) -> bool:
+        finite = not (self.any_nan or self.any_inf or self.same_inf)
+        margin = mpmath.ldexp(1, 4 - fmt.precision)
+        big = mpf(fmt.value(fmt.max_finite))
+        small = mpf(fmt.value(fmt.min_normal))
+        if word == "always":
+            return True
+        if word == "width1":
+            return self.width == 1
+        if word == "width4":
+            return self.width == 4
+        if word == "any_nan":
+            return self.any_nan
+        if word == "all_zero":
+            return self.all_zero
+        if word == "inf_no_nan":
+            return self.any_inf and not self.any_nan and not self.same_inf
+        if word == "inf_and_nan":
+            return self.any_inf and self.any_nan
+        if word == "same_inf_lane":
+            return self.same_inf and not self.any_nan
+        if word == "products_overflow":
+            return finite and self.products_overflow
+        if self.s is None or not finite:
+            return False
+        if word == "sum_gt_max":
+            return self.s >= big * (1 - margin)
+        if word == "sum_lt_min":
+            return self.s < small * (1 + margin)
+        if word == "sum_underflows":
+            return 0 < self.s < small * (1 + margin)
+        if word == "sum_out_of_range":
+            return self.s > big or (self.min_sq is not None and self.min_sq < small)
+        raise GeometricError(f"when={word!r} is not a condition word; "
+                             f"use one of {sorted(WHEN_WORDS)}")
+
+
+def _max_abs(name: str, rows, fmt: FloatFormat) -> mpf:
+    """The largest finite input magnitude of a vector (cross: of p0.xyz and p1.xyz), exact;
+    the ``max`` of the absolute tolerances."""
+    used = 3 if name == "cross" else None
+    mags = [int(b) & fmt.abs_mask for r in rows for b in r[:used]]
+    finite = [m for m in mags if m < fmt.pos_inf]
+    return mpf(fmt.value(max(finite))) if finite else mpf(0)
+
+
+def _facts(name: str, rows, fmt: FloatFormat, width: int, diff_flush=frozenset()) -> _Facts:
+    dec = [[_lane(int(b), fmt) for b in r] for r in rows]
+    f = _Facts(width)
+    base = name[5:] if name.startswith("fast_") else name
+    big = mpf(fmt.value(fmt.max_finite)) * (1 - mpmath.ldexp(1, 4 - fmt.precision))
+    if base == "cross":
+        lanes = [x for r in dec for x in r[:3]]
+    else:
+        lanes = [x for r in dec for x in r]
+    f.any_nan = any(x[0] == "nan" for x in lanes)
+    f.any_inf = any(x[0] == "inf" for x in lanes)
+    f.all_zero = all(_is_zero_lane(x) for x in lanes)
+    fin = [x for x in lanes if x[0] == "fin"]
+    f.max_abs = max((_abs(x[1]) for x in fin), default=mpf(0))
+    if base == "distance":
+        d = _diffs(dec[0], dec[1], diff_flush)
+        f.same_inf = any(x[0] == "invalid" for x in d)
+        if all(x[0] == "fin" for x in d):
+            f.s, f.min_sq = _sum_squares(d), _min_square(d)
+    elif base in ("length", "normalize"):
+        if all(x[0] == "fin" for x in lanes):
+            f.s, f.min_sq = _sum_squares(lanes), _min_square(lanes)
+    elif not (f.any_nan or f.any_inf):
+        a, b = dec
+        if base == "dot":
+            # At width 1 the product is the result: its rounding to inf is correct rounding.
+            tot = _exact_sum(_abs(mpmath.fmul(x[1], y[1], exact=True)) for x, y in zip(a, b))
+            f.products_overflow = width > 1 and tot > big
+        else:
+            f.products_overflow = any(
+                _exact_sum((_abs(mpmath.fmul(a[i][1], b[j][1], exact=True)),
+                            _abs(mpmath.fmul(a[j][1], b[i][1], exact=True)))) > big
+                for i, j in _CROSS)
+    return f
+
+
+# --------------------------------------------------------------------------- bounds
+@dataclass
+class _Lim:
+    """The limits of one vector (edgecases.bounds.Limits, one element of it).
+
+    ``ulps``: largest ULP error allowed (inf: no ULP limit); ``absolute``: largest absolute
+    error (exact mpf; 0: none); ``fail_ulps`` / ``fail_absolute``: where ``note`` is set,
+    the looser limits beyond which it is a failure (inf: never); ``coef`` / ``fail_coef``:
+    the absolute tolerances per max^2 (cross and dot, recomputed for a flushed variant) or
+    None; ``cr_ok``: a correctly rounded result (in a claimed mode) always conforms;
+    ``strict_cr``: only a correctly rounded result conforms (dot at width 1);
+    ``judged``: False = measured only; ``reading`` the bound's reading for this element."""
+
+    ulps: float
+    absolute: mpf
+    fail_ulps: float
+    fail_absolute: mpf
+    judged: bool
+    note: bool
+    cr_ok: bool = False
+    strict_cr: bool = False
+    coef: mpf | None = None
+    fail_coef: mpf | None = None
+    reading: str = ""
+
+    def scaled(self, max_abs: mpf) -> "_Lim":
+        """A copy with the absolute tolerances of largest input magnitude ``max_abs``."""
+        out = replace(self)
+        sq = mpmath.fmul(max_abs, max_abs, exact=True)
+        if self.coef is not None:
+            out.absolute = mpmath.fmul(self.coef, sq, exact=True)
+        if self.fail_coef is not None:
+            out.fail_absolute = mpmath.fmul(self.fail_coef, sq, exact=True)
+        return out
+
+
+def _resolve_bound(name: str, claims):
+    relaxed = bool(getattr(claims, "relaxed", False))
+    try:
+        return catalogue.bound(name, claims.precision, claims.profile, relaxed=relaxed)
+    except TypeError:  # a catalogue.bound without the relaxed flag
+        return catalogue.bound(name, claims.precision, claims.profile)
+
+
+def _arr(lim, name: str, default, n: int) -> np.ndarray:
+    v = getattr(lim, name, None)
+    return np.broadcast_to(np.asarray(default if v is None else v), (n,))
+
+
+def _bound_limits(bound, fn, mats, fmt: FloatFormat, width: int, max_abs: list) -> list:
+    """Per-vector _Lim from ``bound`` (an edgecases.bounds Bound; an older Bound with only
+    a constant ``ulps`` is accepted too).  The absolute tolerances of cross and dot are
+    max * max * const (Table 1): they are evaluated at max = 1 and max = 2, and where the
+    second is exactly 4 times the first, scaled by the exact max^2 (mpf), so that binary64's
+    large and small max neither overflow nor underflow float64."""
+    n = len(max_abs)
+    if not hasattr(bound, "limits"):
+        judged = not getattr(bound, "implementation_defined", False)
+        u = math.inf if bound.ulps is None else float(bound.ulps)
+        return [_Lim(u, mpf(0), u, mpf(0), judged, False, bool(bound.correctly_rounded))
+                for _ in range(n)]
+    args = {a.name: m[:, 0] for a, m in zip(fn.inputs, mats)}
+    kinds = {a.name: a.kind for a in fn.inputs}
+    scale = None
+    if fn.name in ("cross", "dot"):
+        one = bound.limits(args, kinds, fmt, width=width, max_abs=np.ones(n))
+        two = bound.limits(args, kinds, fmt, width=width, max_abs=np.full(n, 2.0))
+        homogeneous = all(
+            np.array_equal(np.asarray(_arr(two, k, 0.0, n), np.float64),
+                           4 * np.asarray(_arr(one, k, 0.0, n), np.float64))
+            for k in ("absolute", "fail_absolute"))
+        if homogeneous:
+            lim, scale = one, True
+        else:
+            direct = np.array([float(m) for m in max_abs], np.float64)
+            lim = bound.limits(args, kinds, fmt, width=width, max_abs=direct)
+    else:
+        lim = bound.limits(args, kinds, fmt, width=width)
+    ulps = _arr(lim, "ulps", math.inf, n)
+    absolute = _arr(lim, "absolute", 0.0, n)
+    fail_u = _arr(lim, "fail_ulps", ulps, n)       # no looser limits: the strict ones
+    fail_a = _arr(lim, "fail_absolute", absolute, n)
+    cr = _arr(lim, "correctly_rounded", False, n)
+    reading = _arr(lim, "reading", "", n)
+    judged, note = _arr(lim, "judged", True, n), _arr(lim, "note", False, n)
+    out = []
+    for i in range(n):
+        a, fa = mpf(float(absolute[i])), mpf(float(fail_a[i]))
+        coef = fcoef = None
+        if scale:
+            coef = a if mpmath.isfinite(a) else None
+            fcoef = fa if mpmath.isfinite(fa) else None
+        lim_i = _Lim(float(ulps[i]), a, float(fail_u[i]), fa, bool(judged[i]), bool(note[i]),
+                     bool(cr[i]), False, coef, fcoef, str(reading[i] or ""))
+        out.append(lim_i.scaled(max_abs[i]) if scale else lim_i)
+    return out
+
+
+def _describe_bound(bound, width: int) -> str:
+    try:
+        return bound.describe(width)
+    except TypeError:
+        return bound.describe()
+
+
+# --------------------------------------------------------------------------- the verdict
+@dataclass
+class _Issue:
+    rule: object          # VectorRule or catalogue.GeneralRule (id, section, sentence, reading)
+    expected: str
+    severity: str
+    ulp_error: float | None = None
+    from_bound: bool = False
+    reading: str | None = None   # overrides the rule's reading (relaxed builds)
+
+
+@dataclass
+class _Verdict:
+    issues: list = field(default_factory=list)
+    max_err: float = float("nan")
+    judged: bool = True
+    measured: bool = False
+
+    @property
+    def fails(self) -> bool:
+        return any(x.severity == "fail" for x in self.issues)
+
+    @property
+    def clean(self) -> bool:
+        """No failure, and no note but a zero of the other sign."""
+        return all(x.severity == "note" and x.rule.id == "ieee.zero_sign" for x in self.issues)
+
+
+class _Ctx:
+    def __init__(self, fn, claims, width, prec, bound):
+        self.fn, self.name, self.claims, self.width = fn, fn.name, claims, width
+        self.fmt = claims.fmt
+        self.prec = prec or 2 * self.fmt.precision + 48
+        self.flush = not claims.denormals
+        self.rounding = tuple(claims.rounding)
+        # Build options and INF_NAN (fuzzfarm.checker.Claims; absent fields: the defaults)
+        self.judges_specials = bool(getattr(claims, "judges_specials", True))
+        self.relaxed = bool(getattr(claims, "relaxed", False))
+        self.signed_zeros = bool(getattr(claims, "signed_zeros", True))
+        self.rules = rules_for(fn.name)
+        self.bound = bound
+        self.bound_rule = catalogue.GeneralRule(
+            f"ulp.{fn.name}", getattr(bound, "source", ""),
+            f"{fn.name}: {_describe_bound(bound, width)} ({claims.precision}, "
+            f"{'relaxed math, ' if self.relaxed else ''}{claims.profile} profile, width {width})")
+        self.vector_out = fn.name in VECTOR_RESULTS
+
+
+def _isnan_bits(bits: int, fmt: FloatFormat) -> bool:
+    return (int(bits) & fmt.abs_mask) > fmt.pos_inf
+
+
+def _is_snan_bits(bits: int, fmt: FloatFormat) -> bool:
+    return _isnan_bits(bits, fmt) and not (int(bits) & fmt.quiet_bit)
+
+
+def _describe_entry(r, fmt: FloatFormat) -> str:
+    if r is None:
+        return "any NaN"
+    if r is NOT_JUDGED:
+        return "not judged"
+    if isinstance(r, Exact):
+        return fmt.hex(r.bits)
+    with mpmath.workprec(64):
+        return f"{fmt.hex(round_to_bits(r, fmt, 'rte'))} (reference {mpmath.nstr(r, 9)})"
+
+
+def _lane_verdict(c: _Ctx, r, got: int, lim: _Lim, quantum: mpf):
+    """('ok' | 'note' | 'fail' | 'zero_sign', ulp error or None) of one result lane against
+    reference entry ``r``: 'note' where the error is beyond the strict limits but within
+    the looser ones of a note band (edgecases.bounds Limits.fail_*)."""
+    fmt = c.fmt
+    if r is NOT_JUDGED:
+        return "ok", None
+    if r is None:
+        return ("ok" if _isnan_bits(got, fmt) else "fail"), None
+    if _isnan_bits(got, fmt):
+        return "fail", None
+    gz = (got & fmt.abs_mask) == 0
+    if isinstance(r, Exact):
+        w = int(r.bits)
+        if w == got:
+            return "ok", 0.0
+        if (w & fmt.abs_mask) == 0 and gz:
+            return "zero_sign", 0.0
+        if (w & fmt.abs_mask) == fmt.pos_inf:
+            return "fail", None
+        rv = mpf(fmt.value(w))
+    else:
+        rv = r
+    if c.flush and gz and abs(rv) < fmt.value(fmt.min_normal):
+        return "ok", 0.0  # 3.8.3 results 2 and 4: a subnormal result may be flushed
+    err = ulp_error(got, rv, fmt, c.rounding)
+    rounded = [round_to_bits(rv, fmt, m) for m in c.rounding]
+    if got in rounded and (lim.cr_ok or lim.strict_cr):
+        return "ok", err
+    if lim.strict_cr:
+        if gz and any((w & fmt.abs_mask) == 0 for w in rounded):
+            return "zero_sign", err  # the ULP measure does not see the sign of zero
+        return "fail", err
+    g = fmt.value(got)
+    abs_err = _abs(mpmath.fsub(mpf(g), rv, exact=True)) if math.isfinite(g) else mpmath.inf
+    if err <= lim.ulps or abs_err <= mpmath.fadd(lim.absolute, quantum, exact=True):
+        return "ok", err
+    loose = mpmath.fadd(lim.fail_absolute, quantum, exact=True)
+    if lim.note and (err <= lim.fail_ulps or abs_err <= loose or lim.fail_ulps == math.inf):
+        return "note", err
+    return "fail", err
+
+
+def _matches_input(c: _Ctx, got, rows, orig_rows) -> bool:
+    """got == p bit for bit; a lane flushed in this variant may be a zero of either sign,
+    and the original (unflushed) p also matches."""
+    fmt = c.fmt
+    if tuple(got) == tuple(orig_rows[0]):
+        return True
+    for g, v, o in zip(got, rows[0], orig_rows[0]):
+        if g == v:
+            continue
+        zeros = (v & fmt.abs_mask) == 0 and (g & fmt.abs_mask) == 0
+        if zeros and (v != o or not c.signed_zeros):  # flushed lane, or -cl-no-signed-zeros
+            continue
+        return False
+    return True
+
+
+def _prescribed(c: _Ctx, rule: VectorRule, rows, got, refs_fn, orig_rows) -> list:
+    """Issues of one matching prescribed rule."""
+    fmt = c.fmt
+    res = rule.result
+    bad = []
+    if res == "nan":
+        if _isnan_bits(got[0], fmt):
+            return []
+        if rule.note_result == "+inf" and got[0] == fmt.pos_inf:
+            return [_Issue(rule, "any NaN (+inf read as a note)", "note")]
+        return [_Issue(rule, "any NaN", rule.severity)]
+    if res == "+inf":
+        return [] if got[0] == fmt.pos_inf else [_Issue(rule, fmt.hex(fmt.pos_inf), rule.severity)]
+    if res == "all_nan":
+        if all(_isnan_bits(g, fmt) for g in got):
+            return []
+        return [_Issue(rule, "every lane a NaN", rule.severity)]
+    if res == "nan_lanes_nan":
+        lanes = [k for k, b in enumerate(rows[0]) if _isnan_bits(b, fmt)]
+        if all(_isnan_bits(got[k], fmt) for k in lanes):
+            return []
+        return [_Issue(rule, f"a NaN in lane(s) {lanes}", rule.severity)]
+    if res == "lane_nan":
+        lanes = [k for k, (i, j) in enumerate(_CROSS)
+                 if any(_isnan_bits(r[m], fmt) for r in rows for m in (i, j))]
+        if all(_isnan_bits(got[k], fmt) for k in lanes):
+            return []
+        return [_Issue(rule, f"a NaN in lane(s) {lanes}", rule.severity)]
+    if res == "input":
+        if _matches_input(c, got, rows, orig_rows):
+            return []
+        return [_Issue(rule, "(" + ", ".join(fmt.hex(b) for b in rows[0]) + ")", rule.severity)]
+    if res == "w_zero":
+        if (got[3] & fmt.abs_mask) == 0:
+            return []
+        return [_Issue(rule, "lane 3 (w) a zero", rule.severity)]
+    if res == "w_plus_zero":
+        if got[3] == fmt.sign_mask and c.signed_zeros:
+            return [_Issue(rule, "lane 3 (w) +0", rule.severity)]
+        return []
+    if res == "ieee":
+        refs = refs_fn()
+        dec = [[_lane(int(b), fmt) for b in r] for r in rows]
+        big = mpf(fmt.value(fmt.max_finite)) * (1 - mpmath.ldexp(1, 4 - fmt.precision))
+
+        def overflows(x, y):  # a finite product that may round to an infinity
+            return x[0] == y[0] == "fin" and _abs(mpmath.fmul(x[1], y[1], exact=True)) > big
+
+        a, b = dec
+        if c.name == "cross":
+            lanes = [k for k, (i, j) in enumerate(_CROSS)
+                     if any(r[m][0] == "inf" for r in dec for m in (i, j))
+                     and not (overflows(a[i], b[j]) or overflows(a[j], b[i]))]
+        else:
+            lanes = [] if any(overflows(x, y) for x, y in zip(a, b)) else [0]
+        for k in lanes:
+            r = refs[k]
+            ok = _isnan_bits(got[k], fmt) if r is None else int(r.bits) == got[k]
+            if not ok:
+                bad.append(k)
+        if not bad:
+            return []
+        exp = ", ".join(f"lane {k}: {_describe_entry(refs[k], fmt)}" for k in bad)
+        return [_Issue(rule, exp, rule.severity)]
+    raise GeometricError(f"result={res!r} is not a prescribed result word")  # pragma: no cover
+
+
+def _nonfinite(bits: int, fmt: FloatFormat) -> bool:
+    return (int(bits) & fmt.abs_mask) >= fmt.pos_inf
+
+
+def _rounds_to_inf(r, c: _Ctx) -> bool:
+    if isinstance(r, Exact):
+        return _nonfinite(r.bits, c.fmt)
+    if r is None or r is NOT_JUDGED:
+        return False
+    return any(_nonfinite(round_to_bits(r, c.fmt, m), c.fmt) for m in c.rounding)
+
+
+def _nan_rules(c: _Ctx, v: "_Verdict", orig_rows, got, scalar_nan_required: bool) -> None:
+    """F9.G10 (or CL.nan.signaling_stays_nan) for a scalar result, quiet NaNs staying quiet,
+    signaling NaNs that should be quieted (note), one of the NaN operands (note)."""
+    fmt = c.fmt
+    general = catalogue.general_rules()
+    nan_in = [b for row in orig_rows for b in row if _isnan_bits(b, fmt)]
+    if not nan_in:
+        return
+    any_snan = any(_is_snan_bits(b, fmt) for b in nan_in)
+    if scalar_nan_required and not _isnan_bits(got[0], fmt):
+        rule = general.get("CL.nan.signaling_stays_nan") if any_snan else None
+        v.issues.append(_Issue(rule or general["F9.G10"], "any NaN", "fail"))
+    out_snan = any(_is_snan_bits(g, fmt) for g in got)
+    if out_snan and not any_snan:
+        v.issues.append(_Issue(general["CL.nan.quiet_stays_quiet"], "a quiet NaN", "fail"))
+    elif out_snan and "CL.nan.signaling_should_quiet" in general:
+        v.issues.append(_Issue(general["CL.nan.signaling_should_quiet"],
+                               "a quiet NaN (should)", "note"))
+    one_of = general.get("CL.nan.one_of_operands")
+    if one_of is not None and scalar_nan_required and len(nan_in) >= 2 \
+            and _isnan_bits(got[0], fmt):
+        payloads = {b & (fmt.quiet_bit - 1) for b in nan_in}
+        if got[0] & (fmt.quiet_bit - 1) not in payloads:
+            v.issues.append(_Issue(one_of, "the payload of one of the NaN operands: "
+                                   + " or ".join(hex(p) for p in sorted(payloads)), "note"))
+
+
+def _relax(c: _Ctx, v: "_Verdict", edge: bool) -> None:
+    """-cl-unsafe-math-optimizations: "may violate edge case behavior": a failing prescribed
+    rule of geometric.toml or one from the edge-case section (3.8.2: normalize's infinities,
+    "without overflow"), or a bound failure on an edge-case vector (NaN, infinite or all-zero
+    elements), becomes a note with the reading of general rule relaxed.edge_case."""
+    if not c.relaxed:
+        return
+    note = catalogue.general_rules().get("relaxed.edge_case")
+    if note is None:
+        return
+    for x in v.issues:
+        edge_rule = isinstance(x.rule, VectorRule) and (x.rule.kind == "prescribed"
+                                                         or "3.8.2" in x.rule.section)
+        if x.severity == "fail" and (edge_rule or (x.from_bound and edge)):
+            x.severity = "note"
+            x.reading = f"{note.reading} (rule {x.rule.id})"
+
+
+def _judge(c: _Ctx, rows, got, lim: _Lim, prec: int, orig_rows=None,
+           diff_flush=frozenset()) -> _Verdict:
+    """The verdict on one vector (rows: one tuple of lane patterns per input; got: the
+    result lane patterns)."""
+    fmt = c.fmt
+    orig_rows = orig_rows or rows
+    v = _Verdict()
+    if not c.judges_specials and any(_nonfinite(b, fmt) for r in orig_rows for b in r):
+        v.judged = False  # no CL_FP_INF_NAN, or -cl-finite-math-only
+        return v
+    facts = _facts(c.name, rows, fmt, c.width, diff_flush)
+    edge = facts.any_nan or facts.any_inf or facts.all_zero or facts.same_inf
+    matching = [r for r in c.rules if r.kind != "ftz" and facts.holds(r.when, fmt)]
+    if any(r.kind == "undefined" for r in matching):
+        v.judged = False
+        return v
+    for r in matching:
+        if r.kind == "allowance" and _matches_input(c, got, rows, orig_rows):
+            return v
+    cache = {}
+
+    def refs_fn():
+        if "r" not in cache:
+            cache["r"] = _row_reference(c.name, rows, fmt, c.width, prec, diff_flush)
+        return cache["r"]
+
+    handled = False
+    for r in matching:
+        if r.kind == "prescribed":
+            v.issues += _prescribed(c, r, rows, got, refs_fn, orig_rows)
+            handled |= r.result not in _LANE_SCOPED
+    _nan_rules(c, v, orig_rows, got, facts.any_nan and not handled and not c.vector_out)
+    if handled or facts.any_nan:
+        _relax(c, v, edge)
+        return v
+    refs = refs_fn()
+    if not c.judges_specials and (any(_rounds_to_inf(r, c) for r in refs)
+                                  or any(_nonfinite(g, fmt) for g in got)):
+        v.judged = False  # -cl-finite-math-only: results assumed finite
+        return v
+    rule = next((r for r in matching if r.kind == "reference" and r.result == "bound"), None)
+    lim = lim.scaled(facts.max_abs)
+    quantum = mpf(0)
+    for r in matching:
+        if r.kind == "reference" and r.result == "correctly_rounded":
+            lim.strict_cr = True
+            rule = rule or r
+        if r.kind == "reference" and r.result == "plus_subnormal_quantum":
+            k = 3 if c.name == "cross" else 2 * c.width - 1
+            q = mpf(fmt.value(fmt.min_normal)) if c.flush else \
+                mpmath.ldexp(fmt.value(fmt.true_min), -1)
+            quantum = mpmath.fmul(k, q, exact=True)
+    lanes = range(3) if c.name == "cross" else range(len(refs))
+    bad, noted, zero_sign, worst = [], [], [], None
+    for k in lanes:
+        status, err = _lane_verdict(c, refs[k], got[k], lim, quantum)
+        if err is not None and math.isfinite(err):
+            v.measured = True
+            v.max_err = err if math.isnan(v.max_err) else max(v.max_err, err)
+        if status in ("fail", "note"):
+            (bad if status == "fail" else noted).append(k)
+            if err is not None:
+                worst = err if worst is None else max(worst, err)
+        elif status == "zero_sign":
+            zero_sign.append(k)
+    if not lim.judged:
+        v.judged = False
+        return v
+    if bad or noted:
+        exp = ", ".join(_describe_entry(refs[k], fmt) for k in lanes)
+        exp = f"({exp})" if c.vector_out else exp
+        v.issues.append(_Issue(rule or c.bound_rule, exp, "fail" if bad else "note", worst,
+                               from_bound=True, reading=lim.reading or None))
+    if zero_sign and c.signed_zeros:
+        zs = catalogue.general_rule("ieee.zero_sign")
+        exp = ", ".join(f"lane {k}: {_describe_entry(refs[k], fmt)}" for k in zero_sign)
+        v.issues.append(_Issue(zs, exp if c.vector_out else _describe_entry(refs[0], fmt), "note"))
+    _relax(c, v, edge)
+    return v
+
+
+def _confirmed(c: _Ctx, rows, got, lim: _Lim) -> _Verdict:
+    """The verdict at ``c.prec``; a bound failure is re-judged at twice the precision and
+    becomes the note ``unresolved`` if the two disagree (DESIGN.md decision 4)."""
+    v = _judge(c, rows, got, lim, c.prec)
+    if not any(x.from_bound and x.severity == "fail" for x in v.issues):
+        return v
+    v2 = _judge(c, rows, got, lim, 2 * c.prec)
+    if any(x.from_bound and x.severity == "fail" for x in v2.issues):
+        v2.max_err = v.max_err
+        return v2
+    unresolved = catalogue.general_rule("unresolved")
+    v.issues = [(_Issue(unresolved, x.expected, "note", x.ulp_error)
+                 if x.from_bound and x.severity == "fail" else x) for x in v.issues]
+    return v
+
+
+def _ftz_positions(c: _Ctx, rows):
+    """Flushable positions: ('in', input, lane) for subnormal operands (3.8.3) and, for
+    fast_*, elements (fast_distance: differences) below sqrt(min_normal) (§6.15.5)."""
+    fmt = c.fmt
+    results = {r.result for r in c.rules if r.kind == "ftz"}
+    pos = []
+    if "flush_small_lanes" in results:
+        small = mpf(fmt.value(fmt.min_normal))
+        if c.name == "fast_distance":
+            d = _diffs(*[[_lane(int(b), fmt) for b in r] for r in rows])
+            pos += [("diff", 0, k) for k, x in enumerate(d)
+                    if x[0] == "fin" and x[1] != 0 and x[1] ** 2 < small]
+        else:
+            for k, b in enumerate(rows[0]):
+                x = _lane(int(b), fmt)
+                if x[0] == "fin" and x[1] != 0 and x[1] ** 2 < small:
+                    pos.append(("in", 0, k))
+    if "flush_subnormal_lanes" in results:
+        diff_lanes = {k for kind, _, k in pos if kind == "diff"}
+        for i, r in enumerate(rows):
+            for k, b in enumerate(r):
+                mag = int(b) & fmt.abs_mask
+                # fast_distance: a lane whose difference may be flushed needs no more
+                if 0 < mag < fmt.min_normal and ("in", i, k) not in pos and k not in diff_lanes:
+                    pos.append(("in", i, k))
+    return pos
+
+
+#: Up to this many flushable positions every subset is tried (255 variants: every subset
+#: of the 8 lanes of two 4-vectors); beyond it all, each single one and all but one.
+_MAX_SUBSET_POSITIONS = 8
+
+
+def _rescue(c: _Ctx, rows, got, lim: _Lim) -> bool:
+    """True if the vector conforms (no failure, no note but a zero's sign) with some subset
+    of its flushable lanes flushed (3.8.3 results 3 and 4; §6.15.5 fast_normalize 3)."""
+    pos = _ftz_positions(c, rows)
+    if not pos:
+        return False
+    if len(pos) <= _MAX_SUBSET_POSITIONS:
+        subsets = [s for k in range(len(pos), 0, -1) for s in itertools.combinations(pos, k)]
+    else:
+        subsets = [tuple(pos)] + list(itertools.combinations(pos, len(pos) - 1)) \
+            + [(p,) for p in pos]
+    for subset in subsets:
+        new = [list(r) for r in rows]
+        flush_d = set()
+        for kind, i, k in subset:
+            if kind == "diff":
+                flush_d.add(k)
+            else:
+                new[i][k] = int(rows[i][k]) & c.fmt.sign_mask
+        v = _judge(c, tuple(tuple(r) for r in new), got, lim, c.prec, rows, frozenset(flush_d))
+        if v.clean:
+            return True
+    return False
+
+
+def check(fn, inputs: dict, outputs: dict, claims, width: int, prec: int | None = None,
+          *, bound=None) -> CheckResult:
+    """Judge one batch of device results of geometric built-in ``fn`` (a catalogue.Function
+    or its name) at vector width ``width``.
+
+    ``inputs`` maps each input name to a flat ``fmt.uint`` array of length n*width (vector i
+    = lanes [i*width, (i+1)*width)); ``outputs['ret']`` is a flat array of length n (scalar
+    result) or n*width (cross, normalize, fast_normalize).  ``claims`` is a
+    fuzzfarm.checker.Claims (precision, profile, denormals, rounding; ``relaxed`` if it has
+    one).  ``prec`` is the mpmath precision in bits of the square roots (default 2p + 48).
+    ``bound`` overrides the edgecases bound (a Bound with ``limits``), for tests.
+
+    Returns a CheckResult with n = number of vectors; each Finding has ``index`` = vector
+    index, ``inputs`` = the lane patterns of all inputs flattened (p0 lanes, then p1
+    lanes), ``outputs`` = the result lane patterns, ``output`` = 'ret', ``ulp_error`` the
+    largest failing lane's error in ULPs where measured.  ``max_ulp_error`` is over every
+    measured lane; ``exact`` counts the vectors judged against the mpmath reference.
+
+    Raises GeometricError for a function that is not geometric, a width or precision it
+    lacks, or arrays of the wrong length; KeyError if the bound table lacks the function.
+    """
+    if isinstance(fn, str):
+        fn = catalogue.function(fn)
+    _check_name_width(fn.name, width)
+    if claims.precision not in fn.precisions:
+        raise GeometricError(f"claims.precision={claims.precision!r}: {fn.name} exists in "
+                             f"{list(fn.precisions)} only")
+    fmt = claims.fmt
+    mats = []
+    n = None
+    for a in fn.inputs:
+        arr = np.asarray(inputs[a.name]).astype(fmt.uint, copy=False).ravel()
+        if arr.size % width:
+            raise GeometricError(f"inputs[{a.name!r}] has {arr.size} lanes, not a multiple of "
+                                 f"width={width}")
+        m = arr.reshape(-1, width)
+        if n is not None and m.shape[0] != n:
+            raise GeometricError(f"inputs[{a.name!r}] has {m.shape[0]} vectors, the others {n}")
+        n = m.shape[0]
+        mats.append(m)
+    ret_width = width if fn.name in VECTOR_RESULTS else 1
+    out = np.asarray(outputs["ret"]).astype(fmt.uint, copy=False).ravel()
+    if out.size != n * ret_width:
+        raise GeometricError(f"outputs['ret'] has {out.size} lanes; expected {n * ret_width} "
+                             f"({n} vectors x {ret_width})")
+    out = out.reshape(n, ret_width)
+    if bound is None:
+        bound = _resolve_bound(fn.name, claims)
+    c = _Ctx(fn, claims, width, prec, bound)
+    result = CheckResult(fn.name, n)
+    if n == 0:
+        return result
+    rows_all = [tuple(tuple(int(v) for v in m[i]) for m in mats) for i in range(n)]
+    max_abs = [_max_abs(fn.name, rows, fmt) for rows in rows_all]
+    lims = _bound_limits(bound, fn, mats, fmt, width, max_abs)
+    for i in range(n):
+        rows = rows_all[i]
+        got = tuple(int(g) for g in out[i])
+        v = _confirmed(c, rows, got, lims[i])
+        if not v.judged:
+            result.unjudged += 1
+        if v.measured:
+            result.exact += 1
+            if not math.isnan(v.max_err):
+                m = result.max_ulp_error
+                result.max_ulp_error = v.max_err if math.isnan(m) else max(m, v.max_err)
+        if not v.clean and c.flush and _rescue(c, rows, got, lims[i]):
+            continue
+        flat = tuple(b for r in rows for b in r)
+        for x in v.issues:
+            result.findings.append(Finding(
+                i, fn.name, x.rule.id, x.rule.section, x.rule.sentence, x.severity, "ret",
+                flat, got, x.expected, x.ulp_error,
+                x.rule.reading if x.reading is None else x.reading))
+    result.findings.sort(key=lambda f: (f.index, f.rule_id))
+    return result
+
+
+# --------------------------------------------------------------------------- inputs
+def _landmarks(fmt: FloatFormat) -> dict:
+    """Named landmark patterns of ``fmt``."""
+    sqrt_max = round_to_bits(mpmath.sqrt(mpf(fmt.value(fmt.max_finite))), fmt, "rtz")
+    sqrt_min = round_to_bits(mpmath.sqrt(mpf(fmt.value(fmt.min_normal))), fmt, "rtz")
+    return {
+        "one": fmt.bits_of(1.0), "two": fmt.bits_of(2.0), "three": fmt.bits_of(3.0),
+        "four": fmt.bits_of(4.0), "half": fmt.bits_of(0.5), "inf": fmt.pos_inf,
+        "qnan": fmt.default_qnan, "snan": fmt.pos_inf | 1, "max": fmt.max_finite,
+        "min": fmt.min_normal, "tmin": fmt.true_min, "sub_max": fmt.min_normal - 1,
+        "sqrt_max": sqrt_max, "sqrt_min": sqrt_min, "big": sqrt_max + (8 << (fmt.frac_bits - 3)),
+    }
+
+
+def _landmark_vectors(fmt: FloatFormat, width: int) -> list:
+    L = _landmarks(fmt)
+    s = fmt.sign_mask
+    w = width
+
+    def vec(*lanes):
+        lanes = list(lanes)[:w]
+        return tuple(lanes + [0] * (w - len(lanes)))
+
+    vs = [
+        vec(), tuple([s] * w), vec(s, 0, s, 0), vec(L["one"]), vec(0, s | L["one"]),
+        tuple([L["one"]] * w), vec(L["one"], s | L["two"], L["three"], s | L["four"]),
+        vec(L["three"], L["four"]), vec(L["half"], L["half"], L["half"], L["half"]),
+        vec(L["inf"]), vec(s | L["inf"], L["one"]), vec(L["one"], L["inf"], s | L["inf"]),
+        vec(L["qnan"], L["one"]), vec(L["snan"]), vec(L["one"], s | L["snan"]),
+        vec(L["inf"], L["qnan"]),
+        vec(L["qnan"] | 0x5, L["snan"] | s),
+        tuple([L["max"]] * w), vec(L["max"], L["one"]), tuple([L["big"]] * w),
+        tuple([L["sqrt_max"]] * w), tuple([L["min"]] * w), vec(L["min"], L["tmin"]),
+        tuple([L["tmin"]] * w), vec(L["sub_max"], s | L["tmin"], 0, L["tmin"]),
+        tuple([L["sqrt_min"]] * w), vec(L["sqrt_min"] - 1, s | L["sqrt_min"]),
+        vec(L["one"], L["tmin"]), vec(L["max"], L["tmin"], s | L["min"]),
+    ]
+    out, seen = [], set()
+    for v in vs:
+        if v not in seen:
+            seen.add(v)
+            out.append(v)
+    return out
+
+
+def _flat(vectors, fmt: FloatFormat) -> np.ndarray:
+    return np.asarray([b for v in vectors for b in v], dtype=np.uint64).astype(fmt.uint)
+
+
+def special_inputs(fn, fmt: FloatFormat, width: int) -> dict[str, np.ndarray]:
+    """Landmark vectors of ``fmt`` for geometric built-in ``fn`` (a Function or name): zero
+    vectors with each sign mix, ordinary small integers, one infinity, infinities of both
+    signs, quiet and signaling NaN lanes (with payloads) and a NaN with an infinity, huge
+    lanes (sum of squares overflows: max_finite, just above sqrt(max_finite)), tiny lanes
+    (sum of squares underflows: min_normal, sqrt(min_normal)), subnormal lanes, and mixes
+    of extremes.  One-input built-ins get the list; two-input ones every ordered pair of it.
+    Returns flat ``fmt.uint`` arrays of length n*width per input (deterministic).  Raises
+    GeometricError for a non-geometric function or a width it lacks."""
+    name = fn if isinstance(fn, str) else fn.name
+    _check_name_width(name, width)
+    f = catalogue.function(name)
+    vs = _landmark_vectors(fmt, width)
+    if len(f.inputs) == 1:
+        return {f.inputs[0].name: _flat(vs, fmt)}
+    pairs = list(itertools.product(vs, vs))
+    return {f.inputs[0].name: _flat([p for p, _ in pairs], fmt),
+            f.inputs[1].name: _flat([q for _, q in pairs], fmt)}
+
+
+#: Vector classes of ``inputs`` with their weights.
+CLASSES = {
+    "ordinary": 6, "wide": 3, "zeros": 1, "single_lane": 1, "one_inf": 1, "nan_lane": 1,
+    "huge": 2, "tiny": 2, "subnormal": 2, "near_sqrt_min": 1, "near_sqrt_max": 1,
+}
+
+
+def _random_lanes(rng, fmt: FloatFormat, shape, lo: int, hi: int) -> np.ndarray:
+    """Patterns with unbiased exponents uniform in [lo, hi] (clipped to the normal range),
+    random signs and significands."""
+    e = rng.integers(max(lo, fmt.emin), min(hi, fmt.emax) + 1, size=shape)
+    frac = rng.integers(0, 1 << fmt.frac_bits, size=shape, dtype=np.uint64)
+    sign = rng.integers(0, 2, size=shape).astype(np.uint64) << np.uint64(fmt.bits - 1)
+    biased = (e + fmt.emax).astype(np.uint64) << np.uint64(fmt.frac_bits)
+    return (sign | biased | frac).astype(np.uint64)
+
+
+def _draw(rng, fmt: FloatFormat, cls: str, width: int) -> np.ndarray:
+    """One vector (uint64 patterns) of class ``cls``."""
+    half_e = fmt.emax // 2
+    if cls == "ordinary":
+        return _random_lanes(rng, fmt, width, -8, 8)
+    if cls == "wide":
+        return _random_lanes(rng, fmt, width, fmt.emin, fmt.emax)
+    if cls == "zeros":
+        return rng.integers(0, 2, size=width).astype(np.uint64) << np.uint64(fmt.bits - 1)
+    if cls == "single_lane":
+        v = np.zeros(width, np.uint64)
+        v[rng.integers(width)] = _random_lanes(rng, fmt, 1, fmt.emin, fmt.emax)[0]
+        return v
+    if cls == "huge":
+        return _random_lanes(rng, fmt, width, half_e - 2, fmt.emax)
+    if cls == "tiny":
+        return _random_lanes(rng, fmt, width, fmt.emin, -half_e + 2)
+    if cls == "near_sqrt_min":
+        return _random_lanes(rng, fmt, width, -half_e - 1, -half_e + 1)
+    if cls == "near_sqrt_max":
+        return _random_lanes(rng, fmt, width, half_e - 1, half_e + 1)
+    v = _random_lanes(rng, fmt, width, -8, 8)
+    k = rng.integers(width)
+    if cls == "subnormal":
+        n_sub = rng.integers(1, width + 1)
+        idx = rng.permutation(width)[:n_sub]
+        sub = rng.integers(1, fmt.min_normal, size=n_sub, dtype=np.uint64)
+        sign = rng.integers(0, 2, size=n_sub).astype(np.uint64) << np.uint64(fmt.bits - 1)
+        v = _random_lanes(rng, fmt, width, fmt.emin, fmt.emin + 4) if rng.random() < 0.5 else v
+        v[idx] = sub | sign
+        return v
+    if cls == "one_inf":
+        v[k] = fmt.pos_inf | (fmt.sign_mask if rng.random() < 0.5 else 0)
+        return v
+    if cls == "nan_lane":
+        payload = int(rng.integers(1, fmt.quiet_bit))
+        quiet = fmt.quiet_bit if rng.random() < 0.5 else 0
+        v[k] = fmt.exp_mask | quiet | payload | (fmt.sign_mask if rng.random() < 0.5 else 0)
+        return v
+    raise GeometricError(f"class={cls!r} is unknown; use one of {sorted(CLASSES)}")
+
+
+def _partner(rng, fmt: FloatFormat, name: str, p0: np.ndarray, width: int) -> np.ndarray:
+    """A second vector for dot/cross/distance: independent, or built to cancel (p0 with a
+    few ulps of noise for distance; a permutation with a sign flip for dot and cross)."""
+    r = rng.random()
+    if r < 0.6:
+        cls = rng.choice(list(CLASSES), p=np.array(list(CLASSES.values())) / sum(CLASSES.values()))
+        return _draw(rng, fmt, str(cls), width)
+    finite = (p0 & np.uint64(fmt.exp_mask)) != np.uint64(fmt.exp_mask)
+    if name.endswith("distance"):
+        noise = rng.integers(-4, 5, size=width)
+        q = p0.astype(np.int64) + np.where(finite & ((p0 & np.uint64(fmt.abs_mask)) > 8), noise, 0)
+        return q.astype(np.uint64)
+    q = p0[rng.permutation(width)].copy()
+    q[rng.integers(width)] ^= np.uint64(fmt.sign_mask)
+    return q
+
+
+def inputs(fn, fmt: FloatFormat, width: int, n: int, seed: int) -> dict[str, np.ndarray]:
+    """``n`` random vectors per input of geometric built-in ``fn`` (Function or name),
+    biased to the classes of ``CLASSES``: ordinary values, wide exponent spreads, signed
+    zero mixes, a single nonzero lane, one infinity, one NaN lane (quiet or signaling, random
+    payload and sign), huge lanes (sum of squares overflows), tiny lanes (underflows),
+    subnormal lanes, lanes near sqrt(min_normal) and sqrt(max_finite); two-input built-ins
+    also get partners built to cancel.  Deterministic in ``seed``.  Returns flat
+    ``fmt.uint`` arrays of length n*width.  Raises GeometricError for a non-geometric
+    function, a width it lacks or n < 0."""
+    name = fn if isinstance(fn, str) else fn.name
+    _check_name_width(name, width)
+    if n < 0:
+        raise GeometricError(f"n={n} must be >= 0")
+    f = catalogue.function(name)
+    rng = np.random.default_rng(seed)
+    names = list(CLASSES)
+    weights = np.array([CLASSES[k] for k in names], float)
+    weights /= weights.sum()
+    first, second = [], []
+    for _ in range(n):
+        cls = str(rng.choice(names, p=weights))
+        p0 = _draw(rng, fmt, cls, width)
+        first.append(p0)
+        if len(f.inputs) == 2:
+            second.append(_partner(rng, fmt, name, p0, width))
+    out = {f.inputs[0].name: _flat(first, fmt)}
+    if len(f.inputs) == 2:
+        out[f.inputs[1].name] = _flat(second, fmt)
+    return out
