@@ -155,25 +155,16 @@ def make_inputs(unit: WorkUnit) -> dict[str, np.ndarray]:
 
 
 def prepare_targets(runner, targets) -> None:
-    """Build the kernels of ``targets`` ((name, precision, width) triples) on ``runner``
-    (a fuzzfarm.device.DeviceRunner): one program per (precision, width) for the built-ins,
-    one per (precision, width) for the conversions."""
+    """Build the kernels of the built-ins among ``targets`` ((name, precision, width)
+    triples) on ``runner`` (a fuzzfarm.device.DeviceRunner), one program per (precision,
+    width).  Conversions are built one program each at first use (``run_unit``): PoCL
+    3.0-rc2 corrupts its heap building one program of a few hundred conversion kernels."""
     groups: dict = {}
     for name, precision, width in targets:
-        groups.setdefault((precision, width), []).append(name)
+        if not is_conversion(name):
+            groups.setdefault((precision, width), []).append(name)
     for (precision, width), names in groups.items():
-        fmt = format_named(precision)
-        fns = [catalogue.function(n) for n in names if not is_conversion(n)]
-        if fns:
-            runner.prepare(fns, fmt, width)
-        convs = [n for n in names if is_conversion(n)]
-        if convs:
-            from fuzzfarm import conversions
-            parsed = [conversions.parse(n) for n in convs]
-            src = conversions.program_source(parsed, width)
-            for conv in parsed:   # one build (cached by source), then each kernel
-                runner.run_source(src, conversions.kernel_name(conv),
-                                  [np.zeros(width, conv.src_dtype)], [conv.dst_dtype], width)
+        runner.prepare([catalogue.function(n) for n in names], format_named(precision), width)
 
 
 def run_unit(runner, unit: WorkUnit, inputs: dict) -> dict[str, np.ndarray]:
@@ -182,8 +173,7 @@ def run_unit(runner, unit: WorkUnit, inputs: dict) -> dict[str, np.ndarray]:
     if is_conversion(unit.function):
         from fuzzfarm import conversions
         conv = conversions.parse(unit.function)
-        # The program of all conversions of this width was built by prepare_targets; a
-        # conversion run alone builds its own.
+        # one small program per conversion, built once and cached by the runner
         src = conversions.program_source([conv], unit.vector_width)
         (got,) = runner.run_source(src, conversions.kernel_name(conv), [inputs["x"]],
                                    [conv.dst_dtype], unit.vector_width)

@@ -445,3 +445,24 @@ def test_half_functions_share_the_edge_cases_and_have_8192_ulp():
     s = round_to_bits(__import__("mpmath").sin(0.5), F)
     assert _one("half_sin", s + 8000, x=x).findings == []
     assert _one("half_sin", s + 8200, x=x).failures
+
+
+def test_mix_beyond_its_defining_formula_is_a_note_even_as_a_nan():
+    """mix(max, -max, 0): the real value is max, the defining formula x + (y - x) * a gives
+    a NaN in binary32 (y - x overflows): a note, never a failure."""
+    res = _one("mix", 0x7FFFFFFF, x=F.max_finite, y=F.max_finite | F.sign_mask, a=0)
+    assert res.failures == [] and [f.severity for f in res.findings] == ["note"]
+    # within |x|, |y| <= 2048 the 1e-3 tolerance binds: a NaN there fails
+    res = _one("mix", 0x7FFFFFFF, x=ONE, y=TWO_, a=F.bits_of(0.5))
+    assert [f.rule_id for f in res.failures] == ["ulp.mix"]
+
+
+def test_half_functions_range_and_flushed_subnormal_results():
+    big = F.bits_of(2.0 ** 17)                 # outside half_sin's -2^16 ... 2^16
+    res = _one("half_sin", ONE, x=big)
+    assert res.findings == [] and res.unjudged == 1
+    assert _one("sin", ONE, x=big).failures    # sin itself is judged there
+    # 1 / max_finite is subnormal: half_recip may flush it; recip may not
+    assert _one("half_recip", 0, x=F.max_finite).failures == []
+    assert _one("recip", 0, x=F.max_finite).failures
+    assert _one("half_recip", ONE, x=F.max_finite).failures
