@@ -31,6 +31,11 @@ def test_parse_budget():
     (["--device", "no-such-device-xyz"], "no-such-device-xyz"),
     (["--seed", "-4"], "--seed"),
     (["--frobnicate"], "frobnicate"),
+    (["--precisions", "quad"], "quad"),
+    (["--widths", "1,5"], "--widths"),
+    (["--build-options", "fast please"], "--build-options"),
+    (["--functions", "convert_int_sat_rte(quaternion)"], "quaternion"),
+    (["--functions", "cross", "--widths", "2"], "--widths"),
 ])
 def test_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path, args, words):
     out = tmp_path / "out"
@@ -110,3 +115,46 @@ def test_interrupted_run_leaves_only_complete_files(tmp_path):
     assert stats.num_rows > 0
     meta = json.loads(next((out / "_runs").glob("*.json")).read_text())
     assert meta["status"] in ("interrupted", "completed")
+
+
+def test_catalogue_lists_everything_as_json():
+    res = CliRunner().invoke(main, ["catalogue", "--json"])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.output)
+    from edgecases import catalogue
+    assert data["counts"]["functions"] == len(catalogue.functions()) >= 117
+    assert data["counts"]["rules"] == len(catalogue.rules())
+    sinpi = [f for f in data["functions"] if f["function"] == "sinpi" and f["precision"] == "binary32"]
+    assert sinpi[0]["bounds"]["full"]["bound"] == "<= 4 ulp"
+    assert "CL.sinpi.positive_integer" in sinpi[0]["rules"]
+    rule = [r for r in data["rules"] if r["id"] == "CL.sinpi.positive_integer"][0]
+    assert rule["result"] == "ret = +0" and "3.8.2" in rule["section"]
+    bad = CliRunner().invoke(main, ["catalogue", "--function", "sinq"])
+    assert bad.exit_code == 2 and "sinq" in bad.output
+
+
+def test_verify_rejects_a_missing_results_directory(tmp_path):
+    res = CliRunner().invoke(main, ["verify", str(tmp_path / "none")])
+    assert res.exit_code == 2 and "not a results directory" in res.output
+
+
+@pytest.mark.device
+@pytest.mark.cluster
+def test_vector_widths_precisions_conversions_and_verify_on_pocl(tmp_path):
+    """A short run at widths 1 and 4 in binary32 and binary64, with a geometric built-in and
+    a conversion; `fuzzfarm verify` re-executes and confirms every failure it reports."""
+    out = tmp_path / "out"
+    fns = "sinpi,normalize,convert_int_sat_rte(float)"
+    res = _fuzzfarm("run", "--functions", fns, "--precisions", "float,double", "--widths", "1,4",
+                    "--budget", "15s", "--seed", "3", "--out", str(out))
+    assert res.returncode == 0, res.stderr[-3000:]
+    stats = ds.dataset(out / "_stats").to_table().to_pylist()
+    seen = {(s["function"], s["precision"], s["vector_width"]) for s in stats}
+    assert ("sinpi", "binary32", 4) in seen and ("sinpi", "binary64", 1) in seen
+    report = tmp_path / "verify.json"
+    res = _fuzzfarm("verify", str(out), "--json", str(report))
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    data = json.loads(report.read_text())
+    rules = {(v["function"], v["rule"]) for v in data["violations"]}
+    assert ("sinpi", "CL.sinpi.positive_integer") in rules   # PyPI's PoCL 3.0 bug
+    assert all(v["refuted"] == 0 and v["not_reproduced"] == 0 for v in data["violations"])
