@@ -75,10 +75,10 @@ except ModuleNotFoundError:  # Python < 3.11
 from edgecases import catalogue
 from fuzzfarm.checker import CheckResult, Finding
 from fuzzfarm.formats import FloatFormat
-from fuzzfarm.oracle import Exact, round_to_bits, ulp_error
+from fuzzfarm.oracle import Exact, Unspecified, round_to_bits, ulp_error
 
 __all__ = [
-    "GEOMETRIC", "VECTOR_RESULTS", "GeometricError", "VectorRule", "NotJudged", "NOT_JUDGED",
+    "GEOMETRIC", "VECTOR_RESULTS", "GeometricError", "VectorRule", "NOT_JUDGED",
     "WHEN_WORDS", "RESULT_WORDS", "rules", "rules_for", "load_rules",
     "reference", "check", "special_inputs", "inputs",
 ]
@@ -95,22 +95,9 @@ class GeometricError(ValueError):
     geometric.toml data."""
 
 
-class NotJudged:
-    """The reference of a lane or scalar the texts leave undefined (e.g. fast_normalize with
-    an infinite element): measured nowhere, never a finding."""
-
-    _instance = None
-
-    def __new__(cls):
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
-
-    def __repr__(self) -> str:
-        return "NOT_JUDGED"
-
-
-NOT_JUDGED = NotJudged()
+#: The reference of a lane or scalar the texts leave undefined (e.g. fast_normalize with
+#: an infinite element): measured nowhere, never a finding.  The oracle's one marker.
+NOT_JUDGED = Unspecified
 
 # --------------------------------------------------------------------------- the rules
 
@@ -135,8 +122,8 @@ WHEN_WORDS = {
 
 #: Result words per rule kind.
 RESULT_WORDS = {
-    "prescribed": {"nan", "all_nan", "nan_lanes_nan", "lane_nan", "input", "+inf", "ieee",
-                   "w_zero", "w_plus_zero"},
+    "prescribed": {"nan", "all_nan", "nan_lanes_nan", "lane_nan", "input", "zeros", "+inf",
+                   "ieee", "w_zero", "w_plus_zero"},
     "undefined": set(),
     "allowance": {"input"},
     "reference": {"bound", "correctly_rounded", "plus_subnormal_quantum"},
@@ -820,9 +807,15 @@ def _prescribed(c: _Ctx, rule: VectorRule, rows, got, refs_fn, orig_rows) -> lis
         if all(_isnan_bits(got[k], fmt) for k in lanes):
             return []
         return [_Issue(rule, f"a NaN in lane(s) {lanes}", rule.severity)]
+    if res == "zeros":
+        if all((g & fmt.abs_mask) == 0 for g in got):
+            return []
+        return [_Issue(rule, "every lane a zero", rule.severity)]
     if res == "input":
         if _matches_input(c, got, rows, orig_rows):
             return []
+        if rule.severity == "note" and any((g & fmt.abs_mask) != 0 for g in got):
+            return []  # a note on the zeros' signs only; a non-zero lane is another rule's
         return [_Issue(rule, "(" + ", ".join(fmt.hex(b) for b in rows[0]) + ")", rule.severity)]
     if res == "w_zero":
         if (got[3] & fmt.abs_mask) == 0:
@@ -1046,17 +1039,19 @@ def _ftz_positions(c: _Ctx, rows):
 _MAX_SUBSET_POSITIONS = 8
 
 
-def _rescue(c: _Ctx, rows, got, lim: _Lim) -> bool:
-    """True if the vector conforms (no failure, no note but a zero's sign) with some subset
-    of its flushable lanes flushed (3.8.3 results 3 and 4; §6.15.5 fast_normalize 3)."""
+def _rescue(c: _Ctx, rows, got, lim: _Lim) -> "_Verdict | None":
+    """The verdict with some subset of the flushable lanes flushed (3.8.3 results 3 and 4;
+    §6.15.5 fast_normalize 3) that has no failure: a clean one (no note but a zero's sign)
+    if any, else the first without a failure; None if every subset fails."""
     pos = _ftz_positions(c, rows)
     if not pos:
-        return False
+        return None
     if len(pos) <= _MAX_SUBSET_POSITIONS:
         subsets = [s for k in range(len(pos), 0, -1) for s in itertools.combinations(pos, k)]
     else:
         subsets = [tuple(pos)] + list(itertools.combinations(pos, len(pos) - 1)) \
             + [(p,) for p in pos]
+    best = None
     for subset in subsets:
         new = [list(r) for r in rows]
         flush_d = set()
@@ -1067,8 +1062,10 @@ def _rescue(c: _Ctx, rows, got, lim: _Lim) -> bool:
                 new[i][k] = int(rows[i][k]) & c.fmt.sign_mask
         v = _judge(c, tuple(tuple(r) for r in new), got, lim, c.prec, rows, frozenset(flush_d))
         if v.clean:
-            return True
-    return False
+            return v
+        if best is None and not v.fails:
+            best = v
+    return best
 
 
 def check(fn, inputs: dict, outputs: dict, claims, width: int, prec: int | None = None,
@@ -1137,8 +1134,10 @@ def check(fn, inputs: dict, outputs: dict, claims, width: int, prec: int | None 
             if not math.isnan(v.max_err):
                 m = result.max_ulp_error
                 result.max_ulp_error = v.max_err if math.isnan(m) else max(m, v.max_err)
-        if not v.clean and c.flush and _rescue(c, rows, got, lims[i]):
-            continue
+        if not v.clean and c.flush:
+            rescued = _rescue(c, rows, got, lims[i])
+            if rescued is not None and (rescued.clean or v.fails):
+                v = rescued
         flat = tuple(b for r in rows for b in r)
         for x in v.issues:
             result.findings.append(Finding(
