@@ -253,7 +253,8 @@ def verify(results, run_id, sample, no_device, json_path) -> None:
         for fp, opts in {(r["device_fingerprint"], r["build_options"] or "") for r in picked}:
             if fp in infos:
                 runners[fp] = dev.DeviceRunner(infos[fp], opts)
-    report = verifier.verify_findings(picked, runners, verifier.run_constants(results))
+    report = verifier.verify_findings(picked, runners, verifier.run_constants(results),
+                                      per_recipe=verifier.run_per_recipe(results))
     t = Table(title=f"verify {results}: {len(picked)} of {len(rows)} failures")
     for col in ("function", "rule", "confirmed", "refuted", "not reproduced"):
         t.add_column(col, justify="left" if col in ("function", "rule") else "right")

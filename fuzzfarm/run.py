@@ -208,6 +208,7 @@ def execute(opts: RunOptions, console: Console | None = None) -> dict:
     started = time.time()
     meta = {"run_id": run_id, "functions": opts.functions, "budget_seconds": opts.budget,
             "precisions": list(opts.precisions), "widths": list(opts.widths),
+            "per_recipe": opts.per_recipe, "recipes_per_unit": opts.recipes_per_unit,
             "targets": [list(t) for t in opts.targets],
             "seed": opts.seed, "build_options": opts.build_options, "started": started,
             "devices": [d.to_dict() for d in opts.devices], "status": "running"}

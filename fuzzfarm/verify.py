@@ -107,7 +107,7 @@ def _claims(row: dict, build_options: str, constants: dict | None) -> Claims:
 
 
 def verify_findings(rows: list, runners: dict | None = None, constants: dict | None = None,
-                    prec: int | None = None) -> VerifyReport:
+                    prec: int | None = None, per_recipe: int = 8192) -> VerifyReport:
     """Verify finding rows (dicts of store.FINDINGS_SCHEMA).
 
     ``runners`` maps device fingerprints to fuzzfarm.device.DeviceRunner objects (built
@@ -137,6 +137,8 @@ def verify_findings(rows: list, runners: dict | None = None, constants: dict | N
         runner = runners.get(fp)
         if runner is None:
             report.absent_devices.add(fp)
+        elif width > 1 and not geometric:
+            fresh = _rerun_in_place(runner, group, ins, width, per_recipe)
         else:
             fresh = _rerun(runner, unit, ins, width, geometric)
         for i, row in enumerate(group):
@@ -154,6 +156,43 @@ def verify_findings(rows: list, runners: dict | None = None, constants: dict | N
                             for k in got)
             report.verdicts.append(Verdict(row, holds, reproduced, detail))
     return report
+
+
+def _rerun_in_place(runner, group, ins, width, per_recipe) -> dict:
+    """Re-run each element of ``group`` inside its original work-item: the unit's inputs are
+    regenerated (fuzzfarm.units.make_inputs) and the ``width`` lanes of the element's
+    work-item are run again; returns the element outputs in ``group`` order."""
+    from fuzzfarm.units import make_inputs
+    rows_by_unit: dict = {}
+    for k, r in enumerate(group):
+        rows_by_unit.setdefault(r["unit_id"], []).append(k)
+    parts, picks = [], []
+    for uid, ks in rows_by_unit.items():
+        r = group[ks[0]]
+        recipe = json.loads(r["recipe"] or "[]")
+        special = isinstance(recipe, dict) and recipe.get("special")
+        unit = WorkUnit(uid, r["function"], int(r["seed"]), 0 if special else per_recipe,
+                        () if special else tuple(recipe), bool(special), r["precision"], width)
+        full = make_inputs(unit)
+        for k in ks:
+            e = int(group[k]["element"])
+            lo = e - e % width
+            sl = {n: v[lo:lo + width] for n, v in full.items()}
+            same = all(int(sl[n][e - lo]) == int(ins[n][k]) for n in ins)
+            if len(next(iter(sl.values()))) < width or not same:
+                sl = {n: np.repeat(ins[n][k:k + 1], width) for n in ins}   # fall back
+                e, lo = 0, 0
+            parts.append(sl)
+            picks.append(len(parts) * width - width + (e - lo))
+    wide = _concat(parts)
+    unit = WorkUnit("verify", group[0]["function"], 0, 0, (), True, group[0]["precision"], width)
+    out = run_unit(runner, unit, wide)
+    order = [k for ks in rows_by_unit.values() for k in ks]
+    res = {n: np.empty(len(group), v.dtype) for n, v in out.items()}
+    for k, pick in zip(order, picks):
+        for n, v in out.items():
+            res[n][k] = v[pick]
+    return res
 
 
 def _check(unit, ins, outs, claims, prec):
@@ -232,3 +271,14 @@ def coverage(out: str | Path, run_id: str | None = None) -> list[dict]:
              "functions_and_conversions": len(v["functions"]),
              "builtins": len([f for f in v["functions"] if not is_conversion(f)]),
              "rules_exercised": len(v["rules"])} for k, v in sorted(per.items())]
+
+
+def run_per_recipe(out: str | Path) -> int:
+    """Inputs per recipe of the runs in ``out`` (run metadata ``per_recipe``; 8192 when a
+    run did not record it)."""
+    for p in sorted((Path(out) / "_runs").glob("*.json")):
+        try:
+            return int(json.loads(p.read_text()).get("per_recipe", 8192))
+        except (OSError, ValueError):
+            continue
+    return 8192
