@@ -256,23 +256,19 @@ def _excused(c: _Ctx, spec, got: int, row: dict) -> bool:
     -cl-finite-math-only an infinite or NaN result, under -cl-no-signed-zeros a zero of
     the other sign."""
     fmt = c.fmt
-    if not c.claims.judges_specials:
-        if spec.kind == "nan" or (spec.kind != "int" and _nonfinite_expected(spec, row, fmt, c)):
-            return True
-    if not c.claims.signed_zeros and spec.kind != "int" and (int(got) & fmt.abs_mask) == 0:
-        one = {k: np.asarray([v]) for k, v in row.items()}
-        flipped = np.asarray([int(got) ^ fmt.sign_mask], fmt.uint)
-        if spec.matches(flipped, one, fmt, c.claims.consts)[0]:
-            return True
-    return False
-
-
-def _nonfinite_expected(spec, row, fmt, c) -> bool:
-    one = {k: np.asarray([v]) for k, v in row.items()}
-    bits = spec.expected_bits(one, fmt, c.claims.consts)
-    if bits is None:
+    if spec.kind == "int":
         return False
-    return (int(bits[0]) & fmt.abs_mask) >= fmt.pos_inf
+    one = {k: np.asarray([v]) for k, v in row.items()}
+    if not c.claims.judges_specials:
+        if spec.kind == "nan":
+            return True
+        bits = spec.expected_bits(one, fmt, c.claims.consts)
+        if bits is not None and (int(bits[0]) & fmt.abs_mask) >= fmt.pos_inf:
+            return True
+    if not c.claims.signed_zeros and (int(got) & fmt.abs_mask) == 0:
+        flipped = np.asarray([int(got) ^ fmt.sign_mask], fmt.uint)
+        return bool(spec.matches(flipped, one, fmt, c.claims.consts)[0])
+    return False
 
 
 def _apply_rules(c: _Ctx) -> None:
@@ -481,23 +477,26 @@ def _measure(c: _Ctx, r, got: int, lim: _Limit, correctly_rounded: bool):
     return ok, err, a_err
 
 
-def _limits(c: _Ctx, bound, idx) -> list:
-    """Per element of ``idx``: a _Limit, or None where the bound does not judge it."""
+def _limits(c: _Ctx, bound, idx):
+    """The bound's per-element Limits (edgecases.bounds) for the elements ``idx``, or None
+    for a correctly rounded bound (0.5 ulp everywhere, judged everywhere)."""
     if bound.correctly_rounded:
-        return [_Limit(0.5)] * len(idx)
-    lim = bound.limits({k: v[idx] for k, v in c.args.items()}, c.kinds, c.fmt, c.width)
-    reading = getattr(bound, "reading", "") or ""
-    out = []
-    for k in range(len(idx)):
-        if not lim.judged[k]:
-            out.append(None)
-        else:
-            fu = None if lim.fail_ulps is None else float(lim.fail_ulps[k])
-            fa = None if lim.fail_absolute is None else float(lim.fail_absolute[k])
-            rd = reading if lim.reading is None else (str(lim.reading[k]) or reading)
-            out.append(_Limit(float(lim.ulps[k]), float(lim.absolute[k]), bool(lim.note[k]),
-                              rd, fu, fa))
-    return out
+        return None
+    return bound.limits({k: v[idx] for k, v in c.args.items()}, c.kinds, c.fmt, c.width)
+
+
+_CORRECTLY_ROUNDED = _Limit(0.5)
+
+
+def _limit_at(lim, k: int, bound) -> _Limit:
+    """Row ``k`` of Limits ``lim`` as a _Limit (built only for elements judged exactly)."""
+    if lim is None:
+        return _CORRECTLY_ROUNDED
+    fu = None if lim.fail_ulps is None else float(lim.fail_ulps[k])
+    fa = None if lim.fail_absolute is None else float(lim.fail_absolute[k])
+    reading = bound.reading or ""
+    rd = reading if lim.reading is None else (str(lim.reading[k]) or reading)
+    return _Limit(float(lim.ulps[k]), float(lim.absolute[k]), bool(lim.note[k]), rd, fu, fa)
 
 
 def _judge_output(c: _Ctx, i, k, o, r, r_again, got, lim, bound, rule, domain) -> None:
@@ -545,33 +544,33 @@ def _apply_reference(c: _Ctx) -> None:
         return
     names = [a.name for a in fn.inputs]
     kinds = tuple(a.kind for a in fn.inputs)
-    limits = _limits(c, bound, idx)
-    keep = np.asarray([lim is not None for lim in limits], bool)
-    c.result.unjudged += int((~keep).sum())
+    lim = _limits(c, bound, idx)
+    # positions (into idx and lim) of the elements the bound judges
+    pos = np.arange(idx.size) if lim is None else np.nonzero(lim.judged)[0]
+    c.result.unjudged += int(idx.size - pos.size)
     domain = catalogue.general_rule("C99.7.12.1.domain")
-    ref_name = fn.name
     if fn.name in EXACT_FUNCTIONS:
-        for i, lim in zip(idx[keep], [l for l in limits if l is not None]):
+        for p in pos:
+            i = idx[p]
             args = tuple(int(c.args[n][i]) for n in names)
-            refs = [reference(ref_name, args, kinds, fmt, c.prec, m) for m in c.claims.rounding]
+            refs = [reference(fn.name, args, kinds, fmt, c.prec, m) for m in c.claims.rounding]
             for k, o in enumerate(fn.outputs):
                 if c.handled[o.name][i]:
                     continue
                 got = int(c.outs[o.name][i])
                 if any(isinstance(r[k], Exact) and int(r[k].bits) == got for r in refs):
                     continue
-                _judge_output(c, i, k, o, refs[0][k], lambda: refs[0], got, lim, bound, rule,
-                              domain)
-        c.result.exact += int(keep.sum())
+                _judge_output(c, i, k, o, refs[0][k], lambda: refs[0], got,
+                              _limit_at(lim, p, bound), bound, rule, domain)
+        c.result.exact += int(pos.size)
         return
-    todo = idx[keep]
-    todo_lims = [l for l in limits if l is not None]
     # The screen proves "within N ulp" for a constant N; it cannot prove a correctly rounded
     # result in a directed mode, nor judge the flush-to-zero alternatives, nor absolute
     # bounds: those go exact.
-    if (fn.name in SCREENS and not c.flush and not bound.correctly_rounded
-            and bound.ulps is not None and len(fn.outputs) == 1 and todo.size
-            and all(l.ulps == bound.ulps and not l.absolute for l in todo_lims)):
+    if (fn.name in SCREENS and not c.flush and lim is not None and bound.ulps is not None
+            and len(fn.outputs) == 1 and pos.size
+            and np.all(lim.ulps[pos] == bound.ulps) and not np.any(lim.absolute[pos])):
+        todo = idx[pos]
         finite = np.ones(todo.size, bool)
         args64 = []
         for a in fn.inputs:
@@ -587,17 +586,18 @@ def _apply_reference(c: _Ctx) -> None:
         passed &= finite
         c.result.note_error(err[passed])
         c.result.screened += int(passed.sum())
-        todo_lims = [l for l, p in zip(todo_lims, passed) if not p]
-        todo = todo[~passed]
-    for i, lim in zip(todo, todo_lims):
+        pos = pos[~passed]
+    for p in pos:
+        i = idx[p]
         args = tuple(int(c.args[n][i]) for n in names)
-        refs = reference(ref_name, args, kinds, fmt, c.prec)
-        again = _Once(lambda: reference(ref_name, args, kinds, fmt, 2 * c.prec))
+        refs = reference(fn.name, args, kinds, fmt, c.prec)
+        again = _Once(lambda: reference(fn.name, args, kinds, fmt, 2 * c.prec))
         c.result.exact += 1
+        limit = _limit_at(lim, p, bound)
         for k, o in enumerate(fn.outputs):
             if c.handled[o.name][i]:
                 continue
-            _judge_output(c, i, k, o, refs[k], again, int(c.outs[o.name][i]), lim, bound,
+            _judge_output(c, i, k, o, refs[k], again, int(c.outs[o.name][i]), limit, bound,
                           rule, domain)
 
 
