@@ -213,24 +213,17 @@ _U64 = (1 << 64) - 1
 
 
 def _signature(unit: WorkUnit):
-    """(input Args, output Args, how to describe them) of the unit's target."""
+    """(input Args, output Args, input format, output format) of the unit's target: how
+    its findings' bits are described."""
+    fmt = format_named(unit.precision)
     if is_conversion(unit.function):
         from fuzzfarm import conversions
         conv = conversions.parse(unit.function)
-        kind = lambda t: "float" if t in ("half", "float", "double") else "int"
-        return (catalogue.Arg("x", kind(conv.src)),), (catalogue.Arg("ret", kind(conv.dst), True),)
+        arg = lambda name, f, out: catalogue.Arg(name, "int" if f is None else "float", out)  # noqa: E731
+        return ((arg("x", conv.src_format, False),), (arg("ret", conv.dst_format, True),),
+                conv.src_format or fmt, conv.dst_format or fmt)
     fn = catalogue.function(unit.function)
-    return fn.inputs, fn.outputs
-
-
-def _format_for(unit: WorkUnit, which) -> FloatFormat:
-    if is_conversion(unit.function):
-        from fuzzfarm import conversions
-        conv = conversions.parse(unit.function)
-        t = conv.src if which == "in" else conv.dst
-        return format_named({"half": "binary16", "float": "binary32", "double": "binary64"}
-                            .get(t, unit.precision))
-    return format_named(unit.precision)
+    return fn.inputs, fn.outputs, fmt, fmt
 
 
 def finding_rows(result: CheckResult, unit: WorkUnit, device_meta: dict, run_id: str,
@@ -238,8 +231,7 @@ def finding_rows(result: CheckResult, unit: WorkUnit, device_meta: dict, run_id:
     """Findings of one checked unit as rows of store.FINDINGS_SCHEMA.  ``input_bits`` and
     ``output_bits`` hold raw bits as unsigned 64-bit integers (integers in two's
     complement); ``inputs``/``outputs`` the same as readable text."""
-    ins, outs = _signature(unit)
-    fin, fout = _format_for(unit, "in"), _format_for(unit, "out")
+    ins, outs, fin, fout = _signature(unit)
     now = datetime.now(timezone.utc)
     rows = []
     for f in result.findings:
