@@ -324,8 +324,7 @@ def test_no_signed_zeros_excuses_the_zero_sign_only():
 
 def test_finite_math_and_no_inf_nan_skip_special_arguments():
     inf = F.pos_inf
-    assert [f.rule_id for f in _one("sin", 0, x=inf).failures] == ["F9.sin.2"] or \
-        _one("sin", 0, x=inf).failures
+    assert [f.rule_id for f in _one("sin", 0, x=inf).failures] == ["F9.sin.2"]
     for claims in (_claims("-cl-finite-math-only"), _claims(flags=("DENORM", "ROUND_TO_NEAREST"))):
         res = _one("sin", 0, claims=claims, x=inf)
         assert res.findings == [] and res.unjudged == 1
@@ -387,26 +386,17 @@ def test_denorms_are_zero_allows_flushing():
 
 def test_rtz_device_rounds_correctly_toward_zero():
     rtz = _claims(flags=("INF_NAN", "ROUND_TO_ZERO"), profile="EMBEDDED_PROFILE")
-    x = F.bits_of(2.0)                                     # sqrt(2) = 1.41421356...
-    down = F.bits_of(float(np.float32(1.4142135)))        # RTZ (and RTE) of sqrt(2)
-    for name, claims in (("divide", rtz),):
-        pass
     # 1/3: RTE rounds up (0x3eaaaaab), RTZ down (0x3eaaaaaa)
     three = F.bits_of(3.0)
-    up, dn = 0x3EAAAAAB, 0x3EAAAAAA
-    full = Claims()
-    assert _one("divide", up, x=ONE, y=three).findings == []
-    assert _one("divide", dn, claims=rtz, x=ONE, y=three).findings == []
-    assert _one("fma", dn, claims=rtz, a=ONE, b=up, c=0).findings == [] or True
+    assert _one("divide", 0x3EAAAAAB, x=ONE, y=three).findings == []
+    assert _one("divide", 0x3EAAAAAA, claims=rtz, x=ONE, y=three).findings == []
     # correctly rounded operators: the wrong direction fails
-    b = catalogue.bound("add", "binary32", "embedded")
-    assert b.correctly_rounded
+    assert catalogue.bound("add", "binary32", "embedded").correctly_rounded
     a1, a2 = ONE, F.bits_of(2.0 ** -24 * 1.5)             # 1 + 1.5 ulp/2: RTE up, RTZ down
     assert _one("add", 0x3F800001, x=a1, y=a2).findings == []
     assert _one("add", 0x3F800000, x=a1, y=a2).failures
     assert _one("add", 0x3F800000, claims=rtz, x=a1, y=a2).findings == []
     assert _one("add", 0x3F800001, claims=rtz, x=a1, y=a2).failures
-    assert down and full
 
 
 def test_mad_accepts_fma_or_multiply_then_add():
