@@ -364,6 +364,17 @@ class Bound:
         return p is not None and p.value.kind == "fma or mul+add"
 
     @property
+    def plain_ulps(self) -> float | None:
+        """The ULP bound where it is one number everywhere, failing beyond it (no pieces,
+        no note band, no absolute error): 0.5 for correctly rounded, else the constant.
+        None otherwise.  The checker's fast path screens such bounds without building
+        per-element limits."""
+        p = self._single
+        if p is None or p.note:
+            return None
+        return self.ulps
+
+    @property
     def ulps(self) -> float | None:
         """The constant ULP bound where the bound is one number (0.5 for correctly
         rounded), else None (pieces, expressions, absolute errors, no bound)."""
