@@ -281,6 +281,105 @@ def verify(results, run_id, sample, no_device, json_path) -> None:
         raise SystemExit(1)
 
 
+@main.command()
+@click.argument("function")
+@click.option("--precision", "-p", default="binary32", show_default=True,
+              help="binary32 (2^32 inputs of one argument) or binary16 (2^16 of one, 2^32 "
+                   "pairs of two); also float, half.")
+@DEVICE_OPTION
+@click.option("--out", "-o", default="results", show_default=True, type=click.Path(),
+              help="Results directory (the sweep is one run in it; see README).")
+@click.option("--build-options", default="", metavar="OPTS", help="OpenCL build options.")
+@click.option("--workers", "-j", type=click.IntRange(1, 1024), default=None,
+              help="Checking processes (default: one per core).")
+@click.option("--chunk-bits", type=click.IntRange(16, 28), default=24, show_default=True,
+              help="log2 of the inputs per chunk (the unit of resumption and of memory: "
+                   "each in-flight chunk holds 2^bits outputs).")
+@click.option("--chunks", "limit", type=click.IntRange(1), default=None,
+              help="Do at most this many chunks now (resume later by running it again).")
+def sweep(function, precision, device, out, build_options, workers, chunk_bits, limit) -> None:
+    """Check every input of FUNCTION's space on one device (all 2^32 binary32 bit patterns
+    of a one-argument built-in), generated on the device from the global id.
+
+    Running the same command again resumes an unfinished sweep (chunk by chunk).  Exit
+    status: 0 when complete, 1 when a failure was found, 2 for bad input, 130 when
+    interrupted (finished chunks are kept).
+    """
+    import time
+    from pathlib import Path
+
+    from rich.console import Console
+    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
+                               TimeElapsedColumn, TimeRemainingColumn)
+
+    from fuzzfarm import store
+    from fuzzfarm import sweep as sw
+    from fuzzfarm.run import _precision, UsageError
+
+    dev = load_devices()
+    try:
+        space = sw.space_for(function, _precision(precision))
+    except (sw.SweepError, UsageError) as exc:
+        raise click.UsageError(str(exc)) from None
+    try:
+        infos = dev.select_devices(device)
+    except dev.DeviceSelectionError as exc:
+        raise click.UsageError(str(exc)) from None
+    if len(infos) != 1:
+        raise click.UsageError(f"--device: a sweep runs on one device; {device or 'all'!r} "
+                               f"selects {len(infos)} (see `fuzzfarm devices`)")
+    info = infos[0]
+    if not info.supports(space.fmt):
+        raise click.UsageError(f"--device: {info.label} lacks {space.fmt.name}")
+    try:
+        store.check_writable(out)
+    except store.StoreError as exc:
+        raise click.UsageError(str(exc)) from None
+    opts = sw.SweepOptions(space, info, Path(out), 1 << chunk_bits, build_options=build_options,
+                           limit=limit, **({"workers": workers} if workers else {}))
+    try:
+        _, _, todo = sw.resume_state(opts)
+    except sw.SweepError as exc:
+        raise click.UsageError(str(exc)) from None
+    console = Console(stderr=True)
+    if len(todo) < -(-space.size // opts.chunk):
+        console.print(f"resuming: {len(todo)} chunks left")
+    console.print(f"[bold]sweep[/] {function} {space.fmt.name}: 2^{space.bits} inputs on "
+                  f"{info.label}, chunks of 2^{chunk_bits}, {opts.workers} checking processes")
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TextColumn("{task.fields[rate]}"), TextColumn("failures {task.fields[fails]}"),
+                  TimeElapsedColumn(), TimeRemainingColumn(), console=console) as bar:
+        task = bar.add_task("inputs", total=space.size, rate="", fails=0)
+        t0 = time.perf_counter()
+        base: list = []         # inputs already done when this invocation started
+
+        def progress(done, total, res):
+            if not base:
+                base.append(done - res["inputs"])
+            rate = (done - base[0]) / max(time.perf_counter() - t0, 1e-9)
+            fails = bar.tasks[0].fields["fails"] + res["failures"]
+            bar.update(task, completed=done, rate=f"{rate / 1e6:,.1f} M/s", fails=fails)
+        try:
+            meta = sw.sweep(opts, progress)
+        except sw.SweepError as exc:
+            raise click.UsageError(str(exc)) from None
+    report = Console()
+    m = meta.get("max_ulp_error")
+    where = f" at {', '.join(meta['max_ulp_inputs'])}" if meta.get("max_ulp_inputs") else ""
+    report.print(f"sweep {meta['run_id']}: {meta['status']}; {meta['inputs']:,} of "
+                 f"{space.size:,} inputs checked ({meta['screened']:,} screened, "
+                 f"{meta['exact']:,} exact, {meta['unjudged']:,} unjudged); "
+                 f"max ULP error {'-' if m is None else f'{m:.6g}'}{where}; "
+                 f"{meta['failures']:,} failures, {meta['notes']:,} notes; "
+                 f"{meta['wall_seconds_last']:.1f} s")
+    for rule, k in sorted(meta["failures_by_rule"].items(), key=lambda kv: -kv[1]):
+        report.print(f"  {rule}: {k:,}")
+    if meta.get("interrupted"):
+        raise SystemExit(130)
+    if meta["failures"]:
+        raise SystemExit(1)
+
+
 def _catalogue_records(precisions, profile_names) -> dict:
     """The catalogue as plain data: functions x precisions x profiles with their bounds,
     every rule, the general rules and the conversions."""

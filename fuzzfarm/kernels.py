@@ -39,6 +39,7 @@ from fuzzfarm.formats import BINARY16, BINARY32, BINARY64, FloatFormat
 __all__ = [
     "WIDTHS", "CONSTANTS_KERNEL", "FP_CONFIG_FLAGS", "FP_CONFIG_SHORT",
     "buffer_dtype", "kernel_name", "kernel_source", "program_source", "constants_source",
+    "sweep_kernel_name", "sweep_source",
     "fp_config_names",
 ]
 
@@ -115,8 +116,9 @@ def _vec(scalar: str, width: int) -> str:
     return scalar if width == 1 else f"{scalar}{width}"
 
 
-def _kernel_body(fn: Function, fmt: FloatFormat, width: int) -> str:
-    """The kernel function of ``fn`` alone (no preamble)."""
+def _kernel_body(fn: Function, fmt: FloatFormat, width: int, sweep: bool = False) -> str:
+    """The kernel function of ``fn`` alone (no preamble); ``sweep``: the inputs come from
+    the global id (see ``sweep_source``) instead of input buffers."""
     bits_t = {"float": fmt.c_uint, "int": "int", "uint": fmt.c_uint}   # buffer element types
 
     def value_t(arg) -> str:
@@ -125,6 +127,15 @@ def _kernel_body(fn: Function, fmt: FloatFormat, width: int) -> str:
 
     def load(arg) -> str:
         src = f"in_{arg.name}[i]" if width == 1 or arg.scalar else f"vload{width}(i, in_{arg.name})"
+        if sweep and len(fn.inputs) == 1:
+            # input m = base + i is the pattern m >> 1 with sign bit m & 1: a value and its
+            # negation are neighbours (fuzzfarm.sweep.Space)
+            t, top = bits_t[arg.kind], fmt.bits - 1
+            src = f"({t})(((({t})(base + i)) >> 1) | ((({t})(base + i)) << {top}))"
+        elif sweep:   # argument k holds bits [k*fmt.bits, (k+1)*fmt.bits) of base + i
+            shift = fn.inputs.index(arg) * fmt.bits
+            src = f"({bits_t[arg.kind]})((base + i) >> {shift})" if shift else \
+                f"({bits_t[arg.kind]})(base + i)"
         if arg.kind == "float":
             return f"as_{value_t(arg)}({src})"
         return src
@@ -138,9 +149,13 @@ def _kernel_body(fn: Function, fmt: FloatFormat, width: int) -> str:
             return f"out_{arg.name}[i] = {val};"
         return f"vstore{n}({val}, i, out_{arg.name});"
 
-    params = [f"__global const {bits_t[a.kind]} *restrict in_{a.name}" for a in fn.inputs]
+    params = [] if sweep else \
+        [f"__global const {bits_t[a.kind]} *restrict in_{a.name}" for a in fn.inputs]
     params += [f"__global {bits_t[o.kind]} *restrict out_{o.name}" for o in fn.outputs]
-    lines = [f"__kernel void {kernel_name(fn)}(", "    " + ",\n    ".join(params) + ")", "{",
+    if sweep:
+        params.append("const ulong base")
+    name = sweep_kernel_name(fn) if sweep else kernel_name(fn)
+    lines = [f"__kernel void {name}(", "    " + ",\n    ".join(params) + ")", "{",
              "    const size_t i = get_global_id(0);"]
     for a in fn.inputs:
         lines.append(f"    const {value_t(a)} {a.name}_v = {load(a)};")
@@ -183,6 +198,39 @@ def kernel_source(fn: Function, fmt: FloatFormat = BINARY32, width: int = 1) -> 
     """
     _check(fmt, width)
     return _preamble(fmt) + _kernel_body(fn, fmt, width)
+
+
+def sweep_kernel_name(fn: Function) -> str:
+    """The sweep kernel's name for built-in ``fn``: ``s_<name>`` (``s_sin``)."""
+    return f"s_{fn.name}"
+
+
+def sweep_source(fn: Function, fmt: FloatFormat = BINARY32) -> str:
+    """Source of ``fn``'s sweep kernel: the inputs are generated from the global id, so no
+    input crosses from host to device.  Work-item ``i`` of a launch with argument ``base``
+    (ulong) takes input number ``g = base + i`` of the space.  With one argument, ``x``
+    is the pattern ``g >> 1`` with sign bit ``g & 1`` (so +v and -v are neighbours, and an
+    odd or even function's reference serves both); with two, argument ``k`` is bits
+    ``[k*fmt.bits, (k+1)*fmt.bits)`` of ``g`` (binary16: ``x`` the low and ``y`` the high
+    16 bits).  Outputs are written as in ``kernel_source``, indexed by ``i``.
+    Scalar only.  Raises ValueError for an unknown format or a non-float argument.
+
+    >>> print(sweep_source(function("sin")))  # doctest: +SKIP
+    __kernel void s_sin(
+        __global uint *restrict out_ret,
+        const ulong base)
+    {
+        const size_t i = get_global_id(0);
+        const float x_v = as_float((uint)((((uint)(base + i)) >> 1) | (((uint)(base + i)) << 31)));
+        const float ret_v = sin(x_v);
+        out_ret[i] = as_uint(ret_v);
+    }
+    """
+    _check(fmt, 1)
+    if any(a.kind != "float" for a in fn.inputs):
+        raise ValueError(f"{fn.name} has a non-float argument; a sweep enumerates float "
+                         f"bit patterns only")
+    return _preamble(fmt) + _kernel_body(fn, fmt, 1, sweep=True)
 
 
 def program_source(fns: Iterable[Function], fmt: FloatFormat = BINARY32, width: int = 1) -> str:

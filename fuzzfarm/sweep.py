@@ -1,0 +1,466 @@
+"""``fuzzfarm sweep``: every input of a function's space, checked.
+
+For a binary32 function of one float argument the whole input space is 2^32 bit patterns;
+for binary16, 2^16 for one argument and 2^32 pairs for two.  A sweep enumerates all of them:
+
+* **on the device**, the inputs come from the global id (``kernels.sweep_source``): no input
+  crosses from host to device.  The space is cut into chunks (2^24 inputs by default); each
+  chunk is one launch whose outputs are copied into a free slot of a fixed pool of shared
+  host buffers;
+* **on the host**, a pool of worker processes (one per core, forked before OpenCL starts)
+  checks each chunk in sub-batches with the same checker as ``run`` (prescribed results,
+  NaN rules, then the two-tier oracle: the float64 screen, mpmath for the rest) and writes
+  the chunk's findings and stats row atomically, as a work unit of the results directory
+  (fuzzfarm.store);
+* the pipeline is **bounded**: the device waits for a free slot, so memory stays at
+  ``slots x chunk`` whatever the space size;
+* a sweep is **resumable by chunk**: its run id is derived from the device, function,
+  precision and build options, a chunk is done when its stats row exists, and running the
+  same command again continues where it stopped (Ctrl-C finishes the chunks in flight).
+
+The result is the exact answer for the whole space: every failure counted (at most
+``checker.FINDINGS_PER_RULE`` recorded per rule and sub-batch), and the maximum ULP error
+with the input that attains it, measured by the exact path (see ``checker._screen``).
+"""
+from __future__ import annotations
+
+import hashlib
+import mmap
+import multiprocessing as mp
+import os
+import queue
+import signal
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from edgecases import catalogue
+from fuzzfarm.formats import FloatFormat, format_named
+from fuzzfarm.units import WorkUnit
+
+__all__ = ["SweepError", "Space", "space_for", "SweepUnit", "SweepOptions", "chunk_unit",
+           "check_chunk", "resume_state", "sweep", "sweep_run_id", "summarize",
+           "MAX_SPACE_BITS"]
+
+#: The largest space a sweep enumerates: 2^32 inputs.
+MAX_SPACE_BITS = 32
+
+class SweepError(ValueError):
+    """The function, precision or options cannot be swept (one-line reason)."""
+
+
+@dataclass(frozen=True)
+class Space:
+    """The input space of built-in ``fn`` in format ``fmt``, numbered as the sweep kernel
+    (kernels.sweep_source) numbers it.  One argument: input ``g`` is the pattern ``g >> 1``
+    with the sign bit ``g & 1``, so each value is followed by its negation (the screen
+    then evaluates an odd or even function's reference once per pair).  Two arguments:
+    argument k is bits ``[k*fmt.bits, (k+1)*fmt.bits)`` of ``g``."""
+
+    fn: catalogue.Function
+    fmt: FloatFormat
+
+    @property
+    def bits(self) -> int:
+        return self.fmt.bits * len(self.fn.inputs)
+
+    @property
+    def size(self) -> int:
+        return 1 << self.bits
+
+    def inputs(self, start: int, count: int) -> dict[str, np.ndarray]:
+        """Inputs ``start .. start+count-1`` as {argument name: fmt.uint array (count,)}."""
+        g = np.arange(start, start + count, dtype=np.uint64)
+        if len(self.fn.inputs) == 1:
+            u = g.astype(self.fmt.uint)
+            top = self.fmt.uint(self.fmt.bits - 1)
+            return {self.fn.inputs[0].name: (u >> self.fmt.uint(1)) | (u << top)}
+        out = {}
+        for k, a in enumerate(self.fn.inputs):
+            shift = np.uint64(k * self.fmt.bits)
+            out[a.name] = (g >> shift).astype(self.fmt.uint) if k else g.astype(self.fmt.uint)
+        return out
+
+
+def space_for(name: str, precision: str = "binary32") -> Space:
+    """The sweepable space of built-in ``name`` in ``precision``.  Raises SweepError for an
+    unknown built-in, a non-element-wise (geometric) one, an int argument, a conversion or
+    a space above 2^32 inputs (binary64, binary32 of two arguments)."""
+    if name.startswith("convert_"):
+        raise SweepError(f"sweep: {name!r} is a conversion; sweeps cover the math built-ins "
+                         f"(use `fuzzfarm run -f {name}`)")
+    try:
+        fn = catalogue.function(name)
+    except KeyError:
+        raise SweepError(f"sweep: unknown built-in {name!r}; `fuzzfarm catalogue` lists "
+                         f"them") from None
+    try:
+        fmt = format_named(precision)
+    except (KeyError, ValueError):
+        raise SweepError(f"sweep: unknown precision {precision!r}; use binary16, binary32 "
+                         f"or binary64") from None
+    if precision not in fn.precisions:
+        raise SweepError(f"sweep: {name} has no {precision} overload")
+    if not fn.is_elementwise:
+        raise SweepError(f"sweep: {name} is a geometric built-in (its inputs are vectors); "
+                         f"use `fuzzfarm run -f {name}`")
+    if any(a.kind != "float" for a in fn.inputs):
+        raise SweepError(f"sweep: {name} has an integer argument; sweeps enumerate float "
+                         f"bit patterns only (use `fuzzfarm run -f {name}`)")
+    space = Space(fn, fmt)
+    if space.bits > MAX_SPACE_BITS:
+        raise SweepError(f"sweep: {name} in {precision} has 2^{space.bits} inputs, beyond "
+                         f"the 2^{MAX_SPACE_BITS} a sweep covers (use `fuzzfarm run`)")
+    return space
+
+
+@dataclass(frozen=True)
+class SweepUnit(WorkUnit):
+    """One chunk of a sweep as a work unit: inputs ``start .. start+count-1`` of the space
+    (``seed`` holds ``start``, ``per_recipe`` holds ``count``)."""
+
+    @property
+    def recipe_json(self) -> str:
+        import json
+        return json.dumps({"sweep": {"start": self.seed, "count": self.per_recipe}},
+                          sort_keys=True)
+
+
+def chunk_unit(fingerprint: str, space: Space, index: int, chunk: int) -> SweepUnit:
+    """Chunk ``index`` (of size ``chunk``) of ``space`` on the device ``fingerprint``."""
+    start = index * chunk
+    count = min(chunk, space.size - start)
+    uid = f"{fingerprint}-{space.fn.name}.{space.fmt.name}.w1-sweep{index:06d}"
+    return SweepUnit(uid, space.fn.name, start, count, (), False, space.fmt.name, 1)
+
+
+def sweep_run_id(fingerprint: str, space: Space, build_options: str = "") -> str:
+    """The run id of a sweep: the same device, function, precision and build options give
+    the same id, which is what makes ``fuzzfarm sweep`` resumable."""
+    rid = f"sweep-{space.fn.name}.{space.fmt.name}-{fingerprint}"
+    if build_options.strip():
+        rid += "-" + hashlib.sha1(build_options.strip().encode()).hexdigest()[:8]
+    return rid
+
+
+# --------------------------------------------------------------------------- worker side
+#: Shared output slots, created by the parent before the workers fork (inherited).
+_SLOTS: list = []
+
+
+def _worker_init() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)     # the parent decides when to stop
+
+
+def _slot_views(slot: int, space: Space, count: int) -> dict[str, np.ndarray]:
+    """The outputs of one chunk inside shared slot ``slot``: {name: array (count,)}."""
+    from fuzzfarm.kernels import buffer_dtype
+    views, offset = {}, 0
+    buf = _SLOTS[slot]
+    for o in space.fn.outputs:
+        dt = buffer_dtype(o, space.fmt)
+        views[o.name] = np.frombuffer(buf, dtype=dt, count=count, offset=offset)
+        offset += count * dt.itemsize
+    return views
+
+
+def check_chunk(job: dict, outputs: dict | None = None) -> dict:
+    """Check one chunk and write its findings and stats row (atomically).
+
+    ``job``: {unit (SweepUnit), space (Space), claims (checker.Claims), meta (device
+    columns of store.STATS_SCHEMA), run_id, out, build_options, device_seconds, slot}.
+    ``outputs`` (tests): the chunk's outputs instead of shared slot ``job['slot']``.
+    Returns {index, inputs, failures, notes, max_ulp_error, max_inputs, max_outputs,
+    check_seconds}.
+    """
+    from fuzzfarm import store
+    from fuzzfarm.checker import check_batch
+    from fuzzfarm.units import finding_rows, stats_row
+
+    t0 = time.perf_counter()
+    unit, space = job["unit"], job["space"]
+    start, count = unit.seed, unit.per_recipe
+    if outputs is None:
+        outputs = _slot_views(job["slot"], space, count)
+    inputs = space.inputs(start, count)
+    total = check_batch(space.fn, inputs, outputs, job["claims"])
+    dt = time.perf_counter() - t0
+    rows = finding_rows(total, unit, job["meta"], job["run_id"], job["build_options"])
+    stats = stats_row(total, unit, inputs, job["meta"], job["run_id"],
+                      job["device_seconds"], dt, job["build_options"])
+    max_in = max_out = None
+    if total.max_ulp_element >= 0:
+        e = total.max_ulp_element
+        max_in = [int(inputs[a.name][e]) for a in space.fn.inputs]
+        max_out = [int(outputs[o.name][e]) & ((1 << 64) - 1) for o in space.fn.outputs]
+        stats["max_ulp_inputs"] = max_in
+    store.write_findings(job["out"], job["run_id"], unit.unit_id, rows)
+    store.write_stats(job["out"], job["run_id"], unit.unit_id, stats)
+    return {"unit_id": unit.unit_id, "inputs": count, "failures": stats["failures"],
+            "notes": stats["notes"], "max_ulp_error": stats["max_ulp_error"],
+            "max_inputs": max_in, "max_outputs": max_out,
+            "check_seconds": time.perf_counter() - t0}
+
+
+# --------------------------------------------------------------------------- parent side
+@dataclass
+class SweepOptions:
+    """A validated sweep: ``space``, ``device`` (device.DeviceInfo), ``out`` directory,
+    ``chunk`` inputs per chunk (a power of two), ``workers`` checking processes,
+    ``slots`` shared output buffers (the pipeline's bound), ``build_options``,
+    ``limit`` chunks to do in this invocation (None: all)."""
+
+    space: Space
+    device: object
+    out: Path
+    chunk: int = 1 << 24
+    workers: int = field(default_factory=lambda: os.cpu_count() or 1)
+    slots: int = 0
+    build_options: str = ""
+    limit: int | None = None
+
+    def __post_init__(self):
+        self.chunk = min(self.chunk, self.space.size)
+        if not self.slots:
+            self.slots = self.workers + 2
+
+
+def device_meta(info, precision: str) -> dict:
+    """The device columns of the findings and stats rows (store._DEVICE_FIELDS)."""
+    return {"device_fingerprint": info.fingerprint, "platform": info.platform_name,
+            "device": info.name, "driver_version": info.driver_version,
+            "opencl_version": info.version, "opencl_c_version": info.opencl_c_version,
+            "profile": info.profile, "fp_config": " ".join(info.fp_flags(precision))}
+
+
+def _done_units(out: Path, run_id: str) -> set:
+    d = Path(out) / "_stats" / run_id
+    if not d.is_dir():
+        return set()
+    return {p.stem for p in d.glob("*.parquet") if not p.name.startswith(".")}
+
+
+def resume_state(opts: SweepOptions) -> tuple[str, dict, list]:
+    """(run id, run metadata, chunks still to do) of the sweep ``opts`` describes: a new
+    sweep, or the unfinished one with the same run id in ``opts.out``.  Raises SweepError
+    when that one was started with another chunk size or its metadata is corrupt."""
+    space, info = opts.space, opts.device
+    run_id = sweep_run_id(info.fingerprint, space, opts.build_options)
+    meta = _load_meta(Path(opts.out) / "_runs" / f"{run_id}.json") or {
+        "run_id": run_id, "kind": "sweep", "functions": [space.fn.name],
+        "precisions": [space.fmt.name], "widths": [1], "space_size": space.size,
+        "chunk": opts.chunk, "build_options": opts.build_options,
+        "devices": [info.to_dict()], "started": time.time()}
+    if meta.get("chunk") != opts.chunk:
+        raise SweepError(f"sweep: {run_id} in {str(opts.out)!r} was started with chunks of "
+                         f"{meta.get('chunk')} inputs; resume it with --chunk-bits "
+                         f"{int(meta.get('chunk') or 1).bit_length() - 1}")
+    n_chunks = -(-space.size // opts.chunk)
+    done = _done_units(opts.out, run_id)
+    todo = [u for u in (chunk_unit(info.fingerprint, space, i, opts.chunk)
+                        for i in range(n_chunks)) if u.unit_id not in done]
+    return run_id, meta, todo
+
+
+def sweep(opts: SweepOptions, progress=None) -> dict:
+    """Run (or resume) a sweep; returns the run metadata with its summary (see
+    ``summarize``), ``status`` ('completed', 'partial' after --chunks, 'interrupted') and
+    ``interrupted``.
+
+    ``progress(done_inputs, total_inputs, chunk_summary)`` is called after each chunk.
+    The first Ctrl-C stops launching and finishes the chunks in flight; a second one
+    abandons them (their files are never half-written).  Raises SweepError (see
+    ``resume_state``) and whatever a worker raised."""
+    from fuzzfarm import store
+
+    space = opts.space
+    run_id, meta, todo = resume_state(opts)
+    done_inputs = space.size - sum(u.per_recipe for u in todo)
+    if opts.limit is not None:
+        todo = todo[:opts.limit]
+    slot_bytes = opts.chunk * sum(_dtype(o, space.fmt).itemsize for o in space.fn.outputs)
+    started = time.perf_counter()
+    interrupted = False
+    if todo:
+        interrupted = _pipeline(opts, run_id, todo, slot_bytes, meta, progress, done_inputs)
+    meta.update(summarize(opts.out, run_id, space))
+    meta["status"] = "interrupted" if interrupted else (
+        "completed" if meta["inputs"] == space.size else "partial")
+    meta["wall_seconds_last"] = time.perf_counter() - started
+    store.write_run(opts.out, run_id, meta)
+    meta["interrupted"] = interrupted
+    return meta
+
+
+def _dtype(arg, fmt):
+    from fuzzfarm.kernels import buffer_dtype
+    return buffer_dtype(arg, fmt)
+
+
+def _load_meta(path: Path) -> dict | None:
+    import json
+    if not path.exists():
+        return None
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise SweepError(f"sweep: {str(path)!r} is corrupt ({exc}); remove it to start "
+                         f"the sweep again") from None
+
+
+class SweepKernel:
+    """The sweep kernel of ``space`` built on ``runner`` (a device.DeviceRunner), with
+    device output buffers for ``chunk`` inputs.  Raises device.KernelBuildError."""
+
+    def __init__(self, runner, space: Space, chunk: int):
+        import pyopencl as cl
+
+        from fuzzfarm.kernels import sweep_kernel_name, sweep_source
+        self.runner, self.space = runner, space
+        name = sweep_kernel_name(space.fn)
+        program = runner.build(sweep_source(space.fn, space.fmt), f"{name} ({space.fmt.name})")
+        self.kernel = cl.Kernel(program, name)
+        self.buffers = [cl.Buffer(runner.context, cl.mem_flags.WRITE_ONLY,
+                                  chunk * _dtype(o, space.fmt).itemsize)
+                        for o in space.fn.outputs]
+
+    def run_into(self, start: int, count: int, views: dict) -> float:
+        """Compute inputs ``start .. start+count-1`` into ``views`` ({output name: host
+        array (count,)}); returns the seconds spent (kernel and copies)."""
+        import pyopencl as cl
+        t0 = time.perf_counter()
+        q = self.runner.queue
+        self.kernel.set_args(*self.buffers, np.uint64(start))
+        ev = cl.enqueue_nd_range_kernel(q, self.kernel, (count,), None)
+        for o, buf in zip(self.space.fn.outputs, self.buffers):
+            cl.enqueue_copy(q, views[o.name], buf, wait_for=[ev], is_blocking=True)
+        return time.perf_counter() - t0
+
+
+def run_chunk_on(runner, space: Space, start: int, count: int) -> dict[str, np.ndarray]:
+    """Inputs ``start .. start+count-1`` of ``space`` through the sweep kernel on
+    ``runner``: {output name: array (count,)} (for tests and `repro`)."""
+    k = SweepKernel(runner, space, count)
+    views = {o.name: np.empty(count, _dtype(o, space.fmt)) for o in space.fn.outputs}
+    k.run_into(start, count, views)
+    return views
+
+
+def _pipeline(opts, run_id, todo, slot_bytes, meta, progress, done_inputs) -> bool:
+    """Device -> shared slots -> worker pool; returns True if interrupted."""
+    global _SLOTS
+    from fuzzfarm import store
+    from fuzzfarm.checker import Claims
+
+    space, info = opts.space, opts.device
+    _SLOTS = [mmap.mmap(-1, slot_bytes) for _ in range(opts.slots)]
+    ctx = mp.get_context("fork")
+    # Fork the workers before OpenCL starts any driver thread in this process.
+    pool = ctx.Pool(opts.workers, initializer=_worker_init)
+    free: queue.Queue = queue.Queue()
+    for s in range(opts.slots):
+        free.put(("slot", s, None))
+    interrupted = False
+    old = signal.getsignal(signal.SIGINT)
+    try:
+        from fuzzfarm.device import DeviceRunner
+        runner = DeviceRunner(info, opts.build_options)
+        consts = runner.device_constants()
+        claims = Claims.from_fp_config(info.fp_flags(space.fmt.name), info.profile,
+                                       space.fmt.name, consts, opts.build_options)
+        meta.update(claims={"precision": claims.precision, "profile": claims.profile,
+                            "denormals": claims.denormals, "rounding": list(claims.rounding),
+                            "relaxed": claims.relaxed},
+                    device_constants={info.fingerprint: consts})
+        store.write_run(opts.out, run_id, meta | {"status": "running"})
+        kernel = SweepKernel(runner, space, opts.chunk)
+        dmeta = device_meta(info, space.fmt.name)
+
+        def on_sigint(signum, frame):
+            raise KeyboardInterrupt
+        signal.signal(signal.SIGINT, on_sigint)
+        in_flight = 0
+        errors: list = []
+
+        def finished(res):
+            free.put(("done", res["slot"], res))
+
+        def failed(exc):
+            free.put(("error", None, exc))
+
+        pending = list(todo)
+        while pending or in_flight:
+            try:
+                kind, slot, res = free.get()
+            except KeyboardInterrupt:
+                if interrupted:
+                    raise
+                interrupted, pending = True, []
+                continue
+            if kind == "error":
+                errors.append(res)
+                in_flight -= 1
+                pending = []
+                continue
+            if kind == "done":
+                in_flight -= 1
+                done_inputs += res["inputs"]
+                if progress:
+                    progress(done_inputs, space.size, res)
+            if not pending or errors:
+                continue
+            unit = pending.pop(0)
+            seconds = kernel.run_into(unit.seed, unit.per_recipe,
+                                      _slot_views(slot, space, unit.per_recipe))
+            job = {"unit": unit, "space": space, "claims": claims, "meta": dmeta,
+                   "run_id": run_id, "out": str(opts.out), "build_options": opts.build_options,
+                   "device_seconds": seconds, "slot": slot}
+            in_flight += 1
+            pool.apply_async(_check_slot, (job,), callback=finished, error_callback=failed)
+        if errors:
+            raise errors[0]
+    except KeyboardInterrupt:
+        pool.terminate()
+        interrupted = True
+        return interrupted
+    finally:
+        signal.signal(signal.SIGINT, old)
+        pool.close()
+        pool.join()
+    return interrupted
+
+
+def _check_slot(job: dict) -> dict:
+    res = check_chunk(job)
+    res["slot"] = job["slot"]
+    return res
+
+
+def summarize(out, run_id: str, space: Space) -> dict:
+    """Totals of a sweep from its stats rows: inputs, failures and notes by rule, the
+    screened/exact/unjudged split and the maximum ULP error with its input bits."""
+    from fuzzfarm import store
+    t = store.read_stats(out, run_id).to_pylist()
+    fails: dict = {}
+    notes: dict = {}
+    best = None
+    for r in t:
+        for k, v in r["failures_by_rule"]:
+            fails[k] = fails.get(k, 0) + v
+        for k, v in r["notes_by_rule"]:
+            notes[k] = notes.get(k, 0) + v
+        m = r["max_ulp_error"]
+        if m is not None and (best is None or m > best[0]):
+            best = (m, r.get("max_ulp_inputs"))
+    return {"chunks_done": len(t), "inputs": sum(r["inputs_tested"] for r in t),
+            "failures": sum(fails.values()), "failures_by_rule": fails,
+            "notes": sum(notes.values()), "notes_by_rule": notes,
+            "screened": sum(r["screened"] for r in t), "exact": sum(r["exact"] for r in t),
+            "unjudged": sum(r["unjudged"] for r in t),
+            "max_ulp_error": None if best is None else best[0],
+            "max_ulp_inputs": None if best is None or best[1] is None else
+            [space.fmt.hex(int(v)) for v in best[1]],
+            "check_seconds": sum(r["check_seconds"] for r in t),
+            "device_seconds": sum(r["device_seconds"] for r in t)}

@@ -1,0 +1,250 @@
+"""`fuzzfarm sweep`: the space, the chunk checker, resumption and the device kernel.
+
+The pure tests need no device; those marked ``device`` run the sweep kernel on the first
+OpenCL device (PyPI's PoCL is enough).  The full 2^32 sweep is the ``exhaustive`` tier.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+from click.testing import CliRunner
+
+from edgecases.catalogue import function
+from fuzzfarm import store
+from fuzzfarm import sweep as sw
+from fuzzfarm.checker import Claims
+from fuzzfarm.formats import BINARY16, BINARY32
+from fuzzfarm.kernels import sweep_source
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+# --------------------------------------------------------------------------- the space
+def test_unary_space_is_every_pattern_with_each_value_beside_its_negation():
+    s = sw.space_for("sin", "binary32")
+    assert s.size == 2**32 and s.bits == 32
+    x = s.inputs(2 * 0x3F80_0000, 4)["x"]
+    assert x.dtype == np.uint32
+    assert x.tolist() == [0x3F80_0000, 0xBF80_0000, 0x3F80_0001, 0xBF80_0001]
+    assert s.inputs(2**32 - 1, 1)["x"].tolist() == [0xFFFF_FFFF]
+    h = sw.space_for("sin", "binary16")
+    every = h.inputs(0, h.size)["x"]
+    assert np.array_equal(np.sort(every), np.arange(2**16, dtype=np.uint16))
+
+
+def test_binary16_binary_space_puts_x_low_and_y_high():
+    s = sw.space_for("pow", "binary16")
+    assert s.size == 2**32
+    ins = s.inputs(0x3C00_0001, 2)
+    assert ins["x"].dtype == np.uint16
+    assert ins["x"].tolist() == [0x0001, 0x0002] and ins["y"].tolist() == [0x3C00, 0x3C00]
+    assert sw.space_for("sin", "binary16").size == 2**16
+
+
+@pytest.mark.parametrize("name, precision, words", [
+    ("nosuch", "binary32", "unknown built-in"),
+    ("ldexp", "binary32", "integer argument"),
+    ("dot", "binary32", "geometric"),
+    ("sin", "binary64", "2^64 inputs"),
+    ("pow", "binary32", "2^64 inputs"),
+    ("convert_int_sat(float)", "binary32", "conversion"),
+    ("sin", "binary99", "unknown precision"),
+])
+def test_unsweepable_spaces_are_refused_in_one_line(name, precision, words):
+    with pytest.raises(sw.SweepError) as e:
+        sw.space_for(name, precision)
+    assert words in str(e.value) and "\n" not in str(e.value)
+
+
+def test_sweep_kernel_takes_no_input_buffer():
+    src = sweep_source(function("frexp"))
+    assert "in_x" not in src and "const ulong base" in src
+    assert "(((uint)(base + i)) >> 1) | (((uint)(base + i)) << 31)" in src
+    assert "out_exp[i] = exp_v;" in src
+    src16 = sweep_source(function("pow"), BINARY16)
+    assert "as_half((ushort)((base + i) >> 16))" in src16
+
+
+def test_chunk_units_tile_the_space_and_name_their_range():
+    s = sw.space_for("sin", "binary16")
+    u = [sw.chunk_unit("fp", s, i, 2**14) for i in range(4)]
+    assert [x.seed for x in u] == [0, 2**14, 2**15, 3 * 2**14]
+    assert sum(x.per_recipe for x in u) == s.size
+    assert '"sweep"' in u[1].recipe_json and u[1].unit_id.endswith("sweep000001")
+
+
+# --------------------------------------------------------------------------- checking
+def _job(tmp_path, space, unit):
+    meta = {k: "test" for k, _ in store._DEVICE_FIELDS}
+    return {"unit": unit, "space": space, "claims": Claims(), "meta": meta,
+            "run_id": "sweep-test", "out": str(tmp_path), "build_options": "",
+            "device_seconds": 0.0, "slot": None}
+
+
+def _correct_sin(x: np.ndarray) -> np.ndarray:
+    """binary32 sin results within 0.5 ulp + a hair (float64 sin rounded)."""
+    with np.errstate(invalid="ignore"):
+        return np.sin(x.view(np.float32).astype(np.float64)).astype(np.float32).view(np.uint32)
+
+
+def test_check_chunk_counts_planted_faults_and_finds_the_worst(tmp_path):
+    space = sw.space_for("sin", "binary32")
+    unit = sw.SweepUnit("fp-sin.binary32.w1-sweep000000", "sin", 2 * 0x3F80_0000, 1 << 16,
+                        (), False, "binary32", 1)
+    x = space.inputs(unit.seed, unit.per_recipe)["x"]
+    good = _correct_sin(x)
+    res = sw.check_chunk(_job(tmp_path, space, unit), {"ret": good})
+    assert res["failures"] == 0 and res["inputs"] == 1 << 16
+    assert res["max_ulp_error"] <= 0.5 + 2**-20
+    bad = good.copy()
+    planted = {100: 5, 2000: -7, 40000: 12}          # ulps off
+    for i, k in planted.items():
+        bad[i] = np.uint32(int(bad[i]) + k)
+    res = sw.check_chunk(_job(tmp_path, space, unit), {"ret": bad})
+    assert res["failures"] == 3
+    assert res["max_inputs"] == [int(x[40000])]
+    assert 11.5 < res["max_ulp_error"] < 12.5
+    rows = pq.read_table(tmp_path / "sweep-test" / f"{unit.unit_id}.parquet").to_pylist()
+    assert sorted(r["element"] for r in rows) == sorted(planted)
+    assert {r["rule_id"] for r in rows} == {"ulp.sin"}
+    st = pq.read_table(tmp_path / "_stats" / "sweep-test" / f"{unit.unit_id}.parquet")
+    assert st.column("failures")[0].as_py() == 3
+    assert st.column("max_ulp_inputs")[0].as_py() == [int(x[40000])]
+
+
+def test_a_systematic_failure_is_counted_in_full_but_recorded_in_part(tmp_path):
+    # sinpi(+n) = +0 for positive integers n (CL.sinpi.positive_integer): every binary32
+    # at or above 2^23 is an integer; a device returning -0 for all of them fails each.
+    space = sw.space_for("sinpi", "binary32")
+    unit = sw.SweepUnit("fp-sinpi.binary32.w1-sweep000001", "sinpi", 2 * 0x4B00_0000,
+                        1 << 18, (), False, "binary32", 1)
+    out = np.full(unit.per_recipe, 0x8000_0000, np.uint32)
+    res = sw.check_chunk(_job(tmp_path, space, unit), {"ret": out})
+    assert res["failures"] == 1 << 17          # the positive half; sinpi(-n) = -0 holds
+    rows = pq.read_table(tmp_path / "sweep-test" / f"{unit.unit_id}.parquet")
+    assert 0 < rows.num_rows < 1 << 18
+    assert set(rows.column("rule_id").to_pylist()) == {"CL.sinpi.positive_integer"}
+
+
+# --------------------------------------------------------------------------- on a device
+pyopencl = pytest.importorskip("pyopencl", reason="pyopencl is not installed")
+
+
+def _first_device():
+    from fuzzfarm.device import list_devices, select_devices
+    if not list_devices():
+        pytest.skip("no OpenCL device")
+    return select_devices(os.environ.get("FUZZFARM_TEST_DEVICES", "0"))[0]
+
+
+@pytest.mark.device
+@pytest.mark.parametrize("name, start", [("sin", 0x3F80_0000), ("frexp", 0x7F7F_0000),
+                                         ("cospi", 0x4AFF_F000)])
+def test_sweep_kernel_matches_the_buffer_kernel(name, start):
+    from fuzzfarm.device import DeviceRunner
+    info = _first_device()
+    runner = DeviceRunner(info)
+    space = sw.space_for(name, "binary32")
+    n = 1 << 16
+    outs = sw.run_chunk_on(runner, space, start, n)
+    ref = runner.run(space.fn, space.inputs(start, n), BINARY32)
+    for o in space.fn.outputs:
+        assert np.array_equal(outs[o.name], ref[o.name]), o.name
+
+
+@pytest.mark.device
+def test_sweep_resumes_by_chunk_without_repeating_one(tmp_path):
+    info = _first_device()
+    space = sw.space_for("exp2", "binary32")
+    opts = sw.SweepOptions(space, info, tmp_path, 1 << 16, workers=2, limit=3)
+    m1 = sw.sweep(opts)
+    assert m1["status"] == "partial" and m1["chunks_done"] == 3
+    assert m1["inputs"] == 3 << 16
+    opts.limit = 2
+    m2 = sw.sweep(opts)
+    assert m2["chunks_done"] == 5 and m2["inputs"] == 5 << 16
+    ids = sorted(p.stem for p in (tmp_path / "_stats" / m2["run_id"]).glob("*.parquet"))
+    assert [i[-6:] for i in ids] == [f"{k:06d}" for k in range(5)]
+    # chunks 0-4 are ±0 and the subnormals of both signs: exp2 of them is 1 (or near)
+    assert m2["failures"] == 0
+    with pytest.raises(sw.SweepError, match="--chunk-bits 16"):
+        sw.resume_state(sw.SweepOptions(space, info, tmp_path, 1 << 17))
+
+
+@pytest.mark.device
+@pytest.mark.parametrize("args, words", [
+    (["sweep", "ldexp"], "integer argument"),
+    (["sweep", "sin", "-p", "binary64"], "2^64"),
+    (["sweep", "nosuch"], "unknown built-in"),
+    (["sweep", "sin", "--device", "nosuchdevice"], "nosuchdevice"),
+])
+def test_sweep_cli_bad_input_is_one_line_and_exit_2(args, words, tmp_path):
+    from fuzzfarm.cli import main
+    r = CliRunner().invoke(main, args + ["--out", str(tmp_path)])
+    assert r.exit_code == 2, r.output
+    assert words in r.output and len(r.output.strip().splitlines()) == 1
+
+
+@pytest.mark.device
+def test_sigint_keeps_every_finished_chunk_whole(tmp_path):
+    _first_device()
+    def cmd(chunks):
+        return [sys.executable, "-m", "fuzzfarm", "sweep", "sin", "--chunk-bits", "20",
+                "--chunks", str(chunks), "--out", str(tmp_path), "-j", "2"]
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    p = subprocess.Popen(cmd(40), cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    stats = tmp_path / "_stats"
+    deadline = time.time() + 120
+    while time.time() < deadline and not list(stats.glob("*/*.parquet")):
+        time.sleep(0.2)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 130, err.decode()[-2000:]
+    files = list(stats.glob("*/*.parquet"))
+    assert 1 <= len(files) < 40
+    for f in files:
+        assert pq.read_table(f).num_rows == 1
+    assert not [f for f in tmp_path.rglob(".tmp-*")]
+    # resuming does the rest of what was asked, and nothing twice
+    r = subprocess.run(cmd(2), cwd=ROOT, env=env, capture_output=True)
+    assert r.returncode in (0, 1), r.stderr.decode()[-2000:]
+    assert len(list(stats.glob("*/*.parquet"))) == len(files) + 2
+
+
+@pytest.mark.exhaustive
+@pytest.mark.device
+@pytest.mark.parametrize("name", ["sinpi"])
+def test_full_binary32_sweep(tmp_path, name):
+    info = _first_device()
+    m = sw.sweep(sw.SweepOptions(sw.space_for(name, "binary32"), info, tmp_path))
+    assert m["status"] == "completed" and m["inputs"] == 2**32
+    assert m["screened"] + m["exact"] + m["unjudged"] <= 2**32
+    assert m["max_ulp_error"] is not None
+
+
+def test_screen_proven_failures_beyond_the_cap_are_counted_after_an_exact_probe(tmp_path):
+    # every result 8 ulp off (bound 4): the screen proves each failure; the first 1,000
+    # are judged and recorded exactly, the rest counted once those confirm them
+    space = sw.space_for("sin", "binary32")
+    unit = sw.SweepUnit("fp-sin.binary32.w1-sweep000002", "sin", 2 * 0x3F00_0000, 1 << 19,
+                        (), False, "binary32", 1)
+    x = space.inputs(unit.seed, unit.per_recipe)["x"]
+    bad = (_correct_sin(x).astype(np.int64) + 8).astype(np.uint32)
+    res = sw.check_chunk(_job(tmp_path, space, unit), {"ret": bad})
+    assert res["failures"] == 1 << 19
+    rows = pq.read_table(tmp_path / "sweep-test" / f"{unit.unit_id}.parquet")
+    assert rows.num_rows == 1000
+    assert set(rows.column("rule_id").to_pylist()) == {"ulp.sin"}
+    assert all(7.4 < e < 8.6 for e in rows.column("ulp_error").to_pylist())
+    st = pq.read_table(tmp_path / "_stats" / "sweep-test" / f"{unit.unit_id}.parquet")
+    assert st.column("exact")[0].as_py() < 1100       # the probe, not the whole chunk
+    assert 7.4 < res["max_ulp_error"] < 8.6
