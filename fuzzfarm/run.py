@@ -11,9 +11,12 @@ import signal
 import time
 from dataclasses import dataclass, field
 
-from rich.console import Console
-from rich.live import Live
-from rich.table import Table
+try:
+    from rich.console import Console
+    from rich.live import Live
+    from rich.table import Table
+except ImportError:             # a bare image (the GPU machine): plain progress lines
+    Console = Live = Table = None
 
 __all__ = ["RunOptions", "UsageError", "parse_budget", "validate", "execute", "summary_tables"]
 
@@ -52,8 +55,15 @@ class RunOptions:
     devices: list = field(default_factory=list)   # DeviceInfo
     address: str | None = None
     build_options: str = ""
-    per_recipe: int = 8192
-    recipes_per_unit: int = 4
+    per_recipe: int = 8192          # inputs per recipe of a target's first units
+    recipes_per_unit: int = 4       # recipes of a target's first units
+    unit_seconds: float = 0.5       # units sized to take about this long to check
+    min_unit_inputs: int = 1024     # a target's first units (then sized by its rate)
+    max_unit_inputs: int = 1 << 21
+    in_flight: int | None = None    # check tasks pending per device (default: the CPUs)
+    makers: int | None = None       # unit-generating actors per device (0: in the actor;
+    #                                 default: a quarter of the CPUs from 8 CPUs up, else 0)
+    profile_dir: str | None = None  # cProfile each device actor's loop into this folder
     num_cpus: int | None = None
     precisions: tuple = ("binary32",)
     widths: tuple = (1,)
@@ -185,7 +195,40 @@ def validate(functions: str | None, budget: str, seed: int | None, out: str,
                       widths=wids, targets=targets)
 
 
-def _progress_table(snap: dict, labels: dict, budget: float) -> Table:
+class _PlainConsole:
+    """What ``execute`` needs of a rich Console, as plain lines on stderr."""
+
+    def print(self, *parts, **_):
+        import sys
+        text = " ".join(re.sub(r"\[/?[a-z ]*\]", "", str(p)) for p in parts)
+        print(text, file=sys.stderr, flush=True)
+
+
+class _PlainLive:
+    """What ``execute`` needs of rich's Live: the progress line every 5 seconds."""
+
+    def __init__(self, console=None, **_):
+        self.console, self.last = console or _PlainConsole(), 0.0
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def update(self, renderable):
+        if time.time() - self.last >= 5:
+            self.last = time.time()
+            self.console.print(renderable)
+
+
+def _progress_table(snap: dict, labels: dict, budget: float):
+    if Table is None:
+        elapsed = max(snap["elapsed"], 1e-9)
+        return f"fuzzfarm run — {snap['elapsed']:.0f}s of {budget:.0f}s: " + "; ".join(
+            f"{labels.get(fp, fp)}: {p['units']} units, {p['inputs']:,} inputs, "
+            f"{p['inputs'] / elapsed:,.0f}/s, {p['failures']} failures, {p['notes']} notes"
+            for fp, p in sorted(snap["devices"].items()))
     t = Table(title=f"fuzzfarm run — {snap['elapsed']:.0f}s of {budget:.0f}s", expand=False)
     for col in ("device", "units", "inputs", "inputs/s", "failures", "notes"):
         t.add_column(col, justify="right" if col != "device" else "left")
@@ -200,15 +243,18 @@ def execute(opts: RunOptions, console: Console | None = None) -> dict:
     """Run the campaign; returns the run's metadata (run id, totals, interrupted flag)."""
     import ray
 
-    from cluster.farm import Coordinator, DeviceActor
+    from cluster.farm import Coordinator, DeviceActor, warm_checker
     from fuzzfarm import store
 
-    console = console or Console(stderr=True)
+    console = console or (Console(stderr=True) if Console is not None else _PlainConsole())
     run_id = store.new_run_id()
     started = time.time()
     meta = {"run_id": run_id, "functions": opts.functions, "budget_seconds": opts.budget,
             "precisions": list(opts.precisions), "widths": list(opts.widths),
             "per_recipe": opts.per_recipe, "recipes_per_unit": opts.recipes_per_unit,
+            "unit_sizing": {"unit_seconds": opts.unit_seconds,
+                            "min_unit_inputs": opts.min_unit_inputs,
+                            "max_unit_inputs": opts.max_unit_inputs, "makers": opts.makers},
             "targets": [list(t) for t in opts.targets],
             "seed": opts.seed, "build_options": opts.build_options, "started": started,
             "devices": [d.to_dict() for d in opts.devices], "status": "running"}
@@ -218,19 +264,34 @@ def execute(opts: RunOptions, console: Console | None = None) -> dict:
     interrupted = False
     old = signal.getsignal(signal.SIGINT)
     try:
-        actors = [DeviceActor.remote(d.index, opts.build_options) for d in opts.devices]
+        cpus = max(1, int(ray.cluster_resources().get("CPU", opts.num_cpus or os.cpu_count() or 1)))
+        in_flight = opts.in_flight or cpus
+        # on a small machine every core checks anyway: the actor generates its own units
+        makers = opts.makers if opts.makers is not None else (max(2, cpus // 4) if cpus >= 8
+                                                               else 0)
+        meta.update(in_flight=in_flight, cpus=cpus)
+        meta["unit_sizing"]["makers"] = makers
+        actors = [DeviceActor.remote(d.index, opts.build_options, makers)
+                  for d in opts.devices]
         meta["device_constants"] = {d.fingerprint: c for d, c in zip(
             opts.devices, ray.get([a.constants.remote() for a in actors]))}
         console.print(f"[bold]run {run_id}[/]: {len(opts.functions)} functions "
                       f"({len(opts.targets)} function x precision x width targets) on "
                       f"{len(actors)} device(s), budget {opts.budget:.0f}s, seed {opts.seed}")
         t0 = time.perf_counter()
+        # start the checking workers meanwhile (not waited for: a check task that finds
+        # none warm yet queues behind them)
+        for _ in range(min(in_flight * len(actors), cpus)):
+            warm_checker.remote()
         ray.get([a.prepare.remote(opts.targets) for a in actors])
         console.print(f"kernels built in {time.perf_counter() - t0:.1f}s")
         store.write_run(opts.out, run_id, meta)
-        coord = Coordinator.remote(opts.targets, opts.seed, time.time() + opts.budget,
-                                   opts.per_recipe, opts.recipes_per_unit)
-        work = [a.work.remote(coord, run_id, opts.out) for a in actors]
+        meta["work_started"] = time.time()
+        coord = Coordinator.remote(opts.targets, opts.seed, meta["work_started"] + opts.budget,
+                                   opts.per_recipe, opts.recipes_per_unit, opts.unit_seconds,
+                                   opts.min_unit_inputs, opts.max_unit_inputs)
+        work = [a.work.remote(coord, run_id, opts.out, in_flight, None, opts.profile_dir)
+                for a in actors]
         labels = {d.fingerprint: d.label for d in opts.devices}
 
         def on_sigint(signum, frame):
@@ -238,7 +299,9 @@ def execute(opts: RunOptions, console: Console | None = None) -> dict:
 
         signal.signal(signal.SIGINT, on_sigint)
         totals = []
-        with Live(console=console, refresh_per_second=2, transient=False) as live:
+        live_cls = Live if Live is not None and Console is not None and \
+            isinstance(console, Console) else _PlainLive
+        with live_cls(console=console, refresh_per_second=2, transient=False) as live:
             pending = list(work)
             while pending:
                 try:
@@ -296,19 +359,23 @@ def summary_tables(out: str, run_id: str) -> list[Table]:
                   ", ".join(sorted(d["rules"])))
     tables = [t]
     if findings.num_rows:
-        fails = findings.filter(pc.equal(findings["severity"], "fail"))
+        import pyarrow as pa
+        cols = ["function", "rule_id", "sentence", "inputs", "outputs", "expected"]
+        fails = findings.select(cols + ["severity"]).filter(
+            pc.equal(findings["severity"], "fail")).select(cols)
         ex = Table(title="Failures: one example per function and rule", show_lines=True)
         for col in ("function", "rule", "count", "example: input -> got (expected)"):
             ex.add_column(col, overflow="fold", justify="right" if col == "count" else "left")
-        seen: dict = {}
-        for r in fails.to_pylist():
-            key = (r["function"], r["rule_id"])
-            if key in seen:
-                seen[key][0] += 1
-                continue
-            seen[key] = [1, r]
-        for (fn, rule), (count, r) in sorted(seen.items()):
-            ex.add_row(fn, f"{rule}\n[dim]{r['sentence']}[/]", f"{count:,}",
+        # count and first row per (function, rule) with Arrow, not row by row
+        keyed = fails.select(["function", "rule_id"]).append_column(
+            "row", pa.array(range(fails.num_rows), type=pa.int64()))
+        groups = keyed.group_by(["function", "rule_id"]).aggregate(
+            [("row", "count"), ("row", "min")]).to_pylist()
+        firsts = fails.take([g["row_min"] for g in groups]).to_pylist()
+        for g, r in sorted(zip(groups, firsts), key=lambda gr: (gr[0]["function"],
+                                                                  gr[0]["rule_id"])):
+            ex.add_row(g["function"], f"{g['rule_id']}\n[dim]{r['sentence']}[/]",
+                       f"{g['row_count']:,}",
                        f"{r['inputs']} -> {r['outputs']}\n(expected {r['expected']})")
         tables.append(ex)
     return tables

@@ -1,20 +1,26 @@
 """Work units: what a device actor pulls, runs and checks, and the rows it writes.
 
 A unit is one built-in, one seed and a few hypothesis-drawn batch recipes (DESIGN.md
-decision 5).  ``make_inputs`` regenerates its inputs deterministically from the unit alone,
-so a finding's ``seed`` and ``recipe`` columns are enough to rebuild its batch.  Unit 0 of
+decision 5), each expanded by the vectorized sampler (``strategies.expand``) into ``n``
+inputs; ``n`` is stored with the recipe, so a unit can hold anything from a few thousand
+inputs (a target the exact path judges slowly) to millions (a screened binary32 one).
+``make_inputs`` regenerates its inputs deterministically from the unit alone, so a
+finding's ``seed`` and ``recipe`` columns are enough to rebuild its batch.  Unit 0 of
 each built-in is the special-value pool instead (every combination of the catalogue's
 landmark values), so that every rule meets its inputs early in every run.
 
-No Ray and no pyopencl here: the device is passed in as an object with ``run(fn, inputs)``.
+No Ray and no pyopencl here: the device is passed in as an object with ``run(fn, inputs)``
+(or ``submit``, which returns a pending run to ``wait()`` on).  Nothing here loops over the
+inputs in Python: generation, class tallies and the stats row are numpy; finding rows are
+built column by column from the checker's findings.
 """
 from __future__ import annotations
 
-import itertools
 import json
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from functools import lru_cache
 
 import numpy as np
 
@@ -23,13 +29,18 @@ from fuzzfarm.checker import CheckResult, Claims, check_batch
 from fuzzfarm.formats import FloatFormat, format_named
 from fuzzfarm.kernels import buffer_dtype
 
-__all__ = ["WorkUnit", "make_inputs", "special_inputs", "check_unit", "finding_rows", "stats_row"]
+__all__ = ["WorkUnit", "make_unit", "make_inputs", "special_inputs", "check_unit",
+           "finding_rows", "finding_table", "stats_row", "split_size", "submit_unit",
+           "run_unit", "UnitSizer"]
 
 
 @dataclass(frozen=True)
 class WorkUnit:
-    """One unit of work.  ``recipes`` are Recipe dicts (strategies.Recipe.to_dict()); an
-    empty tuple with ``special=True`` means the special-value pool."""
+    """One unit of work.  ``recipes`` are Recipe dicts (strategies.Recipe.to_dict()) each
+    with an extra key ``"n"``, the inputs expanded from it (``per_recipe`` where a dict
+    has none: units written before sizes varied); for a conversion they are
+    ``{"seed": s, "n": n}`` parts.  An empty tuple with ``special=True`` means the
+    special-value pool."""
 
     unit_id: str
     function: str
@@ -44,6 +55,20 @@ class WorkUnit:
     def recipe_json(self) -> str:
         return json.dumps({"special": True} if self.special else list(self.recipes),
                           sort_keys=True)
+
+    def part_sizes(self) -> list[int]:
+        """Inputs (vectors for a geometric built-in) of each recipe, in order."""
+        return [int(r.get("n", self.per_recipe)) for r in self.recipes]
+
+    @property
+    def size(self) -> int | None:
+        """Inputs the unit expands to (vectors for a geometric built-in; None for the
+        special-value pool, whose size depends on the built-in)."""
+        if self.special:
+            return None
+        if not self.recipes:                  # a conversion unit of the old layout
+            return self.per_recipe
+        return sum(self.part_sizes())
 
 
 #: The special-value pool of a built-in holds at most about this many combinations: with
@@ -69,7 +94,8 @@ def special_inputs(fn: catalogue.Function, fmt: FloatFormat) -> dict[str, np.nda
     """The cartesian product of landmark values over ``fn``'s inputs: float arguments from
     strategies' boundary table plus NaNs of both kinds, int arguments from its landmarks
     (at most about SPECIAL_POOL_LIMIT combinations; see ``_core_first``).
-    Returns arrays (buffer dtypes: fmt.uint / int32) of equal length."""
+    Returns arrays (buffer dtypes: fmt.uint / int32) of equal length, in
+    ``itertools.product`` order (the last argument varies fastest)."""
     from strategies import special_float_bits, special_int_values
     pools = [list(special_float_bits(fmt)) if a.kind != "int" else list(special_int_values())
              for a in fn.inputs]
@@ -78,13 +104,11 @@ def special_inputs(fn: catalogue.Function, fmt: FloatFormat) -> dict[str, np.nda
         keep = int(SPECIAL_POOL_LIMIT ** (1 / len(pools)))
         pools = [_core_first(p, fmt, keep) if a.kind != "int" else p[:keep]
                  for p, a in zip(pools, fn.inputs)]
-    combos = list(itertools.product(*pools))
-    out = {}
-    for k, a in enumerate(fn.inputs):
-        col = [c[k] for c in combos]
-        out[a.name] = np.asarray(col, dtype=fmt.uint if a.kind != "int" else np.int64).astype(
-            buffer_dtype(a, fmt))
-    return out
+    arrays = [np.asarray(p, dtype=fmt.uint if a.kind != "int" else np.int64)
+              for p, a in zip(pools, fn.inputs)]
+    grids = np.meshgrid(*arrays, indexing="ij") if arrays else []
+    return {a.name: g.ravel().astype(buffer_dtype(a, fmt))
+            for a, g in zip(fn.inputs, grids)}
 
 
 def is_conversion(name: str) -> bool:
@@ -104,54 +128,141 @@ def required_precisions(target: tuple) -> set:
     return {precision}
 
 
+#: Inputs per recipe a unit of a given size aims at: a unit of S inputs draws
+#: ``split_size(S)`` recipes (at least one, at most ``MAX_RECIPES``).
+MIN_PER_RECIPE = 8192
+#: The most recipes one unit draws (hypothesis draws a few hundred recipes a second: on a
+#: small machine the draw is a visible part of generating a unit).
+MAX_RECIPES = 4
+
+
+def split_size(size: int, max_recipes: int = MAX_RECIPES) -> list[int]:
+    """``size`` inputs split into recipe parts: as many parts of at least MIN_PER_RECIPE
+    as fit (at most ``max_recipes``), sizes differing by at most one."""
+    size = max(1, int(size))
+    k = max(1, min(int(max_recipes), size // MIN_PER_RECIPE))
+    q, r = divmod(size, k)
+    return [q + 1] * r + [q] * (k - r)
+
+
+class UnitSizer:
+    """How many inputs the next unit of a target gets: about ``unit_seconds`` of checking
+    at the rate measured so far for that target (inputs per second of its check tasks),
+    growing at most ``growth`` times from one unit to the next, within [``min_inputs``,
+    ``max_inputs``]; ``min_inputs`` while nothing is measured.  Sizes of 1024 and more
+    are multiples of 1024.  Pure bookkeeping (the coordinator holds one)."""
+
+    def __init__(self, unit_seconds: float = 0.5, min_inputs: int = 1024,
+                 max_inputs: int = 1 << 21, growth: float = 8.0):
+        self.unit_seconds = float(unit_seconds)
+        self.min_inputs = max(1, int(min_inputs))
+        self.max_inputs = max(self.min_inputs, int(max_inputs))
+        self.growth = float(growth)
+        self.rate: dict = {}           # key -> inputs per second (moving average)
+        self.last: dict = {}           # key -> size of the last unit handed out
+
+    def observe(self, key, inputs: int, seconds: float) -> None:
+        """A unit of ``key`` with ``inputs`` inputs took ``seconds`` to check."""
+        if inputs <= 0 or not seconds or seconds <= 0:
+            return
+        r = inputs / seconds
+        old = self.rate.get(key)
+        self.rate[key] = r if old is None else 0.5 * old + 0.5 * r
+
+    def next_size(self, key) -> int:
+        rate = self.rate.get(key)
+        if rate is None:
+            want = self.min_inputs
+        else:
+            want = min(rate * self.unit_seconds,
+                       self.growth * self.last.get(key, self.min_inputs))
+        want = int(min(self.max_inputs, max(self.min_inputs, want)))
+        if want >= 1024:
+            want -= want % 1024
+        self.last[key] = want
+        return want
+
+
+def _unit_seed(seed: int, serial: int, target: tuple) -> int:
+    import zlib
+    name, precision, width = target
+    key = zlib.crc32(f"{name}.{precision}.{width}".encode()) % 65521
+    return (seed * 1_000_003 + serial * 7919 + key) % (2**31)
+
+
 def make_unit(device: str, target: tuple, serial: int, seed: int, per_recipe: int,
-              recipes_per_unit: int) -> WorkUnit:
+              recipes_per_unit: int, size: int | None = None) -> WorkUnit:
     """Unit number ``serial`` of ``target`` = (built-in or conversion id, precision, vector
     width) for ``device`` (a fingerprint).  Unit 0 is the special-value pool; the others
-    draw ``recipes_per_unit`` hypothesis recipes from a seed derived from (seed, serial,
-    target), so a unit is rebuilt from its row alone."""
-    import zlib
+    draw hypothesis recipes from a seed derived from (seed, serial, target), so a unit is
+    rebuilt from its row alone.
 
+    Size: ``size`` inputs (vectors for a geometric built-in) split by ``split_size`` into
+    recipes, or, with ``size=None``, ``recipes_per_unit`` recipes of ``per_recipe`` inputs
+    each.  Each recipe dict records its ``n``."""
     from strategies import draw_recipes
     name, precision, width = target
     unit_id = f"{device}-{name}.{precision}.w{width}-{serial:06d}"
     if serial == 0:
         return WorkUnit(unit_id, name, seed, 0, (), True, precision, width)
-    key = zlib.crc32(f"{name}.{precision}.{width}".encode()) % 65521
-    unit_seed = (seed * 1_000_003 + serial * 7919 + key) % (2**31)
+    unit_seed = _unit_seed(seed, serial, target)
+    parts = [int(per_recipe)] * max(1, int(recipes_per_unit)) if size is None \
+        else split_size(size)
     if is_conversion(name):
-        return WorkUnit(unit_id, name, unit_seed, per_recipe * recipes_per_unit, (), False,
+        # one part per seed derived from the unit's: regenerated part by part
+        seeds = np.random.SeedSequence([unit_seed, 0x636f6e76]).generate_state(len(parts),
+                                                                              np.uint32)
+        recipes = tuple({"seed": int(s_), "n": n} for s_, n in zip(seeds, parts))
+        return WorkUnit(unit_id, name, unit_seed, int(per_recipe), recipes, False,
                         precision, width)
-    recipes = draw_recipes(catalogue.function(name), unit_seed, recipes_per_unit)
-    return WorkUnit(unit_id, name, unit_seed, per_recipe, tuple(r.to_dict() for r in recipes),
-                    False, precision, width)
+    drawn = draw_recipes(catalogue.function(name), unit_seed, len(parts))
+    recipes = tuple({**r.to_dict(), "n": n} for r, n in zip(drawn, parts))
+    return WorkUnit(unit_id, name, unit_seed, int(per_recipe), recipes, False, precision,
+                    width)
+
+
+def _recipe_of(d: dict):
+    from strategies import Recipe
+    return Recipe.from_dict({k: v for k, v in d.items() if k != "n"})
 
 
 def make_inputs(unit: WorkUnit) -> dict[str, np.ndarray]:
     """The unit's inputs: arrays by input name (float args as patterns, int args int32).
     Element-wise built-ins: any length (the device pads to the width); geometric
     built-ins: a multiple of the width (whole vectors); conversions: ``{"x": source
-    values}`` in the source type's buffer dtype."""
-    from strategies import Recipe, expand
+    values}`` in the source type's buffer dtype.  Deterministic in the unit: each recipe
+    is expanded by ``strategies.expand`` straight into its slice of the result."""
+    from strategies import expand
 
     fmt = format_named(unit.precision)
     if is_conversion(unit.function):
         from fuzzfarm import conversions
         conv = conversions.parse(unit.function)
-        x = conversions.special_inputs(conv) if unit.special else \
-            conversions.inputs(conv, unit.per_recipe, unit.seed)
-        return {"x": x}
+        if unit.special:
+            return {"x": conversions.special_inputs(conv)}
+        if not unit.recipes:            # the layout before units recorded their parts
+            return {"x": conversions.inputs(conv, unit.per_recipe, unit.seed)}
+        return {"x": np.concatenate([conversions.inputs(conv, n, int(r["seed"]))
+                                     for r, n in zip(unit.recipes, unit.part_sizes())])}
     fn = catalogue.function(unit.function)
     if not fn.is_elementwise:
         from fuzzfarm import geometric
         if unit.special:
             return geometric.special_inputs(fn, fmt, unit.vector_width)
-        return geometric.inputs(fn, fmt, unit.vector_width,
-                                unit.per_recipe * max(1, len(unit.recipes)), unit.seed)
+        n = unit.size if unit.recipes else unit.per_recipe
+        return geometric.inputs(fn, fmt, unit.vector_width, n, unit.seed)
     if unit.special:
         return special_inputs(fn, fmt)
-    parts = [expand(Recipe.from_dict(r), fn, unit.per_recipe, fmt) for r in unit.recipes]
-    return {a.name: np.concatenate([p[a.name] for p in parts]) for a in fn.inputs}
+    sizes = unit.part_sizes()
+    total = sum(sizes)
+    out = {a.name: np.empty(total, dtype=buffer_dtype(a, fmt)) for a in fn.inputs}
+    pos = 0
+    for r, n in zip(unit.recipes, sizes):
+        part = expand(_recipe_of(r), fn, n, fmt)
+        for a in fn.inputs:
+            out[a.name][pos:pos + n] = part[a.name]
+        pos += n
+    return out
 
 
 def prepare_targets(runner, targets) -> None:
@@ -169,16 +280,59 @@ def prepare_targets(runner, targets) -> None:
 
 def run_unit(runner, unit: WorkUnit, inputs: dict) -> dict[str, np.ndarray]:
     """Run the unit's kernel on ``runner``; returns the outputs by name."""
+    return submit_unit(runner, unit, inputs).wait()
+
+
+class _Finished:
+    """A run that has completed: the ``PendingRun`` interface over known outputs."""
+
+    def __init__(self, outputs, seconds: float):
+        self._outputs, self.device_seconds = outputs, seconds
+
+    def wait(self, copy: bool = True):
+        return self._outputs
+
+
+class _Renamed:
+    """A pending ``submit_source`` run whose single output is returned as {"ret": ...}."""
+
+    def __init__(self, pending):
+        self._pending = pending
+
+    @property
+    def device_seconds(self) -> float:
+        return self._pending.device_seconds
+
+    def wait(self, copy: bool = True):
+        (got,) = self._pending.wait(copy)
+        return {"ret": got}
+
+
+def submit_unit(runner, unit: WorkUnit, inputs: dict):
+    """Start the unit's kernel on ``runner`` without waiting: returns an object whose
+    ``wait()`` gives the outputs by name and whose ``device_seconds`` is then set (a
+    fuzzfarm.device.PendingRun; a runner without ``submit`` runs at once)."""
     fmt = format_named(unit.precision)
+    if not hasattr(runner, "submit"):
+        t0 = time.perf_counter()
+        if is_conversion(unit.function):
+            from fuzzfarm import conversions
+            conv = conversions.parse(unit.function)
+            (got,) = runner.run_source(conversions.program_source([conv], unit.vector_width),
+                                       conversions.kernel_name(conv), [inputs["x"]],
+                                       [conv.dst_dtype], unit.vector_width)
+            out = {"ret": got}
+        else:
+            out = runner.run(catalogue.function(unit.function), inputs, fmt, unit.vector_width)
+        return _Finished(out, time.perf_counter() - t0)
     if is_conversion(unit.function):
         from fuzzfarm import conversions
         conv = conversions.parse(unit.function)
         # one small program per conversion, built once and cached by the runner
         src = conversions.program_source([conv], unit.vector_width)
-        (got,) = runner.run_source(src, conversions.kernel_name(conv), [inputs["x"]],
-                                   [conv.dst_dtype], unit.vector_width)
-        return {"ret": got}
-    return runner.run(catalogue.function(unit.function), inputs, fmt, unit.vector_width)
+        return _Renamed(runner.submit_source(src, conversions.kernel_name(conv), [inputs["x"]],
+                                             [conv.dst_dtype], unit.vector_width))
+    return runner.submit(catalogue.function(unit.function), inputs, fmt, unit.vector_width)
 
 
 def _describe_value(kind: str, v: int, fmt: FloatFormat) -> str:
@@ -193,6 +347,11 @@ def _describe_value(kind: str, v: int, fmt: FloatFormat) -> str:
     return f"{fmt.hex(v)} ({val})"
 
 
+@lru_cache(maxsize=1 << 16)
+def _describe_cached(kind: str, v: int, fmt: FloatFormat) -> str:
+    return _describe_value(kind, v, fmt)
+
+
 def _hex_row(values, fmt: FloatFormat, which) -> str:
     """``name=0x3f800000 (1.0), k=3``; vectors (more values than names) as tuples."""
     values = list(values)
@@ -202,7 +361,7 @@ def _hex_row(values, fmt: FloatFormat, which) -> str:
     parts = []
     for k, a in enumerate(which):
         chunk = values[k * per:(k + 1) * per]
-        text = [_describe_value(a.kind, v, fmt) for v in chunk]
+        text = [_describe_cached(a.kind, int(v), fmt) for v in chunk]
         parts.append(f"{a.name}={text[0]}" if len(text) == 1 else f"{a.name}=({', '.join(text)})")
     return ", ".join(parts)
 
@@ -226,35 +385,140 @@ def _signature(unit: WorkUnit):
     return fn.inputs, fn.outputs, fmt, fmt
 
 
+#: Finding columns that vary by finding (the rest are the same for a whole unit).
+_FINDING_FIELDS = ("element", "input_bits", "inputs", "output", "output_bits", "outputs",
+                   "expected", "rule_id", "section", "sentence", "severity", "reading",
+                   "ulp_error")
+
+
+class _Values:
+    """One side (inputs or outputs) of a unit's findings, column-wise: ``bits`` the raw
+    bits of every finding as uint64 (two's complement for ints), ``per`` values per
+    finding (None when findings differ), ``text`` the readable column."""
+
+    def __init__(self, tuples: list, which, fmt: FloatFormat):
+        n = len(tuples)
+        lengths = {len(t) for t in tuples}
+        self.per = lengths.pop() if len(lengths) == 1 else (0 if not n else None)
+        if self.per is not None:
+            self.bits = np.fromiter((int(v) & _U64 for t in tuples for v in t),
+                                    dtype=np.uint64, count=n * self.per)
+            self.lists = None
+        else:                           # ragged (not seen in practice): row by row
+            self.lists = [[int(v) & _U64 for v in t] for t in tuples]
+            self.bits = None
+        if self.per is not None and which and self.per == len(which):
+            # one value per argument: describe each distinct value once, then index
+            mat = self.bits.reshape(n, self.per)
+            parts = []
+            for k, a in enumerate(which):
+                uniq, inv = np.unique(mat[:, k], return_inverse=True)
+                names = np.array([f"{a.name}={_describe_cached(a.kind, int(u), fmt)}"
+                                  for u in uniq], dtype=object)
+                parts.append(names[inv.ravel()])
+            self.text = list(parts[0]) if len(parts) == 1 else \
+                [", ".join(row) for row in zip(*parts)]
+        else:                           # vectors (geometric): as tuples, per finding
+            self.text = [_hex_row(t, fmt, which) for t in tuples]
+
+    def as_lists(self) -> list:
+        if self.lists is not None:
+            return self.lists
+        return self.bits.reshape(-1, self.per).tolist() if self.per else \
+            [[] for _ in self.text]
+
+    def as_arrow(self, type_):
+        import pyarrow as pa
+        if self.lists is not None or not self.per:
+            return pa.array(self.as_lists(), type=type_)
+        offsets = pa.array(np.arange(0, self.bits.size + 1, self.per, dtype=np.int32))
+        return pa.ListArray.from_arrays(offsets, pa.array(self.bits, type=pa.uint64()),
+                                        type=type_)
+
+
+def _finding_columns(result: CheckResult, unit: WorkUnit, device_meta: dict, run_id: str,
+                     build_options: str) -> tuple[dict, dict]:
+    """(per-finding columns, columns constant over the unit) of the unit's findings.
+    ``input_bits``/``output_bits`` are ``_Values``; each distinct value is described once."""
+    from operator import attrgetter
+    ins, outs, fin, fout = _signature(unit)
+    fs = result.findings
+
+    def col(name):
+        return list(map(attrgetter(name), fs))
+
+    cols = {"element": col("index"),
+            "input_bits": _Values(col("inputs"), ins, fin),
+            "output": col("output"),
+            "output_bits": _Values(col("outputs"), outs, fout)}
+    cols["inputs"] = cols["input_bits"].text
+    cols["outputs"] = cols["output_bits"].text
+    for name in ("expected", "rule_id", "section", "sentence", "severity", "reading",
+                 "ulp_error"):
+        cols[name] = col(name)
+    const = {"run_id": run_id, "unit_id": unit.unit_id, **device_meta,
+             "function": unit.function, "precision": unit.precision,
+             "vector_width": unit.vector_width, "build_options": build_options,
+             "seed": unit.seed, "recipe": unit.recipe_json,
+             "time": datetime.now(timezone.utc)}
+    return cols, const
+
+
 def finding_rows(result: CheckResult, unit: WorkUnit, device_meta: dict, run_id: str,
                  build_options: str = "") -> list[dict]:
     """Findings of one checked unit as rows of store.FINDINGS_SCHEMA.  ``input_bits`` and
     ``output_bits`` hold raw bits as unsigned 64-bit integers (integers in two's
-    complement); ``inputs``/``outputs`` the same as readable text."""
-    ins, outs, fin, fout = _signature(unit)
-    now = datetime.now(timezone.utc)
-    rows = []
-    for f in result.findings:
-        rows.append({
-            "run_id": run_id, "unit_id": unit.unit_id, **device_meta,
-            "function": unit.function, "precision": unit.precision,
-            "vector_width": unit.vector_width, "build_options": build_options,
-            "element": f.index, "input_bits": [int(v) & _U64 for v in f.inputs],
-            "inputs": _hex_row(f.inputs, fin, ins),
-            "output": f.output, "output_bits": [int(v) & _U64 for v in f.outputs],
-            "outputs": _hex_row(f.outputs, fout, outs),
-            "expected": f.expected, "rule_id": f.rule_id, "section": f.section,
-            "sentence": f.sentence, "severity": f.severity, "reading": f.reading,
-            "ulp_error": f.ulp_error, "seed": unit.seed, "recipe": unit.recipe_json,
-            "time": now,
-        })
-    return rows
+    complement); ``inputs``/``outputs`` the same as readable text.  (``finding_table``
+    gives the same as a pyarrow Table, without a dict per row.)"""
+    cols, const = _finding_columns(result, unit, device_meta, run_id, build_options)
+    cols = {**cols, "input_bits": cols["input_bits"].as_lists(),
+            "output_bits": cols["output_bits"].as_lists()}
+    return [{**const, **dict(zip(_FINDING_FIELDS, vals))}
+            for vals in zip(*(cols[k] for k in _FINDING_FIELDS))]
+
+
+def finding_table(result: CheckResult, unit: WorkUnit, device_meta: dict, run_id: str,
+                  build_options: str = ""):
+    """The unit's findings as a pyarrow Table of store.FINDINGS_SCHEMA (the rows of
+    ``finding_rows``), built column by column."""
+    import pyarrow as pa
+
+    from fuzzfarm import store
+    cols, const = _finding_columns(result, unit, device_meta, run_id, build_options)
+    n = len(result.findings)
+    arrays = []
+    for f in store.FINDINGS_SCHEMA:
+        if isinstance(cols.get(f.name), _Values):
+            arrays.append(cols[f.name].as_arrow(f.type))
+        elif f.name in cols:
+            arrays.append(pa.array(cols[f.name], type=f.type))
+        else:
+            value = const.get(f.name)
+            arrays.append(pa.array([value] * n, type=f.type) if n < 64 else
+                          pa.repeat(pa.scalar(value, type=f.type), n))
+    return pa.Table.from_arrays(arrays, schema=store.FINDINGS_SCHEMA)
+
+
+def write_findings_table(out, run_id: str, unit_id: str, table):
+    """Write one unit's findings table where ``store.write_findings`` writes its rows
+    (``OUT/<run_id>/<unit_id>.parquet``, atomically, zstd); None when empty."""
+    from pathlib import Path
+
+    import pyarrow.parquet as pq
+
+    from fuzzfarm import store
+    if table.num_rows == 0:
+        return None
+    path = Path(out) / run_id / f"{unit_id}.parquet"
+    store._atomic_write(path, lambda fh: pq.write_table(table, fh, compression="zstd"))
+    return path
 
 
 def stats_row(result: CheckResult, unit: WorkUnit, inputs: dict, device_meta: dict,
               run_id: str, device_seconds: float, check_seconds: float,
               build_options: str = "") -> dict:
-    """The unit's row of store.STATS_SCHEMA."""
+    """The unit's row of store.STATS_SCHEMA (the inputs' classes counted with numpy:
+    ``strategies.input_class_counts``)."""
     from strategies import input_class_counts
 
     fmt = format_named(unit.precision)
@@ -264,7 +528,7 @@ def stats_row(result: CheckResult, unit: WorkUnit, inputs: dict, device_meta: di
         by_class = input_class_counts(inputs, catalogue.function(unit.function), fmt)
     fails = result.counts_by_rule("fail")
     notes = result.counts_by_rule("note")
-    return {
+    row = {
         "run_id": run_id, "unit_id": unit.unit_id, **device_meta,
         "function": unit.function, "precision": unit.precision,
         "vector_width": unit.vector_width, "build_options": build_options,
@@ -277,6 +541,12 @@ def stats_row(result: CheckResult, unit: WorkUnit, inputs: dict, device_meta: di
         "device_seconds": device_seconds, "check_seconds": check_seconds,
         "time": datetime.now(timezone.utc),
     }
+    e = getattr(result, "max_ulp_element", None)
+    if e is not None and e >= 0 and not is_conversion(unit.function):
+        fn = catalogue.function(unit.function)
+        if fn.is_elementwise:     # the inputs of the element with the largest error
+            row["max_ulp_inputs"] = [int(inputs[a.name][e]) & _U64 for a in fn.inputs]
+    return row
 
 
 def check_result(unit: WorkUnit, inputs: dict, outputs: dict, claims: Claims) -> CheckResult:
@@ -291,12 +561,14 @@ def check_result(unit: WorkUnit, inputs: dict, outputs: dict, claims: Claims) ->
 
 def check_unit(unit: WorkUnit, inputs: dict, outputs: dict, claims: Claims,
                device_meta: dict, run_id: str, device_seconds: float,
-               build_options: str = "") -> tuple[list[dict], dict, CheckResult]:
-    """Check one unit's device outputs; returns (finding rows, stats row, CheckResult)."""
+               build_options: str = "", table: bool = False) -> tuple:
+    """Check one unit's device outputs; returns (finding rows, stats row, CheckResult), or
+    with ``table=True`` (findings as a pyarrow Table, stats row, CheckResult)."""
     t0 = time.perf_counter()
     result = check_result(unit, inputs, outputs, claims)
     dt = time.perf_counter() - t0
-    rows = finding_rows(result, unit, device_meta, run_id, build_options)
+    make = finding_table if table else finding_rows
+    rows = make(result, unit, device_meta, run_id, build_options)
     stats = stats_row(result, unit, inputs, device_meta, run_id, device_seconds, dt,
                       build_options)
     return rows, stats, result

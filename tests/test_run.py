@@ -115,6 +115,10 @@ def test_interrupted_run_leaves_only_complete_files(tmp_path):
     assert stats.num_rows > 0
     meta = json.loads(next((out / "_runs").glob("*.json")).read_text())
     assert meta["status"] in ("interrupted", "completed")
+    # the units in flight were finished: no target's serials have a gap
+    for key, serials in _serials(stats.to_pylist()).items():
+        assert serials == list(range(len(serials))), key
+    assert stats.num_rows == sum(t["issued"] for t in meta["totals"])
 
 
 def test_catalogue_lists_everything_as_json():
@@ -158,3 +162,230 @@ def test_vector_widths_precisions_conversions_and_verify_on_pocl(tmp_path):
     rules = {(v["function"], v["rule"]) for v in data["violations"]}
     assert ("sinpi", "CL.sinpi.positive_integer") in rules   # PyPI's PoCL 3.0 bug
     assert all(v["refuted"] == 0 and v["not_reproduced"] == 0 for v in data["violations"])
+
+
+# ------------------------------------------------------------- work units (no device)
+
+import hashlib  # noqa: E402
+import itertools  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from edgecases import catalogue  # noqa: E402
+from fuzzfarm.formats import BINARY32, BINARY64  # noqa: E402
+from fuzzfarm import units  # noqa: E402
+
+
+def _rebuilt(unit, per_recipe=123):
+    """The unit as `fuzzfarm verify` rebuilds it from a stored row: id, function, seed,
+    recipe JSON, precision, width (and a run-level per_recipe that new rows do not need)."""
+    recipe = json.loads(unit.recipe_json)
+    special = isinstance(recipe, dict) and recipe.get("special")
+    return units.WorkUnit(unit.unit_id, unit.function, unit.seed, 0 if special else per_recipe,
+                          () if special else tuple(recipe), bool(special), unit.precision,
+                          unit.vector_width)
+
+
+def _digest(inputs: dict) -> str:
+    h = hashlib.sha256()
+    for k in sorted(inputs):
+        h.update(k.encode())
+        h.update(np.ascontiguousarray(inputs[k]).tobytes())
+    return h.hexdigest()
+
+
+def test_split_size():
+    assert units.split_size(1) == [1]
+    assert units.split_size(1024) == [1024]
+    assert units.split_size(3 * units.MIN_PER_RECIPE + 5) == [units.MIN_PER_RECIPE + 2,
+                                                            units.MIN_PER_RECIPE + 2,
+                                                            units.MIN_PER_RECIPE + 1]
+    big = units.split_size(1 << 21)
+    assert len(big) == units.MAX_RECIPES and sum(big) == 1 << 21
+    for n in (1, 999, 8191, 8192, 50_000, 1 << 20, (1 << 21) + 7):
+        parts = units.split_size(n)
+        assert sum(parts) == n and max(parts) - min(parts) <= 1
+        assert 1 <= len(parts) <= units.MAX_RECIPES
+
+
+def test_large_unit_is_deterministic_and_rebuilt_from_its_row():
+    """A unit of a million inputs regenerates bit for bit from itself and from the row
+    columns alone (seed + recipe JSON, which records each recipe's size), whatever the
+    run's per_recipe: what `fuzzfarm verify` relies on."""
+    target = ("pow", "binary32", 1)
+    u = units.make_unit("dev", target, 7, 42, 8192, 4, size=1 << 20)
+    assert u == units.make_unit("dev", target, 7, 42, 8192, 4, size=1 << 20)
+    assert u.size == 1 << 20 and len(u.recipes) == units.MAX_RECIPES
+    assert all(r["n"] == (1 << 20) // units.MAX_RECIPES for r in u.recipes)
+    a = units.make_inputs(u)
+    assert set(a) == {"x", "y"} and all(len(v) == 1 << 20 and v.dtype == np.uint32
+                                        for v in a.values())
+    b = units.make_inputs(_rebuilt(u))
+    assert _digest(a) == _digest(b)
+    other = units.make_inputs(units.make_unit("dev", target, 8, 42, 8192, 4, size=1 << 20))
+    assert _digest(other) != _digest(a)
+    # recipe i fills rows [i*n, (i+1)*n): the sampler's own expansion of that recipe
+    from strategies import expand
+    n = u.recipes[1]["n"]
+    part = expand(units._recipe_of(u.recipes[1]), catalogue.function("pow"), n, BINARY32)
+    assert np.array_equal(a["y"][n:2 * n], part["y"])
+
+
+def test_large_unit_regenerates_in_another_process():
+    u = units.make_unit("dev", ("ldexp", "binary64", 1), 3, 9, 8192, 4, size=300_000)
+    here = _digest(units.make_inputs(u))
+    code = ("import json, hashlib, numpy as np\n"
+            "from fuzzfarm import units\n"
+            f"u = units.WorkUnit({u.unit_id!r}, 'ldexp', {u.seed}, 8192, "
+            f"tuple(json.loads({u.recipe_json!r})), False, 'binary64', 1)\n"
+            "ins = units.make_inputs(u)\n"
+            "h = hashlib.sha256()\n"
+            "for k in sorted(ins):\n"
+            "    h.update(k.encode()); h.update(np.ascontiguousarray(ins[k]).tobytes())\n"
+            "print(h.hexdigest())\n")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert res.stdout.strip() == here
+
+
+@pytest.mark.parametrize("target, size", [
+    (("convert_int_sat_rte(float)", "binary32", 1), 20_000),
+    (("normalize", "binary32", 4), 5_000),
+    (("sinpi", "binary64", 1), 70_000),
+])
+def test_units_of_every_kind_rebuild_from_their_row(target, size):
+    u = units.make_unit("dev", target, 2, 5, 8192, 4, size=size)
+    a = units.make_inputs(u)
+    lanes = target[2] if not units.is_conversion(target[0]) and \
+        not catalogue.function(target[0]).is_elementwise else 1
+    assert all(len(v) == size * lanes for v in a.values())
+    assert _digest(a) == _digest(units.make_inputs(_rebuilt(u)))
+    s = units.make_unit("dev", target, 0, 5, 8192, 4)           # unit 0: the special pool
+    assert s.special and _digest(units.make_inputs(s)) == _digest(units.make_inputs(_rebuilt(s)))
+
+
+def test_units_of_the_old_layout_still_rebuild():
+    """Rows written before units recorded their recipe sizes: every recipe has the run's
+    per_recipe inputs (and a conversion unit has no parts)."""
+    from strategies import Recipe
+    r = Recipe(seed=5).to_dict()
+    old = units.WorkUnit("u", "sin", 5, 1000, (r, r), False, "binary32", 1)
+    assert old.size == 2000 and len(units.make_inputs(old)["x"]) == 2000
+    conv = units.WorkUnit("c", "convert_int_sat_rte(float)", 5, 1500, (), False, "binary32", 1)
+    assert len(units.make_inputs(conv)["x"]) == 1500
+
+
+@pytest.mark.parametrize("name, fmt", [("sin", BINARY32), ("pow", BINARY64),
+                                       ("fma", BINARY32), ("ldexp", BINARY32)])
+def test_special_inputs_are_the_cartesian_product(name, fmt):
+    """Unit 0 keeps its exact content and order: itertools.product of the landmark pools
+    (the last argument varying fastest), now built with numpy."""
+    from strategies import special_float_bits, special_int_values
+    fn = catalogue.function(name)
+    pools = [list(special_float_bits(fmt)) if a.kind != "int" else list(special_int_values())
+             for a in fn.inputs]
+    if int(np.prod([len(p) for p in pools])) > units.SPECIAL_POOL_LIMIT:
+        keep = int(units.SPECIAL_POOL_LIMIT ** (1 / len(pools)))
+        pools = [units._core_first(p, fmt, keep) if a.kind != "int" else p[:keep]
+                 for p, a in zip(pools, fn.inputs)]
+    combos = list(itertools.product(*pools))
+    got = units.special_inputs(fn, fmt)
+    for k, a in enumerate(fn.inputs):
+        assert got[a.name].tolist() == [int(c[k]) for c in combos]
+
+
+def test_unit_sizer_grows_to_the_measured_rate_and_caps():
+    s = units.UnitSizer(unit_seconds=0.5, min_inputs=1024, max_inputs=1 << 21)
+    assert s.next_size("t") == 1024                 # nothing measured: the smallest
+    s.observe("t", 1024, 0.001)                     # ~1e6/s: 0.5 s is 512k inputs
+    sizes = [s.next_size("t") for _ in range(6)]
+    assert sizes[:3] == [8 * 1024, 64 * 1024, 512_000 // 1024 * 1024]   # at most 8x a step
+    assert sizes[3:] == [512_000 // 1024 * 1024] * 3                     # then steady
+    s.observe("slow", 100, 1.0)                     # 100 inputs/s: the smallest unit
+    s.next_size("slow")
+    assert s.next_size("slow") == 1024
+    for _ in range(20):
+        s.observe("fast", 10**8, 1.0)
+        last = s.next_size("fast")
+    assert last == 1 << 21
+
+
+def _findings_result():
+    """A CheckResult with findings of every shape the checker makes."""
+    from fuzzfarm.checker import CheckResult, Finding
+    r = CheckResult("pow", 10)
+    vals = [(0x3F800000, 0x7F800001), (0xFFC00001, 0x80000000), (0x3F800000, 0x7F800001)]
+    for i, (x, y) in enumerate(vals):
+        r.findings.append(Finding(i, "pow", "F9.x", "F.9", "text", "fail", "ret", (x, y),
+                                  (0x80000000,), "0x00000000 (0.0)", 1.5 if i else None, ""))
+    return r
+
+
+def test_finding_table_is_finding_rows_as_a_table():
+    from fuzzfarm import store
+    r = _findings_result()
+    u = units.make_unit("dev", ("pow", "binary32", 1), 3, 1, 8192, 4, size=2048)
+    meta = dict.fromkeys([f.name for f in store.FINDINGS_SCHEMA][2:10], "m")
+    rows = units.finding_rows(r, u, meta, "run")
+    table = units.finding_table(r, u, meta, "run")
+    assert table.schema == store.FINDINGS_SCHEMA and table.num_rows == 3
+    assert rows[0]["inputs"] == "x=0x3f800000 (1.0), y=0x7f800001 (sNaN)"
+    assert rows[1]["inputs"] == "x=0xffc00001 (qNaN), y=0x80000000 (-0.0)"
+    assert rows[1]["input_bits"] == [0xFFC00001, 0x80000000]
+    assert rows[0]["outputs"] == "ret=0x80000000 (-0.0)"
+    want = pa_rows(rows)
+    got = table.to_pylist()
+    for a, b in zip(want, got):
+        a.pop("time"), b.pop("time")
+    assert want == got
+    empty = units.finding_table(type(r)("pow", 5), u, meta, "run")
+    assert empty.num_rows == 0 and units.write_findings_table("/nonexistent", "r", "u", empty) is None
+
+
+def pa_rows(rows):
+    import pyarrow as pa
+
+    from fuzzfarm import store
+    return pa.Table.from_pylist(rows, schema=store.FINDINGS_SCHEMA).to_pylist()
+
+
+def _serials(stats) -> dict:
+    """Unit serial numbers per (function, precision, width), sorted."""
+    out: dict = {}
+    for s in stats:
+        key = (s["function"], s["precision"], s["vector_width"])
+        out.setdefault(key, []).append(int(s["unit_id"].rsplit("-", 1)[1]))
+    return {k: sorted(v) for k, v in out.items()}
+
+
+@pytest.mark.device
+@pytest.mark.cluster
+def test_no_unit_lost_and_every_row_regenerates(tmp_path):
+    """Units made ahead by a UnitMaker actor (the default from 8 CPUs up) and sized by
+    the measured rate: every unit the coordinator issued has its stats row, the serials of
+    each target run 0..k-1 without a gap, and a row's seed and recipe regenerate exactly
+    the inputs it counted."""
+    out = tmp_path / "res"
+    code = ("from fuzzfarm import run\n"
+            f"o = run.validate('sin,fract', '4s', 5, {str(out)!r}, 'pocl', None)\n"
+            "o.makers = 1\n"
+            "o.max_unit_inputs = 1 << 17\n"
+            "m = run.execute(o)\n"
+            "print('STATUS', m['status'])\n")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=240, env={**os.environ, "COLUMNS": "200"})
+    assert res.returncode == 0 and "STATUS completed" in res.stdout, res.stderr[-3000:]
+    meta = json.loads(next((out / "_runs").glob("*.json")).read_text())
+    stats = ds.dataset(out / "_stats").to_table().to_pylist()
+    issued = sum(t["issued"] for t in meta["totals"])
+    assert len(stats) == issued == sum(t["units"] for t in meta["totals"]) > 4
+    for key, serials in _serials(stats).items():
+        assert serials == list(range(len(serials))), key
+    assert meta["unit_sizing"]["makers"] == 1 and meta["in_flight"] >= 1
+    assert max(s["inputs_tested"] for s in stats) > 1024     # grew from min_unit_inputs
+    for s in sorted(stats, key=lambda s: -s["inputs_tested"])[:2]:
+        u = units.WorkUnit(s["unit_id"], s["function"], s["seed"], 8192,
+                           tuple(json.loads(s["recipe"])), False, s["precision"],
+                           s["vector_width"])
+        assert len(units.make_inputs(u)["x"]) == s["inputs_tested"]

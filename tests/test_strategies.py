@@ -286,6 +286,30 @@ def test_input_class_counts():
     assert all(isinstance(v, int) for v in input_class_counts(batch, POWN).values())
 
 
+@pytest.mark.parametrize("fmt", [BINARY16, BINARY32, BINARY64], ids=lambda f: f.name)
+def test_input_class_counts_agree_with_classify(fmt):
+    """The vectorized tally (a histogram of the top bits plus four equality counts) gives
+    exactly bincount(classify) on random patterns salted with every special class."""
+    rng = np.random.default_rng(11)
+    specials = np.array([0, fmt.sign_mask, 1, fmt.sign_mask | 1, fmt.min_normal - 1,
+                         fmt.min_normal, fmt.max_finite, fmt.pos_inf,
+                         fmt.pos_inf | fmt.sign_mask, fmt.pos_inf | 1,
+                         fmt.sign_mask | fmt.pos_inf | 1, fmt.default_qnan,
+                         fmt.default_qnan | fmt.sign_mask], dtype=np.uint64).astype(fmt.uint)
+    for trial in range(8):
+        bits = rng.integers(0, 1 << fmt.bits, size=5000, dtype=np.uint64, endpoint=False)
+        x = np.concatenate([bits.astype(fmt.uint),
+                            np.repeat(specials, rng.integers(0, 40, specials.size))])
+        counts = input_class_counts({"x": x}, SIN, fmt)
+        want = np.bincount(classify(x, fmt), minlength=len(INPUT_CLASSES))
+        assert [counts[f"x:{c}"] for c in INPUT_CLASSES] == want.tolist()
+    n = np.concatenate([rng.integers(INT32_MIN, INT32_MAX, 5000, endpoint=True),
+                        [0, 0, INT32_MIN, INT32_MAX, INT32_MAX, -1, 1]]).astype(np.int32)
+    counts = input_class_counts({"x": np.zeros(n.size, np.uint32), "y": n}, FNS["rootn"])
+    want = np.bincount(classify_int(n), minlength=len(INT_CLASSES))
+    assert [counts[f"y:{c}"] for c in INT_CLASSES] == want.tolist()
+
+
 # ------------------------------------------------------------- recipes
 
 @pytest.mark.parametrize("fn", [SIN, POWN, POW], ids=lambda f: f.name)
