@@ -292,7 +292,7 @@ def verify(results, run_id, sample, no_device, json_path) -> None:
 @click.option("--build-options", default="", metavar="OPTS", help="OpenCL build options.")
 @click.option("--workers", "-j", type=click.IntRange(1, 1024), default=None,
               help="Checking processes (default: one per core).")
-@click.option("--chunk-bits", type=click.IntRange(16, 28), default=24, show_default=True,
+@click.option("--chunk-bits", type=click.IntRange(16, 26), default=24, show_default=True,
               help="log2 of the inputs per chunk (the unit of resumption and of memory: "
                    "each in-flight chunk holds 2^bits outputs).")
 @click.option("--chunks", "limit", type=click.IntRange(1), default=None,

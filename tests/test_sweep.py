@@ -248,3 +248,11 @@ def test_screen_proven_failures_beyond_the_cap_are_counted_after_an_exact_probe(
     st = pq.read_table(tmp_path / "_stats" / "sweep-test" / f"{unit.unit_id}.parquet")
     assert st.column("exact")[0].as_py() < 1100       # the probe, not the whole chunk
     assert 7.4 < res["max_ulp_error"] < 8.6
+
+
+def test_the_slot_pool_is_bounded_whatever_the_cores():
+    space = sw.space_for("sincos", "binary32")          # two outputs: 8 bytes per input
+    opts = sw.SweepOptions(space, None, Path("."), 1 << 26, workers=512)
+    assert opts.slots * (1 << 26) * 8 <= sw.SLOT_MEMORY
+    assert opts.slots >= 2
+    assert sw.SweepOptions(space, None, Path("."), 1 << 16, workers=4).slots == 6
