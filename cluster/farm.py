@@ -146,12 +146,12 @@ def check_and_write(unit, inputs, outputs, claims, device_meta, run_id, out, dev
     """Check one unit and write its findings and stats (atomically).  Returns counts.
     ``inputs``/``outputs`` arrive from the object store (zero-copy, read-only)."""
     from fuzzfarm import store
-    from fuzzfarm.units import check_unit, write_findings_table
+    from fuzzfarm.units import check_unit
 
     t0 = time.perf_counter()
     table, stats, result = check_unit(unit, inputs, outputs, claims, device_meta, run_id,
                                       device_seconds, build_options, table=True)
-    write_findings_table(out, run_id, unit.unit_id, table)
+    store.write_findings_table(out, run_id, unit.unit_id, table)
     store.write_stats(out, run_id, unit.unit_id, stats)
     fails, notes = stats["failures"], stats["notes"]
     dt = time.perf_counter() - t0
@@ -233,12 +233,7 @@ class DeviceActor:
         return self.runner.device_constants()
 
     def device_meta(self, precision: str = "binary32") -> dict:
-        i = self.info
-        return {"device_fingerprint": i.fingerprint, "platform": i.platform_name,
-                "device": i.name, "driver_version": i.driver_version,
-                "opencl_version": i.version, "opencl_c_version": i.opencl_c_version,
-                "profile": i.profile,
-                "fp_config": " ".join(i.fp_flags(precision))}
+        return self.info.columns(precision)
 
     def prepare(self, targets) -> float:
         """Compile every target's kernel up front, one program per (precision, width);

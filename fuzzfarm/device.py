@@ -167,6 +167,14 @@ class DeviceInfo:
         return {BINARY16.name: self.has_fp16, BINARY32.name: True,
                 BINARY64.name: self.has_fp64}.get(fmt.name, False)
 
+    def columns(self, precision: str = "binary32") -> dict:
+        """The device columns of a findings or stats row (store.FINDINGS_SCHEMA), with
+        the FP config flags of ``precision``."""
+        return {"device_fingerprint": self.fingerprint, "platform": self.platform_name,
+                "device": self.name, "driver_version": self.driver_version,
+                "opencl_version": self.version, "opencl_c_version": self.opencl_c_version,
+                "profile": self.profile, "fp_config": " ".join(self.fp_flags(precision))}
+
     def to_dict(self) -> dict:
         """A JSON-able dict of every field plus ``fingerprint``, ``label``, ``has_fp16``,
         ``has_fp64``, ``is_embedded`` and ``fp_flags`` ({precision: [flag names]})."""

@@ -25,6 +25,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 __all__ = ["FINDINGS_SCHEMA", "STATS_SCHEMA", "new_run_id", "check_writable", "write_findings",
+           "write_findings_table",
            "write_stats", "write_run", "read_findings", "read_stats", "StoreError"]
 
 
@@ -116,6 +117,16 @@ def write_findings(out: Path, run_id: str, unit_id: str, rows: list[dict]) -> Pa
         return None
     path = Path(out) / run_id / f"{unit_id}.parquet"
     _write_table(path, rows, FINDINGS_SCHEMA)
+    return path
+
+
+def write_findings_table(out: Path, run_id: str, unit_id: str, table: pa.Table) -> Path | None:
+    """Write one unit's findings already built as a table of FINDINGS_SCHEMA (where
+    ``write_findings`` writes rows); None when it is empty."""
+    if table.num_rows == 0:
+        return None
+    path = Path(out) / run_id / f"{unit_id}.parquet"
+    _atomic_write(path, lambda fh: pq.write_table(table, fh, compression="zstd"))
     return path
 
 

@@ -244,14 +244,6 @@ class SweepOptions:
             self.slots = max(2, min(self.workers + 2, SLOT_MEMORY // per_slot))
 
 
-def device_meta(info, precision: str) -> dict:
-    """The device columns of the findings and stats rows (store._DEVICE_FIELDS)."""
-    return {"device_fingerprint": info.fingerprint, "platform": info.platform_name,
-            "device": info.name, "driver_version": info.driver_version,
-            "opencl_version": info.version, "opencl_c_version": info.opencl_c_version,
-            "profile": info.profile, "fp_config": " ".join(info.fp_flags(precision))}
-
-
 def _done_units(out: Path, run_id: str) -> set:
     d = Path(out) / "_stats" / run_id
     if not d.is_dir():
@@ -393,7 +385,7 @@ def _pipeline(opts, run_id, todo, slot_bytes, meta, progress, done_inputs) -> bo
                     device_constants={info.fingerprint: consts})
         store.write_run(opts.out, run_id, meta | {"status": "running"})
         kernel = SweepKernel(runner, space, opts.chunk)
-        dmeta = device_meta(info, space.fmt.name)
+        dmeta = info.columns(space.fmt.name)
 
         def on_sigint(signum, frame):
             raise KeyboardInterrupt

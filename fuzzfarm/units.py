@@ -499,21 +499,6 @@ def finding_table(result: CheckResult, unit: WorkUnit, device_meta: dict, run_id
     return pa.Table.from_arrays(arrays, schema=store.FINDINGS_SCHEMA)
 
 
-def write_findings_table(out, run_id: str, unit_id: str, table):
-    """Write one unit's findings table where ``store.write_findings`` writes its rows
-    (``OUT/<run_id>/<unit_id>.parquet``, atomically, zstd); None when empty."""
-    from pathlib import Path
-
-    import pyarrow.parquet as pq
-
-    from fuzzfarm import store
-    if table.num_rows == 0:
-        return None
-    path = Path(out) / run_id / f"{unit_id}.parquet"
-    store._atomic_write(path, lambda fh: pq.write_table(table, fh, compression="zstd"))
-    return path
-
-
 def stats_row(result: CheckResult, unit: WorkUnit, inputs: dict, device_meta: dict,
               run_id: str, device_seconds: float, check_seconds: float,
               build_options: str = "") -> dict:

@@ -340,7 +340,7 @@ def test_finding_table_is_finding_rows_as_a_table():
         a.pop("time"), b.pop("time")
     assert want == got
     empty = units.finding_table(type(r)("pow", 5), u, meta, "run")
-    assert empty.num_rows == 0 and units.write_findings_table("/nonexistent", "r", "u", empty) is None
+    assert empty.num_rows == 0 and store.write_findings_table("/nonexistent", "r", "u", empty) is None
 
 
 def pa_rows(rows):
