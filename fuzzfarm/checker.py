@@ -252,6 +252,7 @@ class _Ctx:
         self.any_nan = nan
         self.any_special = special
         self.recorded: Counter = Counter()
+        self.max_so_far = float("nan")     # the batch's largest measured error (blocks)
         self._subnormal_arg = None
         self.unjudged = self._undefined()
 
@@ -771,14 +772,18 @@ def _screen(c: _Ctx, bound, plain, lim, idx, pos, rule):
         probe, rest = f_pos[:room], f_pos[room:]
         exact[rest] = False
         counted = (pos[probe], pos[rest], sc.err[rest])
-    # the largest screened error is measured exactly: the batch's maximum is then exact,
-    # or within the screen's margin (fuzzfarm.screen) of an element's estimate
+    # The largest screened error is measured exactly, so the batch's maximum is exact; an
+    # estimate is never below the true error by more than the margin (fuzzfarm.screen),
+    # so a block whose largest estimate stays a margin below the maximum measured in the
+    # batch so far cannot raise it and is not measured.
     if passed.any():
         err = sc.err if len(verdicts) == 1 else np.fmax.reduce([v.err for v in verdicts])
         ranked = np.where(passed & np.isfinite(err), err, -np.inf)
         top = int(np.argmax(ranked))
-        exact[top] = True
-        c.result.screened -= 1
+        margin = max(screen_mod.margin_ulps(s, fmt, ulps) for s in screens)
+        if not ranked[top] + 2 * margin < c.max_so_far:
+            exact[top] = True
+            c.result.screened -= 1
     return pos[exact], counted
 
 
@@ -869,7 +874,7 @@ def _rescue_ftz(c: _Ctx) -> None:
 
 def check_batch(fn, inputs: dict, outputs: dict, claims: Claims = Claims(),
                 prec: int | None = None, width: int = 1, _rescue: bool = True,
-                _recorded: Counter | None = None) -> CheckResult:
+                _shared: dict | None = None) -> CheckResult:
     """Judge one batch of device results for built-in ``fn`` (a catalogue.Function).
 
     ``inputs`` maps each input name to an array of length n: ``fmt`` patterns (fmt.uint)
@@ -889,17 +894,20 @@ def check_batch(fn, inputs: dict, outputs: dict, claims: Claims = Claims(),
     block = max(1, BLOCK // width) * width
     if n > block:       # cache-sized blocks: the screen's temporaries stay in L2
         total = CheckResult(fn.name, n)
-        recorded: Counter = Counter()       # the recording cap spans the whole batch
+        # shared by the blocks: the recording cap, and the largest error measured so far
+        shared = {"recorded": Counter(), "max": float("nan")}
         for off in range(0, n, block):
             part = check_batch(fn, {k: v[off:off + block] for k, v in inputs.items()},
                                {k: v[off:off + block] for k, v in outputs.items()},
-                               claims, prec, width, _rescue, recorded)
+                               claims, prec, width, _rescue, shared)
             total.merge(part, off)
+            shared["max"] = total.max_ulp_error
         return total
     c = _Ctx(fn, inputs, outputs, claims, prec, flush_results=not claims.denormals,
              width=width)
-    if _recorded is not None:
-        c.recorded = _recorded
+    if _shared is not None:
+        c.recorded = _shared["recorded"]
+        c.max_so_far = _shared["max"]
     if c.n == 0:
         return c.result
     _apply_rules(c)
