@@ -231,7 +231,7 @@ class SweepOptions:
     device: object
     out: Path
     chunk: int = 1 << 24
-    workers: int = field(default_factory=lambda: default_workers())
+    workers: int = field(default_factory=default_workers)
     slots: int = 0
     build_options: str = ""
     limit: int | None = None
