@@ -232,9 +232,6 @@ class DeviceActor:
         """The device's FP_ILOGB0 and FP_ILOGBNAN (for `fuzzfarm verify`)."""
         return self.runner.device_constants()
 
-    def device_meta(self, precision: str = "binary32") -> dict:
-        return self.info.columns(precision)
-
     def prepare(self, targets) -> float:
         """Compile every target's kernel up front, one program per (precision, width);
         returns seconds spent.  Targets in a precision the device lacks are skipped."""
@@ -338,7 +335,7 @@ class DeviceActor:
             # a conversion may touch two formats: it gets the claims of every one
             claims = self.claims if is_conversion(unit.function) else self.claims[unit.precision]
             checks.append(check_and_write.remote(
-                unit, inputs_ref, ray.put(outputs), claims, self.device_meta(unit.precision),
+                unit, inputs_ref, ray.put(outputs), claims, self.info.columns(unit.precision),
                 run_id, out, float(pending.device_seconds), self.build_options, coordinator))
             t2 = clock()
             spent["hand_off"] += t2 - t1

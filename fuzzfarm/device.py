@@ -403,10 +403,6 @@ class DeviceRunner:
         """Compile OpenCL C ``source`` with this runner's build options; returns the
         pyopencl Program.  ``what`` names it in errors.  Raises KernelBuildError with the
         build log on failure."""
-        return self._build(source, what)
-
-    def _build(self, source: str, what: str):
-        """Compile ``source``; raise KernelBuildError with the log on failure."""
         program = cl.Program(self.context, source)
         try:
             with warnings.catch_warnings():
@@ -451,7 +447,7 @@ class DeviceRunner:
         src = program_source(todo, fmt, width)
         try:
             what = kernel_name(todo[0]) if len(todo) == 1 else f"{len(todo)} kernels"
-            program = self._build(src, f"{what} ({fmt.name}, width {width})")
+            program = self.build(src, f"{what} ({fmt.name}, width {width})")
         except KernelBuildError:
             if len(todo) == 1:
                 raise
@@ -597,7 +593,7 @@ class DeviceRunner:
             raise ValueError(f"inputs of {name} must be non-empty and of one length")
         key = ("source", source)
         if key not in self._kernels:
-            program = self._build(source, what or name)
+            program = self.build(source, what or name)
             kernel = getattr(program, name)
             self._kernels[key] = (kernel, self._local_size(kernel))
         kernel, local = self._kernels[key]
@@ -653,7 +649,7 @@ class DeviceRunner:
         ``k_fp_ilogb_constants`` once (cached).  Raises KernelBuildError if it does not
         build."""
         if self._constants is None:
-            program = self._build(constants_source(), CONSTANTS_KERNEL)
+            program = self.build(constants_source(), CONSTANTS_KERNEL)
             out = np.zeros(2, dtype=np.int32)
             buf = cl.Buffer(self.context, cl.mem_flags.WRITE_ONLY, size=out.nbytes)
             try:

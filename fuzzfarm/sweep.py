@@ -38,6 +38,7 @@ import numpy as np
 
 from edgecases import catalogue
 from fuzzfarm.formats import FloatFormat, format_named
+from fuzzfarm.kernels import buffer_dtype
 from fuzzfarm.units import WorkUnit
 
 __all__ = ["SweepError", "Space", "space_for", "SweepUnit", "SweepOptions", "chunk_unit",
@@ -74,6 +75,11 @@ class Space:
     @property
     def size(self) -> int:
         return 1 << self.bits
+
+    @property
+    def output_bytes(self) -> int:
+        """Bytes of output per input (every output's buffer element)."""
+        return sum(buffer_dtype(o, self.fmt).itemsize for o in self.fn.outputs)
 
     def inputs(self, start: int, count: int) -> dict[str, np.ndarray]:
         """Inputs ``start .. start+count-1`` as {argument name: fmt.uint array (count,)}."""
@@ -165,7 +171,6 @@ def _worker_init() -> None:
 
 def _slot_views(slot: int, space: Space, count: int) -> dict[str, np.ndarray]:
     """The outputs of one chunk inside shared slot ``slot``: {name: array (count,)}."""
-    from fuzzfarm.kernels import buffer_dtype
     views, offset = {}, 0
     buf = _SLOTS[slot]
     for o in space.fn.outputs:
@@ -181,8 +186,8 @@ def check_chunk(job: dict, outputs: dict | None = None) -> dict:
     ``job``: {unit (SweepUnit), space (Space), claims (checker.Claims), meta (device
     columns of store.STATS_SCHEMA), run_id, out, build_options, device_seconds, slot}.
     ``outputs`` (tests): the chunk's outputs instead of shared slot ``job['slot']``.
-    Returns {index, inputs, failures, notes, max_ulp_error, max_inputs, max_outputs,
-    check_seconds}.
+    Returns {unit_id, inputs, failures, notes, max_ulp_error, max_inputs (the input bits
+    of the largest error, or None), check_seconds}.
     """
     from fuzzfarm import store
     from fuzzfarm.checker import check_batch
@@ -199,17 +204,11 @@ def check_chunk(job: dict, outputs: dict | None = None) -> dict:
     rows = finding_rows(total, unit, job["meta"], job["run_id"], job["build_options"])
     stats = stats_row(total, unit, inputs, job["meta"], job["run_id"],
                       job["device_seconds"], dt, job["build_options"])
-    max_in = max_out = None
-    if total.max_ulp_element >= 0:
-        e = total.max_ulp_element
-        max_in = [int(inputs[a.name][e]) for a in space.fn.inputs]
-        max_out = [int(outputs[o.name][e]) & ((1 << 64) - 1) for o in space.fn.outputs]
-        stats["max_ulp_inputs"] = max_in
     store.write_findings(job["out"], job["run_id"], unit.unit_id, rows)
     store.write_stats(job["out"], job["run_id"], unit.unit_id, stats)
     return {"unit_id": unit.unit_id, "inputs": count, "failures": stats["failures"],
             "notes": stats["notes"], "max_ulp_error": stats["max_ulp_error"],
-            "max_inputs": max_in, "max_outputs": max_out,
+            "max_inputs": stats.get("max_ulp_inputs"),
             "check_seconds": time.perf_counter() - t0}
 
 
@@ -239,8 +238,7 @@ class SweepOptions:
     def __post_init__(self):
         self.chunk = min(self.chunk, self.space.size)
         if not self.slots:
-            per_slot = self.chunk * sum(_dtype(o, self.space.fmt).itemsize
-                                        for o in self.space.fn.outputs)
+            per_slot = self.chunk * self.space.output_bytes
             self.slots = max(2, min(self.workers + 2, SLOT_MEMORY // per_slot))
 
 
@@ -289,7 +287,7 @@ def sweep(opts: SweepOptions, progress=None) -> dict:
     done_inputs = space.size - sum(u.per_recipe for u in todo)
     if opts.limit is not None:
         todo = todo[:opts.limit]
-    slot_bytes = opts.chunk * sum(_dtype(o, space.fmt).itemsize for o in space.fn.outputs)
+    slot_bytes = opts.chunk * space.output_bytes
     started = time.perf_counter()
     interrupted = False
     if todo:
@@ -301,11 +299,6 @@ def sweep(opts: SweepOptions, progress=None) -> dict:
     store.write_run(opts.out, run_id, meta)
     meta["interrupted"] = interrupted
     return meta
-
-
-def _dtype(arg, fmt):
-    from fuzzfarm.kernels import buffer_dtype
-    return buffer_dtype(arg, fmt)
 
 
 def _load_meta(path: Path) -> dict | None:
@@ -332,7 +325,7 @@ class SweepKernel:
         program = runner.build(sweep_source(space.fn, space.fmt), f"{name} ({space.fmt.name})")
         self.kernel = cl.Kernel(program, name)
         self.buffers = [cl.Buffer(runner.context, cl.mem_flags.WRITE_ONLY,
-                                  chunk * _dtype(o, space.fmt).itemsize)
+                                  chunk * buffer_dtype(o, space.fmt).itemsize)
                         for o in space.fn.outputs]
 
     def run_into(self, start: int, count: int, views: dict) -> float:
@@ -352,7 +345,7 @@ def run_chunk_on(runner, space: Space, start: int, count: int) -> dict[str, np.n
     """Inputs ``start .. start+count-1`` of ``space`` through the sweep kernel on
     ``runner``: {output name: array (count,)} (for tests and `repro`)."""
     k = SweepKernel(runner, space, count)
-    views = {o.name: np.empty(count, _dtype(o, space.fmt)) for o in space.fn.outputs}
+    views = {o.name: np.empty(count, buffer_dtype(o, space.fmt)) for o in space.fn.outputs}
     k.run_into(start, count, views)
     return views
 

@@ -526,8 +526,8 @@ def stats_row(result: CheckResult, unit: WorkUnit, inputs: dict, device_meta: di
         "device_seconds": device_seconds, "check_seconds": check_seconds,
         "time": datetime.now(timezone.utc),
     }
-    e = getattr(result, "max_ulp_element", None)
-    if e is not None and e >= 0 and not is_conversion(unit.function):
+    e = result.max_ulp_element
+    if e >= 0 and not is_conversion(unit.function):
         fn = catalogue.function(unit.function)
         if fn.is_elementwise:     # the inputs of the element with the largest error
             row["max_ulp_inputs"] = [int(inputs[a.name][e]) & _U64 for a in fn.inputs]

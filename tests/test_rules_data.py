@@ -29,6 +29,7 @@ from edgecases import catalogue
 from edgecases.predicates import evaluate
 from edgecases.results import InvalidResult, parse_result
 from fuzzfarm.formats import BINARY16, BINARY32, BINARY64, FloatFormat, is_nan, is_qnan
+from fuzzfarm.kernels import buffer_dtype
 
 # Predicates view patterns as float64; converting a signaling NaN raises numpy's "invalid
 # value encountered in cast" (harmless: NaNs are judged from the bits).
@@ -857,14 +858,8 @@ def _filler(fn, out, args: dict, fmt: FloatFormat) -> int:
     return fmt.default_qnan if nan_arg else 0
 
 
-def _dtype(arg, fmt: FloatFormat):
-    """The buffer dtype of an argument: int32 for int, the format's unsigned type for float
-    and uint (nan's nancode) arguments."""
-    return np.int32 if arg.kind == "int" else fmt.uint
-
-
 def _batch(fn, rows: list[dict], outs: list[dict], fmt: FloatFormat):
-    ins = {a.name: np.asarray([r[a.name] for r in rows], _dtype(a, fmt)) for a in fn.inputs}
+    ins = {a.name: np.asarray([r[a.name] for r in rows], buffer_dtype(a, fmt)) for a in fn.inputs}
     got = {o.name: np.asarray([d[o.name] for d in outs],
                               np.int32 if o.kind == "int" else fmt.uint) for o in fn.outputs}
     return ins, got
@@ -890,7 +885,7 @@ def test_rule_flags_wrong_and_passes_allowed_through_check_batch(rule_id, fmt_na
     assert idx.size, f"no special input satisfies {rule_id} in {fmt_name}"
     idx = idx[np.linspace(0, idx.size - 1, min(idx.size, 6)).astype(int)]
     rows = [{k: int(v[i]) for k, v in inputs.items()} for i in idx]
-    one = [{a.name: np.asarray([r[a.name]], _dtype(a, fmt)) for a in fn.inputs} for r in rows]
+    one = [{a.name: np.asarray([r[a.name]], buffer_dtype(a, fmt)) for a in fn.inputs} for r in rows]
     base = [{o.name: _filler(fn, o, r, fmt) for o in fn.outputs} for r in rows]
     kinds = {o.name: o.kind for o in fn.outputs}
 

@@ -16,7 +16,7 @@ from fuzzfarm.formats import BINARY32, FloatFormat
 
 from strategies._internal.classes import FLOAT_CLASSES, INT_VALUE_CLASSES, NAN_PAYLOADS
 from strategies._internal.errors import InvalidArgument
-from strategies._internal.validation import check_fmt, check_function
+from strategies._internal.validation import check_fmt, check_function, check_known
 
 __all__ = ["Recipe", "recipes", "draw_recipes", "SAMPLER_VERSION",
            "DEFAULT_FLOAT_WEIGHTS", "DEFAULT_INT_WEIGHTS"]
@@ -47,10 +47,7 @@ def _canonical_weights(value, allowed: tuple[str, ...], name: str) -> tuple[tupl
             raise
         raise InvalidArgument(f"{name}={value!r} is not (class, weight) pairs; use e.g. "
                               f"(('zero', 1.0), ('snan', 3.0))") from None
-    unknown = [c for c in given_ if c not in allowed]
-    if unknown:
-        raise InvalidArgument(f"{name}={value!r} names unknown class(es) {unknown}; "
-                              f"choose from {allowed}")
+    check_known(name, value, given_, allowed, "class(es)")
     out = []
     for cls in allowed:
         w = given_.get(cls, 0.0)

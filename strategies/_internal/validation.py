@@ -9,7 +9,7 @@ from strategies._internal.classes import (
 )
 from strategies._internal.errors import InvalidArgument
 
-__all__ = ["check_fmt", "check_classes", "check_params", "check_function"]
+__all__ = ["check_fmt", "check_known", "check_classes", "check_params", "check_function"]
 
 
 def check_fmt(fmt) -> FloatFormat:
@@ -25,6 +25,15 @@ def check_fmt(fmt) -> FloatFormat:
                           f"(or BINARY16, BINARY64)")
 
 
+def check_known(name: str, value, given, allowed: tuple[str, ...], what: str) -> None:
+    """Raise InvalidArgument (naming argument ``name`` with its ``value``) if ``given``
+    holds a name not in ``allowed``; ``what`` says what the names are ('class(es)')."""
+    unknown = [c for c in given if c not in allowed]
+    if unknown:
+        raise InvalidArgument(f"{name}={value!r} names unknown {what} {unknown}; "
+                              f"choose from {allowed}")
+
+
 def check_classes(classes, kind: str = "float", name: str = "classes") -> tuple[str, ...]:
     """``None`` -> all classes of the kind; else a non-empty tuple of known names, in the
     canonical order, without repeats."""
@@ -38,10 +47,7 @@ def check_classes(classes, kind: str = "float", name: str = "classes") -> tuple[
     except TypeError:
         raise InvalidArgument(f"{name}={classes!r} is not a sequence of class names; "
                               f"choose from {allowed}") from None
-    unknown = [c for c in given if c not in allowed]
-    if unknown:
-        raise InvalidArgument(f"{name}={given!r} names unknown {kind} class(es) {unknown}; "
-                              f"choose from {allowed}")
+    check_known(name, given, given, allowed, f"{kind} class(es)")
     if not given:
         raise InvalidArgument(f"{name}=() is empty; give at least one of {allowed} "
                               f"(or None for all)")
