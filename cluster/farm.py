@@ -1,163 +1,230 @@
-"""The Ray layer: a coordinator of work units and one actor per OpenCL device.
+"""The Ray layer: a coordinator of work units, one actor per OpenCL device, placement.
 
-Device actors *pull* units from the coordinator (DESIGN.md decision 6: a slow device simply
-takes fewer), run them on their device, and hand each batch to a Ray task that checks it and
-writes its findings and stats atomically.  The coordinator hands out units round-robin over
-the built-ins until the budget's deadline, then none: units in flight finish and are written.
+**Placement** (DESIGN.md decision 7).  Every OpenCL device is a Ray custom resource of the
+node that has it, named ``fuzzfarm_dev_<fingerprint>_<i>`` (the i-th device of that
+fingerprint on the node; ``resource_name``), declared when the node starts
+(``fuzzfarm node`` wraps ``ray start --resources``; ``local_resources`` gives the dict; a
+driver that starts Ray itself declares its own devices).  The driver finds the devices of
+the cluster in its nodes' resources (``cluster_devices``), asks each node to describe its
+devices (``describe_node``), and starts each ``DeviceActor`` on its node, holding its
+resource, with Ray restarting it where it dies.
 
-The pipeline of one device actor, every stage overlapping the others:
+**Pulling units** (DESIGN.md decision 6).  Device actors *pull* unit specs from the
+``Coordinator`` (a ``fuzzfarm.scheduler.Scheduler`` behind a Ray actor, on the driver's
+node, journaling every unit it issues): a slow device simply takes fewer, devices of one
+fingerprint share one pool of units, and a lost device's units go back to its pool.  The
+pipeline of one device actor, every stage overlapping the others:
 
-    coordinator.next_spec -> UnitMaker actors (hypothesis recipes + vectorized sampler,
-    a few units ahead, in their own processes; on a machine of fewer than 8 CPUs the
-    actor generates its units itself) -> device (copy in, kernel, copy out, from pinned
-    staging buffers; the next unit is enqueued before the previous one is collected) ->
+    coordinator.lease -> UnitMaker actors (hypothesis recipes + vectorized sampler, a few
+    units ahead, in their own processes; on a machine of fewer than 8 CPUs the actor
+    generates its units itself) -> device (copy in, kernel, copy out, from pinned staging
+    buffers; the next unit is enqueued before the previous one is collected) ->
     check_and_write tasks (as many pending as the cluster has CPUs, by default)
 
 Inputs travel once: a maker puts them in Ray's object store, the actor reads them there
 (zero-copy) to fill its staging buffers, and the check task gets the same object; the
-outputs go from the staging buffers into the object store, once.  ``work`` returns, with
-its totals, where the actor's time went (see ``DeviceActor.work``): the first place to
-look for the bottleneck of a run.
+outputs go from the staging buffers into the object store, once.  A sweep unit's inputs
+are not stored at all: the kernel makes them from the global id and the check task makes
+them again (``fuzzfarm.sweep.Space.inputs``).  Each check task writes its unit's findings
+and then its stats row (atomically: ``fuzzfarm.store``) and then tells the coordinator the
+unit is done; a unit whose stats file exists is never run again.
 
-Unit sizes adapt per (device, target): the coordinator sizes each unit so that checking it
-takes about ``unit_seconds`` at the rate measured so far (from 1024 inputs for a target the
-exact path judges slowly to ``max_unit_inputs`` for a screened binary32 one), so per-unit
-costs (a Ray task, a Parquet file, a hypothesis draw) stay small against the checking.
+**Watching the device.**  The actor tells the coordinator which units are on its device
+(submitted, not collected); the driver kills an actor whose oldest one stays there past the
+campaign's ``unit.timeout`` (a hang), and a unit that crashes or hangs its device a second
+time, run alone, becomes a device-fault finding (``fuzzfarm.scheduler``).
 
-Each actor owns its pyopencl context, queue and compiled kernels (DESIGN.md decision 7) and
-is placed on a node that has its device (the driver enumerates devices locally for now; a
-custom resource per device is the plan for multi-node campaigns).
+``work`` returns, with its totals, where the actor's time went (see ``DeviceActor.work``):
+the first place to look for the bottleneck of a run.
 """
 from __future__ import annotations
 
+import json
+import os
 import time
-from collections import defaultdict, deque
+from collections import deque
 
 import ray
 
 __all__ = ["Coordinator", "DeviceActor", "UnitMaker", "check_and_write", "unit_from_spec",
-           "warm_checker"]
+           "warm_checker", "RESOURCE_PREFIX", "resource_name", "parse_resource",
+           "local_resources", "cluster_devices", "describe_node", "FAULTS_ENV"]
 
-#: Unit sizing defaults (inputs; vectors for geometric built-ins): fuzzfarm.units.UnitSizer.
-DEFAULT_UNIT_SECONDS = 0.5
-DEFAULT_MIN_UNIT = 1024
-DEFAULT_MAX_UNIT = 1 << 21
+#: Prefix of the custom resource of an OpenCL device.
+RESOURCE_PREFIX = "fuzzfarm_dev_"
+
+#: Test hook: JSON {"crash": [unit id substrings], "hang": [...]} read by the driver and
+#: given to every DeviceActor: a unit whose id contains one of them kills its actor
+#: (SIGKILL, as a crashing driver would) or never returns from the device.  Planted
+#: faults for the fault-tolerance tests; never set in a real campaign.
+FAULTS_ENV = "FUZZFARM_PLANT_FAULTS"
+
+
+def resource_name(fingerprint: str, i: int) -> str:
+    """The Ray custom resource of the ``i``-th device of ``fingerprint`` on a node."""
+    return f"{RESOURCE_PREFIX}{fingerprint}_{int(i)}"
+
+
+def parse_resource(name: str) -> tuple[str, int] | None:
+    """(fingerprint, i) of a device resource name, or None for another resource."""
+    if not name.startswith(RESOURCE_PREFIX):
+        return None
+    fp, _, i = name[len(RESOURCE_PREFIX):].rpartition("_")
+    return (fp, int(i)) if fp and i.isdigit() else None
+
+
+def local_resources(devices, every=None) -> dict[str, float]:
+    """{resource name: 1.0} for ``devices`` (DeviceInfo of this machine), numbering each
+    device among the devices of its fingerprint in ``every`` (default ``devices``; give
+    ``list_devices()`` when ``devices`` is a selection, so that the number is the one
+    ``DeviceActor`` finds)."""
+    every = list(devices) if every is None else list(every)
+    out = {}
+    for d in devices:
+        same = [e for e in every if e.fingerprint == d.fingerprint]
+        i = next((k for k, e in enumerate(same) if e.index == d.index), 0)
+        out[resource_name(d.fingerprint, i)] = 1.0
+    return out
+
+
+def cluster_devices() -> list[tuple[str, str, str, int]]:
+    """(node id, resource name, fingerprint, i) of every device resource of every live
+    node of the connected cluster, in node order."""
+    out = []
+    for node in ray.nodes():
+        if not node.get("Alive"):
+            continue
+        for name in sorted(node.get("Resources", {})):
+            parsed = parse_resource(name)
+            if parsed:
+                out.append((node["NodeID"], name, *parsed))
+    return out
+
+
+@ray.remote(num_cpus=0)
+def describe_node() -> list[dict]:
+    """The DeviceInfo dicts (``to_dict``) of the OpenCL devices of the node it runs on."""
+    from fuzzfarm.device import list_devices
+    return [d.to_dict() for d in list_devices()]
 
 
 def unit_from_spec(spec: dict):
-    """The WorkUnit a coordinator spec describes (fuzzfarm.units.make_unit)."""
+    """The WorkUnit a coordinator spec describes (fuzzfarm.units.make_unit, or a
+    fuzzfarm.sweep.SweepUnit for a sweep chunk), with the spec's unit id."""
+    from dataclasses import replace
+
     from fuzzfarm.units import make_unit
-    return make_unit(spec["device"], tuple(spec["target"]), spec["serial"], spec["seed"],
+    name, precision, width = spec["target"]
+    if spec.get("sweep"):
+        from fuzzfarm.sweep import SweepUnit
+        sw = spec["sweep"]
+        return SweepUnit(spec["unit_id"], name, sw["start"], sw["count"], (), False,
+                         precision, 1)
+    unit = make_unit(spec["pool"], (name, precision, width), spec["serial"], spec["seed"],
                      spec["per_recipe"], spec["recipes_per_unit"], spec.get("size"))
+    return replace(unit, unit_id=spec["unit_id"])
 
 
 @ray.remote(num_cpus=0)
 class Coordinator:
-    """Hands out work units and gathers progress.
+    """A campaign's ``fuzzfarm.scheduler.Scheduler`` as a Ray actor, journaling to
+    ``DIR/_campaign/<run_id>/journal.jsonl``.
 
-    ``targets``: (built-in or conversion id, precision, vector width) triples; ``seed``:
-    the run's base seed; ``deadline``: a ``time.time()`` after which no unit starts.
-    Sizes: a target's first units have ``min_unit_inputs`` inputs (vectors for a
-    geometric built-in); once a check of the target has been reported (its special-value
-    unit 0 is the first), each unit is sized to take about ``unit_seconds`` to check at
-    the rate measured so far, at most 8 times the previous unit and within
-    [``min_unit_inputs``, ``max_unit_inputs``].  With ``unit_seconds=0`` every unit has
-    ``per_recipe * recipes_per_unit`` inputs.
-    """
+    ``campaign``: ``Campaign.to_dict()``; ``pools``: {fingerprint: {"precisions": [...],
+    "jobs": [job numbers]}}; ``devices``: {device key: fingerprint}; ``deadline``: a
+    ``time.time()`` after which no new unit is issued (None: no time budget);
+    ``resume``: replay the journal first (``Scheduler.restore``); ``per_recipe`` and
+    ``recipes_per_unit``: see Scheduler."""
 
-    def __init__(self, targets, seed: int, deadline: float, per_recipe: int = 8192,
-                 recipes_per_unit: int = 4, unit_seconds: float = DEFAULT_UNIT_SECONDS,
-                 min_unit_inputs: int = DEFAULT_MIN_UNIT,
-                 max_unit_inputs: int = DEFAULT_MAX_UNIT):
-        self.targets = [tuple(t) for t in targets]
-        self._mine = {}     # device precisions -> the targets such a device can run
-        self.seed = seed
-        self.deadline = deadline
-        self.per_recipe = per_recipe
-        self.recipes_per_unit = recipes_per_unit
+    def __init__(self, campaign: dict, pools: dict, devices: dict, out: str, run_id: str,
+                 deadline: float | None, resume: bool = False, per_recipe: int = 8192,
+                 recipes_per_unit: int = 4):
+        from fuzzfarm import store
+        from fuzzfarm.campaign import Campaign
+        from fuzzfarm.scheduler import Scheduler, streams_for
         from fuzzfarm.units import UnitSizer
-        self.sizer = UnitSizer(unit_seconds, min_unit_inputs, max_unit_inputs) \
-            if unit_seconds > 0 else None
-        self.stopped = False
-        self.issued = defaultdict(int)  # per (device, target): units handed out
-        self.cursor = defaultdict(int)  # per device: round-robin position
-        self.progress = defaultdict(lambda: {"inputs": 0, "failures": 0, "notes": 0,
-                                             "units": 0, "busy_seconds": 0.0,
-                                             "issued": 0})
+        c = Campaign.from_dict(campaign)
+        streams = [s for fp, p in pools.items()
+                   for s in streams_for(c, fp, p["precisions"], set(p["jobs"]))]
+        path = store.campaign_dir(out, run_id) / "journal.jsonl"
+        events = store.read_journal(path) if resume else []
+        self.journal = store.Journal(path)
+        sizer = None if c.unit_inputs else UnitSizer(c.unit_seconds, c.unit_min_inputs,
+                                                     c.unit_max_inputs)
+        self.s = Scheduler(streams, store.done_units(out, run_id), self.journal.append,
+                           sizer, c.unit_inputs, deadline, c.input_budget, per_recipe,
+                           recipes_per_unit)
+        if events:
+            self.s.restore(events)
+        for key, fp in devices.items():
+            self.s.add_device(key, fp)
         self.started = time.time()
 
-    def _size(self, device: str, target: tuple) -> int:
-        if self.sizer is None:
-            return self.per_recipe * self.recipes_per_unit
-        return self.sizer.next_size((device, target))
+    def lease(self, device: str):
+        return self.s.lease(device)
 
-    def next_spec(self, device: str, precisions=("binary32",)) -> dict | None:
-        """The next unit for ``device`` (a fingerprint) among the targets in one of its
-        ``precisions``, as a small dict for ``unit_from_spec`` (the hypothesis draw is
-        left to the caller), or None when the run is over."""
-        from fuzzfarm.units import required_precisions
-        if self.stopped or time.time() >= self.deadline:
-            return None
-        key = tuple(sorted(precisions))
-        if key not in self._mine:
-            self._mine[key] = [t for t in self.targets if required_precisions(t) <= set(key)]
-        mine = self._mine[key]
-        if not mine:
-            return None
-        k = self.cursor[device]
-        self.cursor[device] += 1
-        target = mine[k % len(mine)]
-        serial = self.issued[(device, target)]
-        self.issued[(device, target)] += 1
-        self.progress[device]["issued"] += 1
-        return {"device": device, "target": target, "serial": serial, "seed": self.seed,
-                "per_recipe": self.per_recipe, "recipes_per_unit": self.recipes_per_unit,
-                "size": self._size(device, target) if serial else None}
+    def on_device(self, device: str, unit_ids) -> None:
+        self.s.on_device(device, unit_ids)
 
-    def next_unit(self, device: str, precisions=("binary32",)):
-        """The next WorkUnit for ``device``, or None (``next_spec`` made here)."""
-        spec = self.next_spec(device, precisions)
-        return None if spec is None else unit_from_spec(spec)
+    def complete(self, unit_id: str, device: str, inputs: int = 0, failures: int = 0,
+                 notes: int = 0, seconds: float = 0.0, target=None,
+                 check_seconds: float | None = None) -> bool:
+        return self.s.complete(unit_id, device, inputs, failures, notes, seconds, target,
+                               check_seconds)
 
-    def report(self, device: str, inputs: int, failures: int, notes: int, seconds: float,
-               target=None, task_seconds: float | None = None):
-        """One unit done: ``seconds`` of device and checking time; ``target`` and
-        ``task_seconds`` (its check task's time) feed the unit sizing."""
-        p = self.progress[device]
-        p["inputs"] += inputs
-        p["failures"] += failures
-        p["notes"] += notes
-        p["units"] += 1
-        p["busy_seconds"] += seconds
-        if target is not None and task_seconds and self.sizer is not None:
-            self.sizer.observe((device, tuple(target)), inputs, task_seconds)
+    def fault_done(self, unit_id: str) -> None:
+        """A device fault's finding is written: journal it and count the unit done."""
+        self.journal.append({"event": "fault", "unit_id": unit_id})
+        self.s.complete(unit_id)
 
-    def stop(self):
-        self.stopped = True
+    def lost(self, device: str, reason: str) -> list:
+        return self.s.lost(device, reason)
+
+    def revive(self, device: str) -> None:
+        self.s.revive(device)
+
+    def overdue(self, timeout: float) -> list:
+        return self.s.overdue(timeout)
+
+    def stop(self) -> None:
+        self.s.stop()
+
+    def finished(self) -> bool:
+        """Every pool is finished."""
+        return all(self.s.pool_finished(p) for p in {d.pool for d in self.s.devices.values()})
+
+    def stranded(self) -> list:
+        return self.s.stranded()
 
     def snapshot(self) -> dict:
-        return {"elapsed": time.time() - self.started, "deadline": self.deadline,
-                "stopped": self.stopped, "devices": {k: dict(v) for k, v in self.progress.items()}}
+        snap = self.s.snapshot()
+        snap["elapsed"] = time.time() - self.started
+        return snap
 
 
 @ray.remote(num_cpus=1)
 def check_and_write(unit, inputs, outputs, claims, device_meta, run_id, out, device_seconds,
-                    build_options, coordinator):
-    """Check one unit and write its findings and stats (atomically).  Returns counts.
-    ``inputs``/``outputs`` arrive from the object store (zero-copy, read-only)."""
+                    build_options, coordinator, device_key):
+    """Check one unit, write its findings and then its stats row (atomically), then tell
+    the coordinator it is done.  ``inputs``/``outputs`` arrive from the object store
+    (zero-copy, read-only); ``inputs`` None: a sweep chunk, whose inputs are made here.
+    Returns its counts."""
     from fuzzfarm import store
     from fuzzfarm.units import check_unit
 
     t0 = time.perf_counter()
+    if inputs is None:
+        from fuzzfarm.sweep import space_for
+        inputs = space_for(unit.function, unit.precision).inputs(unit.seed, unit.per_recipe)
     table, stats, result = check_unit(unit, inputs, outputs, claims, device_meta, run_id,
                                       device_seconds, build_options, table=True)
     store.write_findings_table(out, run_id, unit.unit_id, table)
     store.write_stats(out, run_id, unit.unit_id, stats)
     fails, notes = stats["failures"], stats["notes"]
     dt = time.perf_counter() - t0
-    coordinator.report.remote(device_meta["device_fingerprint"], result.n, fails, notes,
-                              dt + device_seconds,
-                              (unit.function, unit.precision, unit.vector_width), dt)
+    coordinator.complete.remote(unit.unit_id, device_key, result.n, fails, notes,
+                                dt + device_seconds,
+                                (unit.function, unit.precision, unit.vector_width), dt)
     return {"function": unit.function, "inputs": result.n, "failures": fails, "notes": notes,
             "unit_id": unit.unit_id, "check_seconds": stats["check_seconds"],
             "task_seconds": dt, "device_seconds": device_seconds}
@@ -201,54 +268,96 @@ class UnitMaker:
         return unit, make_inputs(unit)
 
 
+class _Sweeping:
+    """A sweep chunk being run (synchronously, the kernel making its inputs): the
+    ``PendingRun`` interface over its outputs."""
+
+    def __init__(self, kernel, start: int, count: int):
+        import numpy as np
+
+        from fuzzfarm.kernels import buffer_dtype
+        space = kernel.space
+        self._out = {o.name: np.empty(count, buffer_dtype(o, space.fmt))
+                     for o in space.fn.outputs}
+        self.device_seconds = kernel.run_into(start, count, self._out)
+
+    def wait(self, copy: bool = True):
+        return self._out
+
+
 @ray.remote(num_cpus=0)
 class DeviceActor:
-    """Owns one OpenCL device: its context, queue and compiled kernels; ``makers``
-    UnitMaker actors generate its units ahead (0: generate in the actor itself)."""
+    """Owns one OpenCL device: the ``i``-th of ``fingerprint`` on its node, its contexts
+    (one ``DeviceRunner`` per build-options set), queues and compiled kernels; ``makers``
+    UnitMaker actors generate its units ahead (0: generate in the actor itself).
+    ``faults``: planted faults (``FAULTS_ENV``), for tests.  Raises
+    DeviceSelectionError when the node has no such device."""
 
-    def __init__(self, device_index: int, build_options: str = "", makers: int = 2):
-        from fuzzfarm.checker import Claims
-        from fuzzfarm.device import DeviceRunner, list_devices
+    def __init__(self, fingerprint: str, i: int = 0, makers: int = 2,
+                 faults: dict | None = None):
+        from fuzzfarm.device import DeviceSelectionError, list_devices
         from fuzzfarm.formats import format_named
-        self.info = list_devices()[device_index]
-        self.runner = DeviceRunner(self.info, build_options)
-        self.build_options = build_options
-        consts = self.runner.device_constants()
+        mine = [d for d in list_devices() if d.fingerprint == fingerprint]
+        if len(mine) <= i:
+            raise DeviceSelectionError(f"this node has no device {i} of fingerprint "
+                                       f"{fingerprint} ({len(mine)} found)")
+        self.info = mine[i]
         self.precisions = tuple(p for p in ("binary16", "binary32", "binary64")
                                 if self.info.supports(format_named(p)))
-        self.claims = {p: Claims.from_fp_config(self.info.fp_flags(p), self.info.profile, p,
-                                                consts, build_options)
-                       for p in self.precisions}
+        self.runners: dict = {}
+        self.claims: dict = {}
+        self.sweeps: dict = {}
+        self.faults = faults or {}
         # started now, so their processes start and warm up while the kernels build (a
         # make() call queues behind the warm-up on the same actor)
         self.makers = [UnitMaker.remote() for _ in range(max(0, int(makers)))]
         for m in self.makers:
             m.warm.remote()
 
+    def _runner(self, build_options: str):
+        if build_options not in self.runners:
+            from fuzzfarm.checker import Claims
+            from fuzzfarm.device import DeviceRunner
+            r = DeviceRunner(self.info, build_options)
+            consts = r.device_constants()
+            self.runners[build_options] = r
+            for p in self.precisions:
+                self.claims[(build_options, p)] = Claims.from_fp_config(
+                    self.info.fp_flags(p), self.info.profile, p, consts, build_options)
+        return self.runners[build_options]
+
     def describe(self) -> dict:
         return self.info.to_dict()
 
+    def pid(self) -> int:
+        return os.getpid()
+
     def constants(self) -> dict:
         """The device's FP_ILOGB0 and FP_ILOGBNAN (for `fuzzfarm verify`)."""
-        return self.runner.device_constants()
+        return self._runner("").device_constants()
 
-    def prepare(self, targets) -> float:
-        """Compile every target's kernel up front, one program per (precision, width);
-        returns seconds spent.  Targets in a precision the device lacks are skipped."""
+    def prepare(self, targets_by_options: dict) -> float:
+        """Compile every target's kernel up front, one program per (build options,
+        precision, width): ``targets_by_options`` is {build options: [(name, precision,
+        width), ...]}; returns seconds spent.  Targets in a precision the device lacks
+        are skipped."""
         from fuzzfarm.units import prepare_targets, required_precisions
         t0 = time.perf_counter()
-        prepare_targets(self.runner, [t for t in targets
-                                      if required_precisions(t) <= set(self.precisions)])
+        for bo, targets in targets_by_options.items():
+            prepare_targets(self._runner(bo), [tuple(t) for t in targets
+                                               if required_precisions(tuple(t))
+                                               <= set(self.precisions)])
         return time.perf_counter() - t0
 
-    def work(self, coordinator, run_id: str, out: str, max_in_flight: int = 2,
+    def work(self, coordinator, key: str, run_id: str, out: str, max_in_flight: int = 2,
              prefetch: int | None = None, profile_dir: str | None = None) -> dict:
-        """Pull units until the coordinator has none; returns totals.
+        """Pull units as device ``key`` until the coordinator has none; returns totals.
 
         Up to ``prefetch`` units (default: makers + 1) are being generated ahead; the next
         unit is enqueued on the device before the previous one's outputs are collected and
-        handed to a check task; at most ``max_in_flight`` check tasks are pending.  Every
-        unit the coordinator issued is run, checked and written before this returns.
+        handed to a check task; at most ``max_in_flight`` check tasks are pending.  A unit
+        to be run isolated (a retry after a crash or hang) runs alone on the device.
+        Every unit leased is run, checked and written before this returns.
 
         The totals also say where this actor's time went (``actor_seconds``: waiting for
         the coordinator, for generated units, for the device, for a free check slot, and
@@ -256,15 +365,14 @@ class DeviceActor:
         ``profile_dir`` the loop runs under cProfile and its statistics are written there
         (``actor-<fingerprint>.prof`` and ``.txt``)."""
         if not profile_dir:
-            return self._work(coordinator, run_id, out, max_in_flight, prefetch)
+            return self._work(coordinator, key, run_id, out, max_in_flight, prefetch)
         import cProfile
         import io
-        import os
         import pstats
         prof = cProfile.Profile()
         prof.enable()
         try:
-            return self._work(coordinator, run_id, out, max_in_flight, prefetch)
+            return self._work(coordinator, key, run_id, out, max_in_flight, prefetch)
         finally:
             prof.disable()
             os.makedirs(profile_dir, exist_ok=True)
@@ -275,96 +383,155 @@ class DeviceActor:
             with open(base + ".txt", "w") as fh:
                 fh.write(text.getvalue())
 
-    def _work(self, coordinator, run_id, out, max_in_flight, prefetch) -> dict:
-        from fuzzfarm.units import is_conversion, make_inputs, submit_unit
+    def _plant(self, coordinator, key: str, unit_id: str, on_device: list) -> None:
+        """The planted fault of ``unit_id``, if any (FAULTS_ENV)."""
+        crash = any(s in unit_id for s in self.faults.get("crash", ()))
+        hang = any(s in unit_id for s in self.faults.get("hang", ()))
+        if crash or hang:
+            ray.get(coordinator.on_device.remote(key, on_device))   # known before it dies
+            if crash:
+                import signal
+                os.kill(os.getpid(), signal.SIGKILL)
+            while True:
+                time.sleep(3600)
+
+    def _submit(self, spec: dict, unit, inputs):
+        from fuzzfarm.units import submit_unit
+        runner = self._runner(spec["build_options"])
+        if spec.get("sweep"):
+            from fuzzfarm.sweep import SweepKernel, space_for
+            sw = spec["sweep"]
+            k = (spec["build_options"], unit.function, unit.precision)
+            if k not in self.sweeps or self.sweeps[k][1] < sw["count"]:
+                space = space_for(unit.function, unit.precision)
+                self.sweeps[k] = (SweepKernel(runner, space, sw["count"]), sw["count"])
+            return _Sweeping(self.sweeps[k][0], sw["start"], sw["count"])
+        return submit_unit(runner, unit, inputs)
+
+    def _work(self, coordinator, key, run_id, out, max_in_flight, prefetch) -> dict:
+        from fuzzfarm.units import is_conversion, make_inputs
         fp = self.info.fingerprint
         ahead = max(1, int(prefetch) if prefetch else len(self.makers) + 1)
         max_in_flight = max(1, int(max_in_flight))
-        made: deque = deque()           # (unit ref, inputs ref) or a spec, in issue order
+        made: deque = deque()   # (spec, unit ref, inputs ref) or (spec, None, None)
         exhausted = False
         turn = 0
         checks: list = []
         totals = {"units": 0, "inputs": 0, "failures": 0, "notes": 0, "issued": 0,
                   "check_seconds": 0.0, "task_seconds": 0.0, "device_seconds": 0.0,
-                  "makers": len(self.makers), "in_flight": max_in_flight}
+                  "makers": len(self.makers), "in_flight": max_in_flight, "device": key,
+                  "fingerprint": fp}
         spent = dict.fromkeys(("coordinator", "generate", "submit", "device_wait",
-                               "hand_off", "check_slot_wait"), 0.0)
+                               "hand_off", "check_slot_wait", "idle"), 0.0)
         clock = time.perf_counter
-
-        asked = coordinator.next_spec.remote(fp, self.precisions)   # always one ask ahead
+        asked = coordinator.lease.remote(key)       # always one ask ahead
+        retry_at = 0.0                              # the pool said "wait" until then
+        device: list = []                           # unit ids on the device, in order
 
         def refill():
-            nonlocal exhausted, turn, asked
+            nonlocal exhausted, turn, asked, retry_at
             while not exhausted and len(made) < ahead:
+                if asked is None:
+                    if clock() < retry_at:
+                        return
+                    asked = coordinator.lease.remote(key)
                 t = clock()
                 spec = ray.get(asked)
                 spent["coordinator"] += clock() - t
                 if spec is None:
                     exhausted = True
-                    break
-                asked = coordinator.next_spec.remote(fp, self.precisions)
+                    return
+                if "wait" in spec:
+                    asked, retry_at = None, clock() + float(spec["wait"])
+                    return
+                asked = coordinator.lease.remote(key)
                 totals["issued"] += 1
-                if self.makers:
-                    made.append(tuple(self.makers[turn % len(self.makers)].make.remote(spec)))
+                if self.makers and not spec.get("sweep"):
+                    m = self.makers[turn % len(self.makers)]
+                    made.append((spec, *m.make.remote(spec)))
                     turn += 1
                 else:
-                    made.append(spec)
+                    made.append((spec, None, None))
+                if spec.get("isolate"):
+                    return          # nothing queued behind a unit that must run alone
 
         def take():
             t = clock()
-            item = made.popleft()
-            if isinstance(item, dict):          # generated here
-                unit = unit_from_spec(item)
+            spec, unit_ref, ref = made.popleft()
+            if spec.get("sweep"):
+                unit, inputs, ref = unit_from_spec(spec), None, None
+            elif unit_ref is None:                  # generated here
+                unit = unit_from_spec(spec)
                 inputs = make_inputs(unit)
                 ref = ray.put(inputs)
-            else:                               # generated by a maker: wait for it
-                unit_ref, ref = item
+            else:                                   # generated by a maker: wait for it
                 unit, inputs = ray.get([unit_ref, ref])
             spent["generate"] += clock() - t
-            return unit, inputs, ref
+            return spec, unit, inputs, ref
 
-        def reap(done):
-            r = ray.get(done)
-            _add(totals, r)
-
-        def collect(unit, inputs_ref, pending):
+        def collect(spec, unit, inputs_ref, pending):
             t = clock()
             outputs = pending.wait(copy=False)    # staging views, copied by ray.put below
+            device.remove(unit.unit_id)
+            coordinator.on_device.remote(key, list(device))
             t1 = clock()
             spent["device_wait"] += t1 - t
+            bo = spec["build_options"]
             # a conversion may touch two formats: it gets the claims of every one
-            claims = self.claims if is_conversion(unit.function) else self.claims[unit.precision]
+            claims = ({p: c for (b, p), c in self.claims.items() if b == bo}
+                      if is_conversion(unit.function) else self.claims[(bo, unit.precision)])
             checks.append(check_and_write.remote(
                 unit, inputs_ref, ray.put(outputs), claims, self.info.columns(unit.precision),
-                run_id, out, float(pending.device_seconds), self.build_options, coordinator))
+                run_id, out, float(pending.device_seconds), bo, coordinator, key))
             t2 = clock()
             spent["hand_off"] += t2 - t1
             while len(checks) >= max_in_flight:
                 done, rest = ray.wait(checks, num_returns=1)
                 checks[:] = rest
-                reap(done[0])
+                _add(totals, ray.get(done[0]))
             spent["check_slot_wait"] += clock() - t2
 
         t_start = clock()
-        on_device = None                # (unit, inputs ref, pending run)
+        on_device = None                # (spec, unit, inputs ref, pending run)
         while True:
             refill()
             nxt = None
             if made:
-                unit, inputs, inputs_ref = take()
+                if made[0][0].get("isolate") and on_device is not None:
+                    collect(*on_device)             # drain the device first
+                    on_device = None
+                spec, unit, inputs, inputs_ref = take()
                 t = clock()
-                nxt = (unit, inputs_ref, submit_unit(self.runner, unit, inputs))
+                device.append(unit.unit_id)
+                coordinator.on_device.remote(key, list(device))
+                if self.faults:
+                    self._plant(coordinator, key, unit.unit_id, list(device))
+                nxt = (spec, unit, inputs_ref, self._submit(spec, unit, inputs))
                 spent["submit"] += clock() - t
                 del inputs
+                if spec.get("isolate"):
+                    collect(*nxt)                   # alone on the device
+                    nxt = None
                 refill()                 # the makers work while the device does
             if on_device is not None:
                 collect(*on_device)
             on_device = nxt
             if on_device is None and not made:
-                break
+                if exhausted:
+                    break
+                t = clock()
+                if checks:          # reap while the pool has nothing for now
+                    done, rest = ray.wait(checks, num_returns=1,
+                                          timeout=max(0.0, retry_at - clock()))
+                    checks[:] = rest
+                    for ref in done:
+                        _add(totals, ray.get(ref))
+                else:
+                    time.sleep(max(0.0, min(1.0, retry_at - clock())))
+                spent["idle"] += clock() - t
         t = clock()
         for ref in checks:
-            reap(ref)
+            _add(totals, ray.get(ref))
         spent["check_slot_wait"] += clock() - t
         totals["actor_seconds"] = {k: round(v, 3) for k, v in spent.items()}
         totals["actor_seconds"]["total"] = round(clock() - t_start, 3)
@@ -377,3 +544,15 @@ def _add(totals: dict, r: dict) -> None:
         totals[k] += r[k]
     for k in ("check_seconds", "task_seconds", "device_seconds"):
         totals[k] = round(totals.get(k, 0.0) + float(r.get(k) or 0.0), 6)
+
+
+def planted_faults() -> dict:
+    """The planted faults of ``FAULTS_ENV`` ({} when unset).  Raises ValueError when it is
+    not a JSON object of lists."""
+    text = os.environ.get(FAULTS_ENV, "").strip()
+    if not text:
+        return {}
+    data = json.loads(text)
+    if not isinstance(data, dict) or not all(isinstance(v, list) for v in data.values()):
+        raise ValueError(f"{FAULTS_ENV} must be a JSON object of lists")
+    return data

@@ -167,35 +167,82 @@ def _device_row(d) -> dict[str, str]:
 @click.option("--address", default=None, metavar="ADDR",
               help="Join an existing Ray cluster (e.g. 'auto' or 'HOST:6379') instead of "
                    "starting a local one.")
+@click.option("--campaign", "campaign_file", default=None, metavar="FILE",
+              help="Run the campaign in this TOML file (see cluster/campaigns/example.toml) "
+                   "instead of the options above.")
+@click.option("--resume", "resume_dir", default=None, metavar="DIR",
+              help="Continue the latest unfinished campaign in results directory DIR.")
+@click.option("--dashboard", is_flag=True,
+              help="Start Ray's dashboard with the local cluster and print its URL.")
 @click.option("--fail-on-findings", is_flag=True,
               help="Exit with status 1 when a failure was found (for CI gates).")
-def run(functions, precisions, widths, build_options, device, budget, seed, out, address,
-        fail_on_findings) -> None:
-    """Fuzz the selected devices' built-ins for a time budget and report violations.
+@click.pass_context
+def run(ctx, functions, precisions, widths, build_options, device, budget, seed, out, address,
+        campaign_file, resume_dir, dashboard, fail_on_findings) -> None:
+    """Fuzz the selected devices' built-ins for a time budget, or run a campaign, and
+    report violations.
 
     Exit status: 0 when the run completed (whatever it found), 1 with --fail-on-findings
-    and a failure, 2 for bad input, 130 when interrupted (finished units are kept).
+    and a failure, 2 for bad input, 3 when devices were lost and units are left (resume
+    with --resume), 130 when interrupted (finished units are kept).
     """
     from rich.console import Console
 
+    from cluster.driver import resume_target, run_campaign
+    from fuzzfarm import campaign as campaigns
     from fuzzfarm import run as runner
+    from fuzzfarm import store
 
     load_devices()
+    given = [f"--{name.replace('_', '-')}" for name in
+             ("functions", "precisions", "widths", "build_options", "device", "budget", "seed")
+             if ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT]
+    run_id = None
     try:
-        opts = runner.validate(functions, budget, seed, out, device, address, build_options,
-                               precisions, widths)
-    except runner.UsageError as exc:
+        if campaign_file and resume_dir:
+            raise runner.UsageError("--campaign and --resume exclude each other (a resumed "
+                                    "campaign is the one stored in DIR)")
+        if (campaign_file or resume_dir) and given:
+            raise runner.UsageError(f"{given[0]} cannot be combined with "
+                                    f"{'--campaign' if campaign_file else '--resume'}: the "
+                                    f"campaign says what to run")
+        if campaign_file or resume_dir:
+            if resume_dir:
+                run_id, data = resume_target(resume_dir)
+                camp, out = campaigns.Campaign.from_dict(data), resume_dir
+            else:
+                camp = campaigns.load(campaign_file)
+                if ctx.get_parameter_source("out") is click.core.ParameterSource.DEFAULT:
+                    out = camp.out or out
+            try:
+                store.check_writable(out)
+            except store.StoreError as exc:
+                raise runner.UsageError(str(exc)) from None
+            if not address:         # local devices: check the selectors before Ray starts
+                from fuzzfarm.device import DeviceSelectionError, list_devices, select_devices
+                try:
+                    select_devices(",".join(camp.devices), list_devices())
+                except DeviceSelectionError as exc:
+                    raise camp.error("devices", str(exc).replace("--device ", "selector "))
+        else:
+            opts = runner.validate(functions, budget, seed, out, device, address,
+                                   build_options, precisions, widths)
+            camp, out = runner.campaign_of(opts), opts.out
+        console = Console(stderr=True)
+        meta = run_campaign(camp, out, address=address, run_id=run_id, dashboard=dashboard,
+                            console=console)
+    except (runner.UsageError, campaigns.CampaignError) as exc:
         raise click.UsageError(str(exc)) from None
-    console = Console(stderr=True)
-    meta = runner.execute(opts, console)
     report = Console()
-    for table in runner.summary_tables(opts.out, meta["run_id"]):
+    for table in runner.summary_tables(out, meta["run_id"]):
         report.print(table)
     failures = sum(t.get("failures", 0) for t in meta.get("totals", []))
-    report.print(f"run {meta['run_id']}: {meta['status']}; results in {opts.out}/ "
-                 f"(pyarrow.dataset.dataset({opts.out!r}))")
+    report.print(f"run {meta['run_id']}: {meta['status']}; results in {out}/ "
+                 f"(pyarrow.dataset.dataset({str(out)!r}))")
     if meta.get("interrupted"):
         raise SystemExit(130)
+    if meta["status"] == "incomplete":
+        raise SystemExit(3)
     if fail_on_findings and failures:
         raise SystemExit(1)
 
@@ -475,3 +522,122 @@ def catalogue_cmd(as_json, only, precisions) -> None:
     console.print(f"{c['functions']} built-ins ({c['function_precision_pairs']} built-in x "
                   f"precision pairs), {c['rules']} rules, {c['general_rules']} general rules, "
                   f"{c['conversions']} conversions")
+
+
+@main.command()
+@click.argument("results", type=click.Path())
+@click.option("--run", "run_id", default=None, metavar="RUN_ID",
+              help="The campaign to show (default: the latest in RESULTS).")
+@click.option("--json", "as_json", is_flag=True, help="Print the status file as JSON.")
+def status(results, run_id, as_json) -> None:
+    """Show the progress of a campaign from its status file (written every few seconds
+    by the running driver, and once more when it ends).
+
+    Exit status: 0 shown, 2 when RESULTS holds no campaign status (or it is corrupt).
+    """
+    import time
+
+    from fuzzfarm import store
+    try:
+        st = store.read_status(results, run_id)
+    except store.StoreError as exc:
+        raise click.UsageError(str(exc)) from None
+    if st is None:
+        raise click.UsageError(f"no campaign status in {results!r}"
+                               + (f" for run {run_id!r}" if run_id else "")
+                               + " (`fuzzfarm run --campaign FILE --out DIR` writes one)")
+    age = time.time() - float(st.get("updated", 0))
+    stale = st.get("state") == "running" and age > 3 * float(st.get("status_interval", 2)) + 10
+    if as_json:
+        click.echo(json.dumps({**st, "age_seconds": age, "driver_responding": not stale},
+                              indent=2, sort_keys=True))
+        return
+    from rich.console import Console
+    from rich.table import Table
+    state = st.get("state", "?")
+    if stale:
+        state += f" (driver not responding: last update {age:.0f}s ago; `fuzzfarm run " \
+                 f"--resume {results}` continues)"
+    units = st.get("units", {})
+    budget = st.get("time_budget")
+    t = Table(title=f"campaign {st.get('campaign')} [{st.get('run_id')}]: {state}; "
+                    f"{st.get('elapsed_work', 0):.0f}s"
+                    + (f" of {budget:.0f}s" if budget else "")
+                    + f"; units done {units.get('done', 0)}, retried {units.get('retried', 0)}, "
+                      f"device faults {units.get('faults', 0)}")
+    for col in ("device", "node", "state", "units", "inputs", "inputs/s", "failures", "notes",
+                "faults"):
+        t.add_column(col, justify="left" if col in ("device", "node", "state") else "right")
+    for key, d in sorted(st.get("devices", {}).items()):
+        dstate = d.get("given_up") or ("up" if d.get("alive") else "down")
+        t.add_row(f"{d.get('label', '?')} [{key}]", str(d.get("node", ""))[:8], dstate,
+                  str(d.get("units", 0)), f"{d.get('inputs', 0):,}",
+                  f"{d.get('inputs_per_second', 0):,.0f}", str(d.get("failures", 0)),
+                  str(d.get("notes", 0)), str(d.get("faults", 0)))
+    Console().print(t)
+    for f in st.get("faults", []):
+        click.echo(f"device fault: {f['unit_id']} ({f['reason']}) on {f['device']}")
+    if st.get("dashboard"):
+        click.echo(f"Ray dashboard: http://{st['dashboard']}")
+
+
+@main.command(context_settings={"ignore_unknown_options": True})
+@click.option("--head", is_flag=True, help="Start the head node of a new cluster.")
+@click.option("--address", default=None, metavar="HOST:PORT",
+              help="Join the cluster whose head is at HOST:PORT as a worker node.")
+@click.option("--port", type=int, default=6379, show_default=True,
+              help="The head's GCS port (with --head).")
+@click.option("--devices", "selector", default=None, metavar="SEL",
+              help="This node's devices to offer (as --device: 'all', 'pocl', 'nvidia', "
+                   "indices, fingerprint prefixes); default all.")
+@click.option("--num-cpus", type=int, default=None, help="CPUs to offer (default: all).")
+@click.option("--dashboard", is_flag=True, help="Start Ray's dashboard (with --head).")
+@click.option("--block", is_flag=True, help="Stay in the foreground (as `ray start --block`).")
+@click.option("--print-resources", is_flag=True,
+              help="Print the JSON for `ray start --resources` and start nothing.")
+@click.argument("ray_args", nargs=-1, type=click.UNPROCESSED)
+def node(head, address, port, selector, num_cpus, dashboard, block, print_resources,
+         ray_args) -> None:
+    """Start a Ray node that offers this machine's OpenCL devices: `ray start` with one
+    custom resource per device (fuzzfarm_dev_<fingerprint>_<i>), so that each device's
+    actor lands on the node that has it.  Arguments after `--` go to `ray start`.
+
+    Exit status: `ray start`'s; 2 for bad input (no --head/--address, a selector that
+    matches no device).
+    """
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    from cluster.farm import local_resources
+    dev = load_devices()
+    try:
+        every = dev.list_devices()
+        chosen = dev.select_devices(selector, every)
+    except dev.DeviceSelectionError as exc:
+        raise click.UsageError(str(exc).replace("--device", "--devices")) from None
+    resources = local_resources(chosen, every)
+    if print_resources:
+        click.echo(json.dumps(resources, sort_keys=True))
+        return
+    if head == bool(address):
+        raise click.UsageError("give exactly one of --head (a new cluster) and --address "
+                               "HOST:PORT (join one)")
+    if not chosen:
+        click.echo("warning: this node has no OpenCL device; it offers CPUs for checking "
+                   "only", err=True)
+    ray_bin = os.path.join(os.path.dirname(sys.executable), "ray")
+    ray_bin = ray_bin if os.path.exists(ray_bin) else (shutil.which("ray") or "ray")
+    cmd = [ray_bin, "start", "--resources", json.dumps(resources)]
+    cmd += ["--head", "--port", str(port)] if head else ["--address", address]
+    if head:
+        cmd += ["--include-dashboard", "true" if dashboard else "false"]
+    if num_cpus is not None:
+        cmd += ["--num-cpus", str(num_cpus)]
+    if block:
+        cmd.append("--block")
+    cmd += list(ray_args)
+    for d in chosen:
+        click.echo(f"offering {d.label} [{d.fingerprint}]", err=True)
+    raise SystemExit(subprocess.call(cmd))

@@ -175,6 +175,16 @@ class DeviceInfo:
                 "opencl_version": self.version, "opencl_c_version": self.opencl_c_version,
                 "profile": self.profile, "fp_config": " ".join(self.fp_flags(precision))}
 
+    @classmethod
+    def from_dict(cls, d: dict) -> "DeviceInfo":
+        """The DeviceInfo a ``to_dict()`` describes (derived keys ignored): a device of
+        another node, described there.  Raises KeyError for a missing field."""
+        import dataclasses
+        fields = {f.name for f in dataclasses.fields(cls)}
+        kw = {k: d[k] for k in fields}
+        kw["extensions"] = tuple(kw["extensions"])
+        return cls(**kw)
+
     def to_dict(self) -> dict:
         """A JSON-able dict of every field plus ``fingerprint``, ``label``, ``has_fp16``,
         ``has_fp64``, ``is_embedded`` and ``fp_flags`` ({precision: [flag names]})."""

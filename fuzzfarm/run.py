@@ -7,16 +7,13 @@ from __future__ import annotations
 
 import os
 import re
-import signal
-import time
 from dataclasses import dataclass, field
 
 try:
     from rich.console import Console
-    from rich.live import Live
     from rich.table import Table
 except ImportError:             # a bare image (the GPU machine): plain progress lines
-    Console = Live = Table = None
+    Console = Table = None
 
 __all__ = ["RunOptions", "UsageError", "parse_budget", "validate", "execute", "summary_tables"]
 
@@ -78,8 +75,9 @@ PRECISION_NAMES = {"binary16": "binary16", "half": "binary16", "fp16": "binary16
 GROUPS = ("math", "half", "native", "common", "geometric", "operator", "conversions")
 
 
-def _names(functions: str | None) -> list:
-    """Built-in names and conversion ids from --functions (groups expanded)."""
+def _names(functions: str | None, what: str = "--functions") -> list:
+    """Built-in names and conversion ids from --functions (groups expanded); ``what`` names
+    the option or campaign key in the UsageError messages."""
     from edgecases import catalogue
     from fuzzfarm import conversions
     fns = catalogue.functions()
@@ -101,12 +99,12 @@ def _names(functions: str | None) -> list:
             try:
                 out.append(conversions.parse(name).id)
             except ValueError as exc:
-                raise UsageError(f"--functions: {exc}") from None
+                raise UsageError(f"{what}: {exc}") from None
         else:
-            raise UsageError(f"--functions: unknown function {name!r}; see `fuzzfarm catalogue` "
+            raise UsageError(f"{what}: unknown function {name!r}; see `fuzzfarm catalogue` "
                              f"(groups: {', '.join(GROUPS)})")
     if not out:
-        raise UsageError("--functions is empty")
+        raise UsageError(f"{what} is empty")
     return list(dict.fromkeys(out))
 
 
@@ -135,17 +133,17 @@ def _parse_list(text, what, parse) -> tuple:
     return tuple(dict.fromkeys(parse(t) for t in items))
 
 
-def _precision(t: str) -> str:
+def _precision(t: str, what: str = "--precisions") -> str:
     if t.lower() not in PRECISION_NAMES:
-        raise UsageError(f"--precisions: unknown precision {t!r}; use binary16, binary32, "
+        raise UsageError(f"{what}: unknown precision {t!r}; use binary16, binary32, "
                          f"binary64 (or half, float, double)")
     return PRECISION_NAMES[t.lower()]
 
 
-def _width(t: str) -> int:
+def _width(t: str, what: str = "--widths") -> int:
     from edgecases.catalogue import WIDTHS
     if not t.isdigit() or int(t) not in WIDTHS:
-        raise UsageError(f"--widths: {t!r} is not an OpenCL vector width; use some of "
+        raise UsageError(f"{what}: {t!r} is not an OpenCL vector width; use some of "
                          f"{', '.join(map(str, WIDTHS))}")
     return int(t)
 
@@ -161,7 +159,8 @@ def validate(functions: str | None, budget: str, seed: int | None, out: str,
     secs = parse_budget(budget)
     if seed is not None and seed < 0:
         raise UsageError(f"--seed {seed} must be >= 0")
-    bad = [t for t in (build_options or "").split() if not t.startswith(("-cl-", "-D", "-I", "-w", "-Werror"))]
+    from fuzzfarm.campaign import BUILD_OPTION_PREFIXES
+    bad = [t for t in (build_options or "").split() if not t.startswith(BUILD_OPTION_PREFIXES)]
     if bad:
         raise UsageError(f"--build-options: {bad[0]!r} is not an OpenCL build option "
                          f"(e.g. -cl-fast-relaxed-math, -cl-denorms-are-zero)")
@@ -195,139 +194,30 @@ def validate(functions: str | None, budget: str, seed: int | None, out: str,
                       widths=wids, targets=targets)
 
 
-class _PlainConsole:
-    """What ``execute`` needs of a rich Console, as plain lines on stderr."""
+def campaign_of(opts: RunOptions):
+    """The one-job campaign (fuzzfarm.campaign.from_options) that ``opts`` describe: its
+    targets on the chosen devices (named by fingerprint) for the budget."""
+    from dataclasses import replace
 
-    def print(self, *parts, **_):
-        import sys
-        text = " ".join(re.sub(r"\[/?[a-z ]*\]", "", str(p)) for p in parts)
-        print(text, file=sys.stderr, flush=True)
-
-
-class _PlainLive:
-    """What ``execute`` needs of rich's Live: the progress line every 5 seconds."""
-
-    def __init__(self, console=None, **_):
-        self.console, self.last = console or _PlainConsole(), 0.0
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-    def update(self, renderable):
-        if time.time() - self.last >= 5:
-            self.last = time.time()
-            self.console.print(renderable)
-
-
-def _progress_table(snap: dict, labels: dict, budget: float):
-    if Table is None:
-        elapsed = max(snap["elapsed"], 1e-9)
-        return f"fuzzfarm run — {snap['elapsed']:.0f}s of {budget:.0f}s: " + "; ".join(
-            f"{labels.get(fp, fp)}: {p['units']} units, {p['inputs']:,} inputs, "
-            f"{p['inputs'] / elapsed:,.0f}/s, {p['failures']} failures, {p['notes']} notes"
-            for fp, p in sorted(snap["devices"].items()))
-    t = Table(title=f"fuzzfarm run — {snap['elapsed']:.0f}s of {budget:.0f}s", expand=False)
-    for col in ("device", "units", "inputs", "inputs/s", "failures", "notes"):
-        t.add_column(col, justify="right" if col != "device" else "left")
-    elapsed = max(snap["elapsed"], 1e-9)
-    for fp, p in sorted(snap["devices"].items()):
-        t.add_row(labels.get(fp, fp), str(p["units"]), f"{p['inputs']:,}",
-                  f"{p['inputs'] / elapsed:,.0f}", str(p["failures"]), str(p["notes"]))
-    return t
+    from fuzzfarm.campaign import from_options
+    c = from_options(",".join(opts.functions), ",".join(opts.precisions),
+                     ",".join(map(str, opts.widths)), opts.build_options,
+                     ",".join(dict.fromkeys(d.fingerprint for d in opts.devices)) or None,
+                     opts.budget, opts.seed, opts.unit_seconds or 0.5,
+                     opts.min_unit_inputs, opts.max_unit_inputs)
+    if not opts.unit_seconds:       # fixed-size units
+        c = replace(c, unit_inputs=opts.per_recipe * opts.recipes_per_unit)
+    return c
 
 
 def execute(opts: RunOptions, console: Console | None = None) -> dict:
-    """Run the campaign; returns the run's metadata (run id, totals, interrupted flag)."""
-    import ray
-
-    from cluster.farm import Coordinator, DeviceActor, warm_checker
-    from fuzzfarm import store
-
-    console = console or (Console(stderr=True) if Console is not None else _PlainConsole())
-    run_id = store.new_run_id()
-    started = time.time()
-    meta = {"run_id": run_id, "functions": opts.functions, "budget_seconds": opts.budget,
-            "precisions": list(opts.precisions), "widths": list(opts.widths),
-            "per_recipe": opts.per_recipe, "recipes_per_unit": opts.recipes_per_unit,
-            "unit_sizing": {"unit_seconds": opts.unit_seconds,
-                            "min_unit_inputs": opts.min_unit_inputs,
-                            "max_unit_inputs": opts.max_unit_inputs, "makers": opts.makers},
-            "targets": [list(t) for t in opts.targets],
-            "seed": opts.seed, "build_options": opts.build_options, "started": started,
-            "devices": [d.to_dict() for d in opts.devices], "status": "running"}
-    init = {"address": opts.address} if opts.address else {
-        "num_cpus": opts.num_cpus or os.cpu_count(), "include_dashboard": False}
-    ray.init(logging_level="ERROR", log_to_driver=False, configure_logging=True, **init)
-    interrupted = False
-    old = signal.getsignal(signal.SIGINT)
-    try:
-        cpus = max(1, int(ray.cluster_resources().get("CPU", opts.num_cpus or os.cpu_count() or 1)))
-        in_flight = opts.in_flight or cpus
-        # on a small machine every core checks anyway: the actor generates its own units
-        makers = opts.makers if opts.makers is not None else (max(2, cpus // 4) if cpus >= 8
-                                                               else 0)
-        meta.update(in_flight=in_flight, cpus=cpus)
-        meta["unit_sizing"]["makers"] = makers
-        actors = [DeviceActor.remote(d.index, opts.build_options, makers)
-                  for d in opts.devices]
-        meta["device_constants"] = {d.fingerprint: c for d, c in zip(
-            opts.devices, ray.get([a.constants.remote() for a in actors]))}
-        console.print(f"[bold]run {run_id}[/]: {len(opts.functions)} functions "
-                      f"({len(opts.targets)} function x precision x width targets) on "
-                      f"{len(actors)} device(s), budget {opts.budget:.0f}s, seed {opts.seed}")
-        t0 = time.perf_counter()
-        # start the checking workers meanwhile (not waited for: a check task that finds
-        # none warm yet queues behind them)
-        for _ in range(min(in_flight * len(actors), cpus)):
-            warm_checker.remote()
-        ray.get([a.prepare.remote(opts.targets) for a in actors])
-        console.print(f"kernels built in {time.perf_counter() - t0:.1f}s")
-        store.write_run(opts.out, run_id, meta)
-        meta["work_started"] = time.time()
-        coord = Coordinator.remote(opts.targets, opts.seed, meta["work_started"] + opts.budget,
-                                   opts.per_recipe, opts.recipes_per_unit, opts.unit_seconds,
-                                   opts.min_unit_inputs, opts.max_unit_inputs)
-        work = [a.work.remote(coord, run_id, opts.out, in_flight, None, opts.profile_dir)
-                for a in actors]
-        labels = {d.fingerprint: d.label for d in opts.devices}
-
-        def on_sigint(signum, frame):
-            raise KeyboardInterrupt
-
-        signal.signal(signal.SIGINT, on_sigint)
-        totals = []
-        live_cls = Live if Live is not None and Console is not None and \
-            isinstance(console, Console) else _PlainLive
-        with live_cls(console=console, refresh_per_second=2, transient=False) as live:
-            pending = list(work)
-            while pending:
-                try:
-                    done, pending = ray.wait(pending, timeout=0.5)
-                    totals += ray.get(done)
-                    live.update(_progress_table(ray.get(coord.snapshot.remote()), labels,
-                                                opts.budget))
-                except KeyboardInterrupt:
-                    if interrupted:
-                        raise
-                    interrupted = True
-                    console.print("[yellow]interrupted: finishing the units in flight "
-                                  "(Ctrl-C again to abandon them)[/]")
-                    coord.stop.remote()
-        console.print()
-        meta.update(status="interrupted" if interrupted else "completed",
-                    finished=time.time(), totals=totals)
-    except KeyboardInterrupt:
-        meta.update(status="abandoned", finished=time.time())
-        interrupted = True
-    finally:
-        signal.signal(signal.SIGINT, old)
-        store.write_run(opts.out, run_id, meta)
-        ray.shutdown()
-    meta["interrupted"] = interrupted
-    return meta
+    """Run the options' campaign (``campaign_of``) with ``cluster.driver.run_campaign``;
+    returns the run's metadata (run id, status, totals, interrupted flag)."""
+    from cluster.driver import run_campaign
+    return run_campaign(campaign_of(opts), opts.out, address=opts.address, console=console,
+                        num_cpus=opts.num_cpus, makers=opts.makers, in_flight=opts.in_flight,
+                        profile_dir=opts.profile_dir, per_recipe=opts.per_recipe,
+                        recipes_per_unit=opts.recipes_per_unit)
 
 
 def summary_tables(out: str, run_id: str) -> list[Table]:
@@ -378,4 +268,13 @@ def summary_tables(out: str, run_id: str) -> list[Table]:
                        f"{g['row_count']:,}",
                        f"{r['inputs']} -> {r['outputs']}\n(expected {r['expected']})")
         tables.append(ex)
+        faults = findings.filter(pc.equal(findings["severity"], "fault"))
+        if faults.num_rows:
+            ft = Table(title="Device faults (units that crashed or hung their device twice)")
+            for col in ("unit", "rule", "inputs saved in"):
+                ft.add_column(col, overflow="fold")
+            for r in faults.select(["unit_id", "rule_id"]).to_pylist():
+                ft.add_row(r["unit_id"], r["rule_id"],
+                           f"{out}/_faults/{run_id}/{r['unit_id']}.npz")
+            tables.append(ft)
     return tables

@@ -5,6 +5,11 @@ Layout of ``--out DIR``::
     DIR/<run_id>/<unit_id>.parquet          findings (one row per failure or note)
     DIR/_stats/<run_id>/<unit_id>.parquet   one stats row per work unit
     DIR/_runs/<run_id>.json                 the run's options, devices and summary
+    DIR/_campaign/<run_id>/campaign.toml    a campaign's spec as given (``campaign.json``:
+                                            as resolved), for ``fuzzfarm run --resume``
+    DIR/_campaign/<run_id>/journal.jsonl    every unit issued (and each strike), in order
+    DIR/_campaign/<run_id>/status.json      live progress, rewritten every few seconds
+    DIR/_faults/<run_id>/<unit_id>.npz      the inputs of a unit recorded as a device fault
 
 ``pyarrow.dataset.dataset(DIR)`` reads every finding of every run as one table (pyarrow
 skips names starting with ``_`` or ``.``); ``pyarrow.dataset.dataset(DIR + "/_stats")``
@@ -25,8 +30,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 __all__ = ["FINDINGS_SCHEMA", "STATS_SCHEMA", "new_run_id", "check_writable", "write_findings",
-           "write_findings_table",
-           "write_stats", "write_run", "read_findings", "read_stats", "StoreError"]
+           "write_findings_table", "write_stats", "write_run", "read_findings", "read_stats",
+           "StoreError", "campaign_dir", "Journal", "read_journal", "done_units",
+           "write_json", "read_status", "latest_campaign", "write_fault_inputs"]
 
 
 class StoreError(ValueError):
@@ -165,3 +171,120 @@ def _read(path: Path, schema: pa.Schema) -> pa.Table:
         return ds.dataset(path, schema=schema, format="parquet").to_table()
     except (pa.ArrowInvalid, OSError) as exc:
         raise StoreError(f"results directory {str(path)!r} is corrupt: {exc}") from None
+
+
+# --------------------------------------------------------------------------- campaigns
+def campaign_dir(out: str | os.PathLike, run_id: str) -> Path:
+    """Where a campaign keeps its spec, journal and status: ``DIR/_campaign/<run_id>``."""
+    return Path(out) / "_campaign" / run_id
+
+
+def write_json(path: Path, data: dict) -> Path:
+    """Write (or replace) a JSON file atomically."""
+    text = json.dumps(data, indent=2, sort_keys=True, default=str).encode()
+    _atomic_write(Path(path), lambda fh: fh.write(text))
+    return Path(path)
+
+
+class Journal:
+    """An append-only JSON-lines file of events (``fuzzfarm.scheduler``).  Each
+    ``append`` writes one line and flushes it to the operating system, so a killed
+    process loses nothing written; ``sync=True`` also fsyncs each line (a lost machine
+    then loses nothing either).  A line torn by a crash is ignored by ``read_journal``."""
+
+    def __init__(self, path: str | os.PathLike, sync: bool = False):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        # a torn last line from a crash: start on a fresh line
+        torn = self.path.exists() and self.path.stat().st_size > 0 and \
+            not self.path.read_bytes().endswith(b"\n")
+        self._fh = open(self.path, "ab", buffering=0)
+        if torn:
+            self._fh.write(b"\n")
+        self.sync = sync
+
+    def append(self, event: dict) -> None:
+        self._fh.write(json.dumps(event, sort_keys=True, separators=(",", ":")).encode()
+                       + b"\n")
+        if self.sync:
+            os.fsync(self._fh.fileno())
+
+    def close(self) -> None:
+        self._fh.close()
+
+
+def read_journal(path: str | os.PathLike) -> list[dict]:
+    """The events of a journal, in order ([] when there is none).  A line that does not
+    parse is skipped when it is the last one or followed only by such lines (torn by a
+    crash); anywhere else it raises StoreError naming the file and line."""
+    p = Path(path)
+    if not p.exists():
+        return []
+    lines = p.read_bytes().split(b"\n")
+    events, bad = [], None
+    for no, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            ev = json.loads(line)
+            if not isinstance(ev, dict):
+                raise ValueError("not an object")
+        except ValueError:
+            bad = bad or no
+            continue
+        if bad is not None:
+            raise StoreError(f"results directory is corrupt: {str(p)!r} line {bad} is not "
+                             f"a journal event")
+        events.append(ev)
+    return events
+
+
+def done_units(out: str | os.PathLike, run_id: str) -> set[str]:
+    """Ids of the units of ``run_id`` whose stats row is written: the units that are done
+    (the stats file is the last one a unit writes)."""
+    d = Path(out) / "_stats" / run_id
+    if not d.is_dir():
+        return set()
+    return {p.name[:-len(".parquet")] for p in d.iterdir()
+            if p.name.endswith(".parquet") and not p.name.startswith(".")}
+
+
+def latest_campaign(out: str | os.PathLike, unfinished: bool = False) -> str | None:
+    """The run id of the campaign in ``out`` started last (by run id: they sort by start
+    time), or with ``unfinished`` the last one whose status is not "completed"; None when
+    there is none."""
+    base = Path(out) / "_campaign"
+    if not base.is_dir():
+        return None
+    for run_id in sorted((p.name for p in base.iterdir() if p.is_dir()), reverse=True):
+        if not unfinished:
+            return run_id
+        status = read_status(out, run_id)
+        if status is None or status.get("state") != "completed":
+            return run_id
+    return None
+
+
+def read_status(out: str | os.PathLike, run_id: str | None = None) -> dict | None:
+    """The status file of campaign ``run_id`` (default: the latest) as a dict, or None
+    when there is none.  Raises StoreError when it is not JSON."""
+    run_id = run_id or latest_campaign(out)
+    if run_id is None:
+        return None
+    p = campaign_dir(out, run_id) / "status.json"
+    if not p.exists():
+        return None
+    try:
+        return json.loads(p.read_text())
+    except (OSError, ValueError) as exc:
+        raise StoreError(f"results directory is corrupt: {str(p)!r}: {exc}") from None
+
+
+def write_fault_inputs(out: str | os.PathLike, run_id: str, unit_id: str,
+                       inputs: dict) -> Path:
+    """Save the inputs of a unit recorded as a device fault ({name: array}) as
+    ``DIR/_faults/<run_id>/<unit_id>.npz``."""
+    import numpy as np
+    path = Path(out) / "_faults" / run_id / f"{unit_id}.npz"
+    _atomic_write(path, lambda fh: np.savez_compressed(fh, **inputs))
+    return path

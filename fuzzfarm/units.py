@@ -31,7 +31,7 @@ from fuzzfarm.kernels import buffer_dtype
 
 __all__ = ["WorkUnit", "make_unit", "make_inputs", "special_inputs", "check_unit",
            "finding_rows", "finding_table", "stats_row", "split_size", "submit_unit",
-           "run_unit", "UnitSizer"]
+           "run_unit", "UnitSizer", "fault_rows", "DEVICE_FAULTS"]
 
 
 @dataclass(frozen=True)
@@ -557,3 +557,37 @@ def check_unit(unit: WorkUnit, inputs: dict, outputs: dict, claims: Claims,
     stats = stats_row(result, unit, inputs, device_meta, run_id, device_seconds, dt,
                       build_options)
     return rows, stats, result
+
+
+#: The device-fault findings (``fault_rows``): rule id, section and sentence per reason.
+DEVICE_FAULTS = {
+    "crash": ("device.crash", "OpenCL runtime: kernel execution",
+              "Running this unit killed the process that drives the device, twice (the "
+              "second time alone on the device)."),
+    "hang": ("device.hang", "OpenCL runtime: kernel execution",
+             "This unit stayed on the device past the campaign's watchdog timeout "
+             "(unit.timeout), twice (the second time alone on the device)."),
+}
+
+
+def fault_rows(unit: WorkUnit, device_meta: dict, run_id: str, build_options: str,
+               reason: str) -> tuple[dict, dict]:
+    """(finding row, stats row) recording ``unit`` as a device fault (``reason``: "crash"
+    or "hang", a key of DEVICE_FAULTS): severity "fault", no outputs, the unit's recipe
+    (its inputs are saved beside, see store.write_fault_inputs).  The stats row counts
+    nothing as tested.  Raises KeyError for another reason."""
+    rule, section, sentence = DEVICE_FAULTS[reason]
+    now = datetime.now(timezone.utc)
+    common = {"run_id": run_id, "unit_id": unit.unit_id, **device_meta,
+              "function": unit.function, "precision": unit.precision,
+              "vector_width": unit.vector_width, "build_options": build_options,
+              "seed": unit.seed, "recipe": unit.recipe_json, "time": now}
+    finding = {**common, "element": -1, "input_bits": [], "inputs": f"unit {unit.unit_id}",
+               "output": "", "output_bits": [], "outputs": "", "expected": "completion",
+               "rule_id": rule, "section": section, "sentence": sentence,
+               "severity": "fault", "reading": "", "ulp_error": None}
+    stats = {**common, "inputs_tested": 0, "inputs_by_class": [], "failures": 0,
+             "failures_by_rule": [], "notes": 0, "notes_by_rule": [], "max_ulp_error": None,
+             "screened": 0, "exact": 0, "unjudged": 0, "device_seconds": None,
+             "check_seconds": None}
+    return finding, stats

@@ -1,0 +1,541 @@
+"""The driver of a campaign: devices of the cluster, actors, faults, status, resume.
+
+``run_campaign`` runs a ``fuzzfarm.campaign.Campaign`` (``fuzzfarm run`` builds a one-job
+campaign from its options, ``fuzzfarm run --campaign FILE`` loads one) on a Ray cluster:
+the one at ``address``, or a local one it starts with this machine's devices as resources.
+
+1. It writes the campaign (``DIR/_campaign/<run_id>/campaign.toml`` and ``.json``) before
+   any unit, so ``fuzzfarm run --resume DIR`` can continue it after any crash.
+2. It finds every device of the cluster (``cluster.farm.cluster_devices``), has each node
+   describe its own, keeps those the campaign's ``devices`` selectors name, and starts one
+   ``DeviceActor`` per device on its node (restarted by Ray up to ``unit.max_restarts``
+   times) and the ``Coordinator`` on its own node.
+3. While the actors pull units it shows live progress, writes ``status.json`` every
+   ``status_interval`` seconds, kills an actor whose unit outlives ``unit.timeout`` on the
+   device, and handles a dead actor: its units go back to its pool (a crash or hang
+   strikes the units on the device; a lost node strikes nothing), a unit struck twice is
+   written as a device-fault finding, and a restarted actor rebuilds its kernels and
+   pulls again.
+4. It ends when every pool is finished, or when the only pools left have no live device
+   ("incomplete": resume later), or on Ctrl-C ("interrupted": the units in flight finish
+   and are written; a second Ctrl-C abandons them).
+"""
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import time
+
+__all__ = ["run_campaign", "CampaignRun", "resume_target", "DEFAULT_STATUS_INTERVAL"]
+
+DEFAULT_STATUS_INTERVAL = 2.0
+
+try:
+    from rich.console import Console
+    from rich.live import Live
+    from rich.table import Table
+except ImportError:             # a bare image (the GPU machine): plain progress lines
+    Console = Live = Table = None
+
+
+def resume_target(out: str) -> tuple[str, dict]:
+    """(run id, campaign dict) of the latest unfinished campaign in ``out``.  Raises
+    fuzzfarm.run.UsageError naming the problem (no such directory, nothing to resume, a
+    corrupt campaign file)."""
+    import json
+
+    from fuzzfarm import store
+    from fuzzfarm.run import UsageError
+    if not os.path.isdir(out):
+        raise UsageError(f"--resume {out!r}: no such results directory")
+    try:
+        run_id = store.latest_campaign(out, unfinished=True)
+    except store.StoreError as exc:
+        raise UsageError(f"--resume {out!r}: {exc}") from None
+    if run_id is None:
+        raise UsageError(f"--resume {out!r}: no unfinished campaign there")
+    path = store.campaign_dir(out, run_id) / "campaign.json"
+    try:
+        return run_id, json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"--resume {out!r}: {str(path)!r} is unreadable or corrupt "
+                         f"({exc})") from None
+
+
+def _is_actor_error(exc: BaseException) -> bool:
+    import ray.exceptions as rx
+    return isinstance(exc, (rx.RayActorError, getattr(rx, "ActorUnavailableError", ())))
+
+
+class CampaignRun:
+    """One session of a campaign (new or resumed); ``run()`` does it.  Options as
+    ``run_campaign``'s."""
+
+    def __init__(self, campaign, out: str, address: str | None = None,
+                 run_id: str | None = None, dashboard: bool = False, console=None,
+                 num_cpus: int | None = None, makers: int | None = None,
+                 in_flight: int | None = None, profile_dir: str | None = None,
+                 status_interval: float = DEFAULT_STATUS_INTERVAL,
+                 per_recipe: int = 8192, recipes_per_unit: int = 4):
+        from fuzzfarm import store
+        self.c, self.out, self.address = campaign, str(out), address
+        self.resumed = run_id is not None
+        self.run_id = run_id or (campaign.name + "-" + store.new_run_id())
+        self.dir = store.campaign_dir(out, self.run_id)
+        self.dashboard, self.num_cpus = dashboard, num_cpus
+        self.makers_opt, self.in_flight_opt, self.profile_dir = makers, in_flight, profile_dir
+        self.status_interval = status_interval
+        self.per_recipe, self.recipes_per_unit = per_recipe, recipes_per_unit
+        self.console = console or (Console(stderr=True) if Console is not None
+                                   else _PlainConsole())
+        self.devices: dict = {}       # key -> {"node", "resource", "fp", "i", "info"}
+        self.actors: dict = {}
+        self.restarts: dict = {}
+        self.dead: dict = {}          # key -> why it was given up
+        self.hang_killed: set = set()
+        self.faults: list = []
+        self.dashboard_url = None
+        self.elapsed_before = 0.0
+        self.state = "starting"
+        self.saved = False            # the campaign is written (bad input writes nothing)
+
+    # ------------------------------------------------------------------ set-up
+    def _save_campaign(self) -> None:
+        from fuzzfarm import store
+        self.dir.mkdir(parents=True, exist_ok=True)
+        if self.c.text:
+            tmp = self.dir / ".campaign.toml.tmp"
+            tmp.write_text(self.c.text)
+            os.replace(tmp, self.dir / "campaign.toml")
+        store.write_json(self.dir / "campaign.json", self.c.to_dict())
+        self.saved = True
+
+    def _start_ray(self) -> None:
+        import ray
+
+        from cluster.farm import local_resources
+        kw = dict(logging_level="ERROR", log_to_driver=False, configure_logging=True)
+        if self.address:
+            ctx = ray.init(address=self.address, **kw)
+        else:
+            from fuzzfarm.device import list_devices
+            # "local": a new cluster of this machine even where `ray start` runs one
+            ctx = ray.init(address="local", num_cpus=self.num_cpus or os.cpu_count(),
+                           resources=local_resources(list_devices()),
+                           include_dashboard=self.dashboard, **kw)
+        if self.dashboard:
+            self.dashboard_url = getattr(ctx, "dashboard_url", None) or None
+
+    def _discover(self) -> None:
+        """Every device of the cluster the campaign's selectors name (self.devices)."""
+        import ray
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        from cluster.farm import cluster_devices, describe_node
+        from fuzzfarm.device import DeviceInfo, DeviceSelectionError, select_devices
+        found = cluster_devices()
+        nodes = sorted({n for n, *_ in found})
+        described = ray.get([describe_node.options(
+            scheduling_strategy=NodeAffinitySchedulingStrategy(n, soft=False)).remote()
+            for n in nodes])
+        infos, places = [], []
+        for node, descs in zip(nodes, described):
+            by_fp: dict = {}
+            for d in descs:
+                by_fp.setdefault(d["fingerprint"], []).append(d)
+            for n, res, fp, i in found:
+                if n == node and i < len(by_fp.get(fp, ())):
+                    d = dict(by_fp[fp][i], index=len(infos))
+                    infos.append(DeviceInfo.from_dict(d))
+                    places.append((node, res, fp, i))
+        try:
+            chosen = select_devices(",".join(self.c.devices), infos)
+        except DeviceSelectionError as exc:
+            raise self.c.error("devices", str(exc).replace("--device ", "selector "))
+        if not chosen:
+            raise self.c.error("devices", "no OpenCL device in the cluster (start nodes with "
+                               "`fuzzfarm node`, or install pocl-binary-distribution)")
+        for info in chosen:
+            node, res, fp, i = places[info.index]
+            key = f"{node[:8]}/{fp}/{i}"
+            self.devices[key] = {"node": node, "resource": res, "fp": fp, "i": i,
+                                 "info": info}
+
+    def _pools(self) -> dict:
+        """{fingerprint: {"precisions", "jobs"}} for the chosen devices; raises a
+        CampaignError for a job no chosen device can run."""
+        from fuzzfarm.device import DeviceSelectionError, select_devices
+        from fuzzfarm.formats import format_named
+        from fuzzfarm.units import required_precisions
+        infos = [d["info"] for d in self.devices.values()]
+        pools: dict = {}
+        for info in infos:
+            precs = [p for p in ("binary16", "binary32", "binary64")
+                     if info.supports(format_named(p))]
+            pools.setdefault(info.fingerprint, {"precisions": precs, "jobs": []})
+        for job in self.c.jobs:
+            if job.devices:
+                try:
+                    mine = {d.fingerprint for d in select_devices(",".join(job.devices), infos)}
+                except DeviceSelectionError as exc:
+                    raise self.c.error(f"jobs[{job.number}].devices",
+                                       str(exc).replace("--device ", "selector "))
+            else:
+                mine = set(pools)
+            runnable = False
+            for fp in mine:
+                have = set(pools[fp]["precisions"])
+                if any(required_precisions(tuple(t)) <= have for t in job.targets):
+                    pools[fp]["jobs"].append(job.number)
+                    runnable = True
+            if not runnable:
+                raise self.c.error(f"jobs[{job.number}].precisions",
+                                   "no selected device supports these precisions "
+                                   "(binary16 needs cl_khr_fp16, binary64 cl_khr_fp64)")
+        return pools
+
+    def _actor(self, key: str):
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        from cluster.farm import DeviceActor
+        d = self.devices[key]
+        return DeviceActor.options(
+            resources={d["resource"]: 1}, max_restarts=self.c.max_restarts,
+            max_task_retries=0, max_concurrency=1,
+            scheduling_strategy=NodeAffinitySchedulingStrategy(d["node"], soft=False),
+        ).remote(d["fp"], d["i"], self.makers, self.plants)
+
+    def _targets_by_options(self, key: str) -> dict:
+        fp = self.devices[key]["fp"]
+        out: dict = {}
+        for job in self.c.jobs:
+            if job.number in self.pools[fp]["jobs"] and job.source != "sweep":
+                for bo in job.build_options:
+                    out.setdefault(bo, [])
+                    out[bo] += [list(t) for t in job.targets if list(t) not in out[bo]]
+        return out
+
+    def _start_work(self, key: str):
+        a = self.actors[key]
+        a.prepare.remote(self._targets_by_options(key))      # in order before work
+        return a.work.remote(self.coord, key, self.run_id, self.out, self.in_flight, None,
+                             self.profile_dir)
+
+    # ------------------------------------------------------------------ faults
+    def _node_alive(self, node: str) -> bool:
+        import ray
+        return any(n["NodeID"] == node and n.get("Alive") for n in ray.nodes())
+
+    def _why_dead(self, key: str, exc: BaseException) -> str:
+        """"hang" (we killed it), "node" (its node is gone) or "crash"."""
+        if key in self.hang_killed:
+            self.hang_killed.discard(key)
+            return "hang"
+        node = self.devices[key]["node"]
+        text = str(exc).lower()
+        if "node" in text and ("died" in text or "dead" in text) and \
+                "worker process" not in text:
+            return "node"
+        # give the cluster's health check time to notice a lost node
+        for _ in range(20):
+            if not self._node_alive(node):
+                return "node"
+            time.sleep(0.25)
+        return "crash"
+
+    def _record_faults(self, specs: list, key: str) -> None:
+        import pyarrow as pa
+        import ray
+
+        from cluster.farm import unit_from_spec
+        from fuzzfarm import store
+        from fuzzfarm.units import fault_rows, make_inputs
+        info = self.devices[key]["info"]
+        for spec in specs:
+            unit = unit_from_spec(spec)
+            if spec.get("sweep"):
+                from fuzzfarm.sweep import space_for
+                inputs = space_for(unit.function, unit.precision).inputs(unit.seed,
+                                                                         unit.per_recipe)
+            else:
+                inputs = make_inputs(unit)
+            store.write_fault_inputs(self.out, self.run_id, unit.unit_id, inputs)
+            finding, stats = fault_rows(unit, info.columns(unit.precision), self.run_id,
+                                        spec["build_options"], spec["fault"])
+            store.write_findings_table(self.out, self.run_id, unit.unit_id,
+                                       pa.Table.from_pylist([finding],
+                                                            schema=store.FINDINGS_SCHEMA))
+            store.write_stats(self.out, self.run_id, unit.unit_id, stats)
+            ray.get(self.coord.fault_done.remote(unit.unit_id))
+            self.faults.append({"unit_id": unit.unit_id, "reason": spec["fault"],
+                                "device": key})
+            self.console.print(f"[red]device fault[/]: {unit.unit_id} "
+                               f"({spec['fault']} twice) on {info.label}; inputs saved")
+
+    def _reap_lost_nodes(self, work: dict) -> None:
+        """Devices whose node the cluster has declared dead while their ``work`` call is
+        still pending (a restarting actor pinned to a dead node never comes back, and its
+        calls never return): their units go back to their pools."""
+        import ray
+        alive = {n["NodeID"] for n in ray.nodes() if n.get("Alive")}
+        for ref, key in list(work.items()):
+            if self.devices[key]["node"] not in alive:
+                del work[ref]
+                ray.kill(self.actors[key], no_restart=True)
+                ray.get(self.coord.lost.remote(key, "node"))
+                self.dead[key] = "node lost"
+                self.console.print(f"[yellow]{self.devices[key]['info'].label} [{key}]: "
+                                   f"node lost; its units go to the other devices of its "
+                                   f"pool[/]")
+
+    def _on_death(self, key: str, exc: BaseException, work: dict) -> None:
+        import ray
+        reason = self._why_dead(key, exc)
+        faults = ray.get(self.coord.lost.remote(key, reason))
+        self._record_faults(faults, key)
+        self.restarts[key] = self.restarts.get(key, 0) + 1
+        label = self.devices[key]["info"].label
+        if reason == "node" or self.restarts[key] > self.c.max_restarts:
+            ray.kill(self.actors[key], no_restart=True)
+            self.dead[key] = "node lost" if reason == "node" else \
+                f"given up after {self.c.max_restarts} restarts"
+            self.console.print(f"[yellow]{label} [{key}]: {self.dead[key]}; its units go "
+                               f"to the other devices of its pool[/]")
+            return
+        self.console.print(f"[yellow]{label} [{key}]: actor {reason}; restarting, its "
+                           f"units are retried[/]")
+        ray.get(self.coord.revive.remote(key))
+        work[self._start_work(key)] = key
+
+    # ------------------------------------------------------------------ status
+    def status(self, snap: dict, session_started: float) -> dict:
+        """The status file's content (see ``fuzzfarm status``)."""
+        elapsed = time.time() - session_started
+        devices = {}
+        for key, d in snap["devices"].items():
+            info = self.devices[key]["info"]
+            devices[key] = {**d, "label": info.label, "node": self.devices[key]["node"],
+                            "inputs_per_second": d["inputs"] / max(elapsed, 1e-9),
+                            "given_up": self.dead.get(key)}
+        return {"run_id": self.run_id, "campaign": self.c.name, "state": self.state,
+                "updated": time.time(), "session_started": session_started,
+                "elapsed_work": self.elapsed_before + elapsed,
+                "time_budget": self.c.time_budget, "input_budget": self.c.input_budget,
+                "driver": {"host": socket.gethostname(), "pid": os.getpid()},
+                "dashboard": self.dashboard_url, "status_interval": self.status_interval,
+                "devices": devices, "pools": snap["pools"],
+                "units": {k: snap[k] for k in ("done", "issued", "completed", "retried",
+                                               "faults")},
+                "issued_inputs": snap["issued_inputs"], "faults": self.faults,
+                "out": os.path.abspath(self.out)}
+
+    # ------------------------------------------------------------------ the run
+    def run(self) -> dict:
+        import ray
+
+        from cluster.farm import Coordinator, planted_faults, warm_checker
+        from fuzzfarm import store
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        self.plants = planted_faults()
+        prior = store.read_status(self.out, self.run_id) if self.resumed else None
+        self.elapsed_before = float((prior or {}).get("elapsed_work") or 0.0)
+        self._start_ray()
+        interrupted = False
+        old = signal.getsignal(signal.SIGINT)
+        meta = {"run_id": self.run_id, "campaign": self.c.to_dict(), "resumed": self.resumed,
+                "started": time.time(), "status": "running"}
+        try:
+            self._discover()
+            self.pools = self._pools()
+            self._save_campaign()        # bad input has written nothing
+            cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
+            self.in_flight = self.in_flight_opt or cpus
+            self.makers = self.makers_opt if self.makers_opt is not None else \
+                (max(2, cpus // 4) if cpus >= 8 else 0)
+            for key in self.devices:
+                self.actors[key] = self._actor(key)
+            meta.update(cpus=cpus, in_flight=self.in_flight, makers=self.makers,
+                        devices={k: d["info"].to_dict() for k, d in self.devices.items()},
+                        pools=self.pools)
+            self.console.print(
+                f"[bold]campaign {self.run_id}[/]{' (resumed)' if self.resumed else ''}: "
+                f"{len(self.c.jobs)} job(s) on {len(self.devices)} device(s) in "
+                f"{len(self.pools)} pool(s); out {self.out}")
+            if self.dashboard_url:
+                self.console.print(f"Ray dashboard: http://{self.dashboard_url}")
+            for _ in range(min(self.in_flight * len(self.actors), cpus)):
+                warm_checker.remote()
+            t0 = time.perf_counter()
+            for key, a in self.actors.items():
+                a.prepare.remote(self._targets_by_options(key))
+            # the device constants, which also waits for every actor to be up
+            meta["device_constants"] = dict(zip(self.actors, ray.get(
+                [a.constants.remote() for a in self.actors.values()])))
+            self.console.print(f"devices ready in {time.perf_counter() - t0:.1f}s")
+            remaining = None if self.c.time_budget is None else \
+                max(0.0, self.c.time_budget - self.elapsed_before)
+            session_started = time.time()
+            here = ray.get_runtime_context().get_node_id()
+            self.coord = Coordinator.options(
+                scheduling_strategy=NodeAffinitySchedulingStrategy(here, soft=False)).remote(
+                self.c.to_dict(), self.pools,
+                {k: d["fp"] for k, d in self.devices.items()}, self.out, self.run_id,
+                None if remaining is None else session_started + remaining, self.resumed,
+                self.per_recipe, self.recipes_per_unit)
+            store.write_run(self.out, self.run_id, meta)
+            self.state = "running"
+            work = {a.work.remote(self.coord, k, self.run_id, self.out, self.in_flight, None,
+                                  self.profile_dir): k for k, a in self.actors.items()}
+
+            def on_sigint(signum, frame):
+                raise KeyboardInterrupt
+
+            signal.signal(signal.SIGINT, on_sigint)
+            totals = []
+            live_cls = Live if Live is not None and Console is not None and \
+                isinstance(self.console, Console) else _PlainLive
+            last_status = last_nodes = 0.0
+            with live_cls(console=self.console, refresh_per_second=2, transient=False) as live:
+                while work:
+                    try:
+                        done, _ = ray.wait(list(work), timeout=0.5)
+                        for ref in done:
+                            key = work.pop(ref)
+                            try:
+                                totals.append(ray.get(ref))
+                            except Exception as exc:     # noqa: BLE001 - sorted below
+                                if not _is_actor_error(exc):
+                                    raise
+                                self._on_death(key, exc, work)
+                        for key in ray.get(self.coord.overdue.remote(self.c.unit_timeout)):
+                            if key not in self.hang_killed and key not in self.dead:
+                                self.hang_killed.add(key)
+                                self.console.print(
+                                    f"[yellow]{self.devices[key]['info'].label} [{key}]: a "
+                                    f"unit outlived unit.timeout ({self.c.unit_timeout:g}s) "
+                                    f"on the device; killing the actor[/]")
+                                ray.kill(self.actors[key], no_restart=False)
+                        if time.time() - last_nodes >= 2.0:
+                            self._reap_lost_nodes(work)
+                            last_nodes = time.time()
+                        snap = ray.get(self.coord.snapshot.remote())
+                        live.update(_progress_table(snap, self, session_started))
+                        if time.time() - last_status >= self.status_interval:
+                            store.write_json(self.dir / "status.json",
+                                             self.status(snap, session_started))
+                            last_status = time.time()
+                    except KeyboardInterrupt:
+                        if interrupted:
+                            raise
+                        interrupted = True
+                        self.console.print("[yellow]interrupted: finishing the units in "
+                                           "flight (Ctrl-C again to abandon them)[/]")
+                        self.coord.stop.remote()
+            self.console.print()
+            snap = ray.get(self.coord.snapshot.remote())
+            stranded = ray.get(self.coord.stranded.remote())
+            finished = ray.get(self.coord.finished.remote())
+            if interrupted:
+                self.state = "interrupted"
+            elif stranded or not finished:
+                self.state = "incomplete"
+                self.console.print(f"[yellow]incomplete: no live device left for pool(s) "
+                                   f"{', '.join(stranded) or '?'}; `fuzzfarm run --resume "
+                                   f"{self.out}` continues[/]")
+            else:
+                self.state = "completed"
+            store.write_json(self.dir / "status.json", self.status(snap, session_started))
+            meta.update(status=self.state, finished=time.time(), totals=totals,
+                        faults=self.faults, given_up=self.dead)
+        except KeyboardInterrupt:
+            self.state = "interrupted"
+            meta.update(status="abandoned", finished=time.time())
+            interrupted = True
+        except BaseException:
+            self.state = "failed"
+            meta.update(status="failed", finished=time.time())
+            raise
+        finally:
+            signal.signal(signal.SIGINT, old)
+            if self.saved:
+                try:
+                    status = store.read_status(self.out, self.run_id) or {}
+                    if status.get("state") != self.state:
+                        store.write_json(self.dir / "status.json",
+                                         {**status, "run_id": self.run_id,
+                                          "campaign": self.c.name, "state": self.state,
+                                          "updated": time.time()})
+                except store.StoreError:
+                    pass
+                store.write_run(self.out, self.run_id, meta)
+            ray.shutdown()
+        meta["interrupted"] = interrupted
+        return meta
+
+
+def run_campaign(campaign, out: str, **options) -> dict:
+    """Run (or with ``run_id`` resume) ``campaign`` (a fuzzfarm.campaign.Campaign) into the
+    results directory ``out``; returns the session's metadata (``run_id``, ``status``:
+    completed | incomplete | interrupted | abandoned, ``totals`` per device actor,
+    ``faults``).  Options: ``address`` (a running cluster; default: start a local one
+    with this machine's devices), ``run_id`` (resume that campaign), ``dashboard``,
+    ``console`` (a rich Console), ``num_cpus``, ``makers``, ``in_flight``,
+    ``profile_dir``, ``status_interval`` (seconds), ``per_recipe``, ``recipes_per_unit``.
+    Raises fuzzfarm.campaign.CampaignError for selectors that match no device, and
+    fuzzfarm.device.KernelBuildError when a kernel does not build."""
+    return CampaignRun(campaign, out, **options).run()
+
+
+class _PlainConsole:
+    """What the driver needs of a rich Console, as plain lines on stderr."""
+
+    def print(self, *parts, **_):
+        import re
+        import sys
+        text = " ".join(re.sub(r"\[/?[a-z ]*\]", "", str(p)) for p in parts)
+        print(text, file=sys.stderr, flush=True)
+
+
+class _PlainLive:
+    """What the driver needs of rich's Live: the progress line every 5 seconds."""
+
+    def __init__(self, console=None, **_):
+        self.console, self.last = console or _PlainConsole(), 0.0
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def update(self, renderable):
+        if time.time() - self.last >= 5:
+            self.last = time.time()
+            self.console.print(renderable)
+
+
+def _progress_table(snap: dict, run: CampaignRun, started: float):
+    elapsed = max(time.time() - started, 1e-9)
+    budget = "" if run.c.time_budget is None else \
+        f" of {max(0.0, run.c.time_budget - run.elapsed_before):.0f}s"
+    title = (f"campaign {run.c.name} — {elapsed:.0f}s{budget}; units done {snap['done']}, "
+             f"retried {snap['retried']}, device faults {snap['faults']}")
+    rows = []
+    for key, d in sorted(snap["devices"].items()):
+        label = run.devices[key]["info"].label
+        state = "lost" if key in run.dead else ("up" if d["alive"] else "down")
+        rows.append((f"{label} [{key}]", state, str(d["units"]), f"{d['inputs']:,}",
+                     f"{d['inputs'] / elapsed:,.0f}", str(d["failures"]), str(d["notes"]),
+                     str(d["faults"])))
+    cols = ("device", "state", "units", "inputs", "inputs/s", "failures", "notes", "faults")
+    if Table is None:
+        return title + ": " + "; ".join(f"{r[0]} {r[1]}: {r[2]} units, {r[3]} inputs, "
+                                        f"{r[4]}/s, {r[5]} failures" for r in rows)
+    t = Table(title=title, expand=False)
+    for col in cols:
+        t.add_column(col, justify="left" if col in ("device", "state") else "right")
+    for r in rows:
+        t.add_row(*r)
+    return t

@@ -1,0 +1,402 @@
+"""Work units of a campaign: what a device does next, leases, retries, device faults, resume.
+
+Pure bookkeeping, no Ray and no OpenCL: the coordinator actor (``cluster.farm.Coordinator``)
+holds one ``Scheduler`` and the tests drive one directly.
+
+**Streams and pools.**  A campaign job (``fuzzfarm.campaign.Job``) gives one *stream* of
+units per (target, build options) and per *pool*: the devices of one fingerprint (the same
+model, driver and FP configuration; ``DeviceInfo.fingerprint``).  Devices of one pool are
+interchangeable, so they share its units (pull, not push: a slow device takes fewer, and
+a lost device's units go to the others); devices of different fingerprints each run the
+whole campaign.  A stream's units are numbered by ``serial``:
+
+- ``recipes``: unit 0 is the special-value pool of the target, units 1, 2, ... draw
+  hypothesis recipes (``fuzzfarm.units.make_unit``); the stream ends after ``job.units``
+  recipe units or ``job.inputs`` inputs, or never (the campaign's budget ends it);
+- ``catalogue``: unit 0 only;
+- ``sweep``: unit k is chunk k of the input space, ``2**job.chunk_bits`` inputs
+  (``fuzzfarm.sweep``), all of them or the first ``job.units``.
+
+A unit's id names its pool, job, target, build options and serial, so it is the same
+whenever and wherever the unit is made, and its results are the files of that name
+(``fuzzfarm.store``): written once, atomically.  With a fixed unit size (``[unit]
+inputs``) the set of unit ids of a finite campaign is fixed; with adaptive sizing a unit's
+size is decided when it is first issued and journaled with it.
+
+**Exactly once.**  A unit is *done* when its stats file exists (written last, after its
+findings).  ``lease`` never hands out a done unit; every unit issued is journaled (the
+``journal`` callable: one JSON-able event per call) before it is handed out, so after a
+crash of the driver, ``restore`` re-issues every journaled unit that is not done with the
+same spec, and new units continue after the largest serial issued.
+
+**Faults.**  ``lost(device, reason)`` returns a lost device's leased units to its pool's
+retry queue.  With reason ``"crash"`` (the actor died) or ``"hang"`` (a unit stayed on the
+device past the watchdog, see ``overdue``) each unit that was on the device gets a
+*strike* and is retried *isolated* (its device runs nothing else meanwhile), so a second
+crash or hang is the unit's own: it is returned as a device fault (the caller records a
+finding and marks it done) and never retried.  Units that were only queued, and every
+unit of a lost node (reason ``"node"``), are retried without a strike.
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+import time
+from collections import defaultdict, deque
+from dataclasses import dataclass, field
+
+__all__ = ["Scheduler", "Stream", "unit_id", "streams_for"]
+
+#: Strikes after which a unit is a device fault (DESIGN.md decision 6; issue 5: "a unit
+#: that kills or hangs its device twice").
+FAULT_STRIKES = 2
+
+
+def _options_tag(build_options: str) -> str:
+    bo = " ".join(build_options.split())
+    return "" if not bo else "-o" + hashlib.sha1(bo.encode()).hexdigest()[:8]
+
+
+def unit_id(pool: str, job: int, target: tuple, build_options: str, serial: int) -> str:
+    """The id of unit ``serial`` of a stream: ``<pool>-j<job>-<name>.<precision>.w<width>
+    [-o<sha1 of build options, 8 hex>]-<serial, 6 digits>``.  File-name safe except for a
+    conversion's parentheses and comma, which are kept (they name the conversion)."""
+    name, precision, width = target
+    return f"{pool}-j{job}-{name}.{precision}.w{width}{_options_tag(build_options)}-{serial:06d}"
+
+
+@dataclass
+class Stream:
+    """One sequence of units: a job's target with one build-options set on one pool.
+
+    ``max_units``: serials ``0 .. max_units-1`` exist (None: unbounded); ``max_inputs``:
+    the recipe units stop once this many inputs are issued; ``sweep_size``: the size of
+    the swept input space (sweeps only)."""
+
+    pool: str
+    job: int
+    source: str
+    target: tuple
+    build_options: str
+    seed: int
+    max_units: int | None = None
+    max_inputs: int | None = None
+    chunk_bits: int = 22
+    sweep_size: int = 0
+    next_serial: int = 0
+    issued_inputs: int = 0
+
+    @property
+    def key(self) -> tuple:
+        return (self.pool, self.job, tuple(self.target), self.build_options)
+
+    @property
+    def exhausted(self) -> bool:
+        if self.max_units is not None and self.next_serial >= self.max_units:
+            return True
+        return (self.max_inputs is not None and self.next_serial > 0
+                and self.issued_inputs >= self.max_inputs)
+
+
+def streams_for(campaign, pool: str, precisions, selected_jobs=None) -> list[Stream]:
+    """The streams of ``campaign`` (a fuzzfarm.campaign.Campaign) for ``pool`` (a device
+    fingerprint) whose device supports ``precisions``.  ``selected_jobs``: the job numbers
+    that apply to this pool (a job's ``devices`` selectors are matched by the caller, who
+    knows the devices); None means every job."""
+    from fuzzfarm.units import required_precisions
+    have = set(precisions)
+    out = []
+    for job in campaign.jobs:
+        if selected_jobs is not None and job.number not in selected_jobs:
+            continue
+        for target in job.targets:
+            if not required_precisions(tuple(target)) <= have:
+                continue
+            for bo in job.build_options:
+                s = Stream(pool, job.number, job.source, tuple(target), bo, job.seed,
+                           chunk_bits=job.chunk_bits)
+                if job.source == "catalogue":
+                    s.max_units = 1
+                elif job.source == "sweep":
+                    from fuzzfarm.sweep import space_for
+                    s.sweep_size = space_for(target[0], target[1]).size
+                    s.max_units = math.ceil(s.sweep_size / (1 << job.chunk_bits))
+                    if job.units is not None:       # the first chunks only
+                        s.max_units = min(s.max_units, job.units)
+                else:
+                    if job.units is not None:
+                        s.max_units = job.units + 1       # + the special-value unit 0
+                    s.max_inputs = job.inputs
+                out.append(s)
+    return out
+
+
+@dataclass
+class _Lease:
+    spec: dict
+    device: str
+    since: float
+
+
+@dataclass
+class _Device:
+    pool: str
+    on_device: list = field(default_factory=list)   # unit ids submitted, not collected
+    since: float = 0.0                               # when the oldest one became oldest
+    stats: dict = field(default_factory=lambda: {"units": 0, "inputs": 0, "failures": 0,
+                                                 "notes": 0, "faults": 0, "retries": 0,
+                                                 "busy_seconds": 0.0, "lost": 0})
+    alive: bool = True
+
+
+class Scheduler:
+    """The state of a campaign's work units (see the module docstring).
+
+    ``streams``: every Stream of every pool; ``done``: ids of units already done (their
+    stats files exist); ``journal``: called with each event to make durable (``{"event":
+    "issue", "spec": ...}``, ``{"event": "strike", "unit_id": ..., "strikes": n}``) before
+    the unit is handed out; ``sizer``: a fuzzfarm.units.UnitSizer for adaptive sizes, or
+    None with ``unit_inputs`` fixed; ``deadline``: a ``clock()`` time after which no new
+    unit is issued (retries still are); ``input_budget``: no new unit once this many
+    inputs have been issued; ``per_recipe``/``recipes_per_unit``: the size of a recipe unit
+    when neither fixes one.  ``clock`` is injectable for tests.
+    """
+
+    def __init__(self, streams, done=(), journal=None, sizer=None, unit_inputs=None,
+                 deadline: float | None = None, input_budget: int | None = None,
+                 per_recipe: int = 8192, recipes_per_unit: int = 4, clock=time.time):
+        self.streams: dict[str, list[Stream]] = defaultdict(list)
+        for s in streams:
+            self.streams[s.pool].append(s)
+        self.done: set = set(done)
+        self.journal = journal or (lambda event: None)
+        self.sizer, self.unit_inputs = sizer, unit_inputs
+        self.deadline, self.input_budget = deadline, input_budget
+        self.per_recipe, self.recipes_per_unit = per_recipe, recipes_per_unit
+        self.clock = clock
+        self.stopped = False
+        self.issued_inputs = 0
+        self.retry: dict[str, deque] = defaultdict(deque)   # pool -> specs to re-issue
+        self.leases: dict[str, _Lease] = {}                 # unit id -> lease
+        self.strikes: dict[str, int] = defaultdict(int)
+        self.faults: list[dict] = []                        # specs recorded as faults
+        self.devices: dict[str, _Device] = {}
+        self.cursor: dict[str, int] = defaultdict(int)
+        self.counts = {"issued": 0, "completed": 0, "retried": 0, "faults": 0}
+
+    # ---------------------------------------------------------------- resume
+    def restore(self, events) -> None:
+        """Replay a journal (the events ``journal`` was given, in order) after a crash:
+        every issued unit not done is queued for re-issue with its recorded spec (its
+        strikes kept); each stream continues after the largest serial issued."""
+        issued: dict[str, dict] = {}
+        for ev in events:
+            if ev.get("event") == "issue":
+                issued[ev["spec"]["unit_id"]] = ev["spec"]
+            elif ev.get("event") == "strike":
+                self.strikes[ev["unit_id"]] = max(self.strikes[ev["unit_id"]],
+                                                  int(ev["strikes"]))
+            elif ev.get("event") == "fault":
+                self.done.add(ev["unit_id"])
+        by_key = {s.key: s for ss in self.streams.values() for s in ss}
+        for uid, spec in issued.items():
+            s = by_key.get(_spec_key(spec))
+            if s is not None:
+                s.next_serial = max(s.next_serial, spec["serial"] + 1)
+                s.issued_inputs += spec.get("size") or 0
+            self.issued_inputs += spec.get("size") or 0
+            if uid not in self.done:
+                spec = dict(spec, isolate=self.strikes[uid] > 0)
+                self.retry[spec["pool"]].append(spec)
+
+    # ---------------------------------------------------------------- devices
+    def add_device(self, device: str, pool: str) -> None:
+        """Register ``device`` (a key naming one actor, e.g. node and index) of ``pool``."""
+        self.devices[device] = _Device(pool)
+
+    def on_device(self, device: str, unit_ids) -> None:
+        """``device`` now has ``unit_ids`` submitted and not yet collected (in order)."""
+        d = self.devices[device]
+        ids = list(unit_ids)
+        if not ids or not d.on_device or ids[0] != d.on_device[0]:
+            d.since = self.clock()
+        d.on_device = ids
+
+    def overdue(self, timeout: float) -> list[str]:
+        """Devices whose oldest unit on the device has been there over ``timeout`` s."""
+        now = self.clock()
+        return [k for k, d in self.devices.items()
+                if d.alive and d.on_device and now - d.since > timeout]
+
+    # ---------------------------------------------------------------- leasing
+    def _new_spec(self, s: Stream) -> dict:
+        serial = s.next_serial
+        spec = {"unit_id": unit_id(s.pool, s.job, s.target, s.build_options, serial),
+                "pool": s.pool, "job": s.job, "source": s.source, "target": list(s.target),
+                "build_options": s.build_options, "serial": serial, "seed": s.seed,
+                "per_recipe": self.per_recipe, "recipes_per_unit": self.recipes_per_unit,
+                "size": None, "isolate": False}
+        if s.source == "sweep":
+            chunk = 1 << s.chunk_bits
+            start = serial * chunk
+            spec["sweep"] = {"start": start, "count": min(chunk, s.sweep_size - start)}
+            spec["size"] = spec["sweep"]["count"]
+        elif serial > 0:
+            if self.unit_inputs is not None:
+                size = int(self.unit_inputs)
+            elif self.sizer is not None:
+                size = self.sizer.next_size((s.pool, s.target))
+            else:
+                size = self.per_recipe * self.recipes_per_unit
+            if s.max_inputs is not None:
+                size = max(1, min(size, s.max_inputs - s.issued_inputs))
+            spec["size"] = size
+        s.next_serial += 1
+        s.issued_inputs += spec["size"] or 0
+        return spec
+
+    def _accepting_new(self) -> bool:
+        if self.stopped:
+            return False
+        if self.deadline is not None and self.clock() >= self.deadline:
+            return False
+        return self.input_budget is None or self.issued_inputs < self.input_budget
+
+    def lease(self, device: str) -> dict | None:
+        """The next unit spec for ``device``; ``{"wait": seconds}`` when its pool has
+        nothing now but units leased elsewhere may yet come back; None when the pool is
+        finished (or the campaign stopped).  Retries come first, then new units
+        round-robin over the pool's streams.  Raises KeyError for an unknown device."""
+        d = self.devices[device]
+        if self.stopped:
+            return None
+        q = self.retry[d.pool]
+        while q:
+            spec = q.popleft()
+            if spec["unit_id"] in self.done:
+                continue
+            self.counts["retried"] += 1
+            d.stats["retries"] += 1
+            return self._grant(spec, device)
+        if self._accepting_new():
+            streams = [s for s in self.streams[d.pool] if not s.exhausted]
+            self.streams[d.pool] = streams
+            while streams:
+                k = self.cursor[d.pool] % len(streams)
+                self.cursor[d.pool] += 1
+                spec = self._new_spec(streams[k])
+                if spec["unit_id"] in self.done:     # done before a resume
+                    if streams[k].exhausted:
+                        streams.pop(k)
+                    continue
+                self.issued_inputs += spec["size"] or 0
+                self.counts["issued"] += 1
+                self.journal({"event": "issue", "spec": spec})
+                return self._grant(spec, device)
+        if any(lease.spec["pool"] == d.pool for lease in self.leases.values()):
+            return {"wait": 0.25}
+        return None
+
+    def _grant(self, spec: dict, device: str) -> dict:
+        self.leases[spec["unit_id"]] = _Lease(spec, device, self.clock())
+        return spec
+
+    def complete(self, unit: str, device: str | None = None, inputs: int = 0,
+                 failures: int = 0, notes: int = 0, seconds: float = 0.0,
+                 target=None, check_seconds: float | None = None) -> bool:
+        """Unit ``unit`` is done (its files are written).  Returns False when it was done
+        already (a late duplicate): nothing is counted twice."""
+        lease = self.leases.pop(unit, None)
+        if unit in self.done:
+            return False
+        self.done.add(unit)
+        self.counts["completed"] += 1
+        dev = device or (lease.device if lease else None)
+        if dev in self.devices:
+            st = self.devices[dev].stats
+            st["units"] += 1
+            st["inputs"] += int(inputs)
+            st["failures"] += int(failures)
+            st["notes"] += int(notes)
+            st["busy_seconds"] += float(seconds)
+        if self.sizer is not None and target is not None and check_seconds:
+            pool = self.devices[dev].pool if dev in self.devices else None
+            self.sizer.observe((pool, tuple(target)), inputs, check_seconds)
+        return True
+
+    def lost(self, device: str, reason: str) -> list[dict]:
+        """``device`` lost its units (``reason``: "crash", "hang" or "node"; see the
+        module docstring).  Every unit leased to it and not done goes back to its pool's
+        retry queue, except those that now have ``FAULT_STRIKES`` strikes: those are
+        returned (their specs) as device faults, to be recorded by the caller and then
+        passed to ``complete``.  With reason "node" the device is marked gone."""
+        if reason not in ("crash", "hang", "node"):
+            raise ValueError(f"unknown reason {reason!r}")
+        d = self.devices[device]
+        d.stats["lost"] += 1
+        struck = set(d.on_device) if reason in ("crash", "hang") else set()
+        mine = [u for u, lease in self.leases.items() if lease.device == device]
+        faults, back = [], []
+        for u in mine:
+            spec = self.leases.pop(u).spec
+            if u in self.done:
+                continue
+            if u in struck:
+                self.strikes[u] += 1
+                self.journal({"event": "strike", "unit_id": u, "strikes": self.strikes[u],
+                              "reason": reason})
+                if self.strikes[u] >= FAULT_STRIKES:
+                    faults.append(dict(spec, fault=reason))
+                    continue
+            back.append(dict(spec, isolate=self.strikes[u] > 0))
+        # first in the queue, in their issue order (the leases are kept in that order)
+        for spec in reversed(back):
+            self.retry[d.pool].appendleft(spec)
+        for spec in faults:
+            self.faults.append(spec)
+            self.counts["faults"] += 1
+            d.stats["faults"] += 1
+        d.on_device = []
+        if reason == "node":
+            d.alive = False
+        return faults
+
+    def revive(self, device: str) -> None:
+        """``device`` is back (its actor restarted)."""
+        self.devices[device].alive = True
+
+    def stop(self) -> None:
+        """Issue nothing more (units leased now still finish)."""
+        self.stopped = True
+
+    # ---------------------------------------------------------------- state
+    def pool_finished(self, pool: str) -> bool:
+        """No unit of ``pool`` is leased, queued for retry or left to issue."""
+        if any(lease.spec["pool"] == pool for lease in self.leases.values()):
+            return False
+        if any(s["unit_id"] not in self.done for s in self.retry[pool]):
+            return False
+        return not self._accepting_new() or all(s.exhausted for s in self.streams[pool])
+
+    def stranded(self) -> list[str]:
+        """Pools that have work left but no live device."""
+        live = {d.pool for d in self.devices.values() if d.alive}
+        return sorted(p for p in {d.pool for d in self.devices.values()}
+                      if p not in live and not self.pool_finished(p))
+
+    def snapshot(self) -> dict:
+        """Progress as JSON-able data: per device its pool and stats, per pool units
+        leased, queued for retry and done, and the campaign's counts."""
+        pools: dict = {}
+        for p in {d.pool for d in self.devices.values()}:
+            pools[p] = {"leased": sum(1 for x in self.leases.values() if x.spec["pool"] == p),
+                        "retry": len(self.retry[p]), "finished": self.pool_finished(p)}
+        return {"devices": {k: {"pool": d.pool, "alive": d.alive,
+                                "on_device": len(d.on_device), **d.stats}
+                            for k, d in self.devices.items()},
+                "pools": pools, "done": len(self.done), "issued_inputs": self.issued_inputs,
+                "stopped": self.stopped, **self.counts}
+
+
+def _spec_key(spec: dict) -> tuple:
+    return (spec["pool"], spec["job"], tuple(spec["target"]), spec["build_options"])

@@ -1,0 +1,190 @@
+"""Campaigns end to end on PyPI's PoCL: the driver killed and resumed, planted device
+faults, and malformed campaign files on the command line."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pyarrow.dataset as ds
+import pytest
+from click.testing import CliRunner
+
+from fuzzfarm.cli import main
+
+#: A finite campaign: fixed-size units, so that its set of units is fixed.
+FINITE = """\
+name = "finite"
+seed = 5
+[unit]
+inputs = 8192
+[[jobs]]
+functions = ["sinpi", "cospi", "exp"]
+units = 6
+[[jobs]]
+source = "catalogue"
+functions = ["sin", "convert_int_sat_rte(float)"]
+[[jobs]]
+source = "sweep"
+functions = ["tanpi"]
+chunk_bits = 16
+units = 3
+"""
+
+
+def _fuzzfarm(*args, env=None, **kw):
+    return subprocess.Popen([sys.executable, "-m", "fuzzfarm", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            env={**os.environ, "COLUMNS": "200", **(env or {})}, **kw)
+
+
+def _units(out: Path) -> dict:
+    """unit id -> (inputs tested, failures, notes), from the stats rows; asserts that no
+    unit has two rows."""
+    rows = ds.dataset(out / "_stats").to_table().to_pylist()
+    ids = Counter(r["unit_id"] for r in rows)
+    assert max(ids.values()) == 1, ids.most_common(3)
+    return {r["unit_id"]: (r["inputs_tested"], r["failures"], r["notes"]) for r in rows}
+
+
+def _finding_counts(out: Path) -> Counter:
+    t = ds.dataset(out).to_table(columns=["unit_id", "severity"]).to_pylist()
+    return Counter((r["unit_id"], r["severity"]) for r in t)
+
+
+@pytest.mark.device
+@pytest.mark.cluster
+def test_driver_killed_midway_and_resumed_runs_the_same_units(tmp_path):
+    """SIGKILL the driver once some units are written, resume: the same units (ids and
+    verdicts) as an uninterrupted run, each written once."""
+    spec = tmp_path / "finite.toml"
+    spec.write_text(FINITE)
+    whole, cut = tmp_path / "whole", tmp_path / "cut"
+    p = _fuzzfarm("run", "--campaign", str(spec), "--out", str(whole))
+    _, err = p.communicate(timeout=600)
+    assert p.returncode == 0, err[-3000:]
+    expected = _units(whole)
+    # 2 targets x 7 + 2 catalogue + 3 sweep chunks (exp is sized the same way)
+    assert len(expected) == 3 * 7 + 2 + 3
+
+    p = _fuzzfarm("run", "--campaign", str(spec), "--out", str(cut))
+    deadline = time.time() + 300
+    while time.time() < deadline:
+        written = list((cut / "_stats").glob("*/*.parquet")) if (cut / "_stats").exists() else []
+        if len(written) >= 5 or p.poll() is not None:
+            break
+        time.sleep(0.05)
+    assert p.poll() is None, "the run ended before it could be killed"
+    os.kill(p.pid, signal.SIGKILL)                    # the driver alone, mid-run
+    p.wait()
+    time.sleep(1)
+    try:                                              # what it started is orphaned: reap it
+        os.killpg(p.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    before = _units(cut)
+    assert 5 <= len(before) < len(expected)
+    status = json.loads(next((cut / "_campaign").glob("*/status.json")).read_text()) \
+        if list((cut / "_campaign").glob("*/status.json")) else {"state": "running"}
+    assert status["state"] == "running"               # what `fuzzfarm status` shows as stale
+
+    p = _fuzzfarm("run", "--resume", str(cut))
+    _, err = p.communicate(timeout=600)
+    assert p.returncode == 0, err[-3000:]
+    after = _units(cut)
+    assert after.keys() == expected.keys()
+    assert after == expected                          # the same inputs, the same verdicts
+    assert {k: v for k, v in after.items() if k in before} == before   # kept, not redone
+    # findings: exactly the rows the uninterrupted run has, per unit
+    assert _finding_counts(cut) == _finding_counts(whole)
+    res = CliRunner().invoke(main, ["status", str(cut), "--json"])
+    assert res.exit_code == 0 and json.loads(res.output)["state"] == "completed"
+    res = CliRunner().invoke(main, ["run", "--resume", str(cut)])
+    assert res.exit_code == 2 and "no unfinished campaign" in res.output
+
+
+PLANTED = """\
+name = "planted"
+seed = 2
+[unit]
+inputs = 4096
+timeout = "4s"
+max_restarts = 6
+[[jobs]]
+functions = ["sinpi", "cospi"]
+units = 4
+"""
+
+
+@pytest.mark.device
+@pytest.mark.cluster
+@pytest.mark.parametrize("kind", ["crash", "hang"])
+def test_a_unit_that_kills_or_hangs_its_device_twice_is_a_device_fault(tmp_path, kind):
+    """A planted fault in one unit: its actor is restarted twice, the unit is recorded
+    once as a device fault with its inputs saved, every other unit completes."""
+    spec = tmp_path / "planted.toml"
+    spec.write_text(PLANTED)
+    out = tmp_path / "res"
+    bad = "cospi.binary32.w1-000002"
+    p = _fuzzfarm("run", "--campaign", str(spec), "--out", str(out),
+                  env={"FUZZFARM_PLANT_FAULTS": json.dumps({kind: [bad]})})
+    _, err = p.communicate(timeout=600)
+    assert p.returncode == 0, err[-3000:]
+    units = _units(out)
+    assert len(units) == 2 * 5
+    faulty = [u for u in units if u.endswith(bad)]
+    assert len(faulty) == 1 and units[faulty[0]] == (0, 0, 0)
+    rows = ds.dataset(out).to_table().to_pylist()
+    faults = [r for r in rows if r["severity"] == "fault"]
+    assert [(r["unit_id"], r["rule_id"]) for r in faults] == [(faulty[0], f"device.{kind}")]
+    saved = list((out / "_faults").glob("*/*.npz"))
+    assert [s.stem for s in saved] == faulty
+    import numpy as np
+
+    from cluster.farm import unit_from_spec  # noqa: F401  (the unit regenerates)
+    with np.load(saved[0]) as z:
+        assert z["x"].shape == (4096,)
+    status = json.loads(next((out / "_campaign").glob("*/status.json")).read_text())
+    assert status["units"]["faults"] == 1 and status["state"] == "completed"
+    assert f"device fault: {faulty[0]}" in err
+
+
+@pytest.mark.parametrize("text, where", [
+    ('name = "x"\n[[jobs]]\nfunctions = ["sinpi"]\nprecisions = ["quad"]\n',
+     ":4: jobs[1].precisions"),
+    ('name = "x"\n[budget]\ntime = "soon"\n[[jobs]]\nfunctions = ["sinpi"]\n',
+     ":3: budget.time"),
+    ('name = "x"\nfrobnicate = 1\n[[jobs]]\nfunctions = ["sinpi"]\n', ":2: frobnicate"),
+    ('name = "x"\nseed = = 3\n[[jobs]]\nfunctions = ["sinpi"]\n', ":2: not valid TOML"),
+    ('name = "x"\ndevices = ["no-such-device-xyz"]\n[budget]\ntime = "1m"\n'
+     '[[jobs]]\nfunctions = ["sinpi"]\n', ":2: devices"),
+])
+def test_a_malformed_campaign_names_key_and_line_exits_2_writes_nothing(tmp_path, text,
+                                                                        where):
+    spec = tmp_path / "bad.toml"
+    spec.write_text(text)
+    out = tmp_path / "res"
+    res = CliRunner().invoke(main, ["run", "--campaign", str(spec), "--out", str(out)])
+    assert res.exit_code == 2, res.output
+    lines = [ln for ln in res.output.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("Error: ") and where in lines[0], lines
+    assert str(spec) in lines[0]
+    assert not out.exists() or not any(out.iterdir())
+
+
+def test_campaign_options_that_conflict_exit_2(tmp_path):
+    spec = tmp_path / "c.toml"
+    spec.write_text('[[jobs]]\nfunctions = ["sinpi"]\nunits = 1\n')
+    for args, words in ((["--functions", "sin"], "--functions cannot be combined"),
+                        (["--resume", str(tmp_path)], "exclude each other")):
+        res = CliRunner().invoke(main, ["run", "--campaign", str(spec), *args])
+        assert res.exit_code == 2 and words in res.output, res.output
+    res = CliRunner().invoke(main, ["run", "--resume", str(tmp_path / "nowhere")])
+    assert res.exit_code == 2 and "no such results directory" in res.output
+    res = CliRunner().invoke(main, ["status", str(tmp_path)])
+    assert res.exit_code == 2 and "no campaign status" in res.output

@@ -1,0 +1,257 @@
+"""The scheduler of work units (fuzzfarm.scheduler): pure bookkeeping, no Ray."""
+from __future__ import annotations
+
+import pytest
+
+from fuzzfarm.scheduler import FAULT_STRIKES, Scheduler, Stream, unit_id
+from fuzzfarm.units import UnitSizer
+
+T1 = ("sinpi", "binary32", 1)
+T2 = ("cospi", "binary32", 1)
+
+
+def finite_streams(pools=("aaaaaaaaaaaa",), units=3, options=("",)):
+    return [Stream(p, 1, "recipes", t, bo, 7, max_units=units)
+            for p in pools for t in (T1, T2) for bo in options]
+
+
+class Clock:
+    def __init__(self):
+        self.t = 1000.0
+
+    def __call__(self):
+        return self.t
+
+
+def drain(s: Scheduler, device: str, complete=True) -> list[dict]:
+    """Lease everything the device gets (completing each one at once)."""
+    got = []
+    while True:
+        spec = s.lease(device)
+        if spec is None or "wait" in spec:
+            return got
+        got.append(spec)
+        if complete:
+            s.complete(spec["unit_id"], device, inputs=spec["size"] or 0)
+
+
+def test_unit_ids_name_pool_job_target_options_and_serial():
+    assert unit_id("abc", 2, T1, "", 5) == "abc-j2-sinpi.binary32.w1-000005"
+    with_opts = unit_id("abc", 2, T1, "-cl-fast-relaxed-math", 5)
+    assert with_opts.startswith("abc-j2-sinpi.binary32.w1-o") and with_opts.endswith("-000005")
+    # whitespace does not change the options' identity; different options do
+    assert unit_id("abc", 2, T1, " -cl-fast-relaxed-math ", 5) == with_opts
+    assert unit_id("abc", 2, T1, "-cl-denorms-are-zero", 5) != with_opts
+
+
+def test_a_finite_campaign_issues_each_unit_once_then_finishes():
+    s = Scheduler(finite_streams(units=3, options=("", "-cl-denorms-are-zero")))
+    s.add_device("d0", "aaaaaaaaaaaa")
+    got = drain(s, "d0")
+    ids = [g["unit_id"] for g in got]
+    assert len(ids) == len(set(ids)) == 2 * 2 * 3          # targets x options x units
+    assert {g["serial"] for g in got} == {0, 1, 2}
+    assert s.lease("d0") is None and s.pool_finished("aaaaaaaaaaaa")
+    # unit 0 is the special-value unit (no size); the others have the default size
+    assert all((g["size"] is None) == (g["serial"] == 0) for g in got)
+
+
+def test_devices_of_one_pool_share_its_units_and_pools_are_separate():
+    s = Scheduler(finite_streams(pools=("aaaaaaaaaaaa", "bbbbbbbbbbbb"), units=4))
+    for k, p in (("a0", "aaaaaaaaaaaa"), ("a1", "aaaaaaaaaaaa"), ("b0", "bbbbbbbbbbbb")):
+        s.add_device(k, p)
+    a_ids = []
+    while True:     # two devices of pool a alternate
+        progressed = False
+        for dev in ("a0", "a1"):
+            spec = s.lease(dev)
+            if spec and "wait" not in spec:
+                a_ids.append(spec["unit_id"])
+                s.complete(spec["unit_id"], dev)
+                progressed = True
+        if not progressed:
+            break
+    b_ids = [g["unit_id"] for g in drain(s, "b0")]
+    assert len(a_ids) == len(set(a_ids)) == 8 and len(b_ids) == 8
+    assert all(u.startswith("aaaaaaaaaaaa-") for u in a_ids)
+    assert all(u.startswith("bbbbbbbbbbbb-") for u in b_ids)
+    snap = s.snapshot()
+    assert snap["devices"]["a0"]["units"] + snap["devices"]["a1"]["units"] == 8
+
+
+def test_a_pool_waits_while_another_device_holds_units_that_may_come_back():
+    s = Scheduler(finite_streams(units=1))
+    s.add_device("d0", "aaaaaaaaaaaa")
+    s.add_device("d1", "aaaaaaaaaaaa")
+    held = [s.lease("d1"), s.lease("d1")]           # every unit of the pool, on d1
+    assert s.lease("d0") == {"wait": 0.25}
+    s.lost("d1", "node")
+    got = drain(s, "d0")
+    assert sorted(g["unit_id"] for g in got) == sorted(h["unit_id"] for h in held)
+    assert s.lease("d0") is None
+
+
+def test_resume_after_a_crash_gives_the_same_units_as_an_uninterrupted_run():
+    pool = "aaaaaaaaaaaa"
+
+    def fresh(journal=None, done=()):
+        return Scheduler(finite_streams(units=5), done=done, journal=journal,
+                         unit_inputs=4096)
+
+    whole = fresh()
+    whole.add_device("d", pool)
+    everything = {g["unit_id"]: g for g in drain(whole, "d")}
+
+    events: list = []
+    first = fresh(journal=events.append)
+    first.add_device("d", pool)
+    done = set()
+    for k in range(7):                       # 7 issued, 4 of them written, then the crash
+        spec = first.lease("d")
+        if k % 2 == 0:
+            first.complete(spec["unit_id"], "d")
+            done.add(spec["unit_id"])
+    second = fresh(done=done)
+    second.restore(events)
+    second.add_device("d", pool)
+    rest = {g["unit_id"]: g for g in drain(second, "d")}
+    assert not done & set(rest)                              # nothing twice
+    assert done | set(rest) == set(everything)               # nothing lost
+    for u, spec in rest.items():                             # the same units
+        assert spec["size"] == everything[u]["size"] and spec["seed"] == everything[u]["seed"]
+
+
+def test_resume_keeps_adaptive_sizes_as_journaled():
+    pool = "aaaaaaaaaaaa"
+    events: list = []
+    sizer = UnitSizer(0.5, 1024, 1 << 20)
+    s = Scheduler([Stream(pool, 1, "recipes", T1, "", 7, max_units=6)], journal=events.append,
+                  sizer=sizer)
+    s.add_device("d", pool)
+    first = s.lease("d")
+    s.complete(first["unit_id"], "d", inputs=2000, target=T1, check_seconds=0.01)
+    issued = [s.lease("d") for _ in range(3)]     # sized by the rate measured
+    assert issued[-1]["size"] > 1024
+    again = Scheduler([Stream(pool, 1, "recipes", T1, "", 7, max_units=6)],
+                      done={first["unit_id"]}, sizer=UnitSizer(0.5, 1024, 1 << 20))
+    again.restore(events)
+    again.add_device("d", pool)
+    redo = [again.lease("d") for _ in range(3)]
+    assert [r["size"] for r in redo] == [i["size"] for i in issued]
+    assert [r["unit_id"] for r in redo] == [i["unit_id"] for i in issued]
+
+
+def test_a_crash_strikes_the_units_on_the_device_and_retries_them_alone():
+    s = Scheduler(finite_streams(units=4))
+    s.add_device("d", "aaaaaaaaaaaa")
+    a, b, c = s.lease("d"), s.lease("d"), s.lease("d")
+    s.on_device("d", [b["unit_id"]])                 # a is being checked, c queued
+    assert s.lost("d", "crash") == []
+    assert s.strikes[b["unit_id"]] == 1 and not s.strikes[a["unit_id"]]
+    again = [s.lease("d") for _ in range(3)]
+    assert [x["unit_id"] for x in again] == [a["unit_id"], b["unit_id"], c["unit_id"]]
+    assert [x["isolate"] for x in again] == [False, True, False]
+    # b crashes its device again, alone: a device fault, never retried
+    s.on_device("d", [b["unit_id"]])
+    faults = s.lost("d", "crash")
+    assert [f["unit_id"] for f in faults] == [b["unit_id"]] and faults[0]["fault"] == "crash"
+    assert s.strikes[b["unit_id"]] == FAULT_STRIKES
+    s.complete(b["unit_id"])                          # the caller wrote the fault
+    rest = drain(s, "d")
+    assert b["unit_id"] not in {r["unit_id"] for r in rest}
+    assert {a["unit_id"], c["unit_id"]} <= {r["unit_id"] for r in rest}
+
+
+def test_a_lost_node_strikes_nothing_and_strands_a_pool_without_devices():
+    s = Scheduler(finite_streams(units=2))
+    s.add_device("d", "aaaaaaaaaaaa")
+    spec = s.lease("d")
+    s.on_device("d", [spec["unit_id"]])
+    assert s.lost("d", "node") == []
+    assert not s.strikes[spec["unit_id"]]
+    assert s.stranded() == ["aaaaaaaaaaaa"]
+    s.add_device("e", "aaaaaaaaaaaa")
+    assert spec["unit_id"] in {g["unit_id"] for g in drain(s, "e")}
+    assert s.stranded() == []
+
+
+def test_a_unit_on_the_device_past_the_timeout_is_overdue():
+    clock = Clock()
+    s = Scheduler(finite_streams(units=3), clock=clock)
+    s.add_device("d", "aaaaaaaaaaaa")
+    a, b = s.lease("d"), s.lease("d")
+    s.on_device("d", [a["unit_id"]])
+    clock.t += 50
+    s.on_device("d", [a["unit_id"], b["unit_id"]])     # b queued behind: a's clock runs on
+    assert s.overdue(60) == []
+    clock.t += 20
+    assert s.overdue(60) == ["d"]
+    s.on_device("d", [b["unit_id"]])                   # a came back: b's clock starts
+    assert s.overdue(60) == []
+    faults = s.lost("d", "hang")
+    assert faults == [] and s.strikes[b["unit_id"]] == 1
+
+
+def test_a_late_duplicate_completion_counts_nothing():
+    s = Scheduler(finite_streams(units=1))
+    s.add_device("d", "aaaaaaaaaaaa")
+    spec = s.lease("d")
+    assert s.complete(spec["unit_id"], "d", inputs=10, failures=1)
+    assert not s.complete(spec["unit_id"], "d", inputs=10, failures=1)
+    assert s.snapshot()["devices"]["d"]["failures"] == 1
+    assert s.snapshot()["devices"]["d"]["inputs"] == 10
+
+
+def test_budgets_end_the_issue_of_new_units():
+    clock = Clock()
+    s = Scheduler([Stream("p", 1, "recipes", T1, "", 7)], unit_inputs=1000,
+                  input_budget=2500, clock=clock)
+    s.add_device("d", "p")
+    got = drain(s, "d")
+    assert [g["size"] for g in got] == [None, 1000, 1000, 1000]    # stops at >= 2500
+    t = Scheduler([Stream("p", 1, "recipes", T1, "", 7)], unit_inputs=1000,
+                  deadline=clock.t + 10, clock=clock)
+    t.add_device("d", "p")
+    first = t.lease("d")
+    assert t.lease("d") is not None and first is not None
+    clock.t += 11
+    assert t.lease("d") == {"wait": 0.25}       # units leased may yet come back
+    t.complete(first["unit_id"])
+    t.lost("d", "crash")                        # the other one is retried after the deadline
+    retried = t.lease("d")
+    assert retried["serial"] == 1
+    t.complete(retried["unit_id"])
+    assert t.lease("d") is None
+
+
+def test_a_stream_input_budget_truncates_its_last_unit():
+    s = Scheduler([Stream("p", 1, "recipes", T1, "", 7, max_inputs=2500)], unit_inputs=1000)
+    s.add_device("d", "p")
+    assert [g["size"] for g in drain(s, "d")] == [None, 1000, 1000, 500]
+
+
+def test_sweep_and_catalogue_streams():
+    from types import SimpleNamespace
+
+    from fuzzfarm.scheduler import streams_for
+    jobs = (SimpleNamespace(number=1, source="sweep", targets=(T1,), build_options=("",),
+                            seed=3, chunk_bits=30, units=None, inputs=None),
+            SimpleNamespace(number=2, source="catalogue", targets=(T1, T2),
+                            build_options=("",), seed=3, chunk_bits=22, units=None,
+                            inputs=None))
+    streams = streams_for(SimpleNamespace(jobs=jobs), "p", ["binary32"])
+    s = Scheduler(streams)
+    s.add_device("d", "p")
+    got = drain(s, "d")
+    sweeps = [g for g in got if g["source"] == "sweep"]
+    assert [g["sweep"] for g in sweeps] == [{"start": k << 30, "count": 1 << 30}
+                                            for k in range(4)]
+    assert sorted(g["unit_id"] for g in got if g["source"] == "catalogue") == sorted(
+        [unit_id("p", 2, T1, "", 0), unit_id("p", 2, T2, "", 0)])
+
+
+def test_unknown_reason_is_an_error():
+    s = Scheduler(finite_streams())
+    s.add_device("d", "aaaaaaaaaaaa")
+    with pytest.raises(ValueError, match="unknown reason"):
+        s.lost("d", "gremlins")
