@@ -227,22 +227,35 @@ class CampaignRun:
         import ray
         return any(n["NodeID"] == node and n.get("Alive") for n in ray.nodes())
 
-    def _why_dead(self, key: str, exc: BaseException) -> str:
-        """"hang" (we killed it), "node" (its node is gone) or "crash"."""
+    def _why_dead(self, key: str, exc: BaseException, patience: float = 60.0) -> str:
+        """"hang" (we killed it), "node" (its node is gone) or "crash" (its process died
+        on a live node): decided by the cluster, not by the error's text.  Until the
+        cluster declares the node dead (its health checks take seconds) or the actor
+        answers again (restarted by Ray on its node, so the node lives), it waits, at
+        most ``patience`` seconds; an actor that neither comes back nor loses its node
+        in that time is treated as lost with its node."""
+        import ray
+        from ray.exceptions import ActorDiedError, GetTimeoutError
         if key in self.hang_killed:
             self.hang_killed.discard(key)
             return "hang"
         node = self.devices[key]["node"]
-        text = str(exc).lower()
-        if "node" in text and ("died" in text or "dead" in text) and \
-                "worker process" not in text:
-            return "node"
-        # give the cluster's health check time to notice a lost node
-        for _ in range(20):
+        deadline = time.time() + patience
+        while time.time() < deadline:
             if not self._node_alive(node):
                 return "node"
-            time.sleep(0.25)
-        return "crash"
+            try:
+                ray.get(self.actors[key].pid.remote(), timeout=2.0)
+                return "crash"
+            except GetTimeoutError:
+                continue
+            except Exception as again:       # noqa: BLE001 - dead for good, or not yet up
+                if not _is_actor_error(again):
+                    raise
+                if isinstance(again, ActorDiedError) and self._node_alive(node):
+                    return "crash"          # no restart left, on a live node
+                time.sleep(0.5)
+        return "node"
 
     def _record_faults(self, specs: list, key: str) -> None:
         import pyarrow as pa
