@@ -64,8 +64,11 @@ def resume_target(out: str) -> tuple[str, dict]:
 
 
 def _is_actor_error(exc: BaseException) -> bool:
+    """An error that says the actor died or cannot run: RayActorError (ActorDiedError,
+    ActorUnavailableError) or ActorUnschedulableError (a RayError, raised when an actor
+    pinned to a node is called after the node died)."""
     import ray.exceptions as rx
-    return isinstance(exc, (rx.RayActorError, getattr(rx, "ActorUnavailableError", ())))
+    return isinstance(exc, (rx.RayActorError, getattr(rx, "ActorUnschedulableError", ())))
 
 
 class CampaignRun:
@@ -235,7 +238,7 @@ class CampaignRun:
         most ``patience`` seconds; an actor that neither comes back nor loses its node
         in that time is treated as lost with its node."""
         import ray
-        from ray.exceptions import ActorDiedError, GetTimeoutError
+        from ray.exceptions import ActorDiedError, ActorUnschedulableError, GetTimeoutError
         if key in self.hang_killed:
             self.hang_killed.discard(key)
             return "hang"
@@ -252,6 +255,8 @@ class CampaignRun:
             except Exception as again:       # noqa: BLE001 - dead for good, or not yet up
                 if not _is_actor_error(again):
                     raise
+                if isinstance(again, ActorUnschedulableError):
+                    return "node"           # pinned to a node that is gone
                 if isinstance(again, ActorDiedError) and self._node_alive(node):
                     return "crash"          # no restart left, on a live node
                 time.sleep(0.5)
