@@ -402,6 +402,10 @@ class CampaignRun:
                 {k: d["fp"] for k, d in self.devices.items()}, self.out, self.run_id,
                 None if remaining is None else session_started + remaining, self.resumed,
                 self.per_recipe, self.recipes_per_unit)
+            meta.update(work_started=session_started, unit_sizing={
+                "unit_inputs": self.c.unit_inputs, "unit_seconds": self.c.unit_seconds,
+                "min_unit_inputs": self.c.unit_min_inputs,
+                "max_unit_inputs": self.c.unit_max_inputs, "makers": self.makers})
             store.write_run(self.out, self.run_id, meta)
             self.state = "running"
             work = {a.work.remote(self.coord, k, self.run_id, self.out, self.in_flight, None,
