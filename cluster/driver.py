@@ -39,13 +39,15 @@ except ImportError:             # a bare image (the GPU machine): plain progress
     Console = Live = Table = None
 
 
-def resume_target(out: str) -> tuple[str, dict]:
-    """(run id, campaign dict) of the latest unfinished campaign in ``out``.  Raises
+def resume_target(out: str):
+    """(run id, fuzzfarm.campaign.Campaign) of the latest unfinished campaign in ``out``
+    (its journal and stats are read through once, to find damage now).  Raises
     fuzzfarm.run.UsageError naming the problem (no such directory, nothing to resume, a
     corrupt campaign file)."""
     import json
 
     from fuzzfarm import store
+    from fuzzfarm.campaign import Campaign
     from fuzzfarm.run import UsageError
     if not os.path.isdir(out):
         raise UsageError(f"--resume {out!r}: no such results directory")
@@ -57,8 +59,12 @@ def resume_target(out: str) -> tuple[str, dict]:
         raise UsageError(f"--resume {out!r}: no unfinished campaign there")
     path = store.campaign_dir(out, run_id) / "campaign.json"
     try:
-        return run_id, json.loads(path.read_text())
-    except (OSError, ValueError) as exc:
+        store.read_journal(store.campaign_dir(out, run_id) / "journal.jsonl")
+        store.read_stats(out, run_id)
+        return run_id, Campaign.from_dict(json.loads(path.read_text()))
+    except store.StoreError as exc:
+        raise UsageError(f"--resume {out!r}: {exc}") from None
+    except (OSError, ValueError, KeyError, TypeError) as exc:
         raise UsageError(f"--resume {out!r}: {str(path)!r} is unreadable or corrupt "
                          f"({exc})") from None
 

@@ -208,8 +208,8 @@ def run(ctx, functions, precisions, widths, build_options, device, budget, seed,
                                     f"campaign says what to run")
         if campaign_file or resume_dir:
             if resume_dir:
-                run_id, data = resume_target(resume_dir)
-                camp, out = campaigns.Campaign.from_dict(data), resume_dir
+                run_id, camp = resume_target(resume_dir)
+                out = resume_dir
             else:
                 camp = campaigns.load(campaign_file)
                 if ctx.get_parameter_source("out") is click.core.ParameterSource.DEFAULT:

@@ -190,17 +190,19 @@ class Journal:
     """An append-only JSON-lines file of events (``fuzzfarm.scheduler``).  Each
     ``append`` writes one line and flushes it to the operating system, so a killed
     process loses nothing written; ``sync=True`` also fsyncs each line (a lost machine
-    then loses nothing either).  A line torn by a crash is ignored by ``read_journal``."""
+    then loses nothing either).  A line torn by a crash is ignored by ``read_journal`` and
+    cut off when the journal is opened again."""
 
     def __init__(self, path: str | os.PathLike, sync: bool = False):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        # a torn last line from a crash: start on a fresh line
-        torn = self.path.exists() and self.path.stat().st_size > 0 and \
-            not self.path.read_bytes().endswith(b"\n")
+        # a last line torn by a crash is cut off, so that the journal stays whole lines
+        if self.path.exists():
+            data = self.path.read_bytes()
+            if data and not data.endswith(b"\n"):
+                with open(self.path, "r+b") as fh:
+                    fh.truncate(data.rfind(b"\n") + 1)
         self._fh = open(self.path, "ab", buffering=0)
-        if torn:
-            self._fh.write(b"\n")
         self.sync = sync
 
     def append(self, event: dict) -> None:

@@ -188,3 +188,77 @@ def test_campaign_options_that_conflict_exit_2(tmp_path):
     assert res.exit_code == 2 and "no such results directory" in res.output
     res = CliRunner().invoke(main, ["status", str(tmp_path)])
     assert res.exit_code == 2 and "no campaign status" in res.output
+
+
+def test_status_reads_the_status_file_and_tells_a_silent_driver(tmp_path):
+    from fuzzfarm import store
+    run_id = "c-20260101T000000Z-abcdef"
+    status = {"run_id": run_id, "campaign": "c", "state": "running", "updated": time.time(),
+              "status_interval": 2.0, "elapsed_work": 12.0, "time_budget": 60.0,
+              "units": {"done": 3, "issued": 5, "completed": 3, "retried": 1, "faults": 0},
+              "devices": {"n1/fp/0": {"label": "dev A", "node": "n1", "alive": True,
+                                      "units": 3, "inputs": 3000,
+                                      "inputs_per_second": 250.0, "failures": 7,
+                                      "notes": 1, "faults": 0, "given_up": None}},
+              "faults": []}
+    store.write_json(store.campaign_dir(tmp_path, run_id) / "status.json", status)
+    res = CliRunner().invoke(main, ["status", str(tmp_path)], env={"COLUMNS": "200"})
+    assert res.exit_code == 0, res.output
+    assert "running" in res.output and "dev A" in res.output and "not responding" not in res.output
+    status["updated"] = time.time() - 120           # the driver went silent
+    store.write_json(store.campaign_dir(tmp_path, run_id) / "status.json", status)
+    res = CliRunner().invoke(main, ["status", str(tmp_path)], env={"COLUMNS": "200"})
+    assert "driver not responding" in res.output and "--resume" in res.output
+    res = CliRunner().invoke(main, ["status", str(tmp_path), "--json"])
+    assert json.loads(res.output)["driver_responding"] is False
+    (store.campaign_dir(tmp_path, run_id) / "status.json").write_text("{torn")
+    res = CliRunner().invoke(main, ["status", str(tmp_path)])
+    assert res.exit_code == 2 and "corrupt" in res.output
+
+
+@pytest.mark.device
+def test_node_declares_one_resource_per_device_and_checks_its_options():
+    from cluster.farm import parse_resource
+    from fuzzfarm.device import list_devices
+    res = CliRunner().invoke(main, ["node", "--print-resources"])
+    assert res.exit_code == 0, res.output
+    resources = json.loads(res.output)
+    fps = [d.fingerprint for d in list_devices()]
+    assert sorted(parse_resource(r)[0] for r in resources) == sorted(fps)
+    assert set(resources.values()) == {1.0}
+    res = CliRunner().invoke(main, ["node", "--devices", "no-such-device-xyz"])
+    assert res.exit_code == 2 and "no-such-device-xyz" in res.output
+    res = CliRunner().invoke(main, ["node"])
+    assert res.exit_code == 2 and "exactly one of --head" in res.output
+
+
+def test_journal_survives_a_torn_last_line_and_rejects_a_corrupt_middle(tmp_path):
+    from fuzzfarm import store
+    path = tmp_path / "journal.jsonl"
+    j = store.Journal(path)
+    j.append({"event": "issue", "spec": {"unit_id": "a"}})
+    j.close()
+    with open(path, "ab") as fh:
+        fh.write(b'{"event": "iss')                    # killed mid-line
+    assert store.read_journal(path) == [{"event": "issue", "spec": {"unit_id": "a"}}]
+    j = store.Journal(path)                           # resumed: the torn tail is cut off
+    j.append({"event": "issue", "spec": {"unit_id": "b"}})
+    j.close()
+    assert [e["spec"]["unit_id"] for e in store.read_journal(path)] == ["a", "b"]
+    with open(path, "ab") as fh:                      # damage that no crash makes
+        fh.write(b'garbage\n{"event": "issue", "spec": {"unit_id": "c"}}\n')
+    with pytest.raises(store.StoreError, match="line 3"):
+        store.read_journal(path)
+
+
+def test_resume_of_a_corrupt_campaign_is_one_line_exit_2(tmp_path):
+    from fuzzfarm import store
+    d = store.campaign_dir(tmp_path, "c-20260101T000000Z-abcdef")
+    d.mkdir(parents=True)
+    (d / "campaign.json").write_text("{not json")
+    res = CliRunner().invoke(main, ["run", "--resume", str(tmp_path)])
+    assert res.exit_code == 2 and "corrupt" in res.output and len(res.output.splitlines()) == 1
+    (d / "campaign.json").write_text("{}")
+    (d / "journal.jsonl").write_text('junk\n{"event": "issue"}\n')
+    res = CliRunner().invoke(main, ["run", "--resume", str(tmp_path)])
+    assert res.exit_code == 2 and "journal.jsonl" in res.output and "line 1" in res.output
