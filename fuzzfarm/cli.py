@@ -628,8 +628,10 @@ def node(head, address, port, selector, num_cpus, dashboard, block, print_resour
         click.echo("warning: this node has no OpenCL device; it offers CPUs for checking "
                    "only", err=True)
     ray_bin = os.path.join(os.path.dirname(sys.executable), "ray")
-    ray_bin = ray_bin if os.path.exists(ray_bin) else (shutil.which("ray") or "ray")
-    cmd = [ray_bin, "start", "--resources", json.dumps(resources)]
+    ray_bin = ray_bin if os.path.exists(ray_bin) else shutil.which("ray")
+    # Ray's own command line, as a module where no `ray` script is installed
+    ray_cmd = [ray_bin] if ray_bin else [sys.executable, "-m", "ray.scripts.scripts"]
+    cmd = [*ray_cmd, "start", "--resources", json.dumps(resources)]
     cmd += ["--head", "--port", str(port)] if head else ["--address", address]
     if head:
         cmd += ["--include-dashboard", "true" if dashboard else "false"]
