@@ -65,9 +65,11 @@ def main(argv=None) -> int:
     common = ["--block", "--", "--node-ip-address", "127.0.0.1",
               "--dashboard-agent-listen-port", "0", "--disable-usage-stats",
               "--object-store-memory", str(2 << 30)]
+    from ray._private.utils import get_ray_client_dependency_error
     head = ff + ["node", "--head", "--port", str(port), "--devices", a.head_devices] + \
-        common + ["--temp-dir", str(tmp / "n0"), "--dashboard-port", str(free_port()),
-                  "--ray-client-server-port", str(free_port())]
+        common + ["--temp-dir", str(tmp / "n0"), "--dashboard-port", str(free_port())]
+    if get_ray_client_dependency_error() is None:      # ray[client]: a server on 10001
+        head += ["--ray-client-server-port", str(free_port())]
     worker = ff + ["node", "--address", f"127.0.0.1:{port}", "--devices",
                    a.worker_devices] + common + ["--temp-dir", str(tmp / "n1")]
     procs = []

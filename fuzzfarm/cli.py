@@ -54,6 +54,16 @@ DEVICE_OPTION = click.option(
          "prefixes, or names ('pocl', 'nvidia', 'gpu'); see `fuzzfarm devices`.")
 
 
+def need_dashboard(option: str = "--dashboard") -> None:
+    """Raise click.UsageError (exit 2, one line) when Ray's dashboard packages
+    (ray[default]) are missing, before anything starts."""
+    from ray._private.utils import get_dashboard_dependency_error
+    err = get_dashboard_dependency_error()
+    if err is not None:
+        raise click.UsageError(f"{option} needs Ray's dashboard, which this installation "
+                               f"lacks ({err}); pip install 'fuzzfarm[dashboard]'")
+
+
 def load_devices():
     """The ``fuzzfarm.device`` module; raises click.ClickException (exit 1, one line)
     when pyopencl cannot be imported."""
@@ -194,6 +204,8 @@ def run(ctx, functions, precisions, widths, build_options, device, budget, seed,
     from fuzzfarm import store
 
     load_devices()
+    if dashboard:
+        need_dashboard()
     given = [f"--{name.replace('_', '-')}" for name in
              ("functions", "precisions", "widths", "build_options", "device", "budget", "seed")
              if ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT]
@@ -621,6 +633,8 @@ def node(head, address, port, selector, num_cpus, dashboard, block, print_resour
     if print_resources:
         click.echo(json.dumps(resources, sort_keys=True))
         return
+    if dashboard:
+        need_dashboard()
     if head == bool(address):
         raise click.UsageError("give exactly one of --head (a new cluster) and --address "
                                "HOST:PORT (join one)")

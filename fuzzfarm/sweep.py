@@ -380,8 +380,14 @@ def _pipeline(opts, run_id, todo, slot_bytes, meta, progress, done_inputs) -> bo
         kernel = SweepKernel(runner, space, opts.chunk)
         dmeta = info.columns(space.fmt.name)
 
+        sigints = [0]
+
         def on_sigint(signum, frame):
-            raise KeyboardInterrupt
+            # the first Ctrl-C only stops new chunks (wherever it lands: in a kernel run,
+            # a progress line...); the second abandons the chunks in flight
+            sigints[0] += 1
+            if sigints[0] > 1:
+                raise KeyboardInterrupt
         signal.signal(signal.SIGINT, on_sigint)
         in_flight = 0
         errors: list = []
@@ -394,13 +400,13 @@ def _pipeline(opts, run_id, todo, slot_bytes, meta, progress, done_inputs) -> bo
 
         pending = list(todo)
         while pending or in_flight:
-            try:
-                kind, slot, res = free.get()
-            except KeyboardInterrupt:
-                if interrupted:
-                    raise
+            if sigints[0] and not interrupted:
                 interrupted, pending = True, []
-                continue
+                if not in_flight:
+                    break
+            kind, slot, res = free.get()
+            if sigints[0]:
+                interrupted, pending = True, []
             if kind == "error":
                 errors.append(res)
                 in_flight -= 1

@@ -45,7 +45,7 @@ tests), which shaped this module; tests/test_ray_cluster.py checks the behaviour
      also stays away from the default ``ray start`` of other people.
    * Head-only ports whose defaults clash with other Ray instances of the machine, given
      free ports (bind to port 0): ``--port`` (GCS; default 6379), ``--ray-client-server-port``
-     (10001 whenever ray[client] is installed; 0 is rejected) and ``--dashboard-port`` (8265:
+     (10001 whenever ray[client] is installed, and accepted only then; 0 is rejected) and ``--dashboard-port`` (8265:
      the dashboard process runs even with ``--include-dashboard false``, in its minimal
      mode, with ``--port-retries=0``).  The GCS port is checked to be listened on by the
      head's own processes (/proc/net/tcp); if the GCS exits (port taken in the meantime) the
@@ -220,6 +220,13 @@ def _stop_all() -> None:
             cluster.stop()
 
 
+def _has_ray_client() -> bool:
+    """Whether ray[client] is installed: only then does the head start a client server
+    (and only then does `ray start` accept ``--ray-client-server-port``)."""
+    from ray._private.utils import get_ray_client_dependency_error
+    return get_ray_client_dependency_error() is None
+
+
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("", 0))
@@ -327,8 +334,9 @@ class LoopbackCluster:
             args += ["--include-log-monitor", "false"]
         if i == 0:
             args += ["--head", "--port", str(self.port), "--include-dashboard", "false",
-                     "--dashboard-port", str(_free_port()),
-                     "--ray-client-server-port", str(_free_port())]
+                     "--dashboard-port", str(_free_port())]
+            if _has_ray_client():   # its server's port (10001) clashes; without ray[client]
+                args += ["--ray-client-server-port", str(_free_port())]   # none is started
         else:
             args += ["--address", self.address]
         return args

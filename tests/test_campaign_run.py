@@ -262,3 +262,15 @@ def test_resume_of_a_corrupt_campaign_is_one_line_exit_2(tmp_path):
     (d / "journal.jsonl").write_text('junk\n{"event": "issue"}\n')
     res = CliRunner().invoke(main, ["run", "--resume", str(tmp_path)])
     assert res.exit_code == 2 and "journal.jsonl" in res.output and "line 1" in res.output
+
+
+def test_dashboard_without_its_packages_is_one_line_exit_2(tmp_path, monkeypatch):
+    import ray._private.utils as ru
+    monkeypatch.setattr(ru, "get_dashboard_dependency_error",
+                        lambda: ImportError("No module named 'aiohttp'"))
+    for args in (["run", "--budget", "5s", "--out", str(tmp_path / "r"), "--dashboard"],
+                 ["node", "--head", "--dashboard"]):
+        res = CliRunner().invoke(main, args)
+        assert res.exit_code == 2 and "fuzzfarm[dashboard]" in res.output, res.output
+        assert len(res.output.strip().splitlines()) == 1
+    assert not (tmp_path / "r").exists()
