@@ -538,6 +538,65 @@ def catalogue_cmd(as_json, only, precisions) -> None:
 
 @main.command()
 @click.argument("results", type=click.Path())
+@click.option("--severity", type=click.Choice(["fail", "fault", "note", "all"]),
+              default="all", show_default=True,
+              help="Which findings: failures, device faults, notes, or all.")
+@click.option("--function", "functions", default=None, metavar="LIST",
+              help="Only these built-ins or conversion ids (comma-separated).")
+@click.option("--limit", type=int, default=50, show_default=True,
+              help="Rows to print (0: all).")
+@click.option("--json", "as_json", is_flag=True, help="Print every signature as JSON lines.")
+def findings(results, severity, functions, limit, as_json) -> None:
+    """List the distinct problems (signatures) of the findings in RESULTS: per signature
+    the device and driver, function, precision, width, build options and rule class, how
+    many findings and runs, first and last seen, the largest ULP error and one example.
+
+    A signature id (s + 12 hex digits) is what `fuzzfarm repro` takes.  Exit status: 0;
+    2 when RESULTS is missing or corrupt.
+    """
+    import os
+
+    from fuzzfarm import signatures, store
+    if not os.path.isdir(results):
+        raise click.UsageError(f"no such results directory: {results!r}")
+    try:
+        table = store.read_findings(results)
+    except store.StoreError as exc:
+        raise click.UsageError(str(exc)) from None
+    summary = signatures.summarize(table).to_pylist()
+    if severity != "all":
+        summary = [r for r in summary if r["severity"] == severity]
+    if functions:
+        wanted = {f.strip() for f in functions.split(",") if f.strip()}
+        summary = [r for r in summary if r["function"] in wanted]
+    if as_json:
+        for r in summary:
+            click.echo(json.dumps(r, default=str, sort_keys=True))
+        return
+    from rich.console import Console
+    from rich.table import Table
+    shown = summary if not limit else summary[:limit]
+    t = Table(title=f"{len(summary)} signature(s) of {table.num_rows:,} finding(s) in "
+                    f"{results}" + (f" (first {len(shown)})" if len(shown) < len(summary)
+                                    else ""), show_lines=True)
+    for col in ("signature", "severity", "device / driver", "target", "rule class",
+                "count", "runs", "first / last seen", "max ULP", "example"):
+        t.add_column(col, overflow="fold",
+                     justify="right" if col in ("count", "runs", "max ULP") else "left")
+    for r in shown:
+        target = f"{r['function']} {r['precision']} w{r['vector_width']}" + (
+            f" {r['build_options']}" if r["build_options"] else "")
+        ulp = "-" if r["max_ulp_error"] is None else f"{r['max_ulp_error']:.3g}"
+        t.add_row(r["signature"], r["severity"], f"{r['device']}\n{r['driver_version']}",
+                  target, r["rule_class"], f"{r['count']:,}", str(r["runs"]),
+                  f"{r['first_seen']:%Y-%m-%d %H:%M}\n{r['last_seen']:%Y-%m-%d %H:%M}",
+                  ulp, f"{r['example_inputs']} -> {r['example_outputs']}\n"
+                       f"(expected {r['example_expected']})")
+    Console().print(t)
+
+
+@main.command()
+@click.argument("results", type=click.Path())
 @click.option("--run", "run_id", default=None, metavar="RUN_ID",
               help="The campaign to show (default: the latest in RESULTS).")
 @click.option("--json", "as_json", is_flag=True, help="Print the status file as JSON.")

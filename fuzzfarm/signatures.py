@@ -1,0 +1,178 @@
+"""Signatures: one id per distinct problem, for deduplicating findings.
+
+A finding's **signature** is the tuple of ``SIGNATURE_FIELDS``: the device model and its
+driver version, the built-in (or conversion), precision, vector width, build options, and
+the **rule class**: the rule id for a prescribed-result, NaN or FTZ rule
+(``CL.sinpi.positive_integer``), and for a ULP bound (rule ids ``ulp.<function>``) the rule
+id with the IEEE class of each input (``ulp.sin[x:pos_normal]``), so that a bound broken
+for subnormal inputs and one broken for large normal inputs are two problems.  Its id is
+``s`` + the first 12 hex digits of a sha1 over the fields (``signature_id``): the same on
+every machine and in every run.
+
+The **issue key** (``issue``, id ``i`` + 12 hex) is the signature without the driver version:
+what triage matches between two result sets, so that last night's and tonight's findings
+of one device model meet even when the driver changed.
+
+Pure functions over Arrow tables of ``fuzzfarm.store.FINDINGS_SCHEMA`` rows (no device).
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+__all__ = ["SIGNATURE_FIELDS", "ISSUE_FIELDS", "rule_class", "signature_id", "issue_id",
+           "with_signatures", "summarize", "SIGNATURE_RE"]
+
+#: The fields that make a signature, in order.
+SIGNATURE_FIELDS = ("device", "driver_version", "function", "precision", "vector_width",
+                    "build_options", "rule_class")
+#: The fields that make an issue key (a signature without the driver version).
+ISSUE_FIELDS = tuple(f for f in SIGNATURE_FIELDS if f != "driver_version")
+#: What a signature or issue id looks like on the command line.
+SIGNATURE_RE = re.compile(r"^[si][0-9a-f]{12}$")
+
+
+def _hash(prefix: str, values) -> str:
+    text = "\x1f".join("" if v is None else str(v) for v in values)
+    return prefix + hashlib.sha1(text.encode("utf-8")).hexdigest()[:12]
+
+
+def signature_id(fields: dict) -> str:
+    """The signature id (``s`` + 12 hex digits) of a dict holding ``SIGNATURE_FIELDS``.
+    Build options are compared with their whitespace normalized.  Raises KeyError for a
+    missing field."""
+    return _hash("s", [_norm(k, fields[k]) for k in SIGNATURE_FIELDS])
+
+
+def issue_id(fields: dict) -> str:
+    """The issue id (``i`` + 12 hex digits): the signature without the driver version."""
+    return _hash("i", [_norm(k, fields[k]) for k in ISSUE_FIELDS])
+
+
+def _norm(key: str, value):
+    if key == "build_options":
+        return " ".join(str(value or "").split())
+    return value
+
+
+def _input_kinds(function: str) -> list[tuple[str, str]] | None:
+    """(argument name, "float" | "int") of an element-wise built-in, or None (geometric
+    built-ins, conversions and unknown names get no input class)."""
+    from edgecases import catalogue
+    try:
+        fn = catalogue.function(function)
+    except KeyError:
+        return None
+    if not fn.is_elementwise:
+        return None
+    return [(a.name, a.kind) for a in fn.inputs]
+
+
+def rule_class(rule_id: str, function: str, precision: str, input_bits) -> str:
+    """The rule class of one finding: ``rule_id`` itself, or for a ULP bound (``ulp.*``)
+    of an element-wise built-in the rule id with each argument's IEEE class,
+    ``ulp.pow[x:pos_normal,y:neg_subnormal]`` (``formats.INPUT_CLASSES``; int arguments
+    by ``formats.INT_CLASSES``).  ``input_bits``: the finding's raw input bits (uint64,
+    one per argument)."""
+    if not rule_id.startswith("ulp.") or input_bits is None:
+        return rule_id
+    kinds = _input_kinds(function)
+    if kinds is None or len(input_bits) != len(kinds):
+        return rule_id
+    from fuzzfarm import formats
+    fmt = formats.format_named(precision)
+    parts = []
+    for (name, kind), bits in zip(kinds, input_bits):
+        if kind == "int":
+            v = np.array([int(bits) & 0xFFFFFFFF], dtype=np.uint32).view(np.int32)
+            cls = formats.INT_CLASSES[int(formats.classify_int(v)[0])]
+        else:
+            cls = formats.INPUT_CLASSES[int(formats.classify(
+                np.array([int(bits)], dtype=np.uint64), fmt)[0])]
+        parts.append(f"{name}:{cls}")
+    return f"{rule_id}[{','.join(parts)}]"
+
+
+def with_signatures(findings: pa.Table) -> pa.Table:
+    """``findings`` (FINDINGS_SCHEMA) with three columns added: ``rule_class``,
+    ``signature`` and ``issue`` (strings).  Rows of one (SIGNATURE_FIELDS without the rule
+    class, rule id) group are hashed once; only ULP rows are classified one by one."""
+    n = findings.num_rows
+    rule_ids = findings["rule_id"].to_pylist()
+    classes = list(rule_ids)
+    ulp = [k for k, r in enumerate(rule_ids) if r and r.startswith("ulp.")]
+    if ulp:
+        fns = findings["function"].to_pylist()
+        precs = findings["precision"].to_pylist()
+        bits = findings["input_bits"].take(pa.array(ulp, type=pa.int64())).to_pylist()
+        for k, b in zip(ulp, bits):
+            classes[k] = rule_class(rule_ids[k], fns[k], precs[k], b)
+    cols = {f: findings[f].to_pylist() for f in SIGNATURE_FIELDS if f != "rule_class"}
+    cols["rule_class"] = classes
+    sig_cache: dict = {}
+    sigs, issues = [], []
+    for k in range(n):
+        key = tuple(cols[f][k] for f in SIGNATURE_FIELDS)
+        hit = sig_cache.get(key)
+        if hit is None:
+            d = dict(zip(SIGNATURE_FIELDS, key))
+            hit = sig_cache[key] = (signature_id(d), issue_id(d))
+        sigs.append(hit[0])
+        issues.append(hit[1])
+    return (findings.append_column("rule_class", pa.array(classes, pa.string()))
+            .append_column("signature", pa.array(sigs, pa.string()))
+            .append_column("issue", pa.array(issues, pa.string())))
+
+
+#: Columns of ``summarize``'s table.
+SUMMARY_COLUMNS = ("signature", "issue", *SIGNATURE_FIELDS, "rule_id", "severity", "count",
+                   "runs", "first_seen", "last_seen", "max_ulp_error", "example_run_id",
+                   "example_unit_id", "example_element", "example_inputs",
+                   "example_outputs", "example_expected", "sentence")
+
+
+def summarize(findings: pa.Table) -> pa.Table:
+    """One row per signature (and severity) of ``findings`` (FINDINGS_SCHEMA, with or
+    without ``with_signatures``' columns): ``count`` of findings, ``runs`` they occur in,
+    ``first_seen``/``last_seen`` (their earliest and latest ``time``), ``max_ulp_error``
+    (ULPs; null where no bound was measured), and one example (the earliest finding:
+    its run, unit, element, inputs, outputs, expected and the rule's sentence).  Sorted
+    by severity (fault, fail, note), then count, largest first."""
+    if "signature" not in findings.column_names:
+        findings = with_signatures(findings)
+    if findings.num_rows == 0:
+        return pa.table({c: pa.array([], pa.string()) for c in SUMMARY_COLUMNS})
+    keyed = findings.append_column("row", pa.array(np.arange(findings.num_rows)))
+    g = keyed.group_by(["signature", "severity"]).aggregate([
+        ("row", "count"), ("run_id", "count_distinct"), ("time", "min"), ("time", "max"),
+        ("ulp_error", "max"), ("row", "min")])
+    # the earliest finding of each group is its example
+    times = keyed.select(["signature", "severity", "time", "row"]).sort_by(
+        [("time", "ascending"), ("row", "ascending")])
+    first: dict = {}
+    for s, sev, r in zip(times["signature"].to_pylist(), times["severity"].to_pylist(),
+                         times["row"].to_pylist()):
+        first.setdefault((s, sev), r)
+    rows = [first[(s, sev)] for s, sev in zip(g["signature"].to_pylist(),
+                                               g["severity"].to_pylist())]
+    ex = findings.take(pa.array(rows, type=pa.int64()))
+    out = {"signature": g["signature"], "issue": ex["issue"]}
+    for f in SIGNATURE_FIELDS:
+        out[f] = ex[f]
+    out.update({"rule_id": ex["rule_id"], "severity": g["severity"],
+                "count": g["row_count"], "runs": g["run_id_count_distinct"],
+                "first_seen": g["time_min"], "last_seen": g["time_max"],
+                "max_ulp_error": g["ulp_error_max"], "example_run_id": ex["run_id"],
+                "example_unit_id": ex["unit_id"], "example_element": ex["element"],
+                "example_inputs": ex["inputs"], "example_outputs": ex["outputs"],
+                "example_expected": ex["expected"], "sentence": ex["sentence"]})
+    table = pa.table(out)
+    order = pc.index_in(table["severity"], pa.array(["fault", "fail", "note"]))
+    table = table.append_column("_order", pc.fill_null(order, 3))
+    table = table.sort_by([("_order", "ascending"), ("count", "descending"),
+                           ("signature", "ascending")])
+    return table.drop_columns(["_order"])
