@@ -207,8 +207,10 @@ def run(ctx, functions, precisions, widths, build_options, device, budget, seed,
     if dashboard:
         need_dashboard()
     given = [f"--{name.replace('_', '-')}" for name in
-             ("functions", "precisions", "widths", "build_options", "device", "budget", "seed")
+             ("functions", "precisions", "widths", "build_options", "budget", "seed")
              if ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT]
+    if resume_dir and device:
+        given.insert(0, "--device")
     run_id = None
     try:
         if campaign_file and resume_dir:
@@ -226,6 +228,9 @@ def run(ctx, functions, precisions, widths, build_options, device, budget, seed,
                 camp = campaigns.load(campaign_file)
                 if ctx.get_parameter_source("out") is click.core.ParameterSource.DEFAULT:
                     out = camp.out or out
+                if device:          # the same campaign on other devices
+                    from dataclasses import replace
+                    camp = replace(camp, devices=(device,))
             try:
                 store.check_writable(out)
             except store.StoreError as exc:
@@ -235,6 +240,8 @@ def run(ctx, functions, precisions, widths, build_options, device, budget, seed,
                 try:
                     select_devices(",".join(camp.devices), list_devices())
                 except DeviceSelectionError as exc:
+                    if device and not resume_dir:       # the override's own words
+                        raise runner.UsageError(str(exc)) from None
                     raise camp.error("devices", str(exc).replace("--device ", "selector "))
         else:
             opts = runner.validate(functions, budget, seed, out, device, address,

@@ -181,9 +181,12 @@ def test_campaign_options_that_conflict_exit_2(tmp_path):
     spec = tmp_path / "c.toml"
     spec.write_text('[[jobs]]\nfunctions = ["sinpi"]\nunits = 1\n')
     for args, words in ((["--functions", "sin"], "--functions cannot be combined"),
-                        (["--resume", str(tmp_path)], "exclude each other")):
+                        (["--resume", str(tmp_path)], "exclude each other"),
+                        (["--device", "no-such-device-xyz"], "--device 'no-such-device-xyz'")):
         res = CliRunner().invoke(main, ["run", "--campaign", str(spec), *args])
         assert res.exit_code == 2 and words in res.output, res.output
+    res = CliRunner().invoke(main, ["run", "--resume", str(tmp_path), "--device", "pocl"])
+    assert res.exit_code == 2 and "--device cannot be combined with --resume" in res.output
     res = CliRunner().invoke(main, ["run", "--resume", str(tmp_path / "nowhere")])
     assert res.exit_code == 2 and "no such results directory" in res.output
     res = CliRunner().invoke(main, ["status", str(tmp_path)])
