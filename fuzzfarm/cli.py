@@ -723,3 +723,77 @@ def node(head, address, port, selector, num_cpus, dashboard, block, print_resour
     for d in chosen:
         click.echo(f"offering {d.label} [{d.fingerprint}]", err=True)
     raise SystemExit(subprocess.call(cmd))
+
+
+@main.command("triage")
+@click.option("--baseline", "-b", required=True, type=click.Path(), metavar="DIR",
+              help="The results directory to compare against (e.g. last night's --out).")
+@click.option("--current", "-c", required=True, type=click.Path(), metavar="DIR",
+              help="The results directory to triage (e.g. tonight's --out).")
+@click.option("--out", "-o", default="triage-report", show_default=True, type=click.Path(),
+              help="Report directory: report.md, report.html (self-contained), junit.xml.")
+@click.option("--pair", "pairs", multiple=True, metavar="BASE=CUR",
+              help="Compare baseline device model BASE as current model CUR (two driver "
+                   "builds naming one device differently); one model each is paired "
+                   "by itself.")
+def triage_cmd(baseline, current, out, pairs) -> None:
+    """Compare two result sets: new / fixed / still failing / flaky / untested issues
+    (matched by issue id, devices by model name), ULP maximum regressions per target and
+    coverage differences; write a Markdown, HTML and JUnit report.
+
+    Exit status: 1 when there are new failures, 0 otherwise, 2 for bad input.
+    """
+    from fuzzfarm import store
+    from fuzzfarm import triage as triager
+    mapping = {}
+    for p in pairs:
+        base, sep, cur = p.partition("=")
+        if not sep or not base.strip() or not cur.strip():
+            raise click.UsageError(f"--pair {p!r}: write BASELINE_MODEL=CURRENT_MODEL")
+        mapping[base.strip()] = cur.strip()
+    try:
+        t = triager.run(baseline, current, out, mapping or None)
+    except (triager.TriageError, store.StoreError) as exc:
+        raise click.UsageError(" ".join(str(exc).split())) from None
+    triager.print_summary(t, out)
+    if t.exit_code:
+        raise SystemExit(t.exit_code)
+
+
+@main.command("repro")
+@click.argument("ref", metavar="SIGNATURE|FINDING")
+@click.argument("results", required=False, default="results", type=click.Path())
+@click.option("--out", "-o", "out", required=True, type=click.Path(file_okay=False),
+              help="Directory for the reproducer: kernel.cl, repro.py, repro.c, README.md, "
+                   "repro.json (and pocl.icd for PyPI's PoCL).")
+@click.option("--device", "-d", "device", default=None, metavar="SEL",
+              help="Reproduce on this device (index, P:D, fingerprint prefix or name) "
+                   "instead of the finding's own, found by its fingerprint.")
+@click.option("--no-shrink", is_flag=True,
+              help="Keep the original input (still one element, re-verified and exported).")
+@click.option("--max-examples", type=click.IntRange(min=1), default=300, show_default=True,
+              help="Hypothesis examples of the minimization (each one kernel launch).")
+def repro_cmd(ref, results, out, device, no_shrink, max_examples) -> None:
+    """Make a minimized, self-contained reproducer of one finding: SIGNATURE (s + 12 hex,
+    from `fuzzfarm findings RESULTS`) or FINDING ([RUN_ID/]UNIT_ID#ELEMENT) in RESULTS
+    (default results).  The input is reduced to one element and minimized with
+    hypothesis on the live device (the simplest input that still fails the same rule
+    class), run three more times, and written to --out as a pyopencl script, a C
+    program, the kernel and a README; the example is saved in RESULTS/_hypothesis.
+
+    Exit status: 0 exported (the bug reproduces), 1 not reproducible, 2 bad input.
+    """
+    from fuzzfarm import repro as reproducer
+
+    load_devices()
+    try:
+        report = reproducer.reproduce(
+            results, ref, out, device=device, do_shrink=not no_shrink,
+            max_examples=max_examples, log=lambda msg: click.echo(msg, err=True))
+    except reproducer.ReproError as exc:
+        raise click.UsageError(" ".join(str(exc).split())) from None
+    except reproducer.NotReproducible as exc:
+        click.echo(f"not reproducible: {' '.join(str(exc).split())}", err=True)
+        raise SystemExit(1) from None
+    for line in reproducer.summary(report):
+        click.echo(line)

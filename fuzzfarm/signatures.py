@@ -25,7 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 __all__ = ["SIGNATURE_FIELDS", "ISSUE_FIELDS", "rule_class", "signature_id", "issue_id",
-           "with_signatures", "summarize", "SIGNATURE_RE"]
+           "with_signatures", "summarize", "SIGNATURE_RE", "normalize_options", "input_kinds"]
 
 #: The fields that make a signature, in order.
 SIGNATURE_FIELDS = ("device", "driver_version", "function", "precision", "vector_width",
@@ -53,13 +53,17 @@ def issue_id(fields: dict) -> str:
     return _hash("i", [_norm(k, fields[k]) for k in ISSUE_FIELDS])
 
 
+def normalize_options(build_options) -> str:
+    """Build options as signatures compare them: whitespace-separated tokens joined by
+    one space ("" for none)."""
+    return " ".join(str(build_options or "").split())
+
+
 def _norm(key: str, value):
-    if key == "build_options":
-        return " ".join(str(value or "").split())
-    return value
+    return normalize_options(value) if key == "build_options" else value
 
 
-def _input_kinds(function: str) -> list[tuple[str, str]] | None:
+def input_kinds(function: str) -> list[tuple[str, str]] | None:
     """(argument name, "float" | "int") of an element-wise built-in, or None (geometric
     built-ins, conversions and unknown names get no input class)."""
     from edgecases import catalogue
@@ -72,6 +76,15 @@ def _input_kinds(function: str) -> list[tuple[str, str]] | None:
     return [(a.name, a.kind) for a in fn.inputs]
 
 
+def _arg_classes(kind: str, bits: np.ndarray, fmt) -> np.ndarray:
+    """Class names (object array) of raw bits (uint64 array) of one argument."""
+    from fuzzfarm import formats
+    if kind == "int":
+        v = (bits & np.uint64(0xFFFFFFFF)).astype(np.uint32).view(np.int32)
+        return np.array(formats.INT_CLASSES, dtype=object)[formats.classify_int(v)]
+    return np.array(formats.INPUT_CLASSES, dtype=object)[formats.classify(bits, fmt)]
+
+
 def rule_class(rule_id: str, function: str, precision: str, input_bits) -> str:
     """The rule class of one finding: ``rule_id`` itself, or for a ULP bound (``ulp.*``)
     of an element-wise built-in the rule id with each argument's IEEE class,
@@ -80,37 +93,57 @@ def rule_class(rule_id: str, function: str, precision: str, input_bits) -> str:
     one per argument)."""
     if not rule_id.startswith("ulp.") or input_bits is None:
         return rule_id
-    kinds = _input_kinds(function)
+    kinds = input_kinds(function)
     if kinds is None or len(input_bits) != len(kinds):
         return rule_id
     from fuzzfarm import formats
     fmt = formats.format_named(precision)
-    parts = []
-    for (name, kind), bits in zip(kinds, input_bits):
-        if kind == "int":
-            v = np.array([int(bits) & 0xFFFFFFFF], dtype=np.uint32).view(np.int32)
-            cls = formats.INT_CLASSES[int(formats.classify_int(v)[0])]
-        else:
-            cls = formats.INPUT_CLASSES[int(formats.classify(
-                np.array([int(bits)], dtype=np.uint64), fmt)[0])]
-        parts.append(f"{name}:{cls}")
+    parts = [f"{name}:{_arg_classes(kind, np.array([int(b)], dtype=np.uint64), fmt)[0]}"
+             for (name, kind), b in zip(kinds, input_bits)]
     return f"{rule_id}[{','.join(parts)}]"
+
+
+def _ulp_classes(findings: pa.Table, rows: list[int], classes: list) -> None:
+    """``rule_class`` of the ULP findings at ``rows``, vectorized per (function,
+    precision): written into ``classes``."""
+    from fuzzfarm import formats
+    sub = findings.take(pa.array(rows, type=pa.int64())).select(
+        ["function", "precision", "rule_id", "input_bits"])
+    fns, precs = sub["function"].to_pylist(), sub["precision"].to_pylist()
+    groups: dict = {}
+    for k, key in enumerate(zip(fns, precs)):
+        groups.setdefault(key, []).append(k)
+    bits_col = sub["input_bits"].combine_chunks()
+    lengths = pc.list_value_length(bits_col).to_numpy(zero_copy_only=False)
+    rule_ids = sub["rule_id"].to_pylist()
+    for (fn, prec), ks in groups.items():
+        kinds = input_kinds(fn)
+        ks = np.asarray(ks)
+        if kinds is None:
+            continue
+        ok = ks[lengths[ks] == len(kinds)]
+        if not len(ok):
+            continue
+        flat = pc.list_flatten(bits_col.take(pa.array(ok))).to_numpy(
+            zero_copy_only=False).astype(np.uint64).reshape(len(ok), len(kinds))
+        fmt = formats.format_named(prec)
+        names = [_arg_classes(kind, flat[:, j], fmt) for j, (_, kind) in enumerate(kinds)]
+        for i, k in enumerate(ok):
+            parts = ",".join(f"{kinds[j][0]}:{names[j][i]}" for j in range(len(kinds)))
+            classes[rows[k]] = f"{rule_ids[k]}[{parts}]"
 
 
 def with_signatures(findings: pa.Table) -> pa.Table:
     """``findings`` (FINDINGS_SCHEMA) with three columns added: ``rule_class``,
     ``signature`` and ``issue`` (strings).  Rows of one (SIGNATURE_FIELDS without the rule
-    class, rule id) group are hashed once; only ULP rows are classified one by one."""
+    class) group are hashed once; ULP rows are classified per (function, precision) with
+    numpy."""
     n = findings.num_rows
     rule_ids = findings["rule_id"].to_pylist()
     classes = list(rule_ids)
     ulp = [k for k, r in enumerate(rule_ids) if r and r.startswith("ulp.")]
     if ulp:
-        fns = findings["function"].to_pylist()
-        precs = findings["precision"].to_pylist()
-        bits = findings["input_bits"].take(pa.array(ulp, type=pa.int64())).to_pylist()
-        for k, b in zip(ulp, bits):
-            classes[k] = rule_class(rule_ids[k], fns[k], precs[k], b)
+        _ulp_classes(findings, ulp, classes)
     cols = {f: findings[f].to_pylist() for f in SIGNATURE_FIELDS if f != "rule_class"}
     cols["rule_class"] = classes
     sig_cache: dict = {}

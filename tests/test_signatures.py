@@ -137,3 +137,25 @@ def test_findings_command_lists_filters_and_rejects_bad_directories(tmp_path):
     (tmp_path / "r1" / "broken.parquet").write_bytes(b"PAR1 not really")
     res = CliRunner().invoke(main, ["findings", str(tmp_path)])
     assert res.exit_code == 2 and "corrupt" in res.output
+
+
+def test_vectorized_ulp_classes_equal_the_one_by_one_rule_class():
+    import numpy as np
+    rng = np.random.default_rng(3)
+    specials = [0, 0x80000000, 1, 0x80000001, 0x7F800000, 0x7FC00000, 0x7F800001,
+                0x3F800000, 0xFFFFFFFF, 0x7FFFFFFF, 0x80000000]
+    rows = []
+    for k in range(300):
+        fn, prec = [("sin", "binary32"), ("pow", "binary32"), ("pown", "binary32"),
+                    ("exp", "binary64"), ("length", "binary32")][k % 5]
+        width = {"pow": 2, "pown": 2, "length": 3}.get(fn, 1)
+        bits = [int(rng.choice(specials)) if rng.random() < 0.5 else
+                int(rng.integers(0, 2**32 if prec == "binary32" else 2**64, dtype=np.uint64))
+                for _ in range(width)]
+        rows.append(finding(function=fn, precision=prec, rule_id=f"ulp.{fn}",
+                            input_bits=bits, element=k))
+    rows.append(finding())                               # a prescribed-result rule
+    t = with_signatures(table(rows))
+    assert t["rule_class"].to_pylist() == [
+        rule_class(r["rule_id"], r["function"], r["precision"], r["input_bits"])
+        for r in rows]
