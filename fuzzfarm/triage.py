@@ -777,7 +777,8 @@ tr:nth-child(even) td { background-color: #fafafa; }
 tr.new td { background: #fbd5d5; } tr.fixed td { background: #d4f4dd; }
 tr.flaky td { background: #fde8b0; } tr.still-failing td { background: #fdeeee; }
 tr.untested td { background: #eeeeee; } tr.regression td { background: #fff1e0; }
-td.example { font-family: ui-monospace, monospace; max-width: 40em; word-break: break-all; }
+td.example { font-family: ui-monospace, monospace; min-width: 26em; max-width: 40em;
+             overflow-wrap: anywhere; }
 .warn { color: #a00; font-weight: bold; }
 .plots { display: flex; flex-wrap: wrap; gap: 8px; }
 .plots img { border: 1px solid #ddd; }
@@ -880,7 +881,9 @@ def write_html(t: Triage, path) -> Path:
     if t.devices_disjoint:
         parts.append("<p class='warn'>The two sets have no device model in common: nothing "
                      "can be compared.</p>")
-    for s in _sections(t):
+    for k, s in enumerate(_sections(t)):
+        if k == 1:          # the plots right after the summary
+            _plots_html(t, parts)
         parts.append(f"<h2>{e(s.title)}</h2>")
         if s.text:
             parts.append(f"<p class='text'>{e(s.text)}</p>")
@@ -897,6 +900,15 @@ def write_html(t: Triage, path) -> Path:
                 for k, v in enumerate(r))
             parts.append(f"<tr{cls}>{cells}</tr>")
         parts.append("</tbody></table>")
+    parts.append("</body></html>")
+    p = Path(path)
+    p.write_text("\n".join(parts), encoding="utf-8")
+    return p
+
+
+def _plots_html(t: Triage, parts: list) -> None:
+    """Append the Plots section (inline PNG images) to ``parts``."""
+    e = html.escape
     parts.append("<h2>Plots</h2>")
     try:
         hists = _histograms(t)
@@ -918,10 +930,6 @@ def write_html(t: Triage, path) -> Path:
         parts.append("<div class='plots'>" + "".join(
             f"<img alt='{e(alt)}' src='data:image/png;base64,{png}'>" for alt, png in hists)
             + "</div>")
-    parts.append("</body></html>")
-    p = Path(path)
-    p.write_text("\n".join(parts), encoding="utf-8")
-    return p
 
 
 def _junit_name(i: IssueRow) -> str:
