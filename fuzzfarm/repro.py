@@ -1,0 +1,1882 @@
+"""``fuzzfarm repro``: a minimized, self-contained reproducer of one finding.
+
+Given a signature id (``s`` + 12 hex, see ``fuzzfarm.signatures``) or a finding reference
+``[<run_id>/]<unit_id>#<element>``, ``reproduce``:
+
+1. **finds the finding** in the results directory and **its device** (by fingerprint among
+   the local OpenCL devices, or any device a ``--device`` selector names);
+2. **reduces it to one input element**: an element-wise built-in (or a conversion) found at
+   vector width W > 1 is tried at width 1 first; where the rule class does not fail there,
+   the W-lane vector is kept with every other lane zero, and failing that with the other
+   lanes of the original work-item (regenerated from the unit's seed and recipe);
+3. **minimizes that input with hypothesis** against the live device (``shrink``): the
+   predicate runs the built-in on the device for the candidate and judges it with the
+   project's checker under the device's ``Claims`` (fp config, profile, FP_ILOGB0 /
+   FP_ILOGBNAN, build options) and holds when a finding of the same rule class
+   (``signatures.rule_class``) and severity results *and* the acceptance test the exported
+   reproducers embed (``acceptable``) rejects the device's result;
+4. **re-verifies** the minimized input: three more runs on the device must all fail
+   (else ``NotReproducible``);
+5. **exports** ``kernel.cl``, ``repro.py`` (pyopencl + numpy only), ``repro.c`` (C99 +
+   libOpenCL), ``README.md``, ``repro.json`` and, for PyPI's PoCL, ``pocl.icd`` (an ICD
+   file naming pyopencl's bundled libpocl, for the system ICD loader of ``repro.c``); and
+6. **saves the minimized example** in a hypothesis ``DirectoryBasedExampleDatabase`` at
+   ``RESULTS/_hypothesis`` (``save_example``; ``replay_examples`` reads it back).
+
+What "simplest" means (``candidate_strategy``): each float argument is drawn by a
+hypothesis strategy that picks a branch -- 0: a finite value (``st.floats(width=...)``,
+so hypothesis's float shrinker orders it: small non-negative integers first (0, 1, 2, ...),
+then simple fractions and short significands, positive before negative), 1: an infinity
+(+ before -), 2: a NaN (+ before -, quiet before signaling, then the smallest payload:
+0x7fc00000 is the simplest NaN) -- so finite beats infinite beats NaN; an int argument
+is ``st.integers`` over its type (toward 0, then small magnitudes, positive first).
+Shrinking minimizes the choice sequence (fewer and smaller choices), so sinpi's
+CL.sinpi.positive_integer shrinks 8388607.0f to 1.0f.  The search is seeded with the
+original input (and with the failing candidates of one batched launch over the special
+values of each argument, and with the examples saved for this rule class before):
+they are stored as hypothesis choice sequences in the secondary corpus of an in-memory
+example database under the search's key, which hypothesis replays first and shrinks from.
+
+The device is injectable: a ``Reproducer`` takes any callable mapping input arrays (by
+argument name, buffer dtypes) to output arrays (by output name), so the shrinker is
+tested against a planted fault without a device (tests/test_repro.py).
+"""
+from __future__ import annotations
+
+import glob
+import json
+import os
+import re
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+
+from edgecases import catalogue
+from fuzzfarm.formats import FloatFormat, format_named
+
+__all__ = ["ReproError", "NotReproducible", "Slot", "Target", "Outcome", "Reproducer",
+           "parse_ref", "lookup", "target_for", "candidate_strategy", "encode",
+           "shrink", "acceptable", "acceptance", "reproduce", "export", "save_example",
+           "replay_examples", "db_dir", "class_key", "REPEATS", "DEFAULT_MAX_EXAMPLES",
+           "DB_DIRNAME", "BUILD_LINE", "ReproReport", "ShrinkInfo", "summary",
+           "claims_for", "device_call"]
+
+#: Runs of the minimized input that must all fail before it is exported.
+REPEATS = 3
+#: Hypothesis examples (generation phase) of one minimization.
+DEFAULT_MAX_EXAMPLES = 300
+#: The example database's directory inside a results directory.
+DB_DIRNAME = "_hypothesis"
+#: How repro.c is built (quoted in repro.c and README.md).
+BUILD_LINE = "gcc -std=c99 -O2 -o repro repro.c -lOpenCL"
+#: The work-group size the reproducers launch with (as fuzzfarm.device.LOCAL_SIZE), or
+#: the largest power of two the kernel allows; the one element sits in work-item 0 and
+#: the other work-items get all-zero bits, as in a fuzzfarm run.
+LOCAL_SIZE = 64
+#: At most this many predicate evaluations (device launches) per minimization: beyond
+#: it new candidates count as passing, so hypothesis's shrinker stops.
+MAX_EVALUATIONS = 5000
+#: Candidates of the batched special-value launch that seeds the search (at most).
+MAX_LANDMARKS = 4096
+
+_U64 = (1 << 64) - 1
+_FINDING_REF = re.compile(r"^(?:(?P<run>[^/#\s]+)/)?(?P<unit>[^/#\s]+)#(?P<element>\d+)$")
+
+
+class ReproError(ValueError):
+    """Bad input: an unknown, malformed or ambiguous reference, a missing results
+    directory, a device that is not here (``fuzzfarm repro`` exits 2)."""
+
+
+class NotReproducible(RuntimeError):
+    """The finding does not fail again on the device (``fuzzfarm repro`` exits 1)."""
+
+
+# --------------------------------------------------------------------------- acceptance
+# The acceptance test of the reproducers.  This source is executed here and copied
+# verbatim into every repro.py, so fuzzfarm and the exported script judge alike
+# (repro.c implements the same in C).
+_JUDGE_SRC = r'''
+def _fmt_consts(bits):
+    frac = {16: 10, 32: 23, 64: 52}[bits]
+    sign = 1 << (bits - 1)
+    return sign, sign - 1, ((sign - 1) >> frac) << frac, 1 << (frac - 1)
+
+
+def _is_nan(v, bits):
+    sign, absm, inf, quiet = _fmt_consts(bits)
+    return (v & absm) > inf
+
+
+def _ordinal(v, bits):
+    sign, absm, inf, quiet = _fmt_consts(bits)
+    return -(v & absm) if v & sign else (v & absm)
+
+
+def _value(v, bits):
+    import struct
+    code = {16: ("<H", "<e"), 32: ("<I", "<f"), 64: ("<Q", "<d")}[bits]
+    return struct.unpack(code[1], struct.pack(code[0], v))[0]
+
+
+def _accepts_one(v, alt, bits):
+    kind = alt["kind"]
+    if kind in ("bits", "int"):
+        return v == alt["value"]
+    if kind == "nan":
+        return _is_nan(v, bits)
+    if kind == "qnan":
+        return _is_nan(v, bits) and bool(v & _fmt_consts(bits)[3])
+    if kind == "zero":
+        return (v & _fmt_consts(bits)[1]) == 0
+    if kind == "payload":
+        return _is_nan(v, bits) and (v & (_fmt_consts(bits)[3] - 1)) == alt["value"]
+    if kind == "ulp":
+        # ULP distance as the count of representable values between got and the
+        # correctly rounded reference (ordinal distance of the bit patterns); the
+        # spec's ULP error is measured against the real value and differs from it by
+        # at most 0.5.  Or within the absolute bound, where the bound has one.
+        ref = alt["value"]
+        if _is_nan(v, bits) or _is_nan(ref, bits):
+            return False
+        if abs(_ordinal(v, bits) - _ordinal(ref, bits)) <= alt["ulps"]:
+            return True
+        if alt.get("abs"):
+            d = abs(_value(v, bits) - _value(ref, bits))
+            return d == d and d <= alt["abs"]
+        return False
+    raise ValueError("unknown acceptance kind " + repr(kind))
+
+
+def acceptable(values, accept, bits):
+    """Whether the judged output ``values`` (ints: float bit patterns, or int values)
+    are allowed: any alternative of ``accept`` holds for every value.  ``bits`` is the
+    float format's width (16, 32, 64), 0 for an int output.  An alternative of kind
+    "differs" (no expected result could be stated) holds when the values differ from
+    the ones the device returned when the finding was made."""
+    values = [int(v) for v in values]
+    for alt in accept:
+        if alt["kind"] == "differs":
+            if values != [int(v) for v in alt["values"]]:
+                return True
+            continue
+        if all(_accepts_one(v, alt, bits) for v in values):
+            return True
+    return False
+'''
+_JUDGE_NS: dict = {}
+exec(compile(_JUDGE_SRC, "<fuzzfarm.repro acceptance>", "exec"), _JUDGE_NS)
+acceptable = _JUDGE_NS["acceptable"]
+
+
+# --------------------------------------------------------------------------- references
+def parse_ref(text: str) -> dict:
+    """``{"signature": id}`` for ``s`` + 12 hex digits, or ``{"run_id": str | None,
+    "unit_id": str, "element": int}`` for ``[<run_id>/]<unit_id>#<element>``.  Raises
+    ReproError with one line otherwise (an issue id ``i...`` included)."""
+    from fuzzfarm.signatures import SIGNATURE_RE
+    t = (text or "").strip()
+    if SIGNATURE_RE.match(t):
+        if t.startswith("i"):
+            raise ReproError(f"{t!r} is an issue id; give a signature id (s + 12 hex digits, "
+                             f"`fuzzfarm findings RESULTS`) or a finding <run_id>/<unit_id>"
+                             f"#<element>")
+        return {"signature": t}
+    m = _FINDING_REF.match(t)
+    if m:
+        return {"run_id": m.group("run"), "unit_id": m.group("unit"),
+                "element": int(m.group("element"))}
+    raise ReproError(f"{text!r} is neither a signature id (s + 12 hex digits) nor a finding "
+                     f"reference <run_id>/<unit_id>#<element> (or <unit_id>#<element>)")
+
+
+def lookup(results: str | os.PathLike, ref: str) -> dict:
+    """The finding row ``ref`` names in ``results`` (a dict of store.FINDINGS_SCHEMA plus
+    ``rule_class``, ``signature`` and ``issue``).  A signature gives its earliest finding
+    (its example in ``signatures.summarize``), a failure before a note.  Raises
+    ReproError for a missing directory, an unknown or ambiguous reference, or a device
+    fault (which has no single input)."""
+    import pyarrow.compute as pc
+
+    from fuzzfarm import store
+    from fuzzfarm.signatures import with_signatures
+    parsed = parse_ref(ref)
+    base = Path(results)
+    if not base.is_dir():
+        raise ReproError(f"RESULTS {str(results)!r} is not a results directory")
+    try:
+        table = store.read_findings(base)
+    except store.StoreError as exc:
+        raise ReproError(str(exc)) from None
+    if "signature" in parsed:
+        if table.num_rows == 0:
+            raise ReproError(f"unknown signature {ref!r}: {str(results)!r} holds no findings")
+        table = with_signatures(table)
+        rows = table.filter(pc.equal(table["signature"], parsed["signature"])).to_pylist()
+        if not rows:
+            raise ReproError(f"unknown signature {ref!r} in {str(results)!r} (see "
+                             f"`fuzzfarm findings {results}`)")
+        order = {"fail": 0, "note": 1, "fault": 2}
+        rows.sort(key=lambda r: (order.get(r["severity"], 3), r["time"], r["run_id"],
+                                 r["unit_id"], r["element"]))
+        row = rows[0]
+    else:
+        mask = pc.and_(pc.equal(table["unit_id"], parsed["unit_id"]),
+                       pc.equal(table["element"], parsed["element"]))
+        if parsed["run_id"]:
+            mask = pc.and_(mask, pc.equal(table["run_id"], parsed["run_id"]))
+        sub = table.filter(mask)
+        if sub.num_rows == 0:
+            raise ReproError(f"no finding {ref!r} in {str(results)!r}")
+        rows = with_signatures(sub).to_pylist()
+        runs = sorted({r["run_id"] for r in rows})
+        if len(runs) > 1:
+            raise ReproError(f"finding {ref!r} is ambiguous: unit {parsed['unit_id']} is in "
+                             f"runs {', '.join(runs)}; write <run_id>/{ref}")
+        sigs = sorted({(r["signature"], r["rule_class"], r["severity"]) for r in rows})
+        if len({(s[1], s[2]) for s in sigs}) > 1:
+            raise ReproError(f"finding {ref!r} is ambiguous: element {parsed['element']} "
+                             f"breaks {len(sigs)} rules ("
+                             + ", ".join(f"{s[1]} {s[0]}" for s in sigs)
+                             + "); give one of these signatures")
+        rows.sort(key=lambda r: r["output"] != "ret")
+        row = rows[0]
+    if row["severity"] == "fault" or int(row["element"]) < 0:
+        raise ReproError(f"{ref!r} is a device fault ({row['rule_id']}) of a whole unit; it "
+                         f"has no single input to reproduce (its inputs are in "
+                         f"{results}/_faults/{row['run_id']}/)")
+    return row
+
+
+# --------------------------------------------------------------------------- targets
+@dataclass(frozen=True)
+class Slot:
+    """One kernel buffer: ``kind`` 'float' (bit patterns of ``fmt``), 'int' or 'uint'
+    (values of ``dtype``); ``scalar``: one value per work-item (a geometric sgentype
+    result such as dot's)."""
+
+    name: str
+    kind: str
+    dtype: np.dtype
+    fmt: FloatFormat | None = None
+    scalar: bool = False
+
+    @property
+    def bits(self) -> int:
+        """The float format's width, 0 for an integer buffer."""
+        return self.fmt.bits if self.kind == "float" and self.fmt is not None else 0
+
+    def describe(self, v: int) -> str:
+        v = int(v)
+        if self.kind == "float":
+            try:
+                val = repr(self.fmt.value(v))
+            except ValueError:
+                val = "qNaN" if v & self.fmt.quiet_bit else "sNaN"
+            return f"{self.fmt.hex(v)} ({val})"
+        if self.kind == "uint":
+            return hex(v)
+        return str(v)
+
+
+@dataclass(frozen=True)
+class Target:
+    """What one candidate input is run as.
+
+    ``width``: the vector width of the kernel; ``lane``: the lane of the work-item whose
+    result is judged (element-wise built-ins and conversions); ``context``: per argument,
+    the values of the work-item's other lanes (None: all-zero bits) at width > 1.  A
+    candidate is a tuple of buffer values (float bit patterns as unsigned ints, int
+    arguments as signed ints): one per argument, or for a geometric built-in ``width``
+    per argument, argument by argument (as a finding's ``input_bits``)."""
+
+    function: str
+    precision: str
+    width: int = 1
+    build_options: str = ""
+    rule_class: str = ""
+    severity: str = "fail"
+    output: str = "ret"
+    lane: int = 0
+    context: tuple | None = None
+
+    @property
+    def is_conversion(self) -> bool:
+        return self.function.startswith("convert_")
+
+    @property
+    def conversion(self):
+        from fuzzfarm import conversions
+        return conversions.parse(self.function)
+
+    @property
+    def fn(self):
+        return catalogue.function(self.function)
+
+    @property
+    def geometric(self) -> bool:
+        return not self.is_conversion and not self.fn.is_elementwise
+
+    @property
+    def fmt(self) -> FloatFormat:
+        return format_named(self.precision)
+
+    def inputs(self) -> list[Slot]:
+        if self.is_conversion:
+            c = self.conversion
+            return [Slot("x", "float" if c.src_format else "int", np.dtype(c.src_dtype),
+                         c.src_format)]
+        from fuzzfarm.kernels import buffer_dtype
+        return [Slot(a.name, a.kind, np.dtype(buffer_dtype(a, self.fmt)), self.fmt)
+                for a in self.fn.inputs]
+
+    def outputs(self) -> list[Slot]:
+        if self.is_conversion:
+            c = self.conversion
+            return [Slot("ret", "float" if c.dst_format else "int", np.dtype(c.dst_dtype),
+                         c.dst_format)]
+        from fuzzfarm.kernels import buffer_dtype
+        return [Slot(o.name, o.kind, np.dtype(buffer_dtype(o, self.fmt)), self.fmt,
+                     bool(o.scalar and self.geometric)) for o in self.fn.outputs]
+
+    def output_slot(self, name: str | None = None) -> Slot:
+        name = name or self.output
+        for s in self.outputs():
+            if s.name == name:
+                return s
+        raise KeyError(f"{self.function} has no output {name!r}")
+
+    @property
+    def arity(self) -> int:
+        """Values in one candidate."""
+        return len(self.inputs()) * (self.width if self.geometric else 1)
+
+    @property
+    def lanes(self) -> int:
+        """Lanes (buffer elements per input) one candidate takes."""
+        return self.width
+
+    def unit(self):
+        from fuzzfarm.units import WorkUnit
+        return WorkUnit("repro", self.function, 0, 0, (), True, self.precision, self.width)
+
+    def arrays(self, cands: Sequence[tuple]) -> dict:
+        """The input arrays of a batch of candidates (``lanes`` elements each)."""
+        slots = self.inputs()
+        out = {}
+        for i, s in enumerate(slots):
+            if self.geometric:
+                vals = [v for c in cands for v in c[i * self.width:(i + 1) * self.width]]
+            elif self.width == 1:
+                vals = [c[i] for c in cands]
+            else:
+                base = list(self.context[i]) if self.context is not None else [0] * self.width
+                vals = []
+                for c in cands:
+                    lanes = list(base)
+                    lanes[self.lane] = c[i]
+                    vals.extend(lanes)
+            out[s.name] = np.array(vals, dtype=s.dtype)
+        return out
+
+    def element(self, k: int) -> int:
+        """Index (in the checker's result) of candidate ``k``'s judged element."""
+        return k if self.geometric else k * self.width + self.lane
+
+    def judged(self, outputs: dict, k: int, name: str | None = None) -> tuple:
+        """The judged output values of candidate ``k``: one value, or a geometric
+        vector result's ``width`` lanes."""
+        slot = self.output_slot(name)
+        arr = outputs[slot.name]
+        if self.geometric:
+            m = 1 if slot.scalar else self.width
+            return tuple(int(v) for v in arr[k * m:(k + 1) * m])
+        return (int(arr[self.element(k)]),)
+
+    def work_item(self, outputs: dict, k: int) -> dict:
+        """Every output of candidate ``k``'s work-item: {name: tuple of values}."""
+        res = {}
+        for s in self.outputs():
+            m = 1 if s.scalar else self.width
+            res[s.name] = tuple(int(v) for v in outputs[s.name][k * m:(k + 1) * m])
+        return res
+
+    def kernel(self) -> tuple[str, str]:
+        """(kernel name, OpenCL C source): the source fuzzfarm runs."""
+        if self.is_conversion:
+            from fuzzfarm import conversions
+            c = self.conversion
+            return conversions.kernel_name(c), conversions.program_source([c], self.width)
+        from fuzzfarm.kernels import kernel_name, kernel_source
+        return kernel_name(self.fn), kernel_source(self.fn, self.fmt, self.width)
+
+    def describe(self, cand: tuple) -> str:
+        """``x=0x3f800000 (1.0), y=2``; geometric vectors as tuples."""
+        slots = self.inputs()
+        parts = []
+        for i, s in enumerate(slots):
+            if self.geometric:
+                vals = cand[i * self.width:(i + 1) * self.width]
+                parts.append(f"{s.name}=(" + ", ".join(s.describe(v) for v in vals) + ")")
+            else:
+                parts.append(f"{s.name}={s.describe(cand[i])}")
+        return ", ".join(parts)
+
+    def u64(self, cand: tuple) -> list[int]:
+        """The candidate as raw bits (unsigned 64-bit, two's complement), as a finding's
+        ``input_bits``."""
+        return [int(v) & _U64 for v in cand]
+
+    def from_u64(self, bits: Sequence[int]) -> tuple:
+        """A candidate from raw bits (a finding's ``input_bits``)."""
+        slots = self.inputs()
+        per = self.width if self.geometric else 1
+        if len(bits) != len(slots) * per:
+            raise ValueError(f"{len(bits)} input values for {self.function}; expected "
+                             f"{len(slots) * per}")
+        out = []
+        for k, b in enumerate(bits):
+            s = slots[k // per]
+            u = np.array([int(b) & _U64], dtype=np.uint64).astype(f"u{s.dtype.itemsize}")
+            out.append(int(u.view(s.dtype)[0]))
+        return tuple(out)
+
+
+def claims_for(info, precision: str, build_options: str, constants: dict | None,
+               conversion: bool = False):
+    """The Claims a run gives the checker for ``info`` (a DeviceInfo): per precision the
+    device's fp config flags, its profile, FP_ILOGB0/FP_ILOGBNAN and the build options;
+    a conversion gets a dict of them by format."""
+    from fuzzfarm.checker import Claims
+    if conversion:
+        return {p: Claims.from_fp_config(info.fp_flags(p), info.profile, p, constants,
+                                         build_options)
+                for p in ("binary16", "binary32", "binary64") if info.fp_flags(p)}
+    return Claims.from_fp_config(info.fp_flags(precision), info.profile, precision,
+                                 constants, build_options)
+
+
+def target_for(row: dict, width: int | None = None, lane: int | None = None,
+               context: tuple | None = None) -> Target:
+    """The Target of a finding row (its vector width, or ``width``)."""
+    w = int(row["vector_width"]) if width is None else int(width)
+    t = Target(row["function"], row["precision"], w, row.get("build_options") or "",
+               row["rule_class"], row["severity"], row["output"] or "ret", 0, context)
+    if t.geometric:
+        return t
+    el = int(row["element"])
+    return Target(t.function, t.precision, w, t.build_options, t.rule_class, t.severity,
+                  t.output, (el % w) if lane is None else lane, context)
+
+
+# --------------------------------------------------------------------------- judging
+@dataclass
+class Outcome:
+    """One candidate run and judged: ``finding`` the checker's Finding of the target's
+    rule class (None when there is none), ``values`` the judged output values,
+    ``outputs`` every output of its work-item, ``accept`` the acceptance alternatives
+    (``acceptable``) and ``expected`` the checker's text; ``holds``: the finding is there
+    and the values are not acceptable."""
+
+    candidate: tuple
+    finding: object | None
+    values: tuple = ()
+    outputs: dict = field(default_factory=dict)
+    accept: list = field(default_factory=list)
+    expected: str = ""
+    holds: bool = False
+
+
+def _hexes(text: str) -> list[int]:
+    return [int(h, 16) for h in re.findall(r"0x[0-9a-fA-F]+", text)]
+
+
+_PIECE = re.compile(r"^(?P<num>0x[0-9a-fA-F]+|[+-]?\d+)(?:\s*\(.*\))?$")
+
+
+def _parse_expected(text: str, slot: Slot) -> list | None:
+    """The acceptance alternatives a checker's expected-result text states, or None when
+    it is not one of the forms understood (exact bits, an int, any/quiet NaN, a zero of
+    either sign, NaN payloads, alternatives joined by " or ")."""
+    t = (text or "").strip()
+    bits = slot.bits
+    if t.startswith("the payload of one of the NaN operands:") and bits:
+        return [{"kind": "payload", "value": p} for p in _hexes(t.split(":", 1)[1])] or None
+    alts = []
+    for piece in re.split(r"\s+or\s+", t):
+        piece = piece.strip()
+        if piece == "any NaN" and bits:
+            alts.append({"kind": "nan"})
+        elif piece.startswith("a quiet NaN") and bits:
+            alts.append({"kind": "qnan"})
+        elif piece in ("+0", "-0") and bits:
+            alts.append({"kind": "bits", "value": 0 if piece == "+0" else 1 << (bits - 1)})
+        else:
+            m = _PIECE.match(piece)
+            if not m:
+                return None
+            num = m.group("num")
+            if num.lower().startswith("0x"):
+                if not bits:
+                    return None
+                alts.append({"kind": "bits", "value": int(num, 16)})
+            else:
+                if bits:
+                    return None
+                alts.append({"kind": "int", "value": int(num)})
+    return alts or None
+
+
+def _ulp_limit(target: Target, claims, cand: tuple, severity: str) -> tuple[float, float] | None:
+    """(ULPs, absolute) the bound allows the target's element, or None (unknown)."""
+    fn = target.fn
+    try:
+        bound = catalogue.bound(fn.name, claims.precision, claims.profile, claims.relaxed)
+    except (KeyError, AttributeError):
+        return None
+    if bound.correctly_rounded:
+        return 0.5, 0.0
+    plain = bound.plain_ulps
+    if plain is not None:
+        return float(plain), 0.0
+    slots = target.inputs()
+    args = {s.name: np.array([cand[i]], dtype=s.dtype) for i, s in enumerate(slots)}
+    kinds = {s.name: s.kind for s in slots}
+    try:
+        lim = bound.limits(args, kinds, target.fmt, target.width)
+    except Exception:       # an exotic piece: state no bound
+        return None
+    if lim.judged is not None and not bool(np.asarray(lim.judged)[0]):
+        return None
+    ulps = lim.ulps if severity != "fail" or lim.fail_ulps is None else lim.fail_ulps
+    absolute = lim.absolute if severity != "fail" or lim.fail_absolute is None \
+        else lim.fail_absolute
+    u = float(np.asarray(ulps)[0])
+    a = float(np.asarray(absolute)[0]) if absolute is not None else 0.0
+    if not np.isfinite(u) or not np.isfinite(a):
+        return None
+    return u, a
+
+
+def acceptance(target: Target, claims, finding, cand: tuple, values: tuple) -> list:
+    """The acceptance alternatives (``acceptable``) of one finding of the target: the
+    prescribed result of its rule (exact bits, any NaN, a quiet NaN, a zero, an int, NaN
+    payloads), for a ULP bound the correctly rounded reference with the bound in ULPs
+    (and its absolute bound), or, where none can be stated, "differs from the values
+    returned now"."""
+    slot = target.output_slot(finding.output)
+    text = finding.expected or ""
+    alts = None
+    if finding.rule_id.startswith("ulp.") and slot.bits and not target.geometric \
+            and not target.is_conversion:
+        refs = _hexes(text)
+        lim = _ulp_limit(target, claims, cand, finding.severity)
+        if refs and lim is not None:
+            alts = [{"kind": "ulp", "value": r, "ulps": lim[0], "abs": lim[1]} for r in refs]
+            if "any NaN" in text:
+                alts.append({"kind": "nan"})
+    elif target.geometric:
+        if text.strip() == "every lane a NaN" and slot.bits:
+            alts = [{"kind": "nan"}]
+        elif len(values) == 1 and not finding.rule_id.startswith("ulp."):
+            alts = _parse_expected(text, slot)
+    else:
+        alts = _parse_expected(text, slot)
+    if not alts:
+        alts = [{"kind": "differs", "values": list(values)}]
+    return alts
+
+
+class Reproducer:
+    """Runs candidates of one Target through ``call`` and judges them.
+
+    ``call(inputs) -> outputs``: input arrays by argument name (buffer dtypes: float bit
+    patterns as unsigned ints, int arguments as int32...) to output arrays by output name;
+    a DeviceRunner's (``device_call``) or any stand-in.  ``claims``: the checker's Claims
+    (a dict of them by format for a conversion).  Verdicts are cached per candidate;
+    ``launches`` counts the calls of ``call``."""
+
+    def __init__(self, target: Target, call: Callable[[dict], dict], claims):
+        self.target, self.call, self.claims = target, call, claims
+        self.cache: dict = {}
+        self.launches = 0
+        self.evaluations = 0
+
+    def _claims_one(self):
+        c = self.claims
+        if isinstance(c, dict):
+            return c.get(self.target.precision) or next(iter(c.values()))
+        return c
+
+    def evaluate(self, cands: Sequence[tuple], fresh: bool = False) -> list[Outcome]:
+        """Run ``cands`` in one launch (or take their cached verdicts) and judge them."""
+        cands = [tuple(int(v) for v in c) for c in cands]
+        todo = [c for c in dict.fromkeys(cands) if fresh or c not in self.cache]
+        if todo:
+            from fuzzfarm.units import check_result
+            t = self.target
+            inputs = t.arrays(todo)
+            outputs = self.call(inputs)
+            self.launches += 1
+            result = check_result(t.unit(), inputs, outputs, self.claims)
+            by_el: dict = {}
+            for f in result.findings:
+                by_el.setdefault(f.index, []).append(f)
+            from fuzzfarm.signatures import rule_class
+            for k, c in enumerate(todo):
+                mine = [f for f in by_el.get(t.element(k), ())
+                        if f.severity == t.severity and rule_class(
+                            f.rule_id, t.function, t.precision,
+                            [int(v) & _U64 for v in f.inputs]) == t.rule_class]
+                mine.sort(key=lambda f: f.output != t.output)
+                work = t.work_item(outputs, k)
+                if not mine:
+                    self.cache[c] = Outcome(c, None, outputs=work)
+                    continue
+                f = mine[0]
+                values = t.judged(outputs, k, f.output)
+                alts = acceptance(t, self._claims_one(), f, c, values)
+                bits = t.output_slot(f.output).bits
+                self.cache[c] = Outcome(c, f, values, work, alts, f.expected,
+                                        not acceptable(values, alts, bits))
+        return [self.cache[c] for c in cands]
+
+    def holds(self, cand: tuple) -> bool:
+        """The predicate of the minimization: ``cand`` fails the target's rule class."""
+        cand = tuple(int(v) for v in cand)
+        if cand not in self.cache:
+            if self.evaluations >= MAX_EVALUATIONS:
+                return False
+            self.evaluations += 1
+        return self.evaluate([cand])[0].holds
+
+
+def device_call(runner, target: Target) -> Callable[[dict], dict]:
+    """``call`` for a Reproducer: run the target's kernel on a DeviceRunner."""
+    from fuzzfarm.units import run_unit
+    unit = target.unit()
+    return lambda inputs: run_unit(runner, unit, inputs)
+
+
+# --------------------------------------------------------------------------- hypothesis
+def _float_value(b: int, fmt: FloatFormat) -> float:
+    return fmt.value(b)
+
+
+def _float_strategy(fmt: FloatFormat):
+    from hypothesis import strategies as st
+    fdt, udt = np.dtype(fmt.float), np.dtype(fmt.uint)
+
+    def finite_bits(x: float) -> int:
+        return int(np.array(x, dtype=fdt).view(udt))
+
+    def inf_bits(negative: bool) -> int:
+        return fmt.pos_inf | (fmt.sign_mask if negative else 0)
+
+    qmax = fmt.quiet_bit - 1
+
+    def nan(flags):
+        negative, signaling = flags
+        lo = 1 if signaling else 0
+        return st.integers(lo, qmax).map(
+            lambda p: (fmt.sign_mask if negative else 0) | fmt.pos_inf
+            | (0 if signaling else fmt.quiet_bit) | p)
+
+    branches = (
+        st.floats(width=fmt.bits, allow_nan=False, allow_infinity=False).map(finite_bits),
+        st.booleans().map(inf_bits),
+        st.tuples(st.booleans(), st.booleans()).flatmap(nan),
+    )
+    return st.integers(0, len(branches) - 1).flatmap(lambda k: branches[k])
+
+
+def _int_range(slot: Slot) -> tuple[int, int]:
+    info = np.iinfo(slot.dtype)
+    return int(info.min), int(info.max)
+
+
+def _slot_strategy(slot: Slot):
+    from hypothesis import strategies as st
+    if slot.kind == "float":
+        return _float_strategy(slot.fmt)
+    lo, hi = _int_range(slot)
+    return st.integers(lo, hi)
+
+
+def candidate_strategy(target: Target):
+    """The hypothesis strategy of the target's candidates (tuples of buffer values); see
+    the module docstring for the order it shrinks in."""
+    from hypothesis import strategies as st
+    per = target.width if target.geometric else 1
+    return st.tuples(*(_slot_strategy(s) for s in target.inputs() for _ in range(per)))
+
+
+def encode(target: Target, cand: tuple) -> list:
+    """The hypothesis choice sequence that ``candidate_strategy(target)`` turns into
+    ``cand`` (to seed the search and to save it in an example database)."""
+    per = target.width if target.geometric else 1
+    slots = [s for s in target.inputs() for _ in range(per)]
+    choices: list = []
+    for s, v in zip(slots, cand):
+        v = int(v)
+        if s.kind != "float":
+            choices.append(v)
+            continue
+        fmt = s.fmt
+        mag = v & fmt.abs_mask
+        negative = bool(v & fmt.sign_mask)
+        if mag < fmt.pos_inf:
+            choices += [0, _float_value(v, fmt)]
+        elif mag == fmt.pos_inf:
+            choices += [1, negative]
+        else:
+            signaling = not (v & fmt.quiet_bit)
+            choices += [2, negative, signaling, v & (fmt.quiet_bit - 1)]
+    return choices
+
+
+def class_key(function: str, precision: str, rule_class: str) -> bytes:
+    """The example-database key of one rule class of a built-in in one precision."""
+    return f"fuzzfarm.repro:{function}:{precision}:{rule_class}".encode()
+
+
+def _index_key(function: str, precision: str) -> bytes:
+    return f"fuzzfarm.repro:{function}:{precision}".encode()
+
+
+def db_dir(results: str | os.PathLike) -> Path:
+    """Where ``fuzzfarm repro`` keeps its example database: ``RESULTS/_hypothesis`` (a
+    hypothesis DirectoryBasedExampleDatabase; pyarrow skips ``_`` names)."""
+    return Path(results) / DB_DIRNAME
+
+
+def save_example(db_path: str | os.PathLike, target: Target, cand: tuple) -> None:
+    """Save a minimized candidate in the example database at ``db_path``: under
+    ``class_key`` as a hypothesis choice sequence (what ``shrink``, and any
+    ``find``/``@given`` over ``candidate_strategy(target)`` with that key, replays first)
+    and as JSON (``<key>.inputs``: the raw input bits, read by ``replay_examples``), and
+    the rule class under the (function, precision) index."""
+    from hypothesis.database import DirectoryBasedExampleDatabase
+    db = DirectoryBasedExampleDatabase(str(db_path))
+    key = class_key(target.function, target.precision, target.rule_class)
+    try:
+        from hypothesis.database import choices_to_bytes
+        db.save(key, choices_to_bytes(encode(target, cand)))
+    except ImportError:         # a hypothesis before choice sequences: JSON only
+        pass
+    entry = {"function": target.function, "precision": target.precision,
+             "rule_class": target.rule_class, "vector_width": target.width,
+             "input_bits": target.u64(cand)}
+    db.save(key + b".inputs", json.dumps(entry, sort_keys=True).encode())
+    db.save(_index_key(target.function, target.precision),
+            json.dumps({"rule_class": target.rule_class}, sort_keys=True).encode())
+
+
+def _saved(db_path, function: str, precision: str, rule_class: str | None = None) -> list:
+    from hypothesis.database import DirectoryBasedExampleDatabase
+    if not Path(db_path).is_dir():
+        return []
+    db = DirectoryBasedExampleDatabase(str(db_path))
+    classes = set()
+    for raw in db.fetch(_index_key(function, precision)):
+        try:
+            classes.add(json.loads(raw)["rule_class"])
+        except (ValueError, KeyError, TypeError):
+            continue
+    if rule_class is not None:
+        classes &= {rule_class}
+    entries = []
+    for rc in sorted(classes):
+        for raw in db.fetch(class_key(function, precision, rc) + b".inputs"):
+            try:
+                e = json.loads(raw)
+                entries.append((rc, tuple(int(v) for v in e["input_bits"])))
+            except (ValueError, KeyError, TypeError):
+                continue
+    return sorted(set(entries))
+
+
+def replay_examples(db_path: str | os.PathLike, function: str,
+                    precision: str) -> list[tuple[int, ...]]:
+    """The inputs saved for ``function`` in ``precision`` (every rule class) in the example
+    database at ``db_path`` (``RESULTS/_hypothesis``): tuples of raw input bits (unsigned
+    64-bit, two's complement for ints; one per argument, every lane of each argument for a
+    geometric built-in), sorted, for a later run to put first.  [] when there are none."""
+    return sorted({bits for _, bits in _saved(db_path, function, precision)})
+
+
+def _landmarks(target: Target, original: tuple) -> list[tuple]:
+    """Candidates that change one argument (one lane of a geometric one) of ``original``
+    to a special value: one batched launch finds the simple ones that fail too."""
+    from strategies import special_float_bits, special_int_values
+    per = target.width if target.geometric else 1
+    slots = [s for s in target.inputs() for _ in range(per)]
+    out: list = []
+    for i, s in enumerate(slots):
+        if s.kind == "float":
+            pool = special_float_bits(s.fmt)
+        else:
+            lo, hi = _int_range(s)
+            pool = [v for v in set(special_int_values()) | {lo, hi, lo + 1, hi - 1}
+                    if lo <= v <= hi]
+        for v in sorted(pool, key=lambda v: (abs(int(v)), int(v) < 0)):
+            c = list(original)
+            c[i] = int(v)
+            out.append(tuple(c))
+    return list(dict.fromkeys(out))[:MAX_LANDMARKS]
+
+
+@dataclass
+class ShrinkInfo:
+    """How a minimization went: ``seeded`` (hypothesis replayed a seed first),
+    ``seeds`` offered, ``candidates`` hypothesis tried, ``evaluations`` of them that
+    ran on the device (the rest were cached), ``launches`` (including the batched
+    special-value one), ``seconds``."""
+
+    seeded: bool = False
+    seeds: int = 0
+    candidates: int = 0
+    evaluations: int = 0
+    launches: int = 0
+    seconds: float = 0.0
+
+
+def shrink(rep: Reproducer, original: tuple, max_examples: int = DEFAULT_MAX_EXAMPLES,
+           seeds: Sequence[tuple] = (), landmarks: bool = True
+           ) -> tuple[tuple, ShrinkInfo]:
+    """The simplest candidate hypothesis finds that fails the target's rule class,
+    starting from ``original`` (which must hold).  ``seeds``: more candidates to start
+    from (saved examples); ``landmarks``: also seed with the failing candidates of one
+    batched launch over special values (``_landmarks``).  Returns (candidate, info)."""
+    from hypothesis import HealthCheck, Phase, Verbosity, find, settings
+    from hypothesis.database import InMemoryExampleDatabase
+    from hypothesis.errors import NoSuchExample
+
+    t0 = time.perf_counter()
+    launches0 = rep.launches
+    original = tuple(int(v) for v in original)
+    if not rep.holds(original):
+        raise ValueError(f"the original input {rep.target.describe(original)} does not fail "
+                         f"{rep.target.rule_class}; there is nothing to minimize")
+    info = ShrinkInfo()
+    pool = [tuple(int(v) for v in s) for s in seeds]
+    if landmarks:
+        pool += _landmarks(rep.target, original)
+    failing = [original]
+    pool = [c for c in dict.fromkeys(pool) if c != original]
+    if pool:
+        failing += [o.candidate for o in rep.evaluate(pool) if o.holds]
+    db = InMemoryExampleDatabase()
+    key = b"fuzzfarm.repro.search"
+    try:
+        from hypothesis.database import choices_to_bytes
+    except ImportError:
+        choices_to_bytes = None
+    if choices_to_bytes is not None:
+        blobs = sorted({choices_to_bytes(encode(rep.target, c)) for c in failing},
+                       key=lambda b: (len(b), b))
+        # hypothesis replays at most max(2, max_examples / 10) entries: keep the simplest
+        # few and the original
+        room = max(2, -(-max_examples // 10)) - 1
+        keep = blobs[:room]
+        orig_blob = choices_to_bytes(encode(rep.target, original))
+        if orig_blob not in keep:
+            keep.append(orig_blob)
+        for b in keep:
+            # the secondary corpus: replayed and then shrunk (an entry of the primary
+            # corpus counts as shrunk already)
+            db.save(key + b".secondary", b)
+        info.seeds = len(keep)
+    seen: list = []
+
+    def predicate(cand) -> bool:
+        seen.append(cand)
+        return rep.holds(cand)
+
+    s = settings(database=db, max_examples=max(1, int(max_examples)), deadline=None,
+                 phases=(Phase.reuse, Phase.generate, Phase.shrink),
+                 suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet)
+    ev0 = rep.evaluations
+    try:
+        # no ``random=``: a seeded search would not read the database
+        best = tuple(find(candidate_strategy(rep.target), predicate, settings=s,
+                          database_key=key))
+    except NoSuchExample:
+        best = original
+    info.seeded = bool(seen) and tuple(int(v) for v in seen[0]) in set(failing)
+    info.candidates = len(seen)
+    info.evaluations = rep.evaluations - ev0
+    info.launches = rep.launches - launches0
+    info.seconds = time.perf_counter() - t0
+    if not rep.holds(best):         # never: find returns a candidate that held
+        best = original
+    return best, info
+
+
+# --------------------------------------------------------------------------- reproduce
+@dataclass
+class ReproReport:
+    """What ``reproduce`` did: the finding row, the device (DeviceInfo), the Target, the
+    original and minimized candidates, the last Outcome of the minimized one, how the
+    shrink went, and the files written."""
+
+    row: dict
+    info: object
+    target: Target
+    original: tuple
+    minimized: tuple
+    outcome: Outcome
+    shrink: ShrinkInfo | None
+    files: list
+    out: Path
+    runs: int = REPEATS
+    notes: list = field(default_factory=list)
+
+
+def _original_context(row: dict, results, width: int) -> tuple | None:
+    """Per argument, the ``width`` lanes of the finding's work-item, regenerated from its
+    unit (seed and recipe); None when they cannot be."""
+    from fuzzfarm.units import WorkUnit, make_inputs
+    from fuzzfarm.verify import run_per_recipe
+    try:
+        recipe = json.loads(row["recipe"] or "[]")
+        special = isinstance(recipe, dict) and recipe.get("special")
+        unit = WorkUnit(row["unit_id"], row["function"], int(row["seed"] or 0),
+                        0 if special else run_per_recipe(results),
+                        () if special else tuple(recipe), bool(special), row["precision"],
+                        width)
+        full = make_inputs(unit)
+    except Exception:
+        return None
+    e = int(row["element"])
+    lo = e - e % width
+    ctx = []
+    for name, arr in full.items():
+        lanes = arr[lo:lo + width]
+        if len(lanes) < width:
+            return None
+        ctx.append(tuple(int(v) for v in lanes))
+    return tuple(ctx)
+
+
+def _choose_target(row: dict, results, make_rep: Callable[[Target], Reproducer],
+                   notes: list) -> tuple[Reproducer, tuple]:
+    """The Reproducer of the fewest-lanes variant in which the original input fails:
+    width 1, else width W with zero lanes beside it, else with the original work-item's
+    other lanes.  Raises NotReproducible when none fails."""
+    base = target_for(row)
+    original = base.from_u64(row["input_bits"])
+    variants: list = []
+    if base.width > 1 and not base.geometric:
+        def with_original_lanes():
+            ctx = _original_context(row, results, base.width)
+            return None if ctx is None else target_for(row, context=ctx)
+
+        variants.append(("width 1", lambda: target_for(row, width=1, lane=0)))
+        variants.append((f"width {base.width}, other lanes zero", lambda: base))
+        variants.append((f"width {base.width}, the other lanes of the original work-item",
+                         with_original_lanes))
+    else:
+        variants.append((f"width {base.width}", lambda: base))
+    tried = []
+    for label, make in variants:
+        t = make()
+        if t is None:
+            continue
+        tried.append(label)
+        rep = make_rep(t)
+        if rep.evaluate([original])[0].holds:
+            if len(variants) > 1:
+                notes.append(f"found at width {base.width}, lane {base.lane}; reproduced at "
+                             f"{label}" + (f" (not at: {', '.join(tried[:-1])})"
+                                           if len(tried) > 1 else ""))
+            return rep, original
+    raise NotReproducible(
+        f"the original input {base.describe(original)} does not fail {row['rule_class']} "
+        f"on this device now (tried {'; '.join(tried)})")
+
+
+def reproduce(results: str | os.PathLike, ref: str, out: str | os.PathLike,
+              device: str | None = None, do_shrink: bool = True,
+              max_examples: int = DEFAULT_MAX_EXAMPLES, log: Callable[[str], None] = None
+              ) -> ReproReport:
+    """``fuzzfarm repro``: look the finding up, run it on its device (or the one ``device``
+    selects), reduce it to one element, minimize it (unless ``do_shrink`` is False),
+    re-verify it REPEATS times, export the reproducers to ``out`` and save the example
+    in ``RESULTS/_hypothesis``.  Raises ReproError (bad input) or NotReproducible."""
+    from fuzzfarm import device as dev
+    from fuzzfarm import store
+    from fuzzfarm.verify import run_constants
+
+    log = log or (lambda msg: None)
+    row = lookup(results, ref)
+    infos = dev.list_devices()
+    if device:
+        try:
+            chosen = dev.select_devices(device, infos)
+        except dev.DeviceSelectionError as exc:
+            raise ReproError(str(exc)) from None
+        if len(chosen) != 1:
+            raise ReproError(f"--device {device!r} selects {len(chosen)} devices; a "
+                             f"reproducer runs on one (see `fuzzfarm devices`)")
+        info = chosen[0]
+    else:
+        mine = [d for d in infos if d.fingerprint == row["device_fingerprint"]]
+        if not mine:
+            raise ReproError(
+                f"the finding's device {row['device']} ({row['platform']}, driver "
+                f"{row['driver_version']}) [{row['device_fingerprint']}] is not attached "
+                f"here; choose another with --device (available: "
+                + ("; ".join(f"{d.index} {d.label} [{d.fingerprint}]" for d in infos)
+                   or "none") + ")")
+        info = mine[0]
+    base = target_for(row)
+    needs = {base.precision}
+    if base.is_conversion:
+        c = base.conversion
+        needs |= {f.name for f in (c.src_format, c.dst_format) if f is not None}
+    for p in sorted(needs):
+        if not info.supports(format_named(p)):
+            raise ReproError(f"{info.label} lacks {p}, which {row['function']} needs")
+    try:
+        store.check_writable(out)
+    except store.StoreError as exc:
+        raise ReproError(str(exc)) from None
+    bo = row.get("build_options") or ""
+    runner = dev.DeviceRunner(info, bo)
+    consts = runner.device_constants()
+    if row["device_fingerprint"] == info.fingerprint:
+        consts = run_constants(results).get(info.fingerprint) or consts
+    claims = claims_for(info, row["precision"], bo, consts, base.is_conversion)
+
+    def make_rep(t: Target) -> Reproducer:
+        return Reproducer(t, device_call(runner, t), claims)
+
+    notes: list = []
+    log(f"running {row['function']} {row['rule_class']} on {info.label} [{info.fingerprint}]")
+    rep, original = _choose_target(row, results, make_rep, notes)
+    target = rep.target
+    info_shrink = None
+    minimized = original
+    if do_shrink:
+        saved = [target.from_u64(bits) for _, bits in
+                 _saved(db_dir(results), target.function, target.precision,
+                        target.rule_class)
+                 if len(bits) == target.arity]
+        log(f"minimizing {target.describe(original)} with hypothesis "
+            f"(max_examples={max_examples})")
+        minimized, info_shrink = shrink(rep, original, max_examples, seeds=saved)
+    outcomes: list = []
+    for _ in range(REPEATS):                # separate launches, none from the cache
+        outcomes += rep.evaluate([minimized], fresh=True)
+    bad = [o for o in outcomes if not o.holds]
+    if bad:
+        raise NotReproducible(
+            f"{target.describe(minimized)} failed {row['rule_class']} in "
+            f"{len(outcomes) - len(bad)} of {len(outcomes)} runs on {info.label}; "
+            f"not reproducible")
+    outcome = outcomes[-1]
+    report = ReproReport(row, info, target, original, minimized, outcome, info_shrink, [],
+                         Path(out), len(outcomes), notes)
+    report.files = export(report)
+    try:
+        save_example(db_dir(results), target, minimized)
+    except OSError as exc:          # a read-only results directory: the export stands
+        notes.append(f"example not saved in {db_dir(results)}: {exc}")
+    return report
+
+
+# --------------------------------------------------------------------------- export
+def _bundled_pocl_libraries() -> list[str]:
+    """Absolute paths of the libpocl shared libraries that pyopencl's wheel (and
+    pocl-binary-distribution) bundle: PyPI's PoCL."""
+    dirs = []
+    for mod in ("pyopencl", "pocl_binary_distribution"):
+        try:
+            m = __import__(mod)
+        except ImportError:
+            continue
+        base = os.path.dirname(os.path.abspath(m.__file__))
+        dirs += [os.path.join(base, ".libs"), os.path.join(base, "lib")]
+    found = []
+    for d in dirs:
+        found += sorted(glob.glob(os.path.join(d, "libpocl*.so*")))
+    return list(dict.fromkeys(os.path.abspath(p) for p in found))
+
+
+def _pocl_library(info) -> str | None:
+    """The bundled libpocl (``_bundled_pocl_libraries``) that provides ``info``'s device,
+    or None: PyPI's PoCL is told from a system PoCL by listing the devices of each
+    bundled library alone (OCL_ICD_VENDORS naming only it, in a child process) and
+    looking for the device's fingerprint."""
+    import subprocess
+    import tempfile
+    if "portable computing language" not in info.platform_name.lower() \
+            and "pocl" not in info.platform_version.lower():
+        return None
+    code = ("from fuzzfarm.device import list_devices\n"
+            "print(' '.join(d.fingerprint for d in list_devices()))")
+    root = str(Path(__file__).resolve().parent.parent)
+    for lib in _bundled_pocl_libraries():
+        with tempfile.TemporaryDirectory(prefix="fuzzfarm-icd-") as tmp:
+            Path(tmp, "pocl.icd").write_text(lib + "\n")
+            env = {**os.environ, "OCL_ICD_VENDORS": tmp,
+                   "PYTHONPATH": os.pathsep.join(
+                       [root] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
+                                 if p])}
+            try:
+                res = subprocess.run([sys.executable, "-c", code], env=env,
+                                     capture_output=True, text=True, timeout=120)
+            except (OSError, subprocess.SubprocessError):
+                continue
+        if info.fingerprint in res.stdout.split():
+            return lib
+    return None
+
+
+def _spec(report: ReproReport) -> dict:
+    """Everything a reproducer embeds (also written as repro.json)."""
+    t, o, row, info = report.target, report.outcome, report.row, report.info
+    name, source = t.kernel()
+    f = o.finding
+    out_slot = t.output_slot(f.output)
+    ins = t.arrays([report.minimized])
+    outputs = t.outputs()
+    judge_index = 0 if t.geometric else t.lane
+    return {
+        "fuzzfarm_repro": 1,
+        "function": t.function, "precision": t.precision, "vector_width": t.width,
+        "finding_vector_width": int(row["vector_width"]),
+        "build_options": t.build_options, "kernel_name": name, "kernel_source": source,
+        "rule_id": f.rule_id, "rule_class": t.rule_class, "severity": f.severity,
+        "section": f.section, "sentence": f.sentence, "reading": f.reading or "",
+        "signature": row.get("signature"), "finding": f"{row['run_id']}/{row['unit_id']}"
+                                                      f"#{row['element']}",
+        "device": {"name": info.name, "platform": info.platform_name,
+                   "platform_version": info.platform_version, "vendor": info.vendor,
+                   "driver_version": info.driver_version, "version": info.version,
+                   "fingerprint": info.fingerprint, "label": info.label,
+                   "profile": info.profile,
+                   "fp_config": " ".join(info.fp_flags(t.precision))},
+        "recorded_device": {"name": row["device"], "platform": row["platform"],
+                            "driver_version": row["driver_version"],
+                            "fingerprint": row["device_fingerprint"]},
+        "lanes": t.width, "local_size": LOCAL_SIZE,
+        "inputs": [{"name": s.name, "dtype": s.dtype.name,
+                    "values": [int(v) for v in ins[s.name]]} for s in t.inputs()],
+        "outputs": [{"name": s.name, "dtype": s.dtype.name, "scalar": s.scalar,
+                     "bits": s.bits} for s in outputs],
+        "judge": {"output": f.output, "index": judge_index, "count": len(o.values),
+                  "bits": out_slot.bits, "accept": o.accept},
+        "input": t.describe(report.minimized), "input_bits": t.u64(report.minimized),
+        "input_text": _input_text(t, report.minimized),
+        "original_input": t.describe(report.original),
+        "original_input_bits": t.u64(report.original),
+        "original_outputs": row["outputs"], "original_expected": row["expected"],
+        "got": ", ".join(f"{k}=" + _describe_values(t.output_slot(k), v)
+                         for k, v in o.outputs.items()),
+        "got_bits": {k: [int(x) & _U64 for x in v] for k, v in o.outputs.items()},
+        "judged_values": [int(v) for v in o.values],
+        "expected": o.expected, "ulp_error": f.ulp_error,
+        "runs": report.runs,
+    }
+
+
+def _input_text(t: Target, cand: tuple) -> str:
+    """The input as the reproducers print it: for a vector call, which lane holds it."""
+    text = t.describe(cand)
+    if t.width > 1 and not t.geometric:
+        others = "zero" if t.context is None else "as in the original work-item: " + \
+            "; ".join(f"{s.name}=({', '.join(s.describe(v) for v in lanes)})"
+                      for s, lanes in zip(t.inputs(), t.context))
+        text += f" in lane {t.lane} of a {t.width}-lane vector (the other lanes {others})"
+    return text
+
+
+def _describe_values(slot: Slot, values) -> str:
+    if len(values) == 1:
+        return slot.describe(values[0])
+    return "(" + ", ".join(slot.describe(v) for v in values) + ")"
+
+
+def _py_str(text: str) -> str:
+    """A Python literal of ``text``: triple-quoted where it reads well."""
+    if "\\" not in text and '"""' not in text and not text.endswith('"'):
+        return '"""' + text + '"""'
+    return repr(text)
+
+
+_PY_TEMPLATE = '''#!/usr/bin/env python3
+"""fuzzfarm reproducer: {title}
+
+Rule {rule_id} ({section}):
+    {sentence}
+
+Run:  python3 repro.py [DEVICE]
+DEVICE (or the environment variable FUZZFARM_REPRO_DEVICE) is a case-insensitive
+substring of the platform or device name; the default is the device the finding was
+reproduced on, {device!r}.  Needs only pyopencl and numpy.
+
+Exit status: 0 when the result is acceptable (fixed), 1 while the bug is present,
+2 on an OpenCL error or when no device matches.
+"""
+import os
+import sys
+
+import numpy as np
+import pyopencl as cl
+
+DEVICE = {device!r}
+PLATFORM_VERSION = {platform_version!r}
+BUILD_OPTIONS = {build_options!r}
+KERNEL_NAME = {kernel_name!r}
+KERNEL_SOURCE = {kernel_source}
+#: Values per argument in the one work-item that holds the input (the vector width).
+LANES = {lanes}
+#: Work-group size, as fuzzfarm launches (or the largest power of two the kernel allows);
+#: the other work-items get all-zero bits.
+LOCAL_SIZE = {local_size}
+#: Input buffers: (name, dtype, the work-item's values; floats as raw bits).
+INPUTS = {inputs}
+#: Output buffers: (name, dtype, one value per work-item?).
+OUTPUTS = {outputs}
+#: The judged output, the index of its first judged value in the work-item, how many.
+JUDGE_OUTPUT, JUDGE_INDEX, JUDGE_COUNT = {judge_output!r}, {judge_index}, {judge_count}
+#: Width of the judged output's float format (16, 32, 64); 0 for an integer output.
+JUDGE_BITS = {judge_bits}
+#: What is acceptable ({expected}): any of these alternatives.
+ACCEPT = {accept}
+EXPECTED = {expected!r}
+INPUT_TEXT = {input_text!r}
+{judge_src}
+
+def describe(v, bits):
+    if not bits:
+        return str(v)
+    return "0x%0*x" % (bits // 4, v)
+
+
+def pick_device(term, exact):
+    """The device named exactly as recorded (``exact``), else the first whose platform or
+    device name contains ``term`` (case-insensitive)."""
+    found = (None, None)
+    for platform in cl.get_platforms():
+        for device in platform.get_devices():
+            if exact and device.name.strip() == DEVICE \
+                    and platform.version.strip() == PLATFORM_VERSION:
+                return platform, device
+            names = (platform.name, platform.version, device.name, device.vendor)
+            if found[0] is None and any(term.lower() in str(n).lower() for n in names):
+                found = (platform, device)
+    return found
+
+
+def main():
+    term = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("FUZZFARM_REPRO_DEVICE")
+    try:
+        platform, device = pick_device(term or DEVICE, term is None)
+        if device is None:
+            print("no OpenCL device matches %r" % term, file=sys.stderr)
+            return 2
+        print("device: %s (%s)" % (device.name.strip(), platform.version.strip()))
+        ctx = cl.Context([device])
+        queue = cl.CommandQueue(ctx, device)
+        program = cl.Program(ctx, KERNEL_SOURCE).build(options=BUILD_OPTIONS, devices=[device])
+        kernel = cl.Kernel(program, KERNEL_NAME)
+        limit = kernel.get_work_group_info(cl.kernel_work_group_info.WORK_GROUP_SIZE, device)
+        local = 1
+        while local * 2 <= min(LOCAL_SIZE, limit):
+            local *= 2
+        mf = cl.mem_flags
+        args, outs = [], []
+        for name, dtype, values in INPUTS:
+            host = np.zeros(local * LANES, dtype=dtype)
+            host[:len(values)] = np.array(values, dtype=np.uint64).astype(
+                "u%d" % np.dtype(dtype).itemsize).view(dtype)
+            args.append(cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=host))
+        for name, dtype, scalar in OUTPUTS:
+            host = np.zeros(local * (1 if scalar else LANES), dtype=dtype)
+            buf = cl.Buffer(ctx, mf.WRITE_ONLY, size=host.nbytes)
+            args.append(buf)
+            outs.append((name, host, buf, scalar))
+        kernel(queue, (local,), (local,), *args)
+        for name, host, buf, scalar in outs:
+            cl.enqueue_copy(queue, host, buf)
+        queue.finish()
+    except cl.Error as exc:
+        print("OpenCL error: %s" % exc, file=sys.stderr)
+        return 2
+    print("input: %s" % INPUT_TEXT)
+    judged = None
+    for name, host, buf, scalar in outs:
+        n = 1 if scalar else LANES
+        vals = [int(v) for v in host[:n]]
+        bits = JUDGE_BITS if name == JUDGE_OUTPUT else None
+        print("got %s = %s" % (name, ", ".join(describe(v, bits) if bits is not None
+                                             else str(v) for v in vals)))
+        if name == JUDGE_OUTPUT:
+            judged = vals[JUDGE_INDEX:JUDGE_INDEX + JUDGE_COUNT]
+    print("expected %s = %s" % (JUDGE_OUTPUT, EXPECTED))
+    if acceptable(judged, ACCEPT, JUDGE_BITS):
+        print("OK: the result is acceptable (fixed)")
+        return 0
+    print("BUG: %s = %s is not acceptable" % (JUDGE_OUTPUT, ", ".join(
+        describe(v, JUDGE_BITS) for v in judged)))
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+'''
+
+
+def _python_script(spec: dict) -> str:
+    def rows(items):
+        return "[\n" + "".join(f"    {it!r},\n" for it in items) + "]"
+
+    inputs = rows([(i["name"], i["dtype"], [_HexInt(v) for v in i["values"]])
+                   for i in spec["inputs"]])
+    outputs = rows([(o["name"], o["dtype"], o["scalar"]) for o in spec["outputs"]])
+    accept = rows([{k: (_HexInt(v) if k == "value" and spec["judge"]["bits"] else v)
+                    for k, v in a.items()} for a in spec["judge"]["accept"]])
+    d = spec["device"]
+    return _PY_TEMPLATE.format(
+        title=f"{spec['function']}({spec['input']}) on {d['label']}",
+        rule_id=spec["rule_id"], section=spec["section"], sentence=spec["sentence"],
+        device=d["name"], platform_version=d["platform_version"],
+        build_options=spec["build_options"],
+        kernel_name=spec["kernel_name"], kernel_source=_py_str(spec["kernel_source"]),
+        lanes=spec["lanes"], local_size=spec["local_size"], inputs=inputs,
+        outputs=outputs, judge_output=spec["judge"]["output"],
+        judge_index=spec["judge"]["index"], judge_count=spec["judge"]["count"],
+        judge_bits=spec["judge"]["bits"], accept=accept, expected=spec["expected"],
+        input_text=spec["input_text"], judge_src=_JUDGE_SRC)
+
+
+class _HexInt(int):
+    """An int that writes itself in hex (for bit patterns in generated sources)."""
+
+    def __repr__(self) -> str:
+        return hex(self)
+
+
+def _c_string(text: str) -> str:
+    """``text`` as C string literal lines."""
+    lines = text.split("\n")
+    out = []
+    for k, line in enumerate(lines):
+        esc = line.replace("\\", "\\\\").replace('"', '\\"')
+        nl = "\\n" if k < len(lines) - 1 else ""
+        if esc or nl:
+            out.append(f'    "{esc}{nl}"')
+    return "\n".join(out) if out else '    ""'
+
+
+_C_SIZES = {"uint8": (1, 0), "int8": (1, 1), "uint16": (2, 0), "int16": (2, 1),
+            "uint32": (4, 0), "int32": (4, 1), "uint64": (8, 0), "int64": (8, 1)}
+_C_KINDS = {"bits": "ACC_BITS", "int": "ACC_INT", "nan": "ACC_NAN", "qnan": "ACC_QNAN",
+            "zero": "ACC_ZERO", "ulp": "ACC_ULP", "payload": "ACC_PAYLOAD",
+            "differs": "ACC_DIFFERS"}
+
+_C_TEMPLATE = r'''/* fuzzfarm reproducer: {title}
+ *
+ * Rule {rule_id} ({section}):
+ *     {sentence}
+ *
+ * Build:  {build_line}
+ * Run:    ./repro [DEVICE]
+ *         DEVICE: a case-insensitive substring of the platform or device name
+ *         (default "{device_c}").{pocl_note}
+ * Exit status: 0 when the result is acceptable (fixed), 1 while the bug is present,
+ * 2 on an OpenCL error or when no device matches.
+ */
+#define CL_TARGET_OPENCL_VERSION 120
+#include <CL/cl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <ctype.h>
+
+static const char *kernel_source =
+{kernel_source};
+static const char *kernel_name = "{kernel_name}";
+static const char *build_options = "{build_options}";
+static const char *default_device = "{device_c}";
+static const char *default_platform_version = "{platform_version_c}";
+static const char *input_text = "{input_text}";
+static const char *expected_text = "{expected_text}";
+
+#define LANES {lanes}          /* values per argument in the work-item (vector width) */
+#define LOCAL_SIZE {local_size}    /* work-group size (or the kernel's largest power of two) */
+#define JUDGE_BITS {judge_bits}     /* the judged output's float width; 0: an integer output */
+#define JUDGE_OUTPUT {judge_output}   /* index into outputs[] */
+#define JUDGE_INDEX {judge_index}    /* first judged value of the work-item's output */
+#define JUDGE_COUNT {judge_count}    /* judged values */
+
+typedef unsigned long long u64;
+struct buffer {{ const char *name; size_t size; int is_signed; int scalar; size_t count;
+                 const u64 *values; }};
+{input_arrays}
+static const struct buffer inputs[] = {{
+{input_rows}}};
+static const struct buffer outputs[] = {{
+{output_rows}}};
+#define N_INPUTS (sizeof inputs / sizeof inputs[0])
+#define N_OUTPUTS (sizeof outputs / sizeof outputs[0])
+
+enum {{ ACC_BITS, ACC_INT, ACC_NAN, ACC_QNAN, ACC_ZERO, ACC_ULP, ACC_PAYLOAD, ACC_DIFFERS }};
+struct accept {{ int kind; u64 value; double ulps; double absolute; const u64 *values; }};
+{differs_arrays}
+static const struct accept accepts[] = {{
+{accept_rows}}};
+#define N_ACCEPTS (sizeof accepts / sizeof accepts[0])
+
+/* float format constants of JUDGE_BITS */
+static int frac_bits(void) {{ return JUDGE_BITS == 16 ? 10 : JUDGE_BITS == 64 ? 52 : 23; }}
+static u64 sign_mask(void) {{ return JUDGE_BITS ? 1ULL << (JUDGE_BITS - 1) : 0; }}
+static u64 abs_mask(void) {{ return sign_mask() - 1; }}
+static u64 inf_bits(void) {{ return (abs_mask() >> frac_bits()) << frac_bits(); }}
+static u64 quiet_bit(void) {{ return 1ULL << (frac_bits() - 1); }}
+static int is_nan(u64 v) {{ return (v & abs_mask()) > inf_bits(); }}
+
+/* the value of a non-NaN pattern (for an absolute error bound) */
+static double value_of(u64 v) {{
+    if (JUDGE_BITS == 64) {{ double d; memcpy(&d, &v, 8); return d; }}
+    if (JUDGE_BITS == 32) {{ unsigned int u = (unsigned int)v; float f; memcpy(&f, &u, 4); return f; }}
+    {{   /* binary16 */
+        int e = (int)((v >> 10) & 31); double m = (double)(v & 1023), r;
+        if (e == 31) r = 1e308 * 10;            /* inf */
+        else if (e == 0) r = m / 1024.0 / 16384.0;
+        else {{ r = 1.0 + m / 1024.0; while (e > 15) {{ r *= 2; e--; }} while (e < 15) {{ r /= 2; e++; }} }}
+        return (v & 0x8000) ? -r : r;
+    }}
+}}
+
+/* ULP distance: representable values between got and the correctly rounded reference
+   (ordinal distance of the bit patterns; within 0.5 of the spec's ULP error, which is
+   measured against the real value) */
+static double ulp_distance(u64 a, u64 b) {{
+    u64 ma = a & abs_mask(), mb = b & abs_mask();
+    int sa = (a & sign_mask()) != 0, sb = (b & sign_mask()) != 0;
+    if (sa == sb) return (double)(ma > mb ? ma - mb : mb - ma);
+    return (double)ma + (double)mb;
+}}
+
+static int accepts_one(u64 v, const struct accept *a) {{
+    switch (a->kind) {{
+    case ACC_BITS: case ACC_INT: return v == a->value;
+    case ACC_NAN: return is_nan(v);
+    case ACC_QNAN: return is_nan(v) && (v & quiet_bit());
+    case ACC_ZERO: return (v & abs_mask()) == 0;
+    case ACC_PAYLOAD: return is_nan(v) && (v & (quiet_bit() - 1)) == a->value;
+    case ACC_ULP: {{
+        double d;
+        if (is_nan(v) || is_nan(a->value)) return 0;
+        if (ulp_distance(v, a->value) <= a->ulps) return 1;
+        if (a->absolute > 0) {{
+            d = value_of(v) - value_of(a->value);
+            if (d < 0) d = -d;
+            return d == d && d <= a->absolute;
+        }}
+        return 0;
+    }}
+    }}
+    return 0;
+}}
+
+static int acceptable(const u64 *values, size_t n) {{
+    size_t k, i;
+    for (k = 0; k < N_ACCEPTS; k++) {{
+        const struct accept *a = &accepts[k];
+        int ok = 1;
+        if (a->kind == ACC_DIFFERS) {{
+            for (i = 0; i < n; i++) if (values[i] != a->values[i]) return 1;
+            continue;
+        }}
+        for (i = 0; i < n; i++) if (!accepts_one(values[i], a)) ok = 0;
+        if (ok) return 1;
+    }}
+    return 0;
+}}
+
+static int contains(const char *hay, const char *needle) {{
+    size_t n = strlen(needle), i, j;
+    for (i = 0; hay[i]; i++) {{
+        for (j = 0; j < n && hay[i + j]; j++)
+            if (tolower((unsigned char)hay[i + j]) != tolower((unsigned char)needle[j])) break;
+        if (j == n) return 1;
+    }}
+    return n == 0;
+}}
+
+static void trim(char *s) {{   /* drop trailing blanks (some drivers pad names) */
+    size_t n = strlen(s);
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\n')) s[--n] = 0;
+}}
+
+static void store(unsigned char *p, size_t size, u64 v) {{
+    unsigned char b1 = (unsigned char)v; unsigned short b2 = (unsigned short)v;
+    unsigned int b4 = (unsigned int)v;
+    if (size == 1) memcpy(p, &b1, 1);
+    else if (size == 2) memcpy(p, &b2, 2);
+    else if (size == 4) memcpy(p, &b4, 4);
+    else memcpy(p, &v, 8);
+}}
+
+static u64 load(const unsigned char *p, size_t size, int is_signed) {{
+    unsigned char b1; unsigned short b2; unsigned int b4; u64 v;
+    if (size == 1) {{ memcpy(&b1, p, 1); v = is_signed ? (u64)(long long)(signed char)b1 : b1; }}
+    else if (size == 2) {{ memcpy(&b2, p, 2); v = is_signed ? (u64)(long long)(short)b2 : b2; }}
+    else if (size == 4) {{ memcpy(&b4, p, 4); v = is_signed ? (u64)(long long)(int)b4 : b4; }}
+    else memcpy(&v, p, 8);
+    return v;
+}}
+
+static void print_value(u64 v, size_t size, int is_signed, int hex) {{
+    if (hex) printf("0x%0*llx", (int)(size * 2), v);
+    else if (is_signed) printf("%lld", (long long)v);
+    else printf("%llu", v);
+}}
+
+#define CHECK(call, what) do {{ cl_int err_ = (call); if (err_ != CL_SUCCESS) {{ \
+    fprintf(stderr, "OpenCL error %d in %s\n", (int)err_, what); return 2; }} }} while (0)
+
+int main(int argc, char **argv) {{
+    const char *term = argc > 1 ? argv[1] : default_device;
+    int pass;
+    cl_platform_id platforms[64]; cl_uint np = 0, p, d;
+    cl_device_id device = NULL; cl_platform_id platform = NULL;
+    char pname[1024], pversion[1024], dname[1024];
+    cl_int err; cl_context ctx; cl_command_queue queue; cl_program program; cl_kernel kernel;
+    size_t limit = 1, local = 1, k, i;
+    cl_mem bufs[32]; unsigned char *hosts[32];
+    u64 judged[64] = {{0}};
+
+    err = clGetPlatformIDs(64, platforms, &np);
+    if (err != CL_SUCCESS || np == 0) {{
+        fprintf(stderr, "no OpenCL platform (error %d); for PyPI's PoCL set OCL_ICD_VENDORS "
+                        "to the directory holding pocl.icd\n", (int)err);
+        return 2;
+    }}
+    /* pass 0 (no argument): the device named exactly as recorded; pass 1: the first
+       whose platform or device name contains the term */
+    for (pass = argc > 1; pass < 2 && !device; pass++) {{
+        for (p = 0; p < np && !device; p++) {{
+            cl_device_id devs[64]; cl_uint nd = 0;
+            if (clGetDeviceIDs(platforms[p], CL_DEVICE_TYPE_ALL, 64, devs, &nd) != CL_SUCCESS)
+                continue;
+            clGetPlatformInfo(platforms[p], CL_PLATFORM_NAME, sizeof pname, pname, NULL);
+            clGetPlatformInfo(platforms[p], CL_PLATFORM_VERSION, sizeof pversion, pversion, NULL);
+            trim(pname); trim(pversion);
+            for (d = 0; d < nd; d++) {{
+                clGetDeviceInfo(devs[d], CL_DEVICE_NAME, sizeof dname, dname, NULL);
+                trim(dname);
+                if (pass == 0 ? (strcmp(dname, default_device) == 0
+                                 && strcmp(pversion, default_platform_version) == 0)
+                              : (contains(pname, term) || contains(pversion, term)
+                                 || contains(dname, term))) {{
+                    device = devs[d]; platform = platforms[p]; break;
+                }}
+            }}
+        }}
+    }}
+    if (!device) {{ fprintf(stderr, "no OpenCL device matches \"%s\"\n", term); return 2; }}
+    printf("device: %s (%s)\n", dname, pversion);
+    (void)platform;
+    ctx = clCreateContext(NULL, 1, &device, NULL, NULL, &err); CHECK(err, "clCreateContext");
+    queue = clCreateCommandQueue(ctx, device, 0, &err); CHECK(err, "clCreateCommandQueue");
+    program = clCreateProgramWithSource(ctx, 1, &kernel_source, NULL, &err);
+    CHECK(err, "clCreateProgramWithSource");
+    err = clBuildProgram(program, 1, &device, build_options, NULL, NULL);
+    if (err != CL_SUCCESS) {{
+        size_t n = 0; char *log;
+        clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, 0, NULL, &n);
+        log = malloc(n + 1); log[0] = 0;
+        clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, n, log, NULL);
+        log[n] = 0;
+        fprintf(stderr, "OpenCL error %d in clBuildProgram; build log:\n%s\n", (int)err, log);
+        free(log);
+        return 2;
+    }}
+    kernel = clCreateKernel(program, kernel_name, &err); CHECK(err, "clCreateKernel");
+    CHECK(clGetKernelWorkGroupInfo(kernel, device, CL_KERNEL_WORK_GROUP_SIZE, sizeof limit,
+                                   &limit, NULL), "clGetKernelWorkGroupInfo");
+    while (local * 2 <= LOCAL_SIZE && local * 2 <= limit) local *= 2;
+    for (k = 0; k < N_INPUTS; k++) {{
+        size_t n = local * LANES;
+        hosts[k] = calloc(n, inputs[k].size);
+        for (i = 0; i < inputs[k].count; i++)
+            store(hosts[k] + i * inputs[k].size, inputs[k].size, inputs[k].values[i]);
+        bufs[k] = clCreateBuffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                 n * inputs[k].size, hosts[k], &err);
+        CHECK(err, "clCreateBuffer (input)");
+    }}
+    for (k = 0; k < N_OUTPUTS; k++) {{
+        size_t n = local * (outputs[k].scalar ? 1 : LANES);
+        hosts[N_INPUTS + k] = calloc(n, outputs[k].size);
+        bufs[N_INPUTS + k] = clCreateBuffer(ctx, CL_MEM_WRITE_ONLY, n * outputs[k].size, NULL, &err);
+        CHECK(err, "clCreateBuffer (output)");
+    }}
+    for (k = 0; k < N_INPUTS + N_OUTPUTS; k++)
+        CHECK(clSetKernelArg(kernel, (cl_uint)k, sizeof(cl_mem), &bufs[k]), "clSetKernelArg");
+    CHECK(clEnqueueNDRangeKernel(queue, kernel, 1, NULL, &local, &local, 0, NULL, NULL),
+          "clEnqueueNDRangeKernel");
+    for (k = 0; k < N_OUTPUTS; k++) {{
+        size_t n = local * (outputs[k].scalar ? 1 : LANES);
+        CHECK(clEnqueueReadBuffer(queue, bufs[N_INPUTS + k], CL_TRUE, 0, n * outputs[k].size,
+                                  hosts[N_INPUTS + k], 0, NULL, NULL), "clEnqueueReadBuffer");
+    }}
+    CHECK(clFinish(queue), "clFinish");
+    printf("input: %s\n", input_text);
+    for (k = 0; k < N_OUTPUTS; k++) {{
+        const struct buffer *o = &outputs[k];
+        size_t n = o->scalar ? 1 : LANES;
+        int hex = (k == JUDGE_OUTPUT) && JUDGE_BITS;
+        printf("got %s = ", o->name);
+        for (i = 0; i < n; i++) {{
+            u64 v = load(hosts[N_INPUTS + k] + i * o->size, o->size, o->is_signed);
+            if (i) printf(", ");
+            print_value(v, o->size, o->is_signed, hex);
+            if (k == JUDGE_OUTPUT && i >= JUDGE_INDEX && i < JUDGE_INDEX + JUDGE_COUNT)
+                judged[i - JUDGE_INDEX] = v;
+        }}
+        printf("\n");
+    }}
+    printf("expected %s = %s\n", outputs[JUDGE_OUTPUT].name, expected_text);
+    if (acceptable(judged, JUDGE_COUNT)) {{
+        printf("OK: the result is acceptable (fixed)\n");
+        return 0;
+    }}
+    printf("BUG: %s is not acceptable\n", outputs[JUDGE_OUTPUT].name);
+    return 1;
+}}
+'''
+
+
+def _c_escape(text: str) -> str:
+    return str(text).replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ")
+
+
+def _c_program(spec: dict, icd_dir: str | None) -> str:
+    arrays, rows = [], []
+    for k, i in enumerate(spec["inputs"]):
+        size, signed = _C_SIZES[i["dtype"]]
+        vals = ", ".join(f"0x{int(v) & _U64:x}ULL" for v in i["values"])
+        arrays.append(f"static const u64 in_{k}[] = {{{vals}}};  /* {i['name']} */")
+        rows.append(f'    {{"{i["name"]}", {size}, {signed}, 0, {len(i["values"])}, in_{k}}},\n')
+    outs = []
+    judge_output = 0
+    for k, o in enumerate(spec["outputs"]):
+        size, signed = _C_SIZES[o["dtype"]]
+        outs.append(f'    {{"{o["name"]}", {size}, {signed}, {int(o["scalar"])}, 0, NULL}},\n')
+        if o["name"] == spec["judge"]["output"]:
+            judge_output = k
+    diffs, acc = [], []
+    for k, a in enumerate(spec["judge"]["accept"]):
+        kind = _C_KINDS[a["kind"]]
+        if a["kind"] == "differs":
+            vals = ", ".join(f"0x{int(v) & _U64:x}ULL" for v in a["values"])
+            diffs.append(f"static const u64 differs_{k}[] = {{{vals}}};")
+            acc.append(f"    {{{kind}, 0, 0, 0, differs_{k}}},\n")
+        else:
+            value = int(a.get("value", 0)) & _U64
+            acc.append(f"    {{{kind}, 0x{value:x}ULL, {float(a.get('ulps', 0))!r}, "
+                       f"{float(a.get('abs', 0))!r}, NULL}},\n")
+    d = spec["device"]
+    pocl = ""
+    if icd_dir:
+        pocl = ("\n *         PyPI's PoCL (bundled with pyopencl) through the system ICD loader:"
+                f"\n *         OCL_ICD_VENDORS={icd_dir} ./repro")
+    return _C_TEMPLATE.format(
+        title=_c_escape(f"{spec['function']}({spec['input']}) on {d['label']}").replace("*/", "* /"),
+        rule_id=spec["rule_id"], section=_c_escape(spec["section"]).replace("*/", "* /"),
+        sentence=_c_escape(spec["sentence"]).replace("*/", "* /"), build_line=BUILD_LINE,
+        device_c=_c_escape(d["name"]), platform_version_c=_c_escape(d["platform_version"]),
+        pocl_note=pocl,
+        kernel_source=_c_string(spec["kernel_source"]), kernel_name=spec["kernel_name"],
+        build_options=_c_escape(spec["build_options"]),
+        input_text=_c_escape(spec["input_text"]),
+        expected_text=_c_escape(spec["expected"]), lanes=spec["lanes"],
+        local_size=spec["local_size"], judge_bits=spec["judge"]["bits"],
+        judge_output=judge_output, judge_index=spec["judge"]["index"],
+        judge_count=spec["judge"]["count"], input_arrays="\n".join(arrays),
+        input_rows="".join(rows), output_rows="".join(outs),
+        differs_arrays="\n".join(diffs), accept_rows="".join(acc))
+
+
+def _accept_text(spec: dict) -> str:
+    bits = spec["judge"]["bits"]
+    parts = []
+    for a in spec["judge"]["accept"]:
+        k = a["kind"]
+        hx = (lambda v: f"0x{int(v):0{bits // 4}x}") if bits else str
+        if k == "bits":
+            parts.append(f"exactly {hx(a['value'])}")
+        elif k == "int":
+            parts.append(f"exactly {a['value']}")
+        elif k == "nan":
+            parts.append("any NaN")
+        elif k == "qnan":
+            parts.append("a quiet NaN")
+        elif k == "zero":
+            parts.append("+0 or -0")
+        elif k == "payload":
+            parts.append(f"a NaN with payload {hex(a['value'])}")
+        elif k == "ulp":
+            s = (f"within {a['ulps']:g} ULP of the correctly rounded reference "
+                 f"{hx(a['value'])}")
+            if a.get("abs"):
+                s += f" (or within {a['abs']:g} of it)"
+            parts.append(s)
+        elif k == "differs":
+            parts.append("anything but the values returned now ("
+                         + ", ".join(hx(v) for v in a["values"])
+                         + "; no prescribed result could be stated)")
+    return "; or ".join(parts)
+
+
+def _readme(spec: dict, report: ReproReport, icd_dir: str | None) -> str:
+    d, rd = spec["device"], spec["recorded_device"]
+    sh = report.shrink
+    how = "not minimized (--no-shrink)" if sh is None else (
+        f"minimized with hypothesis against the live device ({sh.candidates} candidates "
+        f"tried, {sh.launches} kernel launches, {sh.seconds:.1f} s"
+        + ("" if sh.seeded else "; the original could not seed the search") + ")")
+    other = "" if rd["fingerprint"] == d["fingerprint"] else (
+        f"\nThe finding was made on {rd['name']} ({rd['platform']}, driver "
+        f"{rd['driver_version']}) [{rd['fingerprint']}]; this reproducer was made on the "
+        f"device above.\n")
+    lines = [
+        f"# Reproducer: {spec['function']}({spec['input']}) breaks {spec['rule_id']}",
+        "",
+        f"Made by `fuzzfarm repro` from finding `{spec['finding']}`"
+        + (f" (signature `{spec['signature']}`)" if spec.get("signature") else "") + ".",
+        "",
+        "## Device",
+        "",
+        f"- device: {d['name']} ({d['vendor']})",
+        f"- platform: {d['platform']}, {d['platform_version']}",
+        f"- driver: {d['driver_version']}; {d['version']}; {d['profile']}",
+        f"- fp config ({spec['precision']}): {d['fp_config'] or '-'}",
+        f"- fingerprint: {d['fingerprint']}",
+        other,
+        "## The finding",
+        "",
+        f"- function: `{spec['function']}`, precision {spec['precision']}, vector width "
+        f"{spec['vector_width']}"
+        + (f" (found at width {spec['finding_vector_width']})"
+           if spec["finding_vector_width"] != spec["vector_width"] else ""),
+        f"- build options: `{spec['build_options'] or '(none)'}`",
+        f"- rule: `{spec['rule_id']}` (class `{spec['rule_class']}`, {spec['severity']})",
+        f"- section: {spec['section']}",
+        f"- spec: \"{spec['sentence']}\"" + (f" (reading: {spec['reading']})"
+                                            if spec["reading"] else ""),
+        f"- input: `{spec['input_text']}` (bits "
+        f"{', '.join(hex(v) for v in spec['input_bits'])})",
+        f"- original input: `{spec['original_input']}` (bits "
+        f"{', '.join(hex(v) for v in spec['original_input_bits'])}), {how}",
+        f"- got: `{spec['got']}`",
+        f"- expected: `{spec['expected']}`",
+        f"- acceptable: {_accept_text(spec)}",
+        f"- reproduced {spec['runs']} times in a row before export.",
+        "",
+        "The kernel (`kernel.cl`) is the one fuzzfarm runs: the input crosses as raw bits and "
+        "is reinterpreted with `as_float`-style casts, the result is written back as raw "
+        f"bits. The input sits in work-item 0 of a work-group of {spec['local_size']} "
+        "(or the kernel's largest power of two); the other work-items get all-zero bits.",
+        "",
+        "## Run the reproducers",
+        "",
+        "Both exit 1 while the bug is present, 0 when the result is acceptable, 2 on an "
+        "OpenCL error or when no device matches. The optional argument is a "
+        "case-insensitive substring of the platform or device name (default: "
+        f"`{d['name']}`).",
+        "",
+        "Python (needs pyopencl and numpy only):",
+        "",
+        "    python3 repro.py" + (f" '{d['name']}'" if d["name"] else ""),
+        "",
+        "C (C99, the system's OpenCL ICD loader and headers: e.g. "
+        "`apt-get install ocl-icd-opencl-dev opencl-c-headers`):",
+        "",
+        f"    {BUILD_LINE}",
+        "    ./repro",
+        "",
+    ]
+    if icd_dir:
+        lines += [
+            "This device is PyPI's PoCL (bundled with the pyopencl wheel), which the system "
+            "ICD loader does not know. `pocl.icd` here names its library; point the loader "
+            "at this directory:",
+            "",
+            f"    OCL_ICD_VENDORS={icd_dir} ./repro",
+            "",
+            "(or `OCL_ICD_VENDORS=$PWD ./repro` from this directory).",
+            "",
+        ]
+    lines += [
+        "ULP bounds: the reproducers count the ULP distance as the number of representable "
+        "values between the result and the correctly rounded reference (the ordinal "
+        "distance of the bit patterns), which differs from the spec's ULP error (measured "
+        "against the real value) by at most 0.5 ULP.",
+        "",
+        "`repro.json` holds all of the above as data.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def export(report: ReproReport) -> list[Path]:
+    """Write the reproducer files to ``report.out``; returns their paths."""
+    out = Path(report.out)
+    out.mkdir(parents=True, exist_ok=True)
+    spec = _spec(report)
+    lib = _pocl_library(report.info)
+    icd_dir = str(out.resolve()) if lib else None
+    files = []
+
+    def write(name: str, text: str, mode: int | None = None) -> None:
+        p = out / name
+        p.write_text(text)
+        if mode is not None:
+            p.chmod(mode)
+        files.append(p)
+
+    write("kernel.cl", spec["kernel_source"])
+    write("repro.py", _python_script(spec), 0o755)
+    write("repro.c", _c_program(spec, icd_dir))
+    if lib:
+        write("pocl.icd", lib + "\n")
+    write("README.md", _readme(spec, report, icd_dir))
+    write("repro.json", json.dumps(spec, indent=2, sort_keys=True, default=str) + "\n")
+    return files
+
+
+def summary(report: ReproReport) -> list[str]:
+    """Lines for the terminal."""
+    t, o = report.target, report.outcome
+    lines = [f"{t.function} {t.precision} width {t.width}"
+             + (f" -b '{t.build_options}'" if t.build_options else "")
+             + f": {report.row['rule_class']} on {report.info.label} "
+             f"[{report.info.fingerprint}]"]
+    lines += [f"  note: {n}" for n in report.notes]
+    if report.shrink is not None:
+        s = report.shrink
+        lines.append(f"  original:  {t.describe(report.original)}")
+        lines.append(f"  minimized: {t.describe(report.minimized)}  ({s.candidates} "
+                     f"candidates tried, {s.launches} launches, {s.seconds:.1f} s)")
+    else:
+        lines.append(f"  input: {t.describe(report.minimized)} (not minimized)")
+    slot = t.output_slot(o.finding.output)
+    lines.append(f"  got {o.finding.output}=" + ", ".join(slot.describe(v) for v in o.values)
+                 + f"  expected {o.expected}  ({report.runs} of {report.runs} runs fail)")
+    lines.append(f"  wrote {', '.join(p.name for p in report.files)} to {report.out}/")
+    return lines
+
+
+if __name__ == "__main__":      # pragma: no cover
+    sys.exit("use `fuzzfarm repro`")
