@@ -305,7 +305,7 @@ class DeviceActor:
         self.precisions = tuple(p for p in ("binary16", "binary32", "binary64")
                                 if self.info.supports(format_named(p)))
         self.runners: dict = {}
-        self.claims: dict = {}
+        self.claims: dict = {}      # build options -> {precision: Claims}
         self.sweeps: dict = {}
         self.faults = faults or {}
         # started now, so their processes start and warm up while the kernels build (a
@@ -321,9 +321,8 @@ class DeviceActor:
             r = DeviceRunner(self.info, build_options)
             consts = r.device_constants()
             self.runners[build_options] = r
-            for p in self.precisions:
-                self.claims[(build_options, p)] = Claims.from_fp_config(
-                    self.info.fp_flags(p), self.info.profile, p, consts, build_options)
+            self.claims[build_options] = Claims.by_precision(self.info, consts,
+                                                             build_options)
         return self.runners[build_options]
 
     def describe(self) -> dict:
@@ -478,8 +477,8 @@ class DeviceActor:
             spent["device_wait"] += t1 - t
             bo = spec["build_options"]
             # a conversion may touch two formats: it gets the claims of every one
-            claims = ({p: c for (b, p), c in self.claims.items() if b == bo}
-                      if is_conversion(unit.function) else self.claims[(bo, unit.precision)])
+            claims = (self.claims[bo] if is_conversion(unit.function)
+                      else self.claims[bo][unit.precision])
             checks.append(check_and_write.remote(
                 unit, inputs_ref, ray.put(outputs), claims, self.info.columns(unit.precision),
                 run_id, out, float(pending.device_seconds), bo, coordinator, key))

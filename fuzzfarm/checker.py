@@ -140,6 +140,23 @@ class Claims:
                    finite_math="finite_math" in effects,
                    signed_zeros="no_signed_zeros" not in effects)
 
+    @classmethod
+    def for_device(cls, info, precision: str, constants: dict | None = None,
+                   build_options: str = "") -> "Claims":
+        """The claims of device ``info`` (a fuzzfarm.device.DeviceInfo) in ``precision``:
+        its fp config flags and profile (``from_fp_config``), its FP_ILOGB0/FP_ILOGBNAN
+        ``constants`` and the build options."""
+        return cls.from_fp_config(info.fp_flags(precision), info.profile, precision,
+                                  constants, build_options)
+
+    @classmethod
+    def by_precision(cls, info, constants: dict | None = None,
+                     build_options: str = "") -> dict:
+        """{precision: Claims} for every format device ``info`` supports (what a
+        conversion, which may touch two formats, is judged with)."""
+        return {p: cls.for_device(info, p, constants, build_options)
+                for p in ("binary16", "binary32", "binary64") if info.fp_flags(p)}
+
 
 @dataclass
 class Finding:

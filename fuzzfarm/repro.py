@@ -453,11 +453,8 @@ def claims_for(info, precision: str, build_options: str, constants: dict | None,
     a conversion gets a dict of them by format."""
     from fuzzfarm.checker import Claims
     if conversion:
-        return {p: Claims.from_fp_config(info.fp_flags(p), info.profile, p, constants,
-                                         build_options)
-                for p in ("binary16", "binary32", "binary64") if info.fp_flags(p)}
-    return Claims.from_fp_config(info.fp_flags(precision), info.profile, precision,
-                                 constants, build_options)
+        return Claims.by_precision(info, constants, build_options)
+    return Claims.for_device(info, precision, constants, build_options)
 
 
 def target_for(row: dict, width: int | None = None, lane: int | None = None,

@@ -370,8 +370,7 @@ def _pipeline(opts, run_id, todo, slot_bytes, meta, progress, done_inputs) -> bo
         from fuzzfarm.device import DeviceRunner
         runner = DeviceRunner(info, opts.build_options)
         consts = runner.device_constants()
-        claims = Claims.from_fp_config(info.fp_flags(space.fmt.name), info.profile,
-                                       space.fmt.name, consts, opts.build_options)
+        claims = Claims.for_device(info, space.fmt.name, consts, opts.build_options)
         meta.update(claims={"precision": claims.precision, "profile": claims.profile,
                             "denormals": claims.denormals, "rounding": list(claims.rounding),
                             "relaxed": claims.relaxed},
