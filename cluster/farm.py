@@ -121,7 +121,8 @@ def unit_from_spec(spec: dict):
         return SweepUnit(spec["unit_id"], name, sw["start"], sw["count"], (), False,
                          precision, 1)
     unit = make_unit(spec["pool"], (name, precision, width), spec["serial"], spec["seed"],
-                     spec["per_recipe"], spec["recipes_per_unit"], spec.get("size"))
+                     spec["per_recipe"], spec["recipes_per_unit"], spec.get("size"),
+                     spec.get("replay", ()))
     return replace(unit, unit_id=spec["unit_id"])
 
 
@@ -153,7 +154,7 @@ class Coordinator:
                                                      c.unit_max_inputs)
         self.s = Scheduler(streams, store.done_units(out, run_id), self.journal.append,
                            sizer, c.unit_inputs, deadline, c.input_budget, per_recipe,
-                           recipes_per_unit)
+                           recipes_per_unit, replay=_replays(out, streams))
         if events:
             self.s.restore(events)
         for key, fp in devices.items():
@@ -200,6 +201,23 @@ class Coordinator:
         snap = self.s.snapshot()
         snap["elapsed"] = time.time() - self.started
         return snap
+
+
+def _replays(out: str, streams) -> dict:
+    """{(function, precision): input-bit tuples} saved by ``fuzzfarm repro`` in ``out``'s
+    example database for the element-wise built-ins among ``streams``' targets."""
+    from fuzzfarm.repro import db_dir, replay_examples
+    from fuzzfarm.signatures import input_kinds
+    path = db_dir(out)
+    if not path.is_dir():
+        return {}
+    found = {}
+    for fn, prec in {tuple(s.target[:2]) for s in streams if s.source != "sweep"}:
+        if input_kinds(fn) is not None:
+            examples = replay_examples(path, fn, prec)
+            if examples:
+                found[(fn, prec)] = examples
+    return found
 
 
 @ray.remote(num_cpus=1)

@@ -159,12 +159,16 @@ class Scheduler:
     None with ``unit_inputs`` fixed; ``deadline``: a ``clock()`` time after which no new
     unit is issued (retries still are); ``input_budget``: no new unit once this many
     inputs have been issued; ``per_recipe``/``recipes_per_unit``: the size of a recipe unit
-    when neither fixes one.  ``clock`` is injectable for tests.
+    when neither fixes one; ``replay``: {(function, precision): [input-bit tuples]} that
+    unit 0 of a recipes or catalogue stream runs first (failures saved by ``fuzzfarm
+    repro``; the spec carries them, so a re-issued unit is the same).  ``clock`` is
+    injectable for tests.
     """
 
     def __init__(self, streams, done=(), journal=None, sizer=None, unit_inputs=None,
                  deadline: float | None = None, input_budget: int | None = None,
-                 per_recipe: int = 8192, recipes_per_unit: int = 4, clock=time.time):
+                 per_recipe: int = 8192, recipes_per_unit: int = 4, clock=time.time,
+                 replay: dict | None = None):
         self.streams: dict[str, list[Stream]] = defaultdict(list)
         for s in streams:
             self.streams[s.pool].append(s)
@@ -174,6 +178,7 @@ class Scheduler:
         self.deadline, self.input_budget = deadline, input_budget
         self.per_recipe, self.recipes_per_unit = per_recipe, recipes_per_unit
         self.clock = clock
+        self.replay = replay or {}
         self.stopped = False
         self.issued_inputs = 0
         self.retry: dict[str, deque] = defaultdict(deque)   # pool -> specs to re-issue
@@ -241,7 +246,11 @@ class Scheduler:
             start = serial * chunk
             spec["sweep"] = {"start": start, "count": min(chunk, s.sweep_size - start)}
             spec["size"] = spec["sweep"]["count"]
-        elif serial > 0:
+        elif serial == 0:
+            replay = self.replay.get(tuple(s.target[:2]))
+            if replay:
+                spec["replay"] = [list(t) for t in replay]
+        else:
             if self.unit_inputs is not None:
                 size = int(self.unit_inputs)
             elif self.sizer is not None:

@@ -40,7 +40,8 @@ class WorkUnit:
     with an extra key ``"n"``, the inputs expanded from it (``per_recipe`` where a dict
     has none: units written before sizes varied); for a conversion they are
     ``{"seed": s, "n": n}`` parts.  An empty tuple with ``special=True`` means the
-    special-value pool."""
+    special-value pool, preceded by the ``replay`` inputs (tuples of raw input bits, one
+    per argument: failures saved by ``fuzzfarm repro``, replayed first)."""
 
     unit_id: str
     function: str
@@ -50,11 +51,14 @@ class WorkUnit:
     special: bool = False
     precision: str = "binary32"
     vector_width: int = 1
+    replay: tuple = ()
 
     @property
     def recipe_json(self) -> str:
-        return json.dumps({"special": True} if self.special else list(self.recipes),
-                          sort_keys=True)
+        if self.special:
+            return json.dumps({"special": True, **({"replay": [list(t) for t in self.replay]}
+                                                   if self.replay else {})}, sort_keys=True)
+        return json.dumps(list(self.recipes), sort_keys=True)
 
     def part_sizes(self) -> list[int]:
         """Inputs (vectors for a geometric built-in) of each recipe, in order."""
@@ -191,7 +195,7 @@ def _unit_seed(seed: int, serial: int, target: tuple) -> int:
 
 
 def make_unit(device: str, target: tuple, serial: int, seed: int, per_recipe: int,
-              recipes_per_unit: int, size: int | None = None) -> WorkUnit:
+              recipes_per_unit: int, size: int | None = None, replay=()) -> WorkUnit:
     """Unit number ``serial`` of ``target`` = (built-in or conversion id, precision, vector
     width) for ``device`` (a fingerprint).  Unit 0 is the special-value pool; the others
     draw hypothesis recipes from a seed derived from (seed, serial, target), so a unit is
@@ -199,12 +203,14 @@ def make_unit(device: str, target: tuple, serial: int, seed: int, per_recipe: in
 
     Size: ``size`` inputs (vectors for a geometric built-in) split by ``split_size`` into
     recipes, or, with ``size=None``, ``recipes_per_unit`` recipes of ``per_recipe`` inputs
-    each.  Each recipe dict records its ``n``."""
+    each.  Each recipe dict records its ``n``.  ``replay``: input-bit tuples unit 0 of an
+    element-wise built-in runs before its special-value pool (``fuzzfarm.repro``)."""
     from strategies import draw_recipes
     name, precision, width = target
     unit_id = f"{device}-{name}.{precision}.w{width}-{serial:06d}"
     if serial == 0:
-        return WorkUnit(unit_id, name, seed, 0, (), True, precision, width)
+        return WorkUnit(unit_id, name, seed, 0, (), True, precision, width,
+                        tuple(tuple(int(b) for b in t) for t in replay))
     unit_seed = _unit_seed(seed, serial, target)
     parts = [int(per_recipe)] * max(1, int(recipes_per_unit)) if size is None \
         else split_size(size)
@@ -252,7 +258,18 @@ def make_inputs(unit: WorkUnit) -> dict[str, np.ndarray]:
         n = unit.size if unit.recipes else unit.per_recipe
         return geometric.inputs(fn, fmt, unit.vector_width, n, unit.seed)
     if unit.special:
-        return special_inputs(fn, fmt)
+        pool = special_inputs(fn, fmt)
+        if not unit.replay:
+            return pool
+        first = {}
+        for j, a in enumerate(fn.inputs):
+            bits = np.array([int(t[j]) for t in unit.replay], dtype=np.uint64)
+            if a.kind == "int":       # two's complement in the low 32 bits
+                first[a.name] = (bits & np.uint64(0xFFFFFFFF)).astype(np.uint32).view(np.int32)
+            else:
+                first[a.name] = bits.astype(fmt.uint)
+        return {a.name: np.concatenate([first[a.name].astype(pool[a.name].dtype),
+                                        pool[a.name]]) for a in fn.inputs}
     sizes = unit.part_sizes()
     total = sum(sizes)
     out = {a.name: np.empty(total, dtype=buffer_dtype(a, fmt)) for a in fn.inputs}

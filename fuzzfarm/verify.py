@@ -171,8 +171,10 @@ def _rerun_in_place(runner, group, ins, width, per_recipe) -> dict:
         r = group[ks[0]]
         recipe = json.loads(r["recipe"] or "[]")
         special = isinstance(recipe, dict) and recipe.get("special")
+        replay = tuple(tuple(t) for t in recipe.get("replay", ())) if special else ()
         unit = WorkUnit(uid, r["function"], int(r["seed"]), 0 if special else per_recipe,
-                        () if special else tuple(recipe), bool(special), r["precision"], width)
+                        () if special else tuple(recipe), bool(special), r["precision"], width,
+                        replay)
         full = make_inputs(unit)
         for k in ks:
             e = int(group[k]["element"])

@@ -277,3 +277,27 @@ def test_dashboard_without_its_packages_is_one_line_exit_2(tmp_path, monkeypatch
         assert res.exit_code == 2 and "fuzzfarm[dashboard]" in res.output, res.output
         assert len(res.output.strip().splitlines()) == 1
     assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.device
+@pytest.mark.cluster
+def test_a_saved_reproducer_input_is_replayed_first_in_a_later_run(tmp_path):
+    """`fuzzfarm repro` saves its input in RESULTS/_hypothesis; the next campaign into
+    RESULTS runs it first, in unit 0 of the function, where it fails again."""
+    from fuzzfarm.repro import Target, db_dir, save_example
+    out = tmp_path / "res"
+    target = Target("sinpi", "binary32", 1, "", "CL.sinpi.positive_integer")
+    save_example(db_dir(out), target, (0x4AFFFFFE,))            # 8388607.0f
+    spec = tmp_path / "c.toml"
+    spec.write_text('name = "replay"\nseed = 1\n[[jobs]]\nsource = "catalogue"\n'
+                    'functions = ["sinpi", "cospi"]\n')
+    p = _fuzzfarm("run", "--campaign", str(spec), "--out", str(out))
+    _, err = p.communicate(timeout=600)
+    assert p.returncode == 0, err[-3000:]
+    rows = ds.dataset(out).to_table().to_pylist()
+    first = [r for r in rows if r["function"] == "sinpi" and r["element"] == 0]
+    assert [(r["input_bits"], r["rule_id"]) for r in first] == [
+        ([0x4AFFFFFE], "CL.sinpi.positive_integer")]
+    assert '"replay": [[1258291198]]' in first[0]["recipe"]
+    cospi = [r for r in rows if r["function"] == "cospi" and r["element"] == 0]
+    assert all(r["input_bits"] != [0x4AFFFFFE] for r in cospi)

@@ -389,3 +389,22 @@ def test_no_unit_lost_and_every_row_regenerates(tmp_path):
                            tuple(json.loads(s["recipe"])), False, s["precision"],
                            s["vector_width"])
         assert len(units.make_inputs(u)["x"]) == s["inputs_tested"]
+
+
+def test_unit_zero_replays_saved_examples_first_and_rebuilds_from_its_row():
+    import json as _json
+
+    from fuzzfarm.units import make_inputs, make_unit
+    replay = [(0x4AFFFFFE,), (0x3F800000,)]
+    unit = make_unit("dev", ("sinpi", "binary32", 1), 0, 3, 64, 1, replay=replay)
+    plain = make_inputs(make_unit("dev", ("sinpi", "binary32", 1), 0, 3, 64, 1))
+    ins = make_inputs(unit)
+    assert list(ins["x"][:2]) == [0x4AFFFFFE, 0x3F800000]
+    assert (ins["x"][2:] == plain["x"]).all()
+    rec = _json.loads(unit.recipe_json)
+    assert rec == {"special": True, "replay": [[0x4AFFFFFE], [0x3F800000]]}
+    # an int argument comes back as the int32 it was (two's complement bits)
+    pown = make_unit("dev", ("pown", "binary32", 1), 0, 3, 64, 1,
+                     replay=[(0x40000000, 0xFFFFFFFF)])
+    p = make_inputs(pown)
+    assert int(p["x"][0]) == 0x40000000 and int(p["y"][0]) == -1

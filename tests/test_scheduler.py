@@ -255,3 +255,11 @@ def test_unknown_reason_is_an_error():
     s.add_device("d", "aaaaaaaaaaaa")
     with pytest.raises(ValueError, match="unknown reason"):
         s.lost("d", "gremlins")
+
+
+def test_unit_zero_carries_the_replayed_examples():
+    s = Scheduler(finite_streams(units=2), replay={("sinpi", "binary32"): [(0x4AFFFFFE,)]})
+    s.add_device("d", "aaaaaaaaaaaa")
+    got = {(g["target"][0], g["serial"]): g for g in drain(s, "d")}
+    assert got[("sinpi", 0)]["replay"] == [[0x4AFFFFFE]]
+    assert "replay" not in got[("cospi", 0)] and "replay" not in got[("sinpi", 1)]
