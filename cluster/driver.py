@@ -225,11 +225,15 @@ class CampaignRun:
                     out[bo] += [list(t) for t in job.targets if list(t) not in out[bo]]
         return out
 
-    def _start_work(self, key: str):
-        a = self.actors[key]
-        a.prepare.remote(self._targets_by_options(key))      # in order before work
-        return a.work.remote(self.coord, key, self.run_id, self.out, self.in_flight, None,
-                             self.profile_dir)
+    def _prepare(self, key: str):
+        """Have device ``key``'s actor build its kernels (calls on an actor run in order,
+        so a ``_work`` submitted after it waits for it)."""
+        return self.actors[key].prepare.remote(self._targets_by_options(key))
+
+    def _work(self, key: str):
+        """Device ``key``'s actor pulling units until its pool is finished."""
+        return self.actors[key].work.remote(self.coord, key, self.run_id, self.out,
+                                            self.in_flight, None, self.profile_dir)
 
     # ------------------------------------------------------------------ faults
     def _node_alive(self, node: str) -> bool:
@@ -330,7 +334,8 @@ class CampaignRun:
         self.console.print(f"[yellow]{label} [{key}]: actor {reason}; restarting, its "
                            f"units are retried[/]")
         ray.get(self.coord.revive.remote(key))
-        work[self._start_work(key)] = key
+        self._prepare(key)          # a restarted actor has built nothing
+        work[self._work(key)] = key
 
     # ------------------------------------------------------------------ status
     def status(self, snap: dict, session_started: float) -> dict:
@@ -392,8 +397,8 @@ class CampaignRun:
             for _ in range(min(self.in_flight * len(self.actors), cpus)):
                 warm_checker.remote()
             t0 = time.perf_counter()
-            for key, a in self.actors.items():
-                a.prepare.remote(self._targets_by_options(key))
+            for key in self.actors:
+                self._prepare(key)
             # the device constants, which also waits for every actor to be up
             meta["device_constants"] = dict(zip(self.actors, ray.get(
                 [a.constants.remote() for a in self.actors.values()])))
@@ -414,8 +419,7 @@ class CampaignRun:
                 "max_unit_inputs": self.c.unit_max_inputs, "makers": self.makers})
             store.write_run(self.out, self.run_id, meta)
             self.state = "running"
-            work = {a.work.remote(self.coord, k, self.run_id, self.out, self.in_flight, None,
-                                  self.profile_dir): k for k, a in self.actors.items()}
+            work = {self._work(k): k for k in self.actors}
 
             def on_sigint(signum, frame):
                 raise KeyboardInterrupt

@@ -197,11 +197,13 @@ class Journal:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         # a last line torn by a crash is cut off, so that the journal stays whole lines
-        if self.path.exists():
-            data = self.path.read_bytes()
-            if data and not data.endswith(b"\n"):
-                with open(self.path, "r+b") as fh:
-                    fh.truncate(data.rfind(b"\n") + 1)
+        # (only a torn journal is read back: a whole one may be long)
+        if self.path.exists() and self.path.stat().st_size:
+            with open(self.path, "r+b") as fh:
+                fh.seek(-1, os.SEEK_END)
+                if fh.read(1) != b"\n":
+                    fh.seek(0)
+                    fh.truncate(fh.read().rfind(b"\n") + 1)
         self._fh = open(self.path, "ab", buffering=0)
         self.sync = sync
 

@@ -288,30 +288,33 @@ class _Set:
     runs: list
 
 
-def _device_names(path) -> set[str]:
-    """The device model names of a results directory (stats and findings)."""
-    p = Path(path)
-    names = set(store.read_stats(p).column("device").to_pylist())
-    return names | set(store.read_findings(p).column("device").to_pylist())
-
-
-def _load_check(path, which: str) -> None:
+def _read(path, which: str) -> tuple[pa.Table, pa.Table]:
+    """(stats, findings) of a results directory, read once.  Raises TriageError for a
+    directory that does not exist or holds no fuzzfarm results, store.StoreError for a
+    corrupt one."""
     p = Path(path)
     if not p.is_dir():
         raise TriageError(f"--{which} {str(path)!r} is not a directory")
     if not ((p / "_stats").is_dir() or (p / "_runs").is_dir()):
         raise TriageError(f"--{which} {str(path)!r} holds no fuzzfarm results "
                           f"(no _stats/ or _runs/ in it)")
-
-
-def _load(path, which: str, rename: dict | None = None) -> _Set:
-    p = Path(path)
-    _load_check(path, which)
     stats = store.read_stats(p)
     findings = store.read_findings(p)
     if stats.num_rows == 0 and findings.num_rows == 0:
         raise TriageError(f"--{which} {str(path)!r} holds no fuzzfarm results "
                           f"(no findings or stats Parquet files)")
+    return stats, findings
+
+
+def _device_names(stats: pa.Table, findings: pa.Table) -> set[str]:
+    """The device model names of a results directory's stats and findings."""
+    return set(stats.column("device").to_pylist()) | \
+        set(findings.column("device").to_pylist())
+
+
+def _load(stats: pa.Table, findings: pa.Table, rename: dict | None = None) -> _Set:
+    """One result set from its ``_read`` tables; ``rename``: device model names to
+    compare under another name (``compare``'s pairs)."""
     if rename:                  # paired devices take the other set's model name
         def renamed(t):
             k = t.schema.get_field_index("device")
@@ -472,9 +475,9 @@ def compare(baseline_dir, current_dir, pairs: dict | None = None) -> Triage:
     paired (``Triage.paired`` says so).  Raises TriageError for a directory that does not
     exist or holds no fuzzfarm results, or a pair naming a model its set lacks;
     store.StoreError for a corrupt directory."""
-    for path, which in ((baseline_dir, "baseline"), (current_dir, "current")):
-        _load_check(path, which)
-    names_b, names_c = _device_names(baseline_dir), _device_names(current_dir)
+    raw_b = _read(baseline_dir, "baseline")
+    raw_c = _read(current_dir, "current")
+    names_b, names_c = _device_names(*raw_b), _device_names(*raw_c)
     if pairs:
         for b, c in pairs.items():
             if b not in names_b or c not in names_c:
@@ -482,8 +485,8 @@ def compare(baseline_dir, current_dir, pairs: dict | None = None) -> Triage:
                                   f"{sorted(names_b)}, the current's {sorted(names_c)}")
     elif len(names_b) == 1 and len(names_c) == 1 and names_b != names_c:
         pairs = {next(iter(names_b)): next(iter(names_c))}
-    base = _load(baseline_dir, "baseline", pairs)
-    cur = _load(current_dir, "current")
+    base = _load(*raw_b, pairs)
+    cur = _load(*raw_c)
     issues = []
     for iss in sorted(set(base.issues) | set(cur.issues)):
         d = cur.issues.get(iss) or base.issues[iss]
