@@ -21,11 +21,18 @@ per thread or actor.
 """
 from __future__ import annotations
 
+import functools
+import glob
 import hashlib
+import os
 import re
+import subprocess
+import sys
+import tempfile
 import time
 import warnings
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Iterable, Sequence
 
 import numpy as np
@@ -326,6 +333,62 @@ def select_devices(selector: str | None,
                 f"--device {term!r} matches no OpenCL device; available: {_brief(devices)}")
         chosen.extend(d for d in hits if d not in chosen)
     return chosen
+
+
+def _bundled_pocl_libraries() -> list[str]:
+    """Absolute paths of the libpocl shared libraries that pyopencl's wheel (and
+    pocl-binary-distribution) bundle: PyPI's PoCL."""
+    dirs = []
+    for mod in ("pyopencl", "pocl_binary_distribution"):
+        try:
+            m = __import__(mod)
+        except ImportError:
+            continue
+        base = os.path.dirname(os.path.abspath(m.__file__))
+        dirs += [os.path.join(base, ".libs"), os.path.join(base, "lib")]
+    found = []
+    for d in dirs:
+        found += sorted(glob.glob(os.path.join(d, "libpocl*.so*")))
+    return list(dict.fromkeys(os.path.abspath(p) for p in found))
+
+
+@functools.lru_cache(maxsize=None)
+def _bundled_pocl_fingerprints() -> dict[str, str]:
+    """fingerprint -> bundled libpocl path, for every device each bundled library gives
+    when it is the only ICD (OCL_ICD_VENDORS naming it alone, in a child process)."""
+    code = ("from fuzzfarm.device import list_devices\n"
+            "print(' '.join(d.fingerprint for d in list_devices()))")
+    root = str(Path(__file__).resolve().parent.parent)
+    out: dict[str, str] = {}
+    for lib in _bundled_pocl_libraries():
+        with tempfile.TemporaryDirectory(prefix="fuzzfarm-icd-") as tmp:
+            Path(tmp, "pocl.icd").write_text(lib + "\n")
+            env = {**os.environ, "OCL_ICD_VENDORS": tmp,
+                   "PYTHONPATH": os.pathsep.join(
+                       [root] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
+                                 if p])}
+            try:
+                res = subprocess.run([sys.executable, "-c", code], env=env,
+                                     capture_output=True, text=True, timeout=120)
+            except (OSError, subprocess.SubprocessError):
+                continue
+        for fp in res.stdout.split():
+            out.setdefault(fp, lib)
+    return out
+
+
+def bundled_pocl_library(info: DeviceInfo) -> str | None:
+    """The path of the libpocl that pyopencl's wheel (or pocl-binary-distribution)
+    bundles, if it provides ``info``'s device -- i.e. the device is PyPI's PoCL, the
+    embedded default -- else None (a system PoCL, any other platform).
+
+    A system PoCL of the same version is told apart by fingerprint: each bundled library
+    is enumerated alone in a child process (once per process; the answer is cached).
+    Never raises."""
+    if "portable computing language" not in info.platform_name.lower() \
+            and "pocl" not in info.platform_version.lower():
+        return None
+    return _bundled_pocl_fingerprints().get(info.fingerprint)
 
 
 class KernelBuildError(RuntimeError):

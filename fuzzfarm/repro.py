@@ -43,7 +43,6 @@ tested against a planted fault without a device (tests/test_repro.py).
 """
 from __future__ import annotations
 
-import glob
 import json
 import os
 import re
@@ -56,6 +55,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from edgecases import catalogue
+from fuzzfarm.device import bundled_pocl_library
 from fuzzfarm.formats import FloatFormat, format_named
 
 __all__ = ["ReproError", "NotReproducible", "Slot", "Target", "Outcome", "Reproducer",
@@ -1088,53 +1088,6 @@ def reproduce(results: str | os.PathLike, ref: str, out: str | os.PathLike,
 
 
 # --------------------------------------------------------------------------- export
-def _bundled_pocl_libraries() -> list[str]:
-    """Absolute paths of the libpocl shared libraries that pyopencl's wheel (and
-    pocl-binary-distribution) bundle: PyPI's PoCL."""
-    dirs = []
-    for mod in ("pyopencl", "pocl_binary_distribution"):
-        try:
-            m = __import__(mod)
-        except ImportError:
-            continue
-        base = os.path.dirname(os.path.abspath(m.__file__))
-        dirs += [os.path.join(base, ".libs"), os.path.join(base, "lib")]
-    found = []
-    for d in dirs:
-        found += sorted(glob.glob(os.path.join(d, "libpocl*.so*")))
-    return list(dict.fromkeys(os.path.abspath(p) for p in found))
-
-
-def _pocl_library(info) -> str | None:
-    """The bundled libpocl (``_bundled_pocl_libraries``) that provides ``info``'s device,
-    or None: PyPI's PoCL is told from a system PoCL by listing the devices of each
-    bundled library alone (OCL_ICD_VENDORS naming only it, in a child process) and
-    looking for the device's fingerprint."""
-    import subprocess
-    import tempfile
-    if "portable computing language" not in info.platform_name.lower() \
-            and "pocl" not in info.platform_version.lower():
-        return None
-    code = ("from fuzzfarm.device import list_devices\n"
-            "print(' '.join(d.fingerprint for d in list_devices()))")
-    root = str(Path(__file__).resolve().parent.parent)
-    for lib in _bundled_pocl_libraries():
-        with tempfile.TemporaryDirectory(prefix="fuzzfarm-icd-") as tmp:
-            Path(tmp, "pocl.icd").write_text(lib + "\n")
-            env = {**os.environ, "OCL_ICD_VENDORS": tmp,
-                   "PYTHONPATH": os.pathsep.join(
-                       [root] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
-                                 if p])}
-            try:
-                res = subprocess.run([sys.executable, "-c", code], env=env,
-                                     capture_output=True, text=True, timeout=120)
-            except (OSError, subprocess.SubprocessError):
-                continue
-        if info.fingerprint in res.stdout.split():
-            return lib
-    return None
-
-
 def _spec(report: ReproReport) -> dict:
     """Everything a reproducer embeds (also written as repro.json)."""
     t, o, row, info = report.target, report.outcome, report.row, report.info
@@ -1832,7 +1785,7 @@ def export(report: ReproReport) -> list[Path]:
     out = Path(report.out)
     out.mkdir(parents=True, exist_ok=True)
     spec = _spec(report)
-    lib = _pocl_library(report.info)
+    lib = bundled_pocl_library(report.info)
     icd_dir = str(out.resolve()) if lib else None
     files = []
 

@@ -15,6 +15,7 @@ import pyarrow.dataset as ds
 import pytest
 from click.testing import CliRunner
 
+from devices import selector
 from fuzzfarm.cli import main
 
 #: A finite campaign: fixed-size units, so that its set of units is fixed.
@@ -65,14 +66,14 @@ def test_driver_killed_midway_and_resumed_runs_the_same_units(tmp_path):
     spec = tmp_path / "finite.toml"
     spec.write_text(FINITE)
     whole, cut = tmp_path / "whole", tmp_path / "cut"
-    p = _fuzzfarm("run", "--campaign", str(spec), "--out", str(whole))
+    p = _fuzzfarm("run", "--campaign", str(spec), "--out", str(whole), "--device", selector())
     _, err = p.communicate(timeout=600)
     assert p.returncode == 0, err[-3000:]
     expected = _units(whole)
     # 2 targets x 7 + 2 catalogue + 3 sweep chunks (exp is sized the same way)
     assert len(expected) == 3 * 7 + 2 + 3
 
-    p = _fuzzfarm("run", "--campaign", str(spec), "--out", str(cut))
+    p = _fuzzfarm("run", "--campaign", str(spec), "--out", str(cut), "--device", selector())
     deadline = time.time() + 300
     while time.time() < deadline:
         written = list((cut / "_stats").glob("*/*.parquet")) if (cut / "_stats").exists() else []
@@ -131,7 +132,7 @@ def test_a_unit_that_kills_or_hangs_its_device_twice_is_a_device_fault(tmp_path,
     spec.write_text(PLANTED)
     out = tmp_path / "res"
     bad = "cospi.binary32.w1-000002"
-    p = _fuzzfarm("run", "--campaign", str(spec), "--out", str(out),
+    p = _fuzzfarm("run", "--campaign", str(spec), "--out", str(out), "--device", selector(),
                   env={"FUZZFARM_PLANT_FAULTS": json.dumps({kind: [bad]})})
     _, err = p.communicate(timeout=600)
     assert p.returncode == 0, err[-3000:]
@@ -146,9 +147,15 @@ def test_a_unit_that_kills_or_hangs_its_device_twice_is_a_device_fault(tmp_path,
     assert [s.stem for s in saved] == faulty
     import numpy as np
 
-    from cluster.farm import unit_from_spec  # noqa: F401  (the unit regenerates)
-    with np.load(saved[0]) as z:
+    from cluster.farm import unit_from_spec
+    from fuzzfarm.store import read_journal
+    from fuzzfarm.units import make_inputs
+    journal = next((out / "_campaign").glob("*/journal.jsonl"))
+    spec = next(e["spec"] for e in read_journal(journal)
+                if e.get("event") == "issue" and e["spec"]["unit_id"] == faulty[0])
+    with np.load(saved[0]) as z:            # the saved inputs are the unit's own
         assert z["x"].shape == (4096,)
+        assert np.array_equal(z["x"], make_inputs(unit_from_spec(spec))["x"])
     status = json.loads(next((out / "_campaign").glob("*/status.json")).read_text())
     assert status["units"]["faults"] == 1 and status["state"] == "completed"
     assert f"device fault: {faulty[0]}" in err
@@ -291,7 +298,7 @@ def test_a_saved_reproducer_input_is_replayed_first_in_a_later_run(tmp_path):
     spec = tmp_path / "c.toml"
     spec.write_text('name = "replay"\nseed = 1\n[[jobs]]\nsource = "catalogue"\n'
                     'functions = ["sinpi", "cospi"]\n')
-    p = _fuzzfarm("run", "--campaign", str(spec), "--out", str(out))
+    p = _fuzzfarm("run", "--campaign", str(spec), "--out", str(out), "--device", selector())
     _, err = p.communicate(timeout=600)
     assert p.returncode == 0, err[-3000:]
     rows = ds.dataset(out).to_table().to_pylist()

@@ -22,6 +22,7 @@ from click.testing import CliRunner
 from hypothesis import Phase, find, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 
+from devices import pypi_pocl
 from fuzzfarm import repro, store
 from fuzzfarm.checker import Claims
 from fuzzfarm.cli import main
@@ -288,14 +289,6 @@ def test_lookup_by_signature_gives_the_earliest_failure(results):
 
 # -- device tier: PyPI's PoCL ------------------------------------------------------------------
 
-def _pypi_pocl():
-    from fuzzfarm.device import list_devices
-    for info in list_devices():
-        if repro._pocl_library(info):
-            return info
-    return None
-
-
 def tiny_campaign(out: Path, info, function: str = "sinpi", width: int = 1,
                   serials=(0, 1)) -> str:
     """The units ``serials`` of ``function`` run on ``info`` and written as a run would
@@ -329,7 +322,7 @@ def _largest_positive_integer_finding(out: Path) -> dict:
 
 @pytest.fixture(scope="module")
 def pocl():
-    info = _pypi_pocl()
+    info = pypi_pocl()
     if info is None:
         pytest.skip("PyPI's PoCL (pyopencl's bundled libpocl) is not here")
     return info

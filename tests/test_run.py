@@ -5,12 +5,12 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pyarrow.dataset as ds
 import pytest
 from click.testing import CliRunner
 
+from devices import selector
 from fuzzfarm.cli import main
 from fuzzfarm.run import UsageError, parse_budget
 
@@ -66,7 +66,7 @@ def test_run_finds_sinpi_of_one_on_pocl(tmp_path):
     """The acceptance example: sinpi(+1.0f) = -0.0f on PyPI's PoCL 3.0."""
     out = tmp_path / "res"
     res = _fuzzfarm("run", "--functions", "sinpi,sin", "--budget", "8s", "--seed", "3",
-                    "--out", str(out), "--device", "pocl")
+                    "--out", str(out), "--device", selector())
     assert res.returncode == 0, res.stderr[-2000:]
     table = ds.dataset(out).to_table().to_pylist()
     hits = [r for r in table if r["rule_id"] == "CL.sinpi.positive_integer"
@@ -86,7 +86,7 @@ def test_run_finds_sinpi_of_one_on_pocl(tmp_path):
     assert json.loads(runs[0].read_text())["status"] == "completed"
     # --fail-on-findings turns the same result into exit 1
     res = _fuzzfarm("run", "--functions", "sinpi", "--budget", "3s", "--seed", "3",
-                    "--out", str(out), "--device", "pocl", "--fail-on-findings")
+                    "--out", str(out), "--device", selector(), "--fail-on-findings")
     assert res.returncode == 1
 
 
@@ -95,7 +95,7 @@ def test_run_finds_sinpi_of_one_on_pocl(tmp_path):
 def test_interrupted_run_leaves_only_complete_files(tmp_path):
     out = tmp_path / "res"
     proc = subprocess.Popen([sys.executable, "-m", "fuzzfarm", "run", "--functions", "sinpi,fract",
-                             "--budget", "60s", "--out", str(out), "--device", "pocl"],
+                             "--budget", "60s", "--out", str(out), "--device", selector()],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 120
     while time.time() < deadline and not list(out.glob("_stats/*/*.parquet")):
@@ -150,7 +150,7 @@ def test_vector_widths_precisions_conversions_and_verify_on_pocl(tmp_path):
     out = tmp_path / "out"
     fns = "sinpi,normalize,convert_int_sat_rte(float)"
     res = _fuzzfarm("run", "--functions", fns, "--precisions", "float,double", "--widths", "1,4",
-                    "--budget", "15s", "--seed", "3", "--out", str(out))
+                    "--budget", "15s", "--seed", "3", "--out", str(out), "--device", selector())
     assert res.returncode == 0, res.stderr[-3000:]
     stats = ds.dataset(out / "_stats").to_table().to_pylist()
     seen = {(s["function"], s["precision"], s["vector_width"]) for s in stats}
@@ -368,7 +368,7 @@ def test_no_unit_lost_and_every_row_regenerates(tmp_path):
     the inputs it counted."""
     out = tmp_path / "res"
     code = ("from fuzzfarm import run\n"
-            f"o = run.validate('sin,fract', '4s', 5, {str(out)!r}, 'pocl', None)\n"
+            f"o = run.validate('sin,fract', '4s', 5, {str(out)!r}, {selector()!r}, None)\n"
             "o.makers = 1\n"
             "o.max_unit_inputs = 1 << 17\n"
             "m = run.execute(o)\n"

@@ -18,6 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 from edgecases.catalogue import function
+from devices import one_device, selector
 from fuzzfarm import store
 from fuzzfarm import sweep as sw
 from fuzzfarm.checker import Claims
@@ -139,10 +140,10 @@ pyopencl = pytest.importorskip("pyopencl", reason="pyopencl is not installed")
 
 
 def _first_device():
-    from fuzzfarm.device import list_devices, select_devices
-    if not list_devices():
+    info = one_device()
+    if info is None:
         pytest.skip("no OpenCL device")
-    return select_devices(os.environ.get("FUZZFARM_TEST_DEVICES", "0"))[0]
+    return info
 
 
 @pytest.mark.device
@@ -195,16 +196,17 @@ def test_sweep_cli_bad_input_is_one_line_and_exit_2(args, words, tmp_path):
 
 @pytest.mark.device
 def test_sigint_keeps_every_finished_chunk_whole(tmp_path):
-    _first_device()
+    device = selector(_first_device())
     def cmd(chunks):
         return [sys.executable, "-m", "fuzzfarm", "sweep", "sin", "--chunk-bits", "20",
-                "--chunks", str(chunks), "--out", str(tmp_path), "-j", "2"]
+                "--chunks", str(chunks), "--out", str(tmp_path), "-j", "2", "--device", device]
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     p = subprocess.Popen(cmd(40), cwd=ROOT, env=env, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE)
     stats = tmp_path / "_stats"
     deadline = time.time() + 120
-    while time.time() < deadline and not list(stats.glob("*/*.parquet")):
+    while time.time() < deadline and not list(stats.glob("*/*.parquet")) \
+            and p.poll() is None:
         time.sleep(0.2)
     p.send_signal(signal.SIGINT)
     out, err = p.communicate(timeout=120)

@@ -1,0 +1,43 @@
+"""The OpenCL device the end-to-end tests run on.
+
+A machine may have several OpenCL devices (PyPI's PoCL, a system PoCL, a GPU); a test that
+runs a whole job must name exactly one, or its units run once per device.  ``one_device()``
+is that device: the first one ``FUZZFARM_TEST_DEVICES`` selects when it is set, else PyPI's
+PoCL (the embedded default of the README), else the first PoCL device, else the first
+device; None when there is none.  ``selector(info)`` is a ``--device`` string naming it
+alone (its index).
+"""
+from __future__ import annotations
+
+import functools
+import os
+
+import pytest
+
+
+@functools.lru_cache(maxsize=None)
+def pypi_pocl():
+    """PyPI's PoCL (the libpocl that pyopencl's wheel bundles) as a DeviceInfo, or None."""
+    from fuzzfarm.device import bundled_pocl_library, list_devices
+    return next((d for d in list_devices() if bundled_pocl_library(d)), None)
+
+
+@functools.lru_cache(maxsize=None)
+def one_device():
+    """The one device the end-to-end tests use (see the module docstring), or None."""
+    from fuzzfarm.device import list_devices, select_devices
+    devices = list_devices()
+    chosen = os.environ.get("FUZZFARM_TEST_DEVICES")
+    if chosen:
+        return select_devices(chosen, devices)[0]
+    pocl = [d for d in devices if "pocl" in d.platform_version.lower()]
+    return pypi_pocl() or (pocl or devices or [None])[0]
+
+
+def selector(info=None) -> str:
+    """A --device selector naming ``info`` (default ``one_device()``) alone; skips the test
+    when there is no device."""
+    info = info or one_device()
+    if info is None:
+        pytest.skip("no OpenCL device")
+    return str(info.index)
