@@ -4,8 +4,8 @@ A machine may have several OpenCL devices (PyPI's PoCL, a system PoCL, a GPU); a
 runs a whole job must name exactly one, or its units run once per device.  ``one_device()``
 is that device: the first one ``FUZZFARM_TEST_DEVICES`` selects when it is set, else PyPI's
 PoCL (the embedded default of the README), else the first PoCL device, else the first
-device; None when there is none.  ``selector(info)`` is a ``--device`` string naming it
-alone (its index).
+device; None when there is none (``require_device()`` skips the test then).
+``selector(info)`` is a ``--device`` string naming it alone (its index).
 """
 from __future__ import annotations
 
@@ -34,10 +34,14 @@ def one_device():
     return pypi_pocl() or (pocl or devices or [None])[0]
 
 
-def selector(info=None) -> str:
-    """A --device selector naming ``info`` (default ``one_device()``) alone; skips the test
-    when there is no device."""
-    info = info or one_device()
+def require_device():
+    """``one_device()``; skips the test when there is no device."""
+    info = one_device()
     if info is None:
         pytest.skip("no OpenCL device")
-    return str(info.index)
+    return info
+
+
+def selector(info=None) -> str:
+    """A --device selector naming ``info`` (default ``require_device()``) alone."""
+    return str((info or require_device()).index)

@@ -17,7 +17,7 @@ from pathlib import Path
 import pyarrow.dataset as ds
 import pytest
 
-from devices import one_device
+from devices import require_device
 from ray_cluster import LoopbackCluster
 
 pytestmark = [pytest.mark.device, pytest.mark.cluster, pytest.mark.timeout(600)]
@@ -56,10 +56,7 @@ def _wait_written(out: Path, n: int, proc, timeout=300) -> None:
 def test_campaign_survives_a_killed_actor_and_a_lost_node(tmp_path):
     from cluster.farm import local_resources
     from fuzzfarm.device import list_devices
-    device = one_device()
-    if device is None:
-        pytest.skip("no OpenCL device")
-    pocl = [device]
+    pocl = [require_device()]
     resources = local_resources(pocl, list_devices())
     nodes = [{"num_cpus": 1, "resources": resources} for _ in range(3)]
     spec = tmp_path / "campaign.toml"

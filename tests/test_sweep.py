@@ -18,7 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 from edgecases.catalogue import function
-from devices import one_device, selector
+from devices import require_device, selector
 from fuzzfarm import store
 from fuzzfarm import sweep as sw
 from fuzzfarm.checker import Claims
@@ -139,19 +139,12 @@ def test_a_systematic_failure_is_counted_in_full_but_recorded_in_part(tmp_path):
 pyopencl = pytest.importorskip("pyopencl", reason="pyopencl is not installed")
 
 
-def _first_device():
-    info = one_device()
-    if info is None:
-        pytest.skip("no OpenCL device")
-    return info
-
-
 @pytest.mark.device
 @pytest.mark.parametrize("name, start", [("sin", 0x3F80_0000), ("frexp", 0x7F7F_0000),
                                          ("cospi", 0x4AFF_F000)])
 def test_sweep_kernel_matches_the_buffer_kernel(name, start):
     from fuzzfarm.device import DeviceRunner
-    info = _first_device()
+    info = require_device()
     runner = DeviceRunner(info)
     space = sw.space_for(name, "binary32")
     n = 1 << 16
@@ -163,7 +156,7 @@ def test_sweep_kernel_matches_the_buffer_kernel(name, start):
 
 @pytest.mark.device
 def test_sweep_resumes_by_chunk_without_repeating_one(tmp_path):
-    info = _first_device()
+    info = require_device()
     space = sw.space_for("exp2", "binary32")
     opts = sw.SweepOptions(space, info, tmp_path, 1 << 16, workers=2, limit=3)
     m1 = sw.sweep(opts)
@@ -196,7 +189,7 @@ def test_sweep_cli_bad_input_is_one_line_and_exit_2(args, words, tmp_path):
 
 @pytest.mark.device
 def test_sigint_keeps_every_finished_chunk_whole(tmp_path):
-    device = selector(_first_device())
+    device = selector(require_device())
     def cmd(chunks):
         return [sys.executable, "-m", "fuzzfarm", "sweep", "sin", "--chunk-bits", "20",
                 "--chunks", str(chunks), "--out", str(tmp_path), "-j", "2", "--device", device]
@@ -226,7 +219,7 @@ def test_sigint_keeps_every_finished_chunk_whole(tmp_path):
 @pytest.mark.device
 @pytest.mark.parametrize("name", ["sinpi"])
 def test_full_binary32_sweep(tmp_path, name):
-    info = _first_device()
+    info = require_device()
     m = sw.sweep(sw.SweepOptions(sw.space_for(name, "binary32"), info, tmp_path))
     assert m["status"] == "completed" and m["inputs"] == 2**32
     assert m["screened"] + m["exact"] + m["unjudged"] <= 2**32
