@@ -18,8 +18,11 @@ The rules (edgecases/data/conversions.toml, each with id, section and sentence):
   rounded value is representable (-0.5 -> uint toward zero) is unjudged too, but a result
   other than the rounded value is a note (``CL.convert.float_out_of_range_rounds_in``).
 * **Saturation** (``_sat``, integer destinations only; OpenCL C 3.0 §6.4.3.3): out-of-range
-  values clamp to the nearest representable value (``CL.convert.saturate``), NaN converts
-  to 0 (``CL.convert.sat_nan_zero``).
+  values clamp to the nearest representable value (``CL.convert.saturate``).  A NaN
+  "should be converted to 0" in OpenCL C (a recommendation: ``CL.convert.sat_nan_zero`` is a
+  note and the element unjudged); in a kernel built from SPIR-V the SaturatedConversion
+  decoration says "NaN is converted to 0" (``SPIRV.convert.sat_nan_zero``, a failure).
+  ``check``'s ``language`` says which text governs.
 * **int->int** follows C99 6.3.1.3: a representable value is unchanged
   (``CL.convert.int_value``), an unsigned destination wraps modulo 2**N
   (``CL.convert.int_modulo``), a signed destination out of range is implementation-defined
@@ -86,12 +89,12 @@ _EXTENSION = {"half": "cl_khr_fp16", "double": "cl_khr_fp64"}
 
 # Per-element rule codes (indices into _RULE_IDS).
 (R_ROUNDING, R_SATURATE, R_SAT_NAN, R_INT_VALUE, R_INT_MODULO, R_NAN, R_NAN_QUIET,
- R_SIGNED_OOR, R_ROUNDS_IN, R_ZERO_SIGN, R_EMBEDDED) = range(11)
+ R_SIGNED_OOR, R_ROUNDS_IN, R_ZERO_SIGN, R_EMBEDDED, R_SAT_NAN_SPIRV) = range(12)
 _RULE_IDS = (
     "CL.convert.rounding", "CL.convert.saturate", "CL.convert.sat_nan_zero",
     "CL.convert.int_value", "CL.convert.int_modulo", "CL.convert.nan", "CL.convert.nan_quiet",
     "CL.convert.int_signed_out_of_range", "CL.convert.float_out_of_range_rounds_in",
-    "CL.convert.zero_sign", "CL.convert.embedded_default_rtz",
+    "CL.convert.zero_sign", "CL.convert.embedded_default_rtz", "SPIRV.convert.sat_nan_zero",
 )
 
 #: The ULP error of at most this many failing float results per batch is measured with
@@ -576,7 +579,17 @@ class _Eval:
     qnan: np.ndarray           # bool: quiet NaN source
 
 
-def _evaluate(conv: Conversion, src: np.ndarray) -> _Eval:
+#: The kernel source languages whose texts govern a conversion's verdict (see
+#: edgecases.modality.TEXTS): every kernel fuzzfarm builds today is OpenCL C source.
+LANGUAGES = ("opencl_c", "spirv")
+
+
+def _check_language(language: str) -> None:
+    if language not in LANGUAGES:
+        raise ValueError(f"language={language!r}; use one of {LANGUAGES}")
+
+
+def _evaluate(conv: Conversion, src: np.ndarray, language: str = "opencl_c") -> _Eval:
     n = src.size
     none = np.zeros(n, bool)
     dt = conv.dst_dtype
@@ -601,8 +614,12 @@ def _evaluate(conv: Conversion, src: np.ndarray) -> _Eval:
             expected[below] = lo
             expected[above] = hi
             rule[below | above] = R_SATURATE
-            rule[nan] = R_SAT_NAN
-            judged = np.ones(n, bool)
+            if language == "spirv":     # SaturatedConversion: "NaN is converted to 0"
+                rule[nan] = R_SAT_NAN_SPIRV
+                judged = np.ones(n, bool)
+            else:                       # OpenCL C §6.4.3.3: "NaN should be converted to 0"
+                judged = ~nan
+                alt_mask, alt_rule = nan, R_SAT_NAN
         else:
             judged = inr
             with np.errstate(invalid="ignore"):
@@ -658,23 +675,27 @@ def _evaluate(conv: Conversion, src: np.ndarray) -> _Eval:
                  tiny, nan, qnan)
 
 
-def reference(conv: Conversion, src: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def reference(conv: Conversion, src: np.ndarray,
+              language: str = "opencl_c") -> tuple[np.ndarray, np.ndarray]:
     """The exact results of ``conv`` on ``src`` (vectorized).
 
     ``src``: 1-D array of ``conv.src_dtype`` (float sources as bit patterns; a same-size
     integer array is reinterpreted).  Returns ``(expected, judged)``: ``expected`` of
     ``conv.dst_dtype`` (float results as bit patterns) and ``judged`` (bool), False where
     the result is implementation-defined (float->int without ``_sat`` of an out-of-range
-    or NaN operand; int->signed-int without ``_sat`` out of range), where ``expected`` is
-    meaningless.  For a NaN source of a float->float conversion ``expected`` holds a quiet
-    NaN with the source's sign; ``check`` accepts any NaN (quiet if the source was).
+    or NaN operand; int->signed-int without ``_sat`` out of range) or only recommended (a
+    NaN operand of a ``_sat`` float->int conversion in OpenCL C, ``language='opencl_c'``;
+    judged, expecting 0, under ``language='spirv'``), where ``expected`` is meaningless.
+    For a NaN source of a float->float conversion ``expected`` holds a quiet NaN with the
+    source's sign; ``check`` accepts any NaN (quiet if the source was).
     The expected values are the ones of a device with subnormals; ``check`` applies the
     flush-to-zero allowances.  Exact for every pair: float64 holds every half/float/double
     value, int->float rounds with integer arithmetic, float->float narrowing corrects
     numpy's round-to-nearest cast in the directed modes.  Raises ValueError for a
-    malformed ``src``.
+    malformed ``src`` or an unknown ``language``.
     """
-    ev = _evaluate(conv, _coerce(src, conv.src_dtype, "src"))
+    _check_language(language)
+    ev = _evaluate(conv, _coerce(src, conv.src_dtype, "src"), language)
     return ev.expected, ev.judged
 
 
@@ -710,7 +731,8 @@ def _exact_value(conv: Conversion, s: int):
     return mpmath.mpf(int(s))
 
 
-def check(conv: Conversion, src: np.ndarray, got: np.ndarray, claims=None) -> ConversionResult:
+def check(conv: Conversion, src: np.ndarray, got: np.ndarray, claims=None,
+          language: str = "opencl_c") -> ConversionResult:
     """Judge one batch of device results of ``conv``.
 
     ``src``: 1-D ``conv.src_dtype`` array (float bits); ``got``: the device's results, 1-D
@@ -722,7 +744,12 @@ def check(conv: Conversion, src: np.ndarray, got: np.ndarray, claims=None) -> Co
     binary32 format involved nothing is known, so the flush-to-zero allowances apply to it
     (binary64 never flushes) and, where the profile permits (binary16; binary32 on the
     embedded profile), a default-mode result rounded toward zero is a note.  Pass a dict
-    for an exact verdict on half<->float and float<->double conversions.
+    for an exact verdict on half<->float and float<->double conversions.  ``language``
+    is the kernel's source language, which decides the text that governs a saturated
+    conversion of a NaN: 'opencl_c' (the default; every kernel fuzzfarm builds) makes a
+    result other than 0 the note ``CL.convert.sat_nan_zero`` ("should", OpenCL C 3.0
+    §6.4.3.3), 'spirv' the failure ``SPIRV.convert.sat_nan_zero`` (the SaturatedConversion
+    decoration: "NaN is converted to 0").
 
     Returns a ConversionResult (a CheckResult): ``function`` is ``conv.id``; findings
     (fuzzfarm.checker.Finding, sorted by element) with rule ids of
@@ -732,8 +759,9 @@ def check(conv: Conversion, src: np.ndarray, got: np.ndarray, claims=None) -> Co
     implementation-defined ones, ``flushed`` those passed by a flush-to-zero allowance;
     ``max_ulp_error`` is the largest measured (NaN when none was).  Raises ValueError for
     arrays of the wrong shape, length or dtype, KeyError for a claims dict lacking a
-    format.
+    format, or an unknown ``language``.
     """
+    _check_language(language)
     src = _coerce(src, conv.src_dtype, "src")
     got = _coerce(got, conv.dst_dtype, "got")
     if src.size != got.size:
@@ -743,7 +771,7 @@ def check(conv: Conversion, src: np.ndarray, got: np.ndarray, claims=None) -> Co
     res = ConversionResult(conv.id, n)
     if n == 0:
         return res
-    ev = _evaluate(conv, src)
+    ev = _evaluate(conv, src, language)
     S, D = conv.src_format, conv.dst_format
     ok = got == ev.expected
     note = np.zeros(n, bool)
@@ -818,7 +846,7 @@ def _report(conv, src, got, ev, fail, fail_rule, note, note_rule, res) -> None:
             expected = "any NaN"
         elif code == R_NAN_QUIET:
             expected = "a quiet NaN"
-        elif code in (R_SIGNED_OOR, R_ROUNDS_IN):
+        elif code in (R_SIGNED_OOR, R_ROUNDS_IN, R_SAT_NAN):
             expected = _describe(ev.alt[i], conv)
         elif code == R_EMBEDDED:
             expected = _describe(ev.expected[i], conv) + f" ({conv.mode})"

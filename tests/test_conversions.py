@@ -8,6 +8,8 @@ import math
 import re
 from fractions import Fraction
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -36,12 +38,12 @@ def f64(x: float) -> int:
     return D.bits_of(x)
 
 
-def run(text: str, src, got, claims=None):
+def run(text: str, src, got, claims=None, language="opencl_c"):
     """check() on one element."""
     conv = C.parse(text)
     s = np.asarray([src], dtype=np.int64 if src < 0 else np.uint64)
     g = np.asarray([got], dtype=np.int64 if got < 0 else np.uint64)
-    return C.check(conv, s, g, claims)
+    return C.check(conv, s, g, claims, language)
 
 
 def fails(res) -> set:
@@ -100,12 +102,13 @@ def _slow_to_float(x: Fraction, t: str, mode: str, neg_zero: bool) -> int:
     return int(np.array(-v if neg else v, ft).view(ut))
 
 
-def slow(conv, s: int):
+def slow(conv, s: int, language: str = "opencl_c"):
     d = _decode(s, conv.src) if conv.src in _FMT else ("num", Fraction(s), False)
     if conv.dst in C.INT_TYPES:
         lo, hi = C.int_range(conv.dst)
         if d[0] == "nan":
-            return (0, True) if conv.sat else (None, False)
+            # OpenCL C: "NaN should be converted to 0" (not judged); SPIR-V: "is converted"
+            return (0, True) if conv.sat and language == "spirv" else (None, False)
         if d[0] == "inf":
             return ((lo if d[1] else hi), True) if conv.sat else (None, False)
         x = d[1]
@@ -129,16 +132,19 @@ def slow(conv, s: int):
 CROSS = [c for c in ALL if not (c.kind == "int_to_int" and c.rounding)]
 
 
+@pytest.mark.parametrize("language", C.LANGUAGES)
 @pytest.mark.parametrize("kind", ["float_to_int", "int_to_float", "float_to_float", "int_to_int"])
-def test_reference_matches_a_slow_exact_oracle(kind):
+def test_reference_matches_a_slow_exact_oracle(kind, language):
     """Every (src, dst, sat, mode): landmarks plus random inputs, against Fractions."""
+    if language != "opencl_c" and kind != "float_to_int":
+        pytest.skip("the source language changes float->int _sat of a NaN only")
     for conv in (c for c in CROSS if c.kind == kind):
         pool = C.special_inputs(conv)
         x = np.concatenate([pool[:: max(1, pool.size // 100)], C.inputs(conv, 120, 11)])
-        exp, judged = C.reference(conv, x)
+        exp, judged = C.reference(conv, x, language)
         assert exp.dtype == conv.dst_dtype and judged.dtype == bool
         for k in range(x.size):
-            want, jw = slow(conv, int(x[k]))
+            want, jw = slow(conv, int(x[k]), language)
             where = f"{conv.id} src={int(x[k]):#x}"
             assert bool(judged[k]) == jw, where
             if not jw:
@@ -255,11 +261,11 @@ CASES = [
     ("convert_uint_sat(int)", -1, 0, 2**32 - 1, "CL.convert.saturate"),
     ("convert_int_sat(ulong)", 2**63, INT_MAX, -1, "CL.convert.saturate"),
     ("convert_int_sat(float)", f32(-2.5), -2, -3, "CL.convert.rounding"),         # in range
-    # saturated NaN -> 0
-    ("convert_int_sat(float)", F.default_qnan, 0, INT_MIN, "CL.convert.sat_nan_zero"),
-    ("convert_uchar_sat_rtp(half)", H.exp_mask | 1, 0, 255, "CL.convert.sat_nan_zero"),
+    # saturated NaN -> 0, where SPIR-V's SaturatedConversion governs ("NaN is converted to 0")
+    ("convert_int_sat(float)", F.default_qnan, 0, INT_MIN, "SPIRV.convert.sat_nan_zero"),
+    ("convert_uchar_sat_rtp(half)", H.exp_mask | 1, 0, 255, "SPIRV.convert.sat_nan_zero"),
     ("convert_ulong_sat(double)", D.sign_mask | D.default_qnan, 0, 2**63,
-     "CL.convert.sat_nan_zero"),
+     "SPIRV.convert.sat_nan_zero"),
     # int -> int (C99 6.3.1.3)
     ("convert_uchar(int)", 300, 44, 255, "CL.convert.int_modulo"),
     ("convert_uint(int)", -1, 2**32 - 1, 0, "CL.convert.int_modulo"),
@@ -281,6 +287,8 @@ CASES = [
 @pytest.mark.parametrize("text,src,good,bad,rule", CASES,
                          ids=[f"{c[0]}-{c[4].split('.')[-1]}-{i}" for i, c in enumerate(CASES)])
 def test_rule_passes_the_right_result_and_flags_a_wrong_one(text, src, good, bad, rule):
+    lang = "spirv" if rule.startswith("SPIRV.") else "opencl_c"
+    run = functools.partial(globals()["run"], language=lang)
     ok = run(text, src, good)
     assert not ok.findings, ok.findings
     assert ok.exact == 1 and ok.unjudged == 0
@@ -301,6 +309,31 @@ def test_rule_passes_the_right_result_and_flags_a_wrong_one(text, src, good, bad
         assert not ftz.failures and ftz.flushed == 1
     else:
         assert fails(ftz) == {rule}
+
+
+@pytest.mark.parametrize("text,src", [
+    ("convert_int_sat(float)", F.default_qnan), ("convert_uchar_sat_rtp(half)", H.exp_mask | 1),
+    ("convert_ulong_sat(double)", D.sign_mask | D.default_qnan),
+    ("convert_short_sat_rtn(float)", F.abs_mask)])
+@pytest.mark.parametrize("got", [0, 1, 255])
+def test_a_saturated_nan_in_opencl_c_is_only_recommended_to_be_zero(text, src, got):
+    """OpenCL C 3.0 §6.4.3.3: "(NaN should be converted to 0)": any integer conforms, the
+    element is unjudged, and a result other than 0 is the note CL.convert.sat_nan_zero."""
+    res = run(text, src, got)
+    assert not res.failures
+    assert res.exact == 0 and res.unjudged == 1
+    assert notes(res) == (set() if got == 0 else {"CL.convert.sat_nan_zero"})
+    if got:
+        (f,) = res.findings
+        assert f.expected == "0" and "should" in f.sentence and "should" in f.reading
+    # the same result under the SPIR-V decoration's text is judged
+    assert fails(run(text, src, got, language="spirv")) == (
+        set() if got == 0 else {"SPIRV.convert.sat_nan_zero"})
+
+
+def test_an_unknown_source_language_is_refused():
+    with pytest.raises(ValueError, match="language='glsl'"):
+        run("convert_int_sat(float)", 0, 0, language="glsl")
 
 
 def test_a_signaling_nan_may_stay_signaling():
@@ -358,7 +391,7 @@ def test_signed_int_out_of_range_is_implementation_defined():
 def test_notes_are_never_failures():
     assert {r.id for r in C.rules().values() if r.severity == "note"} == {
         "CL.convert.int_signed_out_of_range", "CL.convert.float_out_of_range_rounds_in",
-        "CL.convert.zero_sign", "CL.convert.embedded_default_rtz"}
+        "CL.convert.zero_sign", "CL.convert.embedded_default_rtz", "CL.convert.sat_nan_zero"}
     for r in C.rules().values():
         assert r.section and r.sentence
         if r.severity == "note":
