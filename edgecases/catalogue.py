@@ -81,6 +81,10 @@ class Function:
     expression: str = ""
     undefined: tuple = ()
     reading: str = ""
+    #: An IEEE 754-2008 quiet-computational operation (§5.5.1: copy, negate, abs,
+    #: copySign): it only moves or sets the sign bit, so a signaling NaN comes back
+    #: signaling (§6.2) and "should be converted to a non-signaling NaN" does not apply.
+    quiet_computational: bool = False
 
     @property
     def is_native(self) -> bool:
@@ -129,7 +133,7 @@ class Rule:
 _SIG = re.compile(r"^\s*(\w+)\s+(\w+)\s*\((.*)\)\s*$")
 _PARAM = re.compile(r"^\s*(\w+)\s*(\*?)\s*(\w+)\s*$")
 _FUNCTION_KEYS = {"signature", "family", "precisions", "widths", "edge_cases_of", "expression",
-                  "undefined", "reading"}
+                  "undefined", "reading", "quiet_computational"}
 
 
 def _type(name: str, text: str, where: str) -> tuple[str, bool]:
@@ -201,9 +205,13 @@ def _parse_function(name: str, value) -> Function:
     if undefined and not value.get("reading"):
         raise CatalogueError(f"functions.toml: {name}: 'undefined' needs a 'reading' quoting "
                              f"the spec")
+    quiet = value.get("quiet_computational", False)
+    if not isinstance(quiet, bool):
+        raise CatalogueError(f"functions.toml: {name}: quiet_computational={quiet!r}; "
+                             f"use true or false")
     return Function(name, sig, tuple(inputs), tuple(outputs), family, precisions, widths,
                     value.get("edge_cases_of", ""), value.get("expression", ""), undefined,
-                    value.get("reading", ""))
+                    value.get("reading", ""), quiet)
 
 
 def _load_toml(name: str) -> dict:

@@ -435,7 +435,8 @@ def _apply_nan_rules(c: _Ctx) -> None:
         out_snan = formats.is_snan(c.outs[o.name], fmt)
         c.add_many(np.nonzero(all_quiet & out_snan)[0], quiet, o.name, lambda j: "a quiet NaN")
         should = general.get("CL.nan.signaling_should_quiet")
-        if should is not None:
+        # IEEE 754-2008 §5.5.1/§6.2: fabs and copysign return a signaling NaN unchanged.
+        if should is not None and not c.fn.quiet_computational:
             c.add_many(np.nonzero(some_snan & out_snan)[0], should, o.name,
                        lambda j: "a quiet NaN (should)")
     # More than one NaN operand: the result should be one of them (payload compared).

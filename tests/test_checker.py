@@ -377,6 +377,34 @@ def test_nan_operand_payload_and_signaling_notes():
     assert [f.rule_id for f in res.failures] == ["CL.nan.signaling_stays_nan"]
 
 
+@pytest.mark.parametrize("precision", ["binary16", "binary32", "binary64"])
+def test_quiet_computational_operations_keep_a_signaling_nan_without_a_note(precision):
+    """IEEE 754-2008 §5.5.1 and §6.2: fabs, copysign (abs, copySign) change at most the
+    sign bit, so a signaling NaN comes back signaling and the "should be converted to a
+    non-signaling NaN" note is not raised; a quiet result is just as good.  A non-NaN
+    result still fails, and sin(sNaN) unquieted still gets the note."""
+    fmt = format_named(precision)
+    claims = Claims(precision)
+    snan, one = fmt.exp_mask | 5, fmt.bits_of(1.0)
+    quieted = snan | fmt.quiet_bit
+
+    def one_(fn, out, **args):
+        return _one(fn, out, fmt, claims, **args)
+    assert catalogue.function("fabs").quiet_computational
+    assert catalogue.function("copysign").quiet_computational
+    assert not catalogue.function("sin").quiet_computational
+    for sign in (0, fmt.sign_mask):
+        assert one_("fabs", snan, x=snan | sign).findings == []
+        assert one_("fabs", quieted, x=snan | sign).findings == []
+        assert one_("copysign", snan | sign, x=snan, y=one | sign).findings == []
+        assert one_("copysign", quieted | sign, x=snan, y=one | sign).findings == []
+    assert [f.rule_id for f in one_("fabs", one, x=snan).failures] == \
+        ["CL.nan.signaling_stays_nan"]
+    assert one_("copysign", one, x=snan, y=one).failures    # F9.copysign.D1b: a NaN
+    assert [f.rule_id for f in one_("sin", snan, x=snan).findings] == \
+        ["CL.nan.signaling_should_quiet"]
+
+
 def test_denorms_are_zero_allows_flushing():
     x = F.bits_of(2.0 ** -130)                            # subnormal, sqrt is normal
     res = _one("fabs", 0, x=x)
