@@ -713,7 +713,7 @@ class ConversionResult(CheckResult):
 def _describe(bits: int, conv: Conversion) -> str:
     D = conv.dst_format
     if D is None:
-        return str(int(bits))
+        return formats.describe_value(np.dtype(conv.dst_dtype).name, bits)
     b = int(bits)
     if (b & D.abs_mask) > D.exp_mask:
         return f"{D.hex(b)} (NaN)"

@@ -17,7 +17,8 @@ import numpy as np
 
 __all__ = [
     "FloatFormat", "BINARY16", "BINARY32", "BINARY64", "FORMATS", "format_named",
-    "INPUT_CLASSES", "INT_CLASSES", "classify", "classify_int",
+    "INPUT_CLASSES", "INT_CLASSES", "classify", "classify_int", "INT_KINDS",
+    "describe_value", "parse_value",
 ]
 
 
@@ -212,3 +213,81 @@ def to_float(bits: np.ndarray, fmt: FloatFormat) -> np.ndarray:
 def from_float(values: np.ndarray, fmt: FloatFormat) -> np.ndarray:
     """Patterns of float64 values rounded (RTE) to ``fmt``."""
     return np.asarray(values, dtype=np.float64).astype(fmt.float).view(fmt.uint)
+
+
+# --------------------------------------------------------------------------- printed values
+#: The integer kinds a printed value can have: the OpenCL integer types by their numpy
+#: names (char .. ulong), plus the catalogue's argument kinds 'int' (intn: int32 values)
+#: and 'uint' (ugentype: an unsigned bit payload such as nan()'s, printed in hex).
+INT_KINDS: dict[str, np.dtype] = {
+    **{n: np.dtype(n) for n in ("int8", "uint8", "int16", "uint16", "int32", "uint32",
+                                "int64", "uint64")},
+    "int": np.dtype(np.int32), "uint": np.dtype(np.uint64),
+}
+_U64 = (1 << 64) - 1
+
+
+def _int_value(kind: str, bits: int) -> int:
+    dt = INT_KINDS[kind]
+    width = dt.itemsize * 8
+    v = int(bits) & ((1 << width) - 1)
+    if dt.kind == "i" and v >> (width - 1):
+        v -= 1 << width
+    return v
+
+
+def describe_value(kind: str, bits: int, fmt: FloatFormat | None = None) -> str:
+    """The text fuzzfarm prints for one value a device took or returned.
+
+    ``kind``: 'float' (``bits`` a pattern of ``fmt``: ``0x3f800000 (1.0)``, a NaN as
+    ``0x7fc00000 (qNaN)`` or ``(sNaN)``, a zero with its sign ``0x80000000 (-0.0)``); an
+    integer type of INT_KINDS by its numpy name (``bits`` the value or its two's
+    complement in any wider unsigned integer; printed in decimal *as that type*, so a
+    uint64 0x8000000000000000 is ``9223372036854775808`` and an int64 one
+    ``-9223372036854775808``); 'uint' an unsigned payload in hex (``0x7fc01``).
+    ``parse_value`` is the inverse.  Raises ValueError for an unknown kind or a 'float'
+    without ``fmt``.
+    """
+    if kind == "float":
+        if fmt is None:
+            raise ValueError("kind='float' needs the value's FloatFormat")
+        b = int(bits) & ((1 << fmt.bits) - 1)
+        if (b & fmt.abs_mask) > fmt.exp_mask:
+            val = "qNaN" if b & fmt.quiet_bit else "sNaN"
+        else:
+            val = repr(fmt.value(b))
+        return f"{fmt.hex(b)} ({val})"
+    if kind == "uint":
+        return hex(int(bits) & _U64)
+    if kind not in INT_KINDS:
+        raise ValueError(f"kind={kind!r}; use 'float' or one of {sorted(INT_KINDS)}")
+    return str(_int_value(kind, bits))
+
+
+def parse_value(kind: str, text: str, fmt: FloatFormat | None = None) -> int:
+    """The stored bits of a value printed by ``describe_value``: a float's pattern, an
+    integer as its two's complement in 64 bits (the findings' ``input_bits`` and
+    ``output_bits`` form: ``int8`` -1 gives 0xffffffffffffffff).  Strict: the text must
+    be exactly what ``describe_value`` prints for those bits.  Raises ValueError for a
+    text that is not (naming the text and the kind) or an unknown kind.
+    """
+    text = text.strip()
+    try:
+        if kind == "float":
+            if fmt is None:
+                raise ValueError("kind='float' needs the value's FloatFormat")
+            bits = int(text.split(" ", 1)[0], 16)
+        elif kind == "uint":
+            bits = int(text, 16)
+        elif kind in INT_KINDS:
+            bits = int(text, 10) & _U64
+        else:
+            raise ValueError(f"kind={kind!r}; use 'float' or one of {sorted(INT_KINDS)}")
+        if describe_value(kind, bits, fmt) != text:
+            raise ValueError("not as printed")
+    except ValueError as exc:
+        if str(exc).startswith("kind="):
+            raise
+        raise ValueError(f"{text!r} is not a printed {kind} value"
+                         + (f" of {fmt.name}" if kind == "float" and fmt else "")) from None
+    return bits

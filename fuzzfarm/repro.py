@@ -55,6 +55,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from edgecases import catalogue
+from fuzzfarm import formats
 from fuzzfarm.device import bundled_pocl_library
 from fuzzfarm.formats import FloatFormat, format_named
 
@@ -271,16 +272,10 @@ class Slot:
         return self.fmt.bits if self.kind == "float" and self.fmt is not None else 0
 
     def describe(self, v: int) -> str:
-        v = int(v)
-        if self.kind == "float":
-            try:
-                val = repr(self.fmt.value(v))
-            except ValueError:
-                val = "qNaN" if v & self.fmt.quiet_bit else "sNaN"
-            return f"{self.fmt.hex(v)} ({val})"
-        if self.kind == "uint":
-            return hex(v)
-        return str(v)
+        """``v`` as fuzzfarm prints it (formats.describe_value): an integer as its
+        buffer's type, so a ulong result prints unsigned."""
+        kind = self.kind if self.kind in ("float", "uint") else self.dtype.name
+        return formats.describe_value(kind, v, self.fmt)
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ import numpy as np
 
 from edgecases import catalogue
 from fuzzfarm.checker import CheckResult, Claims, check_batch
+from fuzzfarm import formats
 from fuzzfarm.formats import FloatFormat, format_named
 from fuzzfarm.kernels import buffer_dtype
 
@@ -352,21 +353,9 @@ def submit_unit(runner, unit: WorkUnit, inputs: dict):
     return runner.submit(catalogue.function(unit.function), inputs, fmt, unit.vector_width)
 
 
-def _describe_value(kind: str, v: int, fmt: FloatFormat) -> str:
-    if kind == "int":
-        return str(int(np.int64(v)) if int(v) < 2**63 else int(v) - 2**64)
-    if kind == "uint":
-        return hex(int(v))
-    try:
-        val = repr(fmt.value(v))
-    except ValueError:
-        val = "sNaN" if not (int(v) & fmt.quiet_bit) else "qNaN"
-    return f"{fmt.hex(v)} ({val})"
-
-
 @lru_cache(maxsize=1 << 16)
 def _describe_cached(kind: str, v: int, fmt: FloatFormat) -> str:
-    return _describe_value(kind, v, fmt)
+    return formats.describe_value(kind, v, fmt)
 
 
 def _hex_row(values, fmt: FloatFormat, which) -> str:
@@ -395,8 +384,10 @@ def _signature(unit: WorkUnit):
     if is_conversion(unit.function):
         from fuzzfarm import conversions
         conv = conversions.parse(unit.function)
-        arg = lambda name, f, out: catalogue.Arg(name, "int" if f is None else "float", out)  # noqa: E731
-        return ((arg("x", conv.src_format, False),), (arg("ret", conv.dst_format, True),),
+        def arg(name, f, dtype, out):   # an integer by its type: ulong prints unsigned
+            return catalogue.Arg(name, "float" if f else np.dtype(dtype).name, out)
+        return ((arg("x", conv.src_format, conv.src_dtype, False),),
+                (arg("ret", conv.dst_format, conv.dst_dtype, True),),
                 conv.src_format or fmt, conv.dst_format or fmt)
     fn = catalogue.function(unit.function)
     return fn.inputs, fn.outputs, fmt, fmt
