@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""Compare the findings of two results directories of the same fixed-seed campaign.
+
+    python3 benchmarks/findings_diff.py BEFORE AFTER [--json FILE]
+
+Counts findings per (function, precision, rule id, severity) in each directory (every run
+in it, read with fuzzfarm.store.read_findings) and prints the keys whose counts differ,
+then totals per severity.  Two versions of fuzzfarm that judge alike give no differing
+key; a change of verdict (a rule made a note, a note dropped) shows as the keys it moved.
+Exit status 0 when the two agree, 1 when they differ, 2 for a missing or corrupt
+directory (a one-line error).
+
+benchmarks/campaigns/fixed_seed.toml is the campaign this is meant for.
+"""
+from __future__ import annotations
+
+import collections
+import json
+import sys
+from pathlib import Path
+
+import click
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+KEY = ("function", "precision", "rule_id", "severity")
+
+
+def counts(results: str) -> collections.Counter:
+    """Findings per KEY tuple in ``results``.  Raises click.ClickException for a missing
+    or unreadable directory."""
+    from fuzzfarm import store
+    if not Path(results).is_dir():
+        raise click.ClickException(f"{results}: no such results directory")
+    try:
+        table = store.read_findings(results).select(list(KEY))
+    except Exception as exc:  # noqa: BLE001  (pyarrow raises several kinds)
+        raise click.ClickException(f"{results}: cannot read its findings: {exc}") from None
+    return collections.Counter(zip(*(table[c].to_pylist() for c in KEY)))
+
+
+@click.command()
+@click.argument("before")
+@click.argument("after")
+@click.option("--json", "json_out", type=click.Path(dir_okay=False),
+              help="Also write the differing keys and totals to this JSON file.")
+def main(before: str, after: str, json_out: str | None) -> None:
+    b, a = counts(before), counts(after)
+    changed = [(k, b[k], a[k]) for k in sorted(set(a) | set(b)) if a[k] != b[k]]
+    for k, nb, na in changed:
+        click.echo(f"{k[0]:34s} {k[1]:9s} {k[2]:42s} {k[3]:5s} {nb:9d} -> {na:9d}")
+    totals = {}
+    for sev in sorted({k[3] for k in set(a) | set(b)}):
+        totals[sev] = (sum(v for k, v in b.items() if k[3] == sev),
+                       sum(v for k, v in a.items() if k[3] == sev))
+        click.echo(f"{sev}: {totals[sev][0]} -> {totals[sev][1]}")
+    click.echo(f"{len(changed)} of {len(set(a) | set(b))} (function, precision, rule, "
+               f"severity) keys differ")
+    if json_out:
+        Path(json_out).write_text(json.dumps(
+            {"changed": [{**dict(zip(KEY, k)), "before": nb, "after": na}
+                         for k, nb, na in changed],
+             "totals": {s: {"before": t[0], "after": t[1]} for s, t in totals.items()}},
+            indent=1) + "\n")
+    sys.exit(1 if changed else 0)
+
+
+if __name__ == "__main__":
+    main()
