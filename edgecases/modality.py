@@ -24,7 +24,7 @@ from functools import lru_cache
 from importlib import resources
 
 __all__ = ["VERBS", "BINDING", "TEXTS", "Modality", "ModalityError", "table", "modality",
-           "implied_severity", "verbs_in", "language_of_text", "audit"]
+           "implied_severity", "verbs_in", "language_of_text", "audit", "governing"]
 
 
 class ModalityError(ValueError):
@@ -179,6 +179,15 @@ def modality(rule_id: str) -> Modality | None:
             if best is None or len(key) > len(best.id):
                 best = row
     return best
+
+
+@lru_cache(maxsize=None)
+def governing(rule_id: str) -> tuple[str | None, str | None]:
+    """(governing text, modal verb) of ``rule_id``, e.g. ('C99 Annex F', 'is') or
+    ('OpenCL C 3.0', 'should'): what a finding records of the text that judged it.
+    (None, None) for an id the table does not know (a device fault)."""
+    row = modality(rule_id)
+    return (row.text, row.verb) if row is not None else (None, None)
 
 
 def _norm(text: str) -> str:

@@ -446,6 +446,13 @@ def sweep(function, precision, device, out, build_options, workers, chunk_bits, 
         raise SystemExit(1)
 
 
+def _governing(rule_id: str) -> dict:
+    """{'text': governing text, 'verb': its modal verb} of a rule (modality.toml)."""
+    from edgecases.modality import governing
+    text, verb = governing(rule_id)
+    return {"text": text, "verb": verb}
+
+
 def _catalogue_records(precisions, profile_names) -> dict:
     """The catalogue as plain data: functions x precisions x profiles with their bounds,
     every rule, the general rules and the conversions."""
@@ -472,10 +479,11 @@ def _catalogue_records(precisions, profile_names) -> dict:
     rules = [{"id": r.id, "function": r.function, "section": r.section,
               "condition": " and ".join(f"{a} {w}" for a, w in r.when) or "always",
               "result": "; ".join(f"{k} = {v.text}" for k, v in r.results.items()),
-              "severity": r.severity, "sentence": r.sentence, "reading": r.reading}
+              "severity": r.severity, "sentence": r.sentence, "reading": r.reading,
+              **_governing(r.id)}
              for r in catalogue.rules()]
     general = [{"id": g.id, "section": g.section, "severity": g.severity,
-                "sentence": g.sentence, "reading": g.reading}
+                "sentence": g.sentence, "reading": g.reading, **_governing(g.id)}
                for g in catalogue.general_rules().values()]
     convs = [c.id for c in conversions.conversions()]
     return {"counts": {"functions": len(catalogue.functions()),
@@ -543,6 +551,27 @@ def catalogue_cmd(as_json, only, precisions) -> None:
                   f"{c['conversions']} conversions")
 
 
+#: How ``fuzzfarm findings`` groups signatures: (severity, title, what it means).
+_FINDING_SECTIONS = (
+    ("fail", "Failures", "the governing text requires the result (shall, must, or a "
+                         "statement such as 'returns' or '=')"),
+    ("note", "Notes", "recommendations, permissions, implementation-defined results "
+                      "(should, may): never failures"),
+    ("fault", "Device faults", "a work unit crashed or hung the device"),
+)
+
+
+def findings_summary_line(summary: list[dict]) -> str:
+    """'N failures in K signatures; M notes in J signatures; F device faults in L
+    signatures' of ``signatures.summarize`` rows (as dicts)."""
+    parts = []
+    for sev, label in (("fail", "failures"), ("note", "notes"), ("fault", "device faults")):
+        rows = [r for r in summary if r["severity"] == sev]
+        parts.append(f"{sum(r['count'] for r in rows):,} {label} in {len(rows)} "
+                     f"signature{'s' if len(rows) != 1 else ''}")
+    return "; ".join(parts)
+
+
 @main.command()
 @click.argument("results", type=click.Path())
 @click.option("--severity", type=click.Choice(["fail", "fault", "note", "all"]),
@@ -554,9 +583,12 @@ def catalogue_cmd(as_json, only, precisions) -> None:
               help="Rows to print (0: all).")
 @click.option("--json", "as_json", is_flag=True, help="Print every signature as JSON lines.")
 def findings(results, severity, functions, limit, as_json) -> None:
-    """List the distinct problems (signatures) of the findings in RESULTS: per signature
-    the device and driver, function, precision, width, build options and rule class, how
-    many findings and runs, first and last seen, the largest ULP error and one example.
+    """List the distinct problems (signatures) of the findings in RESULTS: failures (the
+    governing text says shall, must, or states the result) apart from notes (should, may,
+    implementation-defined) and device faults.  Per signature the device and driver,
+    function, precision, width, build options, rule class, the text that governed it and
+    its verb, how many findings and runs, first and last seen, the largest ULP error and
+    one example; a last line counts each kind.
 
     A signature id (s + 12 hex digits) is what `fuzzfarm repro` takes.  Exit status: 0;
     2 when RESULTS is missing or corrupt.
@@ -581,25 +613,35 @@ def findings(results, severity, functions, limit, as_json) -> None:
             click.echo(json.dumps(r, default=str, sort_keys=True))
         return
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
+    console = Console()
     shown = summary if not limit else summary[:limit]
-    t = Table(title=f"{len(summary)} signature(s) of {table.num_rows:,} finding(s) in "
-                    f"{results}" + (f" (first {len(shown)})" if len(shown) < len(summary)
-                                    else ""), show_lines=True)
-    for col in ("signature", "severity", "device / driver", "target", "rule class",
-                "count", "runs", "first / last seen", "max ULP", "example"):
-        t.add_column(col, overflow="fold",
-                     justify="right" if col in ("count", "runs", "max ULP") else "left")
-    for r in shown:
-        target = f"{r['function']} {r['precision']} w{r['vector_width']}" + (
-            f" {r['build_options']}" if r["build_options"] else "")
-        ulp = "-" if r["max_ulp_error"] is None else f"{r['max_ulp_error']:.3g}"
-        t.add_row(r["signature"], r["severity"], f"{r['device']}\n{r['driver_version']}",
-                  target, r["rule_class"], f"{r['count']:,}", str(r["runs"]),
-                  f"{r['first_seen']:%Y-%m-%d %H:%M}\n{r['last_seen']:%Y-%m-%d %H:%M}",
-                  ulp, f"{r['example_inputs']} -> {r['example_outputs']}\n"
-                       f"(expected {r['example_expected']})")
-    Console().print(t)
+    for sev, title, why in _FINDING_SECTIONS:
+        rows = [r for r in shown if r["severity"] == sev]
+        if not rows:
+            continue
+        of = sum(r["severity"] == sev for r in summary)
+        t = Table(title=escape(f"{title}: {len(rows)} signature(s)"
+                               + (f" of {of}" if len(rows) < of else "") + f" — {why}"),
+                  show_lines=True)
+        for col in ("signature", "device / driver", "target", "rule class", "governed by",
+                    "count", "runs", "first / last seen", "max ULP", "example"):
+            t.add_column(col, overflow="fold",
+                         justify="right" if col in ("count", "runs", "max ULP") else "left")
+        for r in rows:
+            target = f"{r['function']} {r['precision']} w{r['vector_width']}" + (
+                f" {r['build_options']}" if r["build_options"] else "")
+            ulp = "-" if r["max_ulp_error"] is None else f"{r['max_ulp_error']:.3g}"
+            governed = f"{r['text']}\n({r['verb']})" if r["text"] else "-"
+            t.add_row(*map(escape, (
+                r["signature"], f"{r['device']}\n{r['driver_version']}", target,
+                r["rule_class"], governed, f"{r['count']:,}", str(r["runs"]),
+                f"{r['first_seen']:%Y-%m-%d %H:%M}\n{r['last_seen']:%Y-%m-%d %H:%M}", ulp,
+                f"{r['example_inputs']} -> {r['example_outputs']}\n"
+                f"(expected {r['example_expected']})")))
+        console.print(t)
+    console.print(escape(f"{results}: " + findings_summary_line(summary)), highlight=False)
 
 
 @main.command()

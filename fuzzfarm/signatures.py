@@ -133,11 +133,34 @@ def _ulp_classes(findings: pa.Table, rows: list[int], classes: list) -> None:
             classes[rows[k]] = f"{rule_ids[k]}[{parts}]"
 
 
+def with_governing_text(findings: pa.Table) -> pa.Table:
+    """``findings`` with ``text`` and ``verb`` (the text that governed each finding's rule
+    and its modal verb, e.g. 'C99 Annex F' and 'is') filled from
+    edgecases/data/modality.toml where a file written before they were stored left them
+    null.  A device fault keeps null: no text governs it."""
+    from edgecases.modality import governing
+    if findings.num_rows == 0:
+        return findings
+    texts, verbs = findings["text"].to_pylist(), findings["verb"].to_pylist()
+    if None not in texts and None not in verbs:
+        return findings
+    for k, rid in enumerate(findings["rule_id"].to_pylist()):
+        if texts[k] is None or verbs[k] is None:
+            t, v = governing(rid or "")
+            texts[k], verbs[k] = texts[k] or t, verbs[k] or v
+    findings = findings.set_column(findings.schema.get_field_index("text"), "text",
+                                   pa.array(texts, pa.string()))
+    return findings.set_column(findings.schema.get_field_index("verb"), "verb",
+                               pa.array(verbs, pa.string()))
+
+
 def with_signatures(findings: pa.Table) -> pa.Table:
     """``findings`` (FINDINGS_SCHEMA) with three columns added: ``rule_class``,
-    ``signature`` and ``issue`` (strings).  Rows of one (SIGNATURE_FIELDS without the rule
-    class) group are hashed once; ULP rows are classified per (function, precision) with
+    ``signature`` and ``issue`` (strings), and ``text``/``verb`` filled where null
+    (``with_governing_text``).  Rows of one (SIGNATURE_FIELDS without the rule class)
+    group are hashed once; ULP rows are classified per (function, precision) with
     numpy."""
+    findings = with_governing_text(findings)
     n = findings.num_rows
     rule_ids = findings["rule_id"].to_pylist()
     classes = list(rule_ids)
@@ -165,7 +188,7 @@ def with_signatures(findings: pa.Table) -> pa.Table:
 SUMMARY_COLUMNS = ("signature", "issue", *SIGNATURE_FIELDS, "rule_id", "severity", "count",
                    "runs", "first_seen", "last_seen", "max_ulp_error", "example_run_id",
                    "example_unit_id", "example_element", "example_inputs",
-                   "example_outputs", "example_expected", "sentence")
+                   "example_outputs", "example_expected", "sentence", "text", "verb")
 
 
 def summarize(findings: pa.Table) -> pa.Table:
@@ -173,7 +196,8 @@ def summarize(findings: pa.Table) -> pa.Table:
     without ``with_signatures``' columns): ``count`` of findings, ``runs`` they occur in,
     ``first_seen``/``last_seen`` (their earliest and latest ``time``), ``max_ulp_error``
     (ULPs; null where no bound was measured), and one example (the earliest finding:
-    its run, unit, element, inputs, outputs, expected and the rule's sentence).  Sorted
+    its run, unit, element, inputs, outputs, expected, the rule's sentence, the text that
+    governed it and its modal verb, ``text``/``verb``: edgecases/data/modality.toml).  Sorted
     by severity (fault, fail, note), then count, largest first."""
     if "signature" not in findings.column_names:
         findings = with_signatures(findings)
@@ -202,7 +226,8 @@ def summarize(findings: pa.Table) -> pa.Table:
                 "max_ulp_error": g["ulp_error_max"], "example_run_id": ex["run_id"],
                 "example_unit_id": ex["unit_id"], "example_element": ex["element"],
                 "example_inputs": ex["inputs"], "example_outputs": ex["outputs"],
-                "example_expected": ex["expected"], "sentence": ex["sentence"]})
+                "example_expected": ex["expected"], "sentence": ex["sentence"],
+                "text": ex["text"], "verb": ex["verb"]})
     table = pa.table(out)
     order = pc.index_in(table["severity"], pa.array(["fault", "fail", "note"]))
     table = table.append_column("_order", pc.fill_null(order, 3))

@@ -53,6 +53,7 @@ FINDINGS_SCHEMA = pa.schema([
     ("output", pa.string()), ("output_bits", pa.list_(pa.uint64())), ("outputs", pa.string()),
     ("expected", pa.string()), ("rule_id", pa.string()), ("section", pa.string()),
     ("sentence", pa.string()), ("severity", pa.string()), ("reading", pa.string()),
+    ("text", pa.string()), ("verb", pa.string()),
     ("ulp_error", pa.float64()), ("seed", pa.int64()), ("recipe", pa.string()),
     ("time", pa.timestamp("ms", tz="UTC")),
 ])

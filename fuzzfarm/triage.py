@@ -127,6 +127,13 @@ class IssueRow:
     current: Side
     detail: str = ""                # why (flaky counts, what was untested)
     untested_in: str = ""           # "baseline" / "current" for status "untested"
+    text: str = ""                  # the text that governs the rule (modality.toml)
+    verb: str = ""                  # its modal verb: shall/must/is bind, should/may do not
+
+    @property
+    def governed_by(self) -> str:
+        """'C99 Annex F (is)', 'OpenCL C 3.0 (should)'; '-' for a device fault."""
+        return f"{self.text} ({self.verb})" if self.text else "-"
 
     @property
     def target(self) -> tuple:
@@ -391,7 +398,8 @@ def _issues(findings: pa.Table, targets, devices, runs) -> dict:
     if picks:
         ex = findings.take(pa.array(list(picks.values()), pa.int64())).select(
             ["run_id", "unit_id", "element", "inputs", "outputs", "expected", "rule_id",
-             "rule_class", "sentence", "severity", "ulp_error", "driver_version"]).to_pylist()
+             "rule_class", "sentence", "severity", "ulp_error", "driver_version", "text",
+             "verb"]).to_pylist()
         for iss, row in zip(picks, ex):
             out[iss]["example"] = row
     return out
@@ -500,7 +508,7 @@ def compare(baseline_dir, current_dir, pairs: dict | None = None) -> Triage:
         row = IssueRow(issue=iss, status="", device=target[0], function=target[1],
                        precision=target[2], vector_width=target[3], build_options=target[4],
                        rule_class=ex["rule_class"], rule_id=ex["rule_id"], severity=severity,
-                       baseline=b, current=c)
+                       baseline=b, current=c, text=ex["text"] or "", verb=ex["verb"] or "")
         if not b.failures and not c.failures:
             row.status = "note"
         elif b.flaky or c.flaky:
@@ -629,7 +637,7 @@ def _example(row: IssueRow, limit: int = 240) -> str:
 
 
 _ISSUE_COLUMNS = ["issue", "device", "function", "precision", "width", "build options",
-                  "rule class", "severity", "fails baseline", "fails current",
+                  "rule class", "governed by", "severity", "fails baseline", "fails current",
                   "runs failing/tested baseline", "runs failing/tested current",
                   "max ULP baseline", "max ULP current", "example", "detail"]
 
@@ -638,7 +646,8 @@ def _issue_cells(i: IssueRow) -> list[str]:
     def runs(s: Side) -> str:
         return f"{s.runs_failing}/{s.runs_tested}"
     return [i.issue, i.device, i.function, i.precision, str(i.vector_width),
-            _opts(i.build_options), i.rule_class, i.severity, str(i.baseline.failures),
+            _opts(i.build_options), i.rule_class, i.governed_by, i.severity,
+            str(i.baseline.failures),
             str(i.current.failures), runs(i.baseline), runs(i.current),
             _fmt_ulp(i.baseline.max_ulp), _fmt_ulp(i.current.max_ulp), _example(i), i.detail]
 
@@ -672,6 +681,16 @@ def _device_text(t: Triage) -> str:
     return text
 
 
+def trust_line(t: Triage) -> str:
+    """'N failures (issues whose governing text says shall, must or states the result:
+    F in the current set) and M notes (should, may, implementation-defined)'."""
+    fails = [i for i in t.issues if i.status != "note"]
+    return (f"{len(fails)} failure issue(s) (the governing text requires the result: "
+            f"shall, must, or a statement such as 'returns'; "
+            f"{sum(i.fails_in_current for i in fails)} failing in the current set) and "
+            f"{len(t.notes)} note(s) (should, may, implementation-defined: never failures)")
+
+
 def _sections(t: Triage) -> list[_Section]:
     c = t.counts
     summary = _Section(
@@ -684,7 +703,8 @@ def _sections(t: Triage) -> list[_Section]:
          ["targets tested only in the baseline", str(len(t.only_baseline))],
          ["targets tested only in the current set", str(len(t.only_current))]],
         text=(f"Baseline: `{t.baseline}` ({len(t.runs_baseline)} runs); current: "
-              f"`{t.current}` ({len(t.runs_current)} runs). " + _device_text(t)
+              f"`{t.current}` ({len(t.runs_current)} runs). " + trust_line(t) + ". "
+              + _device_text(t)
               + f" Exit status: {t.exit_code}."))
     secs = [summary]
     blurbs = {
@@ -707,11 +727,12 @@ def _sections(t: Triage) -> list[_Section]:
     notes = t.notes
     secs.append(_Section(
         f"Notes ({len(notes)})",
-        ["issue", *_TARGET_COLUMNS, "rule class", "notes baseline", "notes current",
-         "example"],
-        [[i.issue, *_target_cells(i), i.rule_class, str(i.baseline.notes),
+        ["issue", *_TARGET_COLUMNS, "rule class", "governed by", "notes baseline",
+         "notes current", "example"],
+        [[i.issue, *_target_cells(i), i.rule_class, i.governed_by, str(i.baseline.notes),
           str(i.current.notes), _example(i)] for i in notes], css="note",
-        text="Informational: where the texts are ambiguous or silent; never failures."))
+        text="Informational: what the governing text recommends or permits (should, may, "
+             "implementation-defined), or where the texts are ambiguous; never failures."))
     secs.append(_Section(
         f"ULP maximum regressions ({len(t.ulp_regressions)})",
         [*_TARGET_COLUMNS, "max ULP baseline", "max ULP current", "ratio",
@@ -1015,6 +1036,7 @@ def print_summary(t: Triage, out_dir=None, console=None) -> None:
             ("targets only in current", len(t.only_current), "")):
         table.add_row(label, str(n), style=style or None)
     console.print(table)
+    console.print(escape(trust_line(t)), highlight=False)
     for i in t.new[:10]:
         console.print("[red]new[/] " + escape(
             f"{i.issue} {i.device} {i.function} {i.precision} w{i.vector_width} "

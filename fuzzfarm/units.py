@@ -24,9 +24,9 @@ from functools import lru_cache
 
 import numpy as np
 
-from edgecases import catalogue
-from fuzzfarm.checker import CheckResult, Claims, check_batch
+from edgecases import catalogue, modality
 from fuzzfarm import formats
+from fuzzfarm.checker import CheckResult, Claims, check_batch
 from fuzzfarm.formats import FloatFormat, format_named
 from fuzzfarm.kernels import buffer_dtype
 
@@ -396,7 +396,8 @@ def _signature(unit: WorkUnit):
 #: Finding columns that vary by finding (the rest are the same for a whole unit).
 _FINDING_FIELDS = ("element", "input_bits", "inputs", "output", "output_bits", "outputs",
                    "expected", "rule_id", "section", "sentence", "severity", "reading",
-                   "ulp_error")
+                   "text", "verb", "ulp_error")
+
 
 
 class _Values:
@@ -464,6 +465,9 @@ def _finding_columns(result: CheckResult, unit: WorkUnit, device_meta: dict, run
     for name in ("expected", "rule_id", "section", "sentence", "severity", "reading",
                  "ulp_error"):
         cols[name] = col(name)
+    cols["text"], cols["verb"] = (list(c) for c in zip(*map(modality.governing,
+                                                             cols["rule_id"]))) \
+        if fs else ([], [])
     const = {"run_id": run_id, "unit_id": unit.unit_id, **device_meta,
              "function": unit.function, "precision": unit.precision,
              "vector_width": unit.vector_width, "build_options": build_options,
@@ -593,7 +597,8 @@ def fault_rows(unit: WorkUnit, device_meta: dict, run_id: str, build_options: st
     finding = {**common, "element": -1, "input_bits": [], "inputs": f"unit {unit.unit_id}",
                "output": "", "output_bits": [], "outputs": "", "expected": "completion",
                "rule_id": rule, "section": section, "sentence": sentence,
-               "severity": "fault", "reading": "", "ulp_error": None}
+               "severity": "fault", "reading": "", "text": None, "verb": None,
+               "ulp_error": None}
     stats = {**common, "inputs_tested": 0, "inputs_by_class": [], "failures": 0,
              "failures_by_rule": [], "notes": 0, "notes_by_rule": [], "max_ulp_error": None,
              "screened": 0, "exact": 0, "unjudged": 0, "device_seconds": None,

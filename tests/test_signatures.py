@@ -159,3 +159,50 @@ def test_vectorized_ulp_classes_equal_the_one_by_one_rule_class():
     assert t["rule_class"].to_pylist() == [
         rule_class(r["rule_id"], r["function"], r["precision"], r["input_bits"])
         for r in rows]
+
+
+def test_findings_record_the_governing_text_and_fill_it_for_older_files():
+    """units.finding_rows stores the text and verb of each finding's rule; a file written
+    before they were stored (null) gets them from edgecases/data/modality.toml; a device
+    fault has none."""
+    from fuzzfarm import units
+    from fuzzfarm.checker import CheckResult, Finding
+    r = CheckResult("sinpi", 2)
+    for i, rid in enumerate(("CL.sinpi.positive_integer", "CL.nan.signaling_should_quiet")):
+        r.findings.append(Finding(i, "sinpi", rid, "s", "t", "fail", "ret", (0x3F800000,),
+                                  (0x80000000,), "+0", None, ""))
+    u = units.make_unit("dev", ("sinpi", "binary32", 1), 3, 1, 8192, 4, size=2048)
+    rows = units.finding_rows(r, u, {}, "run")
+    assert [(x["text"], x["verb"]) for x in rows] == [("OpenCL SPIR-V Env", "is"),
+                                                        ("OpenCL SPIR-V Env", "should")]
+    old = [finding(), finding(rule_id="CL.convert.sat_nan_zero", severity="note",
+                              function="convert_int_sat(float)"),
+           finding(rule_id="device.crash", severity="fault", input_bits=[]),
+           finding(rule_id="F9.acos.1", text="C99 Annex F", verb="is")]
+    assert all(x.get("text") is None for x in old[:3])
+    s = {x["rule_id"]: (x["text"], x["verb"]) for x in summarize(table(old)).to_pylist()}
+    assert s == {"CL.sinpi.positive_integer": ("OpenCL SPIR-V Env", "is"),
+                 "CL.convert.sat_nan_zero": ("OpenCL C 3.0", "should"),
+                 "device.crash": (None, None), "F9.acos.1": ("C99 Annex F", "is")}
+
+
+def test_findings_command_shows_failures_apart_from_notes_with_their_texts(tmp_path):
+    store.write_findings(tmp_path, "r1", "u1", [
+        finding(), finding(element=3),
+        finding(rule_id="CL.convert.sat_nan_zero", severity="note",
+                function="convert_int_sat(float)", element=4),
+        finding(rule_id="device.hang", severity="fault", element=-1, input_bits=[])])
+    res = CliRunner().invoke(main, ["findings", str(tmp_path)], env={"COLUMNS": "250"})
+    assert res.exit_code == 0, res.output
+    out = res.output
+    fails, notes, faults = (out.index(t) for t in ("Failures: 1 signature",
+                                                    "Notes: 1 signature",
+                                                    "Device faults: 1 signature"))
+    assert fails < notes < faults
+    assert "OpenCL SPIR-V Env" in out[fails:notes] and "(is)" in out[fails:notes]
+    assert "OpenCL C 3.0" in out[notes:faults] and "(should)" in out[notes:faults]
+    assert out.strip().splitlines()[-1].endswith(
+        "2 failures in 1 signature; 1 notes in 1 signature; 1 device faults in 1 signature")
+    res = CliRunner().invoke(main, ["findings", str(tmp_path), "--severity", "note"],
+                             env={"COLUMNS": "250"})
+    assert "Failures:" not in res.output and "0 failures in 0 signatures" in res.output

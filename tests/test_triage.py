@@ -351,3 +351,23 @@ def test_one_device_model_each_is_paired_and_pairs_can_be_named(tmp_path):
                                               "nosuch=pthread-avx-cpu"]), "--pair")
     _one_error_line(CliRunner().invoke(main, ["triage", "-b", str(b), "-c", str(c), "--pair",
                                               "no-equals-sign"]), "--pair")
+
+
+def test_the_report_says_which_text_governed_each_issue_and_counts_both_kinds(sets, tmp_path):
+    b, c = sets
+    # a saturated conversion of a NaN to an integer other than 0: a note (OpenCL C "should")
+    unit(c, "c-run1", "convert_int_sat(float)", [("CL.convert.sat_nan_zero",
+                                                  {"severity": "note"})], driver="2.0")
+    t = triage.compare(b, c)
+    by_rule = {i.rule_id: i for i in t.issues}
+    assert by_rule["CL.convert.sat_nan_zero"].governed_by == "OpenCL C 3.0 (should)"
+    assert by_rule["CL.convert.sat_nan_zero"].status == "note"
+    assert by_rule["CL.sinpi.positive_integer"].governed_by == "OpenCL SPIR-V Env (is)"
+    line = triage.trust_line(t)
+    fails = sum(i.status != "note" for i in t.issues)
+    assert line.startswith(f"{fails} failure issue(s)") and f"{len(t.notes)} note(s)" in line
+    triage.run(b, c, tmp_path / "rep")
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert line in _section(md, "Summary")
+    assert "OpenCL C 3.0 (should)" in _section(md, "Notes")
+    assert "OpenCL SPIR-V Env (is)" in _section(md, "New failures")
