@@ -924,6 +924,11 @@ def _judge(c: _Ctx, rows, got, lim: _Lim, prec: int, orig_rows=None,
     matching = [r for r in c.rules if r.kind != "ftz" and facts.holds(r.when, fmt)]
     if any(r.kind == "undefined" for r in matching):
         v.judged = False
+        # The undefined lanes leave cross's w lane bound: "The w component of float4 result
+        # returned will be 0.0" whatever the operands (CL.cross.w_zero).
+        for r in matching:
+            if r.kind == "prescribed" and r.result in _LANE_SCOPED:
+                v.issues += _prescribed(c, r, rows, got, None, orig_rows)
         return v
     for r in matching:
         if r.kind == "allowance" and _matches_input(c, got, rows, orig_rows):

@@ -521,6 +521,20 @@ def test_cross_w_is_zero_even_for_nan_and_inf_w_inputs(fmt):
     assert "CL.cross.w_zero" in ids(bad, "fail")
 
 
+@pytest.mark.parametrize("fmt", FMTS, ids=lambda f: f.name)
+def test_cross_w_is_judged_where_the_xyz_products_overflow(fmt):
+    """CL.cross.product_overflow leaves the xyz lanes unjudged, not the w lane (found by
+    tests/test_second_opinion.py)."""
+    big = fmt.value(fmt.max_finite)
+    p0 = _p(fmt, 2.0, 1.0, 3.0, 0.0)
+    p1 = _p(fmt, 1.0, 0.0, big, fmt.pos_inf)
+    xyz = _p(fmt, 1.0, 2.0, 3.0, 0.0)[:3]             # any xyz: not judged here
+    good = run("cross", fmt, (p0, p1), xyz + [0])
+    assert not ids(good, "fail") and good.unjudged == 1
+    bad = run("cross", fmt, (p0, p1), xyz + [fmt.bits_of(1.0)])
+    assert ids(bad, "fail") == {"CL.cross.w_zero"}
+
+
 @pytest.mark.parametrize("name, rows", [
     ("dot", lambda f: (_p(f, 1.0, qnan(f)), _p(f, 1.0, 2.0))),
     ("length", lambda f: (_p(f, 1.0, snan(f)),)),
