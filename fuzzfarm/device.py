@@ -36,11 +36,18 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 import numpy as np
-import pyopencl as cl
 
-from edgecases.catalogue import Function
-from fuzzfarm.formats import BINARY16, BINARY32, BINARY64, FloatFormat
-from fuzzfarm.kernels import (
+from fuzzfarm import icd
+
+# Before pyopencl loads the ICD loader: make the drivers pip installed into this
+# environment (Intel's CPU runtime) visible (fuzzfarm/icd.py).
+icd.register()
+
+import pyopencl as cl  # noqa: E402
+
+from edgecases.catalogue import Function  # noqa: E402
+from fuzzfarm.formats import BINARY16, BINARY32, BINARY64, FloatFormat  # noqa: E402
+from fuzzfarm.kernels import (  # noqa: E402
     CONSTANTS_KERNEL, FP_CONFIG_SHORT, buffer_dtype, constants_source, fp_config_names, kernel_name,
     kernel_source, program_source,
 )
@@ -297,9 +304,13 @@ def _match(term: str, devices: Sequence[DeviceInfo]) -> list[DeviceInfo]:
         hits = [d for d in devices if d.fingerprint.startswith(low)]
         if hits:
             return hits
-    return [d for d in devices
-            if any(low in s.lower() for s in (d.platform_name, d.platform_version, d.name,
-                                               d.vendor, d.device_type))]
+    # An implementation's name first ('intel', 'pocl', 'oclgrind', 'nvidia'): PoCL on an
+    # Intel CPU calls its device "pthread-Intel(R) Xeon(R) ...", yet 'intel' means Intel's
+    # runtime.  Only a term no platform matches is looked up in the device's own names.
+    hits = [d for d in devices
+            if any(low in s.lower() for s in (d.platform_name, d.platform_version))]
+    return hits or [d for d in devices
+                    if any(low in s.lower() for s in (d.name, d.vendor, d.device_type))]
 
 
 def select_devices(selector: str | None,
@@ -309,8 +320,9 @@ def select_devices(selector: str | None,
     ``selector`` is None or 'all' for every device, or comma-separated terms, each one of:
     an index into ``list_devices()`` ('0'); 'P:D' platform and device indices ('0:1'); a
     fingerprint or a prefix of it of at least 6 hex digits; a case-insensitive substring of
-    the platform name or version, device name, vendor or device type ('pocl', 'nvidia',
-    'cuda', 'gpu').
+    the platform name or version -- the implementation ('pocl', 'intel', 'oclgrind',
+    'nvidia', 'cuda') -- or, where no platform matches, of the device name, vendor or
+    device type ('gpu', 'cpu', 'epyc').
     ``devices`` defaults to ``list_devices()`` (give a list to select from a known set).
 
     Raises DeviceSelectionError, with one line naming the term and listing the devices
@@ -394,11 +406,43 @@ def bundled_pocl_library(info: DeviceInfo) -> str | None:
 class KernelBuildError(RuntimeError):
     """An OpenCL program failed to build.  The message names the device, the kernels and
     the build options and quotes the first lines of the build log; ``source``, ``log`` and
-    ``options`` keep the whole of each (STYLE.md point 7)."""
+    ``options`` keep the whole of each (STYLE.md point 7), ``code`` the OpenCL error code
+    (e.g. -11, CL_BUILD_PROGRAM_FAILURE; None when unknown) and ``code_name`` its name.
+    ``kernels``: the kernel names the program defines.  ``failed``: where a program of
+    several kernels failed, {function name: the KernelBuildError of building it alone}
+    for each one that fails alone."""
 
-    def __init__(self, message: str, source: str = "", log: str = "", options: str = ""):
+    def __init__(self, message: str, source: str = "", log: str = "", options: str = "",
+                 code: int | None = None, code_name: str = "", kernels=(),
+                 failed: dict | None = None):
         super().__init__(message)
         self.source, self.log, self.options = source, log, options
+        self.code, self.code_name = code, code_name
+        self.kernels, self.failed = tuple(kernels), dict(failed or {})
+
+    def detail(self) -> dict:
+        """What a device-fault finding records of it (units.fault_rows ``detail``)."""
+        return {"kernel_source": self.source, "build_log": self.log,
+                "build_options": self.options, "error_code": self.code,
+                "error_name": self.code_name,
+                "kernel_name": ", ".join(self.kernels) if self.kernels else "",
+                "error": str(self).splitlines()[0]}
+
+
+def cl_error_code(exc) -> tuple[int | None, str]:
+    """(OpenCL error code, its name) of a pyopencl error; (None, '') for anything else."""
+    code = getattr(exc, "code", None)
+    try:
+        code = int(code) if code is not None else None
+    except (TypeError, ValueError):
+        code = None
+    name = ""
+    if code is not None:
+        for attr in dir(cl.status_code):
+            if not attr.startswith("_") and getattr(cl.status_code, attr) == code:
+                name = "CL_" + attr
+                break
+    return code, name
 
 
 def _check_available(fn: Function, fmt: FloatFormat, width: int) -> None:
@@ -459,6 +503,9 @@ class DeviceRunner:
         self.pinned = True if pinned is None else bool(pinned)
         self._kernels: dict[tuple, object] = {}
         self._constants: dict[str, int] | None = None
+        #: Built-in names whose programs get an ``#error`` line (tests plant build
+        #: failures with it, cluster.farm FAULTS_ENV "build"); empty in normal use.
+        self.planted_build: tuple = ()
         self._idle: list[_Slot] = []      # staging slots free for reuse, oldest first
 
     # -- building ---------------------------------------------------------------------
@@ -476,6 +523,9 @@ class DeviceRunner:
         """Compile OpenCL C ``source`` with this runner's build options; returns the
         pyopencl Program.  ``what`` names it in errors.  Raises KernelBuildError with the
         build log on failure."""
+        if any(re.search(rf"\b{re.escape(name)}\s*\(", source) for name in self.planted_build):
+            source += '\n#error "fuzzfarm: planted build failure (tests)"\n'
+        kernels = re.findall(r"__kernel\s+void\s+(\w+)", source)
         program = cl.Program(self.context, source)
         try:
             with warnings.catch_warnings():
@@ -489,11 +539,13 @@ class DeviceRunner:
                 log = ""
             log = log.strip() or str(exc)
             head = "\n".join(log.splitlines()[:BUILD_LOG_LINES])
+            code, code_name = cl_error_code(exc)
             raise KernelBuildError(
                 f"building {what} for {self.info.label} [{self.info.fingerprint}] with "
                 f"build options {self.build_options!r} failed; build log (first "
                 f"{BUILD_LOG_LINES} lines):\n{head}",
-                source=source, log=log, options=self.build_options) from None
+                source=source, log=log, options=self.build_options, code=code,
+                code_name=code_name, kernels=kernels) from None
 
     def prepare(self, fns: Iterable[Function], fmt: FloatFormat = BINARY32,
                 width: int = 1) -> None:
@@ -521,23 +573,23 @@ class DeviceRunner:
         try:
             what = kernel_name(todo[0]) if len(todo) == 1 else f"{len(todo)} kernels"
             program = self.build(src, f"{what} ({fmt.name}, width {width})")
-        except KernelBuildError:
+        except KernelBuildError as whole:
             if len(todo) == 1:
                 raise
-            failures = []
+            failures = {}
             for f in todo:
                 try:
                     self.prepare([f], fmt, width)
                 except KernelBuildError as exc:
-                    failures.append(exc)
+                    failures[f.name] = exc
             if failures:
-                if len(failures) == 1:
-                    raise failures[0] from None
                 raise KernelBuildError(
-                    f"{len(failures)} kernels failed to build:\n"
-                    + "\n".join(str(e) for e in failures),
-                    source=src, log="\n".join(e.log for e in failures),
-                    options=self.build_options) from None
+                    f"{len(failures)} of {len(todo)} kernels failed to build:\n"
+                    + "\n".join(str(e) for e in failures.values()),
+                    source=src, log="\n".join(e.log for e in failures.values()),
+                    options=self.build_options, code=whole.code, code_name=whole.code_name,
+                    kernels=[k for e in failures.values() for k in e.kernels],
+                    failed=failures) from None
             return
         for f in todo:
             try:
