@@ -479,8 +479,12 @@ class CampaignRun:
             else:
                 self.state = "completed"
             store.write_json(self.dir / "status.json", self.status(snap, session_started))
+            # every device fault: crashes and hangs (recorded here), build failures and
+            # enqueue errors (recorded by the devices)
+            faults = [{"unit_id": f["unit_id"], "reason": f["fault"]}
+                      for f in ray.get(self.coord.faults.remote())]
             meta.update(status=self.state, finished=time.time(), totals=totals,
-                        faults=self.faults, given_up=self.dead)
+                        faults=faults, given_up=self.dead)
         except KeyboardInterrupt:
             self.state = "interrupted"
             meta.update(status="abandoned", finished=time.time())
@@ -515,8 +519,9 @@ def run_campaign(campaign, out: str, **options) -> dict:
     with this machine's devices), ``run_id`` (resume that campaign), ``dashboard``,
     ``console`` (a rich Console), ``num_cpus``, ``makers``, ``in_flight``,
     ``profile_dir``, ``status_interval`` (seconds), ``per_recipe``, ``recipes_per_unit``.
-    Raises fuzzfarm.campaign.CampaignError for selectors that match no device, and
-    fuzzfarm.device.KernelBuildError when a kernel does not build."""
+    Raises fuzzfarm.campaign.CampaignError for selectors that match no device.  A kernel
+    that does not build, an OpenCL error, a crashed or hung unit is a device fault: a
+    finding (severity "fault"), listed in ``faults``; the campaign goes on."""
     return CampaignRun(campaign, out, **options).run()
 
 

@@ -178,6 +178,20 @@ class Coordinator:
         self.journal.append({"event": "fault", "unit_id": unit_id})
         self.s.complete(unit_id)
 
+    def fault(self, unit_id: str, device: str, reason: str) -> bool:
+        """A device recorded unit ``unit_id`` as a device fault of ``reason`` (its finding
+        and stats row are written): journal it, count it done and a fault."""
+        self.journal.append({"event": "fault", "unit_id": unit_id, "reason": reason})
+        return self.s.record_fault(unit_id, device, reason)
+
+    def withdraw(self, device: str, target, build_options: str) -> int:
+        """No more units of ``target`` with ``build_options`` for ``device``'s pool."""
+        return self.s.withdraw(self.s.devices[device].pool, target, build_options)
+
+    def faults(self) -> list:
+        """The specs recorded as device faults (with their ``fault`` reason)."""
+        return list(self.s.faults)
+
     def lost(self, device: str, reason: str) -> list:
         return self.s.lost(device, reason)
 
@@ -326,6 +340,11 @@ class DeviceActor:
         self.claims: dict = {}      # build options -> {precision: Claims}
         self.sweeps: dict = {}
         self.faults = faults or {}
+        #: (build options, target) -> the KernelBuildError of a kernel that did not build
+        self.unbuildable: dict = {}
+        #: (build options, target) whose fault is recorded: later units are skipped
+        self.withdrawn: set = set()
+        self.enqueue_errors: dict = {}      # (build options, target) -> errors so far
         # started now, so their processes start and warm up while the kernels build (a
         # make() call queues behind the warm-up on the same actor)
         self.makers = [UnitMaker.remote() for _ in range(max(0, int(makers)))]
@@ -337,6 +356,7 @@ class DeviceActor:
             from fuzzfarm.checker import Claims
             from fuzzfarm.device import DeviceRunner
             r = DeviceRunner(self.info, build_options)
+            r.planted_build = tuple(self.faults.get("build", ()))
             consts = r.device_constants()
             self.runners[build_options] = r
             self.claims[build_options] = Claims.by_precision(self.info, consts,
@@ -361,9 +381,11 @@ class DeviceActor:
         from fuzzfarm.units import prepare_targets, required_precisions
         t0 = time.perf_counter()
         for bo, targets in targets_by_options.items():
-            prepare_targets(self._runner(bo), [tuple(t) for t in targets
-                                               if required_precisions(tuple(t))
-                                               <= set(self.precisions)])
+            failed = prepare_targets(self._runner(bo), [tuple(t) for t in targets
+                                                        if required_precisions(tuple(t))
+                                                        <= set(self.precisions)])
+            for target, exc in failed.items():   # recorded when a unit of it comes up
+                self.unbuildable[(bo, tuple(target))] = exc
         return time.perf_counter() - t0
 
     def work(self, coordinator, key: str, run_id: str, out: str, max_in_flight: int = 2,
@@ -400,6 +422,49 @@ class DeviceActor:
             with open(base + ".txt", "w") as fh:
                 fh.write(text.getvalue())
 
+    def _unit_fault(self, coordinator, key: str, run_id: str, out: str, spec: dict, unit,
+                    exc: BaseException) -> None:
+        """Record ``unit`` as a device fault (``exc``: a KernelBuildError or an OpenCL
+        error; ``_Withdrawn`` for a unit of a target already recorded, which is skipped
+        with a stats row only), mark it done, and withdraw its target from this pool when
+        it cannot run here (a build failure; a second enqueue error)."""
+        import pyarrow as pa
+
+        from fuzzfarm import store
+        from fuzzfarm.units import fault_rows, unit_kernel_source
+        bo = spec["build_options"]
+        tkey = (bo, tuple(spec["target"]))
+        meta = self.info.columns(unit.precision)
+        if isinstance(exc, _Withdrawn):
+            _, stats = fault_rows(unit, meta, run_id, bo, "build_failure")
+            store.write_stats(out, run_id, unit.unit_id, stats)
+            ray.get(coordinator.complete.remote(unit.unit_id, key))
+            return
+        reason = fault_reason(exc)
+        if reason == "build_failure":
+            detail = exc.detail()
+        else:
+            from fuzzfarm.device import cl_error_code
+            code, name = cl_error_code(exc)
+            detail = {"kernel_source": unit_kernel_source(unit, bool(spec.get("sweep"))),
+                      "build_options": bo,
+                      "error_code": code, "error_name": name,
+                      "routine": str(getattr(exc, "routine", "") or ""),
+                      "error": f"{type(exc).__name__}: {exc}".splitlines()[0]}
+            # the context may be unusable after an error: the next unit gets a fresh one
+            self.runners.pop(bo, None)
+            self.sweeps = {k: v for k, v in self.sweeps.items() if k[0] != bo}
+        finding, stats = fault_rows(unit, meta, run_id, bo, reason, detail)
+        store.write_findings_table(out, run_id, unit.unit_id, pa.Table.from_pylist(
+            [finding], schema=store.FINDINGS_SCHEMA))
+        store.write_stats(out, run_id, unit.unit_id, stats)
+        ray.get(coordinator.fault.remote(unit.unit_id, key, reason))
+        self.enqueue_errors[tkey] = self.enqueue_errors.get(tkey, 0) + (
+            reason == "enqueue_error")
+        if reason == "build_failure" or self.enqueue_errors[tkey] >= 2:
+            self.withdrawn.add(tkey)
+            ray.get(coordinator.withdraw.remote(key, list(spec["target"]), bo))
+
     def _plant(self, coordinator, key: str, unit_id: str, on_device: list) -> None:
         """The planted fault of ``unit_id``, if any (FAULTS_ENV)."""
         crash = any(s in unit_id for s in self.faults.get("crash", ()))
@@ -414,7 +479,12 @@ class DeviceActor:
 
     def _submit(self, spec: dict, unit, inputs):
         from fuzzfarm.units import submit_unit
+        tkey = (spec["build_options"], tuple(spec["target"]))
+        if tkey in self.unbuildable:
+            raise self.unbuildable[tkey]
         runner = self._runner(spec["build_options"])
+        if any(s in unit.unit_id for s in self.faults.get("enqueue", ())):
+            _planted_enqueue_error(runner)
         if spec.get("sweep"):
             from fuzzfarm.sweep import SweepKernel, space_for
             sw = spec["sweep"]
@@ -488,7 +558,15 @@ class DeviceActor:
 
         def collect(spec, unit, inputs_ref, pending):
             t = clock()
-            outputs = pending.wait(copy=False)    # staging views, copied by ray.put below
+            try:
+                outputs = pending.wait(copy=False)  # staging views, copied by ray.put below
+            except Exception as exc:                # noqa: BLE001 - sorted by fault_reason
+                if fault_reason(exc) is None:
+                    raise
+                device.remove(unit.unit_id)
+                coordinator.on_device.remote(key, list(device))
+                self._unit_fault(coordinator, key, run_id, out, spec, unit, exc)
+                return
             device.remove(unit.unit_id)
             coordinator.on_device.remote(key, list(device))
             t1 = clock()
@@ -523,10 +601,19 @@ class DeviceActor:
                 coordinator.on_device.remote(key, list(device))
                 if self.faults:
                     self._plant(coordinator, key, unit.unit_id, list(device))
-                nxt = (spec, unit, inputs_ref, self._submit(spec, unit, inputs))
+                try:
+                    if (spec["build_options"], tuple(spec["target"])) in self.withdrawn:
+                        raise _Withdrawn()
+                    nxt = (spec, unit, inputs_ref, self._submit(spec, unit, inputs))
+                except Exception as exc:            # noqa: BLE001 - sorted by fault_reason
+                    if not isinstance(exc, _Withdrawn) and fault_reason(exc) is None:
+                        raise
+                    device.remove(unit.unit_id)
+                    coordinator.on_device.remote(key, list(device))
+                    self._unit_fault(coordinator, key, run_id, out, spec, unit, exc)
                 spent["submit"] += clock() - t
                 del inputs
-                if spec.get("isolate"):
+                if nxt is not None and spec.get("isolate"):
                     collect(*nxt)                   # alone on the device
                     nxt = None
                 refill()                 # the makers work while the device does
@@ -553,6 +640,31 @@ class DeviceActor:
         totals["actor_seconds"] = {k: round(v, 3) for k, v in spent.items()}
         totals["actor_seconds"]["total"] = round(clock() - t_start, 3)
         return totals
+
+
+class _Withdrawn(Exception):
+    """A unit of a target whose device fault is recorded: skipped."""
+
+
+def _planted_enqueue_error(runner) -> None:
+    """A real enqueue error from the driver (tests, FAULTS_ENV "enqueue"): a kernel
+    launched with its argument unset (CL_INVALID_KERNEL_ARGS)."""
+    import pyopencl as cl
+    prg = cl.Program(runner.context, "__kernel void planted(__global int *a) { a[0] = 1; }")
+    cl.enqueue_nd_range_kernel(runner.queue, cl.Kernel(prg.build(), "planted"), (1,), None)
+
+
+def fault_reason(exc: BaseException) -> str | None:
+    """The device-fault kind of an exception raised running a unit: 'build_failure' (a
+    KernelBuildError), 'enqueue_error' (an OpenCL error from the driver), or None for
+    anything else (a bug of fuzzfarm: not the device's)."""
+    from fuzzfarm.device import KernelBuildError
+    if isinstance(exc, KernelBuildError):
+        return "build_failure"
+    import pyopencl as cl
+    if isinstance(exc, cl.Error):
+        return "enqueue_error"
+    return None
 
 
 def _add(totals: dict, r: dict) -> None:

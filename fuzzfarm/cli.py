@@ -185,16 +185,19 @@ def _device_row(d) -> dict[str, str]:
 @click.option("--dashboard", is_flag=True,
               help="Start Ray's dashboard with the local cluster and print its URL.")
 @click.option("--fail-on-findings", is_flag=True,
-              help="Exit with status 1 when a failure was found (for CI gates).")
+              help="Exit with status 1 when a failure or a device fault was found (for CI "
+                   "gates).")
 @click.pass_context
 def run(ctx, functions, precisions, widths, build_options, device, budget, seed, out, address,
         campaign_file, resume_dir, dashboard, fail_on_findings) -> None:
     """Fuzz the selected devices' built-ins for a time budget, or run a campaign, and
     report violations.
 
-    Exit status: 0 when the run completed (whatever it found), 1 with --fail-on-findings
-    and a failure, 2 for bad input, 3 when devices were lost and units are left (resume
-    with --resume), 130 when interrupted (finished units are kept).
+    Exit status: 0 when the run completed (whatever it found, device faults included: a
+    kernel that does not build, an OpenCL error, a crash or hang is a finding), 1 with
+    --fail-on-findings and a failure or a device fault, 2 for bad input, 3 when devices
+    were lost and units are left (resume with --resume), 130 when interrupted (finished
+    units are kept).
     """
     from rich.console import Console
 
@@ -262,7 +265,7 @@ def run(ctx, functions, precisions, widths, build_options, device, budget, seed,
         raise SystemExit(130)
     if meta["status"] == "incomplete":
         raise SystemExit(3)
-    if fail_on_findings and failures:
+    if fail_on_findings and (failures or meta.get("faults")):
         raise SystemExit(1)
 
 

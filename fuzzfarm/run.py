@@ -261,20 +261,27 @@ def summary_tables(out: str, run_id: str) -> list[Table]:
             "row", pa.array(range(fails.num_rows), type=pa.int64()))
         groups = keyed.group_by(["function", "rule_id"]).aggregate(
             [("row", "count"), ("row", "min")]).to_pylist()
-        firsts = fails.take([g["row_min"] for g in groups]).to_pylist()
+        firsts = fails.take(pa.array([g["row_min"] for g in groups], pa.int64())).to_pylist()
         for g, r in sorted(zip(groups, firsts), key=lambda gr: (gr[0]["function"],
                                                                   gr[0]["rule_id"])):
             ex.add_row(g["function"], f"{g['rule_id']}\n[dim]{r['sentence']}[/]",
                        f"{g['row_count']:,}",
                        f"{r['inputs']} -> {r['outputs']}\n(expected {r['expected']})")
-        tables.append(ex)
+        if groups:
+            tables.append(ex)
         faults = findings.filter(pc.equal(findings["severity"], "fault"))
         if faults.num_rows:
-            ft = Table(title="Device faults (units that crashed or hung their device twice)")
-            for col in ("unit", "rule", "inputs saved in"):
+            ft = Table(title="Device faults (kernels that did not build, OpenCL errors, units "
+                             "that crashed or hung their device twice)")
+            for col in ("device", "target", "fault", "what the device said"):
                 ft.add_column(col, overflow="fold")
-            for r in faults.select(["unit_id", "rule_id"]).to_pylist():
-                ft.add_row(r["unit_id"], r["rule_id"],
-                           f"{out}/_faults/{run_id}/{r['unit_id']}.npz")
+            for r in faults.select(["device", "function", "precision", "vector_width",
+                                    "unit_id", "rule_id", "reading",
+                                    "build_options"]).to_pylist():
+                said = r["reading"] or f"inputs saved in {out}/_faults/{run_id}/" \
+                                       f"{r['unit_id']}.npz"
+                ft.add_row(r["device"], f"{r['function']} {r['precision']} "
+                           f"w{r['vector_width']} {r['build_options']}".strip(), r["rule_id"],
+                           said[:300])
             tables.append(ft)
     return tables

@@ -185,6 +185,7 @@ class Scheduler:
         self.leases: dict[str, _Lease] = {}                 # unit id -> lease
         self.strikes: dict[str, int] = defaultdict(int)
         self.faults: list[dict] = []                        # specs recorded as faults
+        self.withdrawn: list[dict] = []                     # targets no longer issued
         self.devices: dict[str, _Device] = {}
         self.cursor: dict[str, int] = defaultdict(int)
         self.counts = {"issued": 0, "completed": 0, "retried": 0, "faults": 0}
@@ -369,6 +370,37 @@ class Scheduler:
         if reason == "node":
             d.alive = False
         return faults
+
+    def withdraw(self, pool: str, target, build_options: str) -> int:
+        """Issue no more units of ``target`` with ``build_options`` to ``pool`` (its kernel
+        does not build there, or its runs keep failing: recorded as a device fault by the
+        caller).  Drops the matching streams of every job and the queued retries; units
+        already leased finish (the device skips them).  Returns the streams dropped."""
+        key = (tuple(target), " ".join(build_options.split()))
+
+        def match(t, bo):
+            return (tuple(t), " ".join(bo.split())) == key
+        before = len(self.streams[pool])
+        self.streams[pool] = [s for s in self.streams[pool]
+                              if not match(s.target, s.build_options)]
+        self.retry[pool] = deque(s for s in self.retry[pool]
+                                 if not match(s["target"], s["build_options"]))
+        self.withdrawn.append({"pool": pool, "target": list(key[0]), "build_options": key[1]})
+        return before - len(self.streams[pool])
+
+    def record_fault(self, unit: str, device: str, reason: str) -> bool:
+        """Unit ``unit`` ended as a device fault the device itself recorded (a build
+        failure, an enqueue error; its files are written): done, and counted as a fault.
+        Returns False when it was done already."""
+        lease = self.leases.get(unit)
+        if not self.complete(unit, device):
+            return False
+        spec = lease.spec if lease else {"unit_id": unit}
+        self.faults.append(dict(spec, fault=reason))
+        self.counts["faults"] += 1
+        if device in self.devices:
+            self.devices[device].stats["faults"] += 1
+        return True
 
     def revive(self, device: str) -> None:
         """``device`` is back (its actor restarted)."""

@@ -54,7 +54,7 @@ FINDINGS_SCHEMA = pa.schema([
     ("expected", pa.string()), ("rule_id", pa.string()), ("section", pa.string()),
     ("sentence", pa.string()), ("severity", pa.string()), ("reading", pa.string()),
     ("text", pa.string()), ("verb", pa.string()),
-    ("ulp_error", pa.float64()), ("seed", pa.int64()), ("recipe", pa.string()),
+    ("ulp_error", pa.float64()), ("fault_detail", pa.string()), ("seed", pa.int64()), ("recipe", pa.string()),
     ("time", pa.timestamp("ms", tz="UTC")),
 ])
 

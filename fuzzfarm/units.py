@@ -32,7 +32,7 @@ from fuzzfarm.kernels import buffer_dtype
 
 __all__ = ["WorkUnit", "make_unit", "make_inputs", "special_inputs", "check_unit",
            "finding_rows", "finding_table", "stats_row", "split_size", "submit_unit",
-           "run_unit", "UnitSizer", "fault_rows", "DEVICE_FAULTS"]
+           "run_unit", "UnitSizer", "fault_rows", "DEVICE_FAULTS", "unit_kernel_source"]
 
 
 @dataclass(frozen=True)
@@ -283,17 +283,30 @@ def make_inputs(unit: WorkUnit) -> dict[str, np.ndarray]:
     return out
 
 
-def prepare_targets(runner, targets) -> None:
+def prepare_targets(runner, targets) -> dict:
     """Build the kernels of the built-ins among ``targets`` ((name, precision, width)
     triples) on ``runner`` (a fuzzfarm.device.DeviceRunner), one program per (precision,
     width).  Conversions are built one program each at first use (``run_unit``): PoCL
-    3.0-rc2 corrupts its heap building one program of a few hundred conversion kernels."""
+    3.0-rc2 corrupts its heap building one program of a few hundred conversion kernels.
+
+    Returns {target: fuzzfarm.device.KernelBuildError} for each target whose kernel does
+    not build (the others are built and cached): a build failure is a finding about the
+    device, not a reason to stop."""
+    from fuzzfarm.device import KernelBuildError
     groups: dict = {}
     for name, precision, width in targets:
         if not is_conversion(name):
             groups.setdefault((precision, width), []).append(name)
+    failed: dict = {}
     for (precision, width), names in groups.items():
-        runner.prepare([catalogue.function(n) for n in names], format_named(precision), width)
+        try:
+            runner.prepare([catalogue.function(n) for n in names], format_named(precision),
+                           width)
+        except KernelBuildError as exc:
+            for n in names:
+                if n in exc.failed or (not exc.failed and len(names) == 1):
+                    failed[(n, precision, width)] = exc.failed.get(n, exc)
+    return failed
 
 
 def run_unit(runner, unit: WorkUnit, inputs: dict) -> dict[str, np.ndarray]:
@@ -571,34 +584,78 @@ def check_unit(unit: WorkUnit, inputs: dict, outputs: dict, claims: Claims,
     return rows, stats, result
 
 
+def unit_kernel_source(unit: WorkUnit, sweep: bool = False) -> str:
+    """The OpenCL C source of the kernel ``unit`` runs (a sweep kernel with ``sweep``),
+    for a device-fault finding; '' where it cannot be made.  Never raises."""
+    try:
+        fmt = format_named(unit.precision)
+        if is_conversion(unit.function):
+            from fuzzfarm import conversions
+            return conversions.kernel_source(conversions.parse(unit.function),
+                                             unit.vector_width)
+        from fuzzfarm import kernels
+        fn = catalogue.function(unit.function)
+        if sweep:
+            return kernels.sweep_source(fn, fmt)
+        return kernels.kernel_source(fn, fmt, unit.vector_width)
+    except Exception:           # noqa: BLE001 - a description, never a reason to stop
+        return ""
+
+
 #: The device-fault findings (``fault_rows``): rule id, section and sentence per reason.
 DEVICE_FAULTS = {
     "crash": ("device.crash", "OpenCL runtime: kernel execution",
               "Running this unit killed the process that drives the device, twice (the "
               "second time alone on the device)."),
     "hang": ("device.hang", "OpenCL runtime: kernel execution",
-             "This unit stayed on the device past the campaign's watchdog timeout "
-             "(unit.timeout), twice (the second time alone on the device)."),
+             "This unit stayed on the device past its watchdog limit (derived from the "
+             "time units of its target take, at most unit.timeout), twice (the second "
+             "time alone on the device)."),
+    "build_failure": ("device.build_failure", "OpenCL 3.0 API §5.8.4 clBuildProgram",
+                      "clBuildProgram returns CL_SUCCESS if the function is executed "
+                      "successfully; CL_BUILD_PROGRAM_FAILURE if there is a failure to build "
+                      "the program executable."),
+    "enqueue_error": ("device.enqueue_error", "OpenCL 3.0 API §5.10 and §5.2 (enqueue, "
+                      "buffers, finish)",
+                      "An OpenCL call that runs this unit's kernel or moves its data "
+                      "returned an error instead of CL_SUCCESS."),
 }
+
+#: What a fault finding expects instead, per reason.
+_FAULT_EXPECTED = {"crash": "completion", "hang": "completion",
+                   "build_failure": "a successful build (CL_SUCCESS)",
+                   "enqueue_error": "CL_SUCCESS"}
 
 
 def fault_rows(unit: WorkUnit, device_meta: dict, run_id: str, build_options: str,
-               reason: str) -> tuple[dict, dict]:
-    """(finding row, stats row) recording ``unit`` as a device fault (``reason``: "crash"
-    or "hang", a key of DEVICE_FAULTS): severity "fault", no outputs, the unit's recipe
-    (its inputs are saved beside, see store.write_fault_inputs).  The stats row counts
-    nothing as tested.  Raises KeyError for another reason."""
+               reason: str, detail: dict | None = None) -> tuple[dict, dict]:
+    """(finding row, stats row) recording ``unit`` as a device fault (``reason``: a key of
+    DEVICE_FAULTS: "crash", "hang", "build_failure", "enqueue_error"): severity "fault",
+    no outputs, the unit's recipe (a crash's or hang's inputs are saved beside, see
+    store.write_fault_inputs).  ``detail`` (JSON-able; e.g. ``kernel_source``,
+    ``kernel_name``, ``build_log``, ``error_code``, ``error``) is stored as JSON in the
+    ``fault_detail`` column, and its ``build_log`` or ``error`` as the readable
+    ``reading``.  The stats row counts nothing as tested.  Raises KeyError for another
+    reason."""
     rule, section, sentence = DEVICE_FAULTS[reason]
+    detail = detail or {}
+    reading = detail.get("error") or ""
+    if detail.get("build_log"):
+        lines = detail["build_log"].strip().splitlines()
+        reading = "build log: " + " | ".join(lines[:8]) + (" | ..." if len(lines) > 8 else "")
     now = datetime.now(timezone.utc)
     common = {"run_id": run_id, "unit_id": unit.unit_id, **device_meta,
               "function": unit.function, "precision": unit.precision,
               "vector_width": unit.vector_width, "build_options": build_options,
               "seed": unit.seed, "recipe": unit.recipe_json, "time": now}
-    finding = {**common, "element": -1, "input_bits": [], "inputs": f"unit {unit.unit_id}",
-               "output": "", "output_bits": [], "outputs": "", "expected": "completion",
-               "rule_id": rule, "section": section, "sentence": sentence,
-               "severity": "fault", "reading": "", "text": None, "verb": None,
-               "ulp_error": None}
+    what = f"kernel {detail['kernel_name']}" if detail.get("kernel_name") else \
+        f"unit {unit.unit_id}"
+    finding = {**common, "element": -1, "input_bits": [], "inputs": what,
+               "output": "", "output_bits": [], "outputs": detail.get("error_name", ""),
+               "expected": _FAULT_EXPECTED[reason], "rule_id": rule, "section": section,
+               "sentence": sentence, "severity": "fault", "reading": reading, "text": None,
+               "verb": None, "ulp_error": None,
+               "fault_detail": json.dumps(detail, sort_keys=True) if detail else None}
     stats = {**common, "inputs_tested": 0, "inputs_by_class": [], "failures": 0,
              "failures_by_rule": [], "notes": 0, "notes_by_rule": [], "max_ulp_error": None,
              "screened": 0, "exact": 0, "unjudged": 0, "device_seconds": None,

@@ -161,6 +161,52 @@ def test_a_unit_that_kills_or_hangs_its_device_twice_is_a_device_fault(tmp_path,
     assert f"device fault: {faulty[0]}" in err
 
 
+@pytest.mark.device
+@pytest.mark.cluster
+def test_a_kernel_that_does_not_build_and_an_enqueue_error_are_findings(tmp_path):
+    """Planted on PoCL: cospi's program gets an #error line (a real build failure, with
+    the compiler's log), and one sinpi unit launches a kernel whose argument is unset (a
+    real CL_INVALID_KERNEL_ARGS from the driver).  The campaign finishes with status 0;
+    exactly one fault finding each, carrying the source, log and error code; cospi gets no
+    more units; every sinpi unit but the faulty one is checked; no temporary file is left."""
+    spec = tmp_path / "planted.toml"
+    spec.write_text(PLANTED)
+    out = tmp_path / "res"
+    bad = "sinpi.binary32.w1-000002"
+    p = _fuzzfarm("run", "--campaign", str(spec), "--out", str(out), "--device", selector(),
+                  env={"FUZZFARM_PLANT_FAULTS": json.dumps({"build": ["cospi"],
+                                                             "enqueue": [bad]})})
+    stdout, err = p.communicate(timeout=600)
+    assert p.returncode == 0, err[-3000:]
+    assert "Traceback" not in err + stdout
+    units = _units(out)
+    sinpi = {u: v for u, v in units.items() if "-sinpi." in u}
+    cospi = {u: v for u, v in units.items() if "-cospi." in u}
+    assert len(sinpi) == 5 and all(v[0] > 0 for u, v in sinpi.items() if not u.endswith(bad))
+    assert [v[0] for v in cospi.values()] == [0]            # one unit, then withdrawn
+    rows = ds.dataset(out).to_table().to_pylist()
+    faults = sorted((r for r in rows if r["severity"] == "fault"), key=lambda r: r["rule_id"])
+    assert [(r["rule_id"], r["function"]) for r in faults] == [
+        ("device.build_failure", "cospi"), ("device.enqueue_error", "sinpi")]
+    build, enq = (json.loads(r["fault_detail"]) for r in faults)
+    assert "planted build failure" in build["build_log"] and "cospi(" in build["kernel_source"]
+    assert (build["error_code"], build["error_name"]) == (-11, "CL_BUILD_PROGRAM_FAILURE")
+    assert (enq["error_code"], enq["error_name"]) == (-52, "CL_INVALID_KERNEL_ARGS")
+    assert faults[1]["unit_id"].endswith(bad) and "sinpi(" in enq["kernel_source"]
+    assert faults[0]["device"] and faults[0]["driver_version"]
+    assert not [f for f in out.rglob("*") if f.name.startswith(".")]
+    status = json.loads(next((out / "_campaign").glob("*/status.json")).read_text())
+    assert status["units"]["faults"] == 2 and status["state"] == "completed"
+    res = CliRunner().invoke(main, ["findings", str(out), "--severity", "fault"],
+                             env={"COLUMNS": "250"})
+    assert res.exit_code == 0 and "2 device faults in 2 signatures" in res.output
+    p = _fuzzfarm("run", "--campaign", str(spec), "--out", str(tmp_path / "gate"),
+                  "--device", selector(), "--fail-on-findings",
+                  env={"FUZZFARM_PLANT_FAULTS": json.dumps({"build": ["sinpi", "cospi"]})})
+    _, err = p.communicate(timeout=600)
+    assert p.returncode == 1 and "Traceback" not in err    # faults alone fail the gate
+
+
 @pytest.mark.parametrize("text, where", [
     ('name = "x"\n[[jobs]]\nfunctions = ["sinpi"]\nprecisions = ["quad"]\n',
      ":4: jobs[1].precisions"),

@@ -362,6 +362,10 @@ def test_build_errors_carry_log_and_options(info):
     with pytest.raises(KernelBuildError, match="k_no_such_builtin") as exc:
         r.prepare([function("sin"), bad, function("cos")])
     assert "no_such_builtin" in exc.value.log
+    assert set(exc.value.failed) == {"no_such_builtin"} and exc.value.kernels
+    assert exc.value.code == -11 and exc.value.code_name == "CL_BUILD_PROGRAM_FAILURE"
+    d = exc.value.failed["no_such_builtin"].detail()
+    assert d["error_code"] == -11 and "no_such_builtin" in d["build_log"] + d["kernel_source"]
     # the good kernels of the failed program were still built and cached
     assert r.run(function("cos"), {"x": np.zeros(1, np.uint32)})["ret"][0] == bits(1.0)
 
