@@ -51,6 +51,14 @@ __all__ = ["Scheduler", "Stream", "unit_id", "streams_for"]
 #: that kills or hangs its device twice").
 FAULT_STRIKES = 2
 
+#: The hang watchdog (``overdue``): a unit is a hang once it has been the oldest on its
+#: device for HANG_FACTOR times the device time its size takes at the slowest rate seen
+#: for its target on its pool, and at least HANG_MIN_SECONDS (first launches compile);
+#: never longer than the campaign's ``unit.timeout``, which also applies before any rate
+#: is known.
+HANG_FACTOR = 50.0
+HANG_MIN_SECONDS = 30.0
+
 
 def _options_tag(build_options: str) -> str:
     bo = " ".join(build_options.split())
@@ -186,6 +194,8 @@ class Scheduler:
         self.strikes: dict[str, int] = defaultdict(int)
         self.faults: list[dict] = []                        # specs recorded as faults
         self.withdrawn: list[dict] = []                     # targets no longer issued
+        #: (pool, target) -> the slowest device seconds per input seen (watchdog)
+        self.seconds_per_input: dict[tuple, float] = {}
         self.devices: dict[str, _Device] = {}
         self.cursor: dict[str, int] = defaultdict(int)
         self.counts = {"issued": 0, "completed": 0, "retried": 0, "faults": 0}
@@ -228,11 +238,25 @@ class Scheduler:
             d.since = self.clock()
         d.on_device = ids
 
+    def limit(self, unit: str, timeout: float) -> float:
+        """The watchdog limit in seconds of ``unit`` on its device: derived from the time
+        units of its target take on its pool (see HANG_FACTOR), at most ``timeout``."""
+        lease = self.leases.get(unit)
+        if lease is None:
+            return timeout
+        spec = lease.spec
+        rate = self.seconds_per_input.get((spec["pool"], tuple(spec["target"])))
+        if rate is None or not spec.get("size"):
+            return timeout
+        return min(timeout, max(HANG_MIN_SECONDS, HANG_FACTOR * rate * spec["size"]))
+
     def overdue(self, timeout: float) -> list[str]:
-        """Devices whose oldest unit on the device has been there over ``timeout`` s."""
+        """Devices whose oldest unit on the device has been there past its watchdog
+        limit (``limit``: from its expected time, at most ``timeout`` seconds)."""
         now = self.clock()
         return [k for k, d in self.devices.items()
-                if d.alive and d.on_device and now - d.since > timeout]
+                if d.alive and d.on_device
+                and now - d.since > self.limit(d.on_device[0], timeout)]
 
     # ---------------------------------------------------------------- leasing
     def _new_spec(self, s: Stream) -> dict:
@@ -332,6 +356,12 @@ class Scheduler:
         if self.sizer is not None and target is not None and check_seconds:
             pool = self.devices[dev].pool if dev in self.devices else None
             self.sizer.observe((pool, tuple(target)), inputs, check_seconds)
+        if target is not None and inputs and dev in self.devices:
+            device_s = float(seconds) - float(check_seconds or 0.0)
+            if device_s > 0:
+                k = (self.devices[dev].pool, tuple(target))
+                self.seconds_per_input[k] = max(self.seconds_per_input.get(k, 0.0),
+                                                device_s / int(inputs))
         return True
 
     def lost(self, device: str, reason: str) -> list[dict]:

@@ -263,3 +263,32 @@ def test_unit_zero_carries_the_replayed_examples():
     got = {(g["target"][0], g["serial"]): g for g in drain(s, "d")}
     assert got[("sinpi", 0)]["replay"] == [[0x4AFFFFFE]]
     assert "replay" not in got[("cospi", 0)] and "replay" not in got[("sinpi", 1)]
+
+
+def test_the_watchdog_limit_follows_the_time_a_target_takes():
+    """A hang is declared after HANG_FACTOR times the expected device time of the unit
+    (the slowest seconds per input seen for its target on the pool), at least
+    HANG_MIN_SECONDS, at most the campaign's timeout; the timeout before any rate."""
+    from fuzzfarm.scheduler import HANG_FACTOR, HANG_MIN_SECONDS
+    clock = Clock()
+    s = Scheduler(finite_streams(units=6), clock=clock, unit_inputs=1000)
+    s.add_device("d", "aaaaaaaaaaaa")
+    a = s.lease("d")
+    assert s.limit(a["unit_id"], 300) == 300                 # nothing measured yet
+    s.complete(a["unit_id"], "d", inputs=1000, seconds=2.5, target=a["target"],
+               check_seconds=0.5)                            # 2 s on the device: 2 ms/input
+    b = next(x for x in (s.lease("d"), s.lease("d")) if x["target"] == a["target"])
+    assert s.limit(b["unit_id"], 300) == HANG_FACTOR * 0.002 * 1000
+    assert s.limit(b["unit_id"], 60) == 60
+    s.on_device("d", [b["unit_id"]])
+    clock.t += HANG_FACTOR * 2 - 1
+    assert s.overdue(300) == []
+    clock.t += 2
+    assert s.overdue(300) == ["d"]
+    fast = Scheduler(finite_streams(units=6), clock=clock, unit_inputs=1000)
+    fast.add_device("d", "aaaaaaaaaaaa")
+    c = fast.lease("d")
+    fast.complete(c["unit_id"], "d", inputs=1000, seconds=0.011, target=c["target"],
+                  check_seconds=0.01)
+    c2 = next(x for x in (fast.lease("d"), fast.lease("d")) if x["target"] == c["target"])
+    assert fast.limit(c2["unit_id"], 300) == HANG_MIN_SECONDS
