@@ -363,7 +363,8 @@ class CampaignRun:
     def run(self) -> dict:
         import ray
 
-        from cluster.farm import Coordinator, planted_faults, warm_checker
+        from cluster.farm import Coordinator, warm_checker
+        from fuzzfarm.device import planted_faults
         from fuzzfarm import store
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 

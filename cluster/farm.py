@@ -48,16 +48,10 @@ import ray
 
 __all__ = ["Coordinator", "DeviceActor", "UnitMaker", "check_and_write", "unit_from_spec",
            "warm_checker", "RESOURCE_PREFIX", "resource_name", "parse_resource",
-           "local_resources", "cluster_devices", "describe_node", "FAULTS_ENV"]
+           "local_resources", "cluster_devices", "describe_node"]
 
 #: Prefix of the custom resource of an OpenCL device.
 RESOURCE_PREFIX = "fuzzfarm_dev_"
-
-#: Test hook: JSON {"crash": [unit id substrings], "hang": [...]} read by the driver and
-#: given to every DeviceActor: a unit whose id contains one of them kills its actor
-#: (SIGKILL, as a crashing driver would) or never returns from the device.  Planted
-#: faults for the fault-tolerance tests; never set in a real campaign.
-FAULTS_ENV = "FUZZFARM_PLANT_FAULTS"
 
 
 def resource_name(fingerprint: str, i: int) -> str:
@@ -322,7 +316,7 @@ class DeviceActor:
     """Owns one OpenCL device: the ``i``-th of ``fingerprint`` on its node, its contexts
     (one ``DeviceRunner`` per build-options set), queues and compiled kernels; ``makers``
     UnitMaker actors generate its units ahead (0: generate in the actor itself).
-    ``faults``: planted faults (``FAULTS_ENV``), for tests.  Raises
+    ``faults``: planted faults (``fuzzfarm.device.FAULTS_ENV``), for tests.  Raises
     DeviceSelectionError when the node has no such device."""
 
     def __init__(self, fingerprint: str, i: int = 0, makers: int = 2,
@@ -356,7 +350,7 @@ class DeviceActor:
             from fuzzfarm.checker import Claims
             from fuzzfarm.device import DeviceRunner
             r = DeviceRunner(self.info, build_options)
-            r.planted_build = tuple(self.faults.get("build", ()))
+            r.planted_build = tuple(self.faults.get("build", ()))  # the driver's plants
             consts = r.device_constants()
             self.runners[build_options] = r
             self.claims[build_options] = Claims.by_precision(self.info, consts,
@@ -466,7 +460,7 @@ class DeviceActor:
             ray.get(coordinator.withdraw.remote(key, list(spec["target"]), bo))
 
     def _plant(self, coordinator, key: str, unit_id: str, on_device: list) -> None:
-        """The planted fault of ``unit_id``, if any (FAULTS_ENV)."""
+        """The planted fault of ``unit_id``, if any (fuzzfarm.device.FAULTS_ENV)."""
         crash = any(s in unit_id for s in self.faults.get("crash", ()))
         hang = any(s in unit_id for s in self.faults.get("hang", ()))
         if crash or hang:
@@ -647,8 +641,8 @@ class _Withdrawn(Exception):
 
 
 def _planted_enqueue_error(runner) -> None:
-    """A real enqueue error from the driver (tests, FAULTS_ENV "enqueue"): a kernel
-    launched with its argument unset (CL_INVALID_KERNEL_ARGS)."""
+    """A real enqueue error from the driver (tests: fuzzfarm.device.FAULTS_ENV
+    "enqueue"): a kernel launched with its argument unset (CL_INVALID_KERNEL_ARGS)."""
     import pyopencl as cl
     prg = cl.Program(runner.context, "__kernel void planted(__global int *a) { a[0] = 1; }")
     cl.enqueue_nd_range_kernel(runner.queue, cl.Kernel(prg.build(), "planted"), (1,), None)
@@ -673,15 +667,3 @@ def _add(totals: dict, r: dict) -> None:
         totals[k] += r[k]
     for k in ("check_seconds", "task_seconds", "device_seconds"):
         totals[k] = round(totals.get(k, 0.0) + float(r.get(k) or 0.0), 6)
-
-
-def planted_faults() -> dict:
-    """The planted faults of ``FAULTS_ENV`` ({} when unset).  Raises ValueError when it is
-    not a JSON object of lists."""
-    text = os.environ.get(FAULTS_ENV, "").strip()
-    if not text:
-        return {}
-    data = json.loads(text)
-    if not isinstance(data, dict) or not all(isinstance(v, list) for v in data.values()):
-        raise ValueError(f"{FAULTS_ENV} must be a JSON object of lists")
-    return data

@@ -371,7 +371,8 @@ def sweep(function, precision, device, out, build_options, workers, chunk_bits, 
     of a one-argument built-in), generated on the device from the global id.
 
     Running the same command again resumes an unfinished sweep (chunk by chunk).  Exit
-    status: 0 when complete, 1 when a failure was found, 2 for bad input, 130 when
+    status: 0 when complete, 1 when a failure was found or the device faulted (a kernel
+    that does not build, an OpenCL error: recorded as a finding), 2 for bad input, 130 when
     interrupted (finished chunks are kept).
     """
     import time
@@ -443,9 +444,14 @@ def sweep(function, precision, device, out, build_options, workers, chunk_bits, 
                  f"{meta['wall_seconds_last']:.1f} s")
     for rule, k in sorted(meta["failures_by_rule"].items(), key=lambda kv: -kv[1]):
         report.print(f"  {rule}: {k:,}")
+    fault = meta.get("device_fault")
+    if fault:
+        report.print(f"device fault {fault['rule_id']} in {fault['unit_id']}: "
+                     f"{fault['error']} (recorded in {out}; `fuzzfarm findings {out} "
+                     f"--severity fault`)", markup=False, highlight=False)
     if meta.get("interrupted"):
         raise SystemExit(130)
-    if meta["failures"]:
+    if meta["failures"] or fault:
         raise SystemExit(1)
 
 

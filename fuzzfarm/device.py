@@ -403,6 +403,28 @@ def bundled_pocl_library(info: DeviceInfo) -> str | None:
     return _bundled_pocl_fingerprints().get(info.fingerprint)
 
 
+#: Test hook: JSON {"crash": [unit id substrings], "hang": [...], "enqueue": [...],
+#: "build": [built-in names]}: a unit whose id contains one of them kills its actor
+#: (SIGKILL, as a crashing driver would), never returns from the device, or gets an
+#: OpenCL error from the driver (cluster.farm); a program calling a named built-in gets an
+#: ``#error`` line, so the driver's compiler rejects it (``DeviceRunner.planted_build``).
+#: Planted faults for the fault tests; never set in a real campaign.
+FAULTS_ENV = "FUZZFARM_PLANT_FAULTS"
+
+
+def planted_faults() -> dict:
+    """The planted faults of ``FAULTS_ENV`` ({} when unset).  Raises ValueError when it is
+    not a JSON object of lists."""
+    import json
+    text = os.environ.get(FAULTS_ENV, "").strip()
+    if not text:
+        return {}
+    data = json.loads(text)
+    if not isinstance(data, dict) or not all(isinstance(v, list) for v in data.values()):
+        raise ValueError(f"{FAULTS_ENV} must be a JSON object of lists")
+    return data
+
+
 class KernelBuildError(RuntimeError):
     """An OpenCL program failed to build.  The message names the device, the kernels and
     the build options and quotes the first lines of the build log; ``source``, ``log`` and
@@ -504,8 +526,8 @@ class DeviceRunner:
         self._kernels: dict[tuple, object] = {}
         self._constants: dict[str, int] | None = None
         #: Built-in names whose programs get an ``#error`` line (tests plant build
-        #: failures with it, cluster.farm FAULTS_ENV "build"); empty in normal use.
-        self.planted_build: tuple = ()
+        #: failures with it, FAULTS_ENV "build"); empty in normal use.
+        self.planted_build: tuple = tuple(planted_faults().get("build", ()))
         self._idle: list[_Slot] = []      # staging slots free for reuse, oldest first
 
     # -- building ---------------------------------------------------------------------

@@ -293,7 +293,8 @@ def sweep(opts: SweepOptions, progress=None) -> dict:
     if todo:
         interrupted = _pipeline(opts, run_id, todo, slot_bytes, meta, progress, done_inputs)
     meta.update(summarize(opts.out, run_id, space))
-    meta["status"] = "interrupted" if interrupted else (
+    meta["status"] = "device fault" if meta.get("device_fault") else \
+        "interrupted" if interrupted else (
         "completed" if meta["inputs"] == space.size else "partial")
     meta["wall_seconds_last"] = time.perf_counter() - started
     store.write_run(opts.out, run_id, meta)
@@ -376,8 +377,13 @@ def _pipeline(opts, run_id, todo, slot_bytes, meta, progress, done_inputs) -> bo
                             "relaxed": claims.relaxed},
                     device_constants={info.fingerprint: consts})
         store.write_run(opts.out, run_id, meta | {"status": "running"})
-        kernel = SweepKernel(runner, space, opts.chunk)
         dmeta = info.columns(space.fmt.name)
+        from fuzzfarm.device import KernelBuildError
+        try:
+            kernel = SweepKernel(runner, space, opts.chunk)
+        except KernelBuildError as exc:     # a finding about the device: recorded, the end
+            _device_fault(opts, run_id, todo[0], dmeta, "build_failure", exc.detail(), meta)
+            return False
 
         sigints = [0]
 
@@ -419,8 +425,19 @@ def _pipeline(opts, run_id, todo, slot_bytes, meta, progress, done_inputs) -> bo
             if not pending or errors:
                 continue
             unit = pending.pop(0)
-            seconds = kernel.run_into(unit.seed, unit.per_recipe,
-                                      _slot_views(slot, space, unit.per_recipe))
+            try:
+                seconds = kernel.run_into(unit.seed, unit.per_recipe,
+                                          _slot_views(slot, space, unit.per_recipe))
+            except cl_error() as exc:         # the driver said no: recorded, then stop
+                from fuzzfarm.device import cl_error_code
+                from fuzzfarm.kernels import sweep_source
+                code, name = cl_error_code(exc)
+                _device_fault(opts, run_id, unit, dmeta, "enqueue_error", {
+                    "kernel_source": sweep_source(space.fn, space.fmt),
+                    "build_options": opts.build_options, "error_code": code,
+                    "error_name": name, "error": f"{type(exc).__name__}: {exc}"}, meta)
+                pending = []
+                continue
             job = {"unit": unit, "space": space, "claims": claims, "meta": dmeta,
                    "run_id": run_id, "out": str(opts.out), "build_options": opts.build_options,
                    "device_seconds": seconds, "slot": slot}
@@ -437,6 +454,28 @@ def _pipeline(opts, run_id, todo, slot_bytes, meta, progress, done_inputs) -> bo
         pool.close()
         pool.join()
     return interrupted
+
+
+def cl_error():
+    """pyopencl's error class (imported late: workers fork before OpenCL starts)."""
+    import pyopencl as cl
+    return cl.Error
+
+
+def _device_fault(opts, run_id: str, unit, dmeta: dict, reason: str, detail: dict,
+                  meta: dict) -> None:
+    """Record chunk ``unit`` as a device fault (units.fault_rows) and say so in ``meta``
+    (``device_fault``: the reason and the error's first line)."""
+    import pyarrow as pa
+
+    from fuzzfarm import store
+    from fuzzfarm.units import fault_rows
+    finding, stats = fault_rows(unit, dmeta, run_id, opts.build_options, reason, detail)
+    store.write_findings_table(opts.out, run_id, unit.unit_id, pa.Table.from_pylist(
+        [finding], schema=store.FINDINGS_SCHEMA))
+    store.write_stats(opts.out, run_id, unit.unit_id, stats)
+    meta["device_fault"] = {"reason": reason, "rule_id": finding["rule_id"],
+                            "unit_id": unit.unit_id, "error": detail.get("error", "")}
 
 
 def _check_slot(job: dict) -> dict:
@@ -469,5 +508,5 @@ def summarize(out, run_id: str, space: Space) -> dict:
             "max_ulp_error": None if best is None else best[0],
             "max_ulp_inputs": None if best is None or best[1] is None else
             [space.fmt.hex(int(v)) for v in best[1]],
-            "check_seconds": sum(r["check_seconds"] for r in t),
-            "device_seconds": sum(r["device_seconds"] for r in t)}
+            "check_seconds": sum(r["check_seconds"] or 0.0 for r in t),
+            "device_seconds": sum(r["device_seconds"] or 0.0 for r in t)}

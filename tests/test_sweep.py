@@ -251,3 +251,22 @@ def test_the_slot_pool_is_bounded_whatever_the_cores():
     assert opts.slots * (1 << 26) * 8 <= sw.SLOT_MEMORY
     assert opts.slots >= 2
     assert sw.SweepOptions(space, None, Path("."), 1 << 16, workers=4).slots == 6
+
+
+@pytest.mark.device
+def test_a_sweep_kernel_that_does_not_build_is_a_recorded_device_fault(tmp_path):
+    """The driver's compiler rejects the sweep kernel (planted #error): the sweep ends
+    with exit 1 and one line, and the fault is a finding with the build log and source."""
+    import json
+
+    from fuzzfarm.cli import main
+    res = CliRunner().invoke(main, ["sweep", "sinpi", "-d", selector(), "-o", str(tmp_path),
+                                    "--chunks", "1", "-j", "1"],
+                             env={"FUZZFARM_PLANT_FAULTS": json.dumps({"build": ["sinpi"]})})
+    assert res.exit_code == 1, res.output
+    assert "device fault device.build_failure" in res.output
+    rows = store.read_findings(tmp_path).to_pylist()
+    assert [r["rule_id"] for r in rows] == ["device.build_failure"]
+    detail = json.loads(rows[0]["fault_detail"])
+    assert "planted build failure" in detail["build_log"] and "sinpi(" in detail["kernel_source"]
+    assert detail["error_code"] == -11
