@@ -831,16 +831,27 @@ def repro_cmd(ref, results, out, device, no_shrink, max_examples) -> None:
     hypothesis on the live device (the simplest input that still fails the same rule
     class), run three more times, and written to --out as a pyopencl script, a C
     program, the kernel and a README; the example is saved in RESULTS/_hypothesis.
+    A kernel that did not build (device.build_failure) gives the kernel, its build log and
+    programs that build it and print the log (re-tried first where the device is
+    attached; exported unverified where it is not).
 
     Exit status: 0 exported (the bug reproduces), 1 not reproducible, 2 bad input.
     """
+    from fuzzfarm import fault_repro
     from fuzzfarm import repro as reproducer
 
     load_devices()
     try:
+        row = reproducer.lookup(results, ref)
+        if row["rule_id"] in fault_repro.REPRODUCIBLE:      # a kernel that does not build
+            rep = fault_repro.export(row, out, device=device,
+                                     log=lambda msg: click.echo(msg, err=True))
+            for line in fault_repro.summary(rep):
+                click.echo(line)
+            return
         report = reproducer.reproduce(
             results, ref, out, device=device, do_shrink=not no_shrink,
-            max_examples=max_examples, log=lambda msg: click.echo(msg, err=True))
+            max_examples=max_examples, log=lambda msg: click.echo(msg, err=True), row=row)
     except reproducer.ReproError as exc:
         raise click.UsageError(" ".join(str(exc).split())) from None
     except reproducer.NotReproducible as exc:

@@ -556,7 +556,9 @@ class DeviceRunner:
                 return program.build(options=self.build_options, devices=[self.device])
         except cl.Error as exc:
             try:
-                log = program.get_build_info(self.device, cl.program_build_info.LOG) or ""
+                with warnings.catch_warnings():   # "pre-build attribute access": harmless
+                    warnings.simplefilter("ignore", UserWarning)
+                    log = program.get_build_info(self.device, cl.program_build_info.LOG) or ""
             except cl.Error:
                 log = ""
             log = log.strip() or str(exc)

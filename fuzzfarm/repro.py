@@ -246,7 +246,9 @@ def lookup(results: str | os.PathLike, ref: str) -> dict:
                              + "); give one of these signatures")
         rows.sort(key=lambda r: r["output"] != "ret")
         row = rows[0]
-    if row["severity"] == "fault" or int(row["element"]) < 0:
+    from fuzzfarm.fault_repro import REPRODUCIBLE
+    if (row["severity"] == "fault" or int(row["element"]) < 0) \
+            and row["rule_id"] not in REPRODUCIBLE:
         raise ReproError(f"{ref!r} is a device fault ({row['rule_id']}) of a whole unit; it "
                          f"has no single input to reproduce (its inputs are in "
                          f"{results}/_faults/{row['run_id']}/)")
@@ -994,18 +996,19 @@ def _choose_target(row: dict, results, make_rep: Callable[[Target], Reproducer],
 
 def reproduce(results: str | os.PathLike, ref: str, out: str | os.PathLike,
               device: str | None = None, do_shrink: bool = True,
-              max_examples: int = DEFAULT_MAX_EXAMPLES, log: Callable[[str], None] = None
-              ) -> ReproReport:
+              max_examples: int = DEFAULT_MAX_EXAMPLES, log: Callable[[str], None] = None,
+              row: dict | None = None) -> ReproReport:
     """``fuzzfarm repro``: look the finding up, run it on its device (or the one ``device``
     selects), reduce it to one element, minimize it (unless ``do_shrink`` is False),
     re-verify it REPEATS times, export the reproducers to ``out`` and save the example
-    in ``RESULTS/_hypothesis``.  Raises ReproError (bad input) or NotReproducible."""
+    in ``RESULTS/_hypothesis``.  ``row``: the finding ``lookup`` gave for ``ref``, when
+    the caller has it already.  Raises ReproError (bad input) or NotReproducible."""
     from fuzzfarm import device as dev
     from fuzzfarm import store
     from fuzzfarm.verify import run_constants
 
     log = log or (lambda msg: None)
-    row = lookup(results, ref)
+    row = row if row is not None else lookup(results, ref)
     infos = dev.list_devices()
     if device:
         try:

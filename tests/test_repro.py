@@ -22,7 +22,7 @@ from click.testing import CliRunner
 from hypothesis import Phase, find, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 
-from devices import pypi_pocl
+from devices import pypi_pocl, require_device
 from fuzzfarm import repro, store
 from fuzzfarm.checker import Claims
 from fuzzfarm.cli import main
@@ -451,3 +451,49 @@ def test_not_reproducible_is_exit_1(pocl, tmp_path, monkeypatch):
     assert res.exit_code == 1, res.output
     assert "0 of 3 runs" in res.output and "not reproducible" in res.output
     assert not (tmp_path / "out2" / "repro.py").exists()
+
+
+# -------------------------------------------------------------------- build failures
+def _build_failure_row(source: str, fingerprint: str) -> dict:
+    import json
+    info = require_device()
+    return {"run_id": "r", "unit_id": "u-sinpi", "device_fingerprint": fingerprint,
+            "platform": info.platform_name, "device": info.name,
+            "driver_version": info.driver_version, "opencl_version": info.platform_version,
+            "opencl_c_version": "", "function": "sinpi", "precision": "binary32",
+            "vector_width": 1, "build_options": "", "rule_id": "device.build_failure",
+            "section": "OpenCL 3.0 API §5.8.4", "sentence": "clBuildProgram returns ...",
+            "severity": "fault", "element": -1,
+            "fault_detail": json.dumps({"kernel_source": source, "build_options": "",
+                                        "build_log": "recorded log line", "error_code": -11,
+                                        "error_name": "CL_BUILD_PROGRAM_FAILURE"})}
+
+
+@pytest.mark.device
+def test_a_build_failure_reproducer_is_the_kernel_its_log_and_programs_that_build_it(
+        tmp_path):
+    import subprocess
+    import sys
+
+    from fuzzfarm import fault_repro
+    from fuzzfarm.repro import NotReproducible
+    info = require_device()
+    bad = "__kernel void k(__global float *a) { a[0] = no_such_builtin(a[0]); }\n"
+    rep = fault_repro.export(_build_failure_row(bad, info.fingerprint), tmp_path / "r")
+    names = sorted(p.name for p in rep.files)
+    assert names == ["README.md", "build.c", "build.py", "build_log.txt", "kernel.cl",
+                     "repro.json"]
+    assert rep.info is not None and "no_such_builtin" in rep.log       # re-verified here
+    readme = (tmp_path / "r" / "README.md").read_text()
+    assert "recorded log line" in readme and "CL_BUILD_PROGRAM_FAILURE (-11)" in readme
+    assert (tmp_path / "r" / "kernel.cl").read_text() == bad
+    run = subprocess.run([sys.executable, "build.py", info.name], cwd=tmp_path / "r",
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 1 and "does not build" in run.stdout, run.stderr
+    assert "int main" in (tmp_path / "r" / "build.c").read_text()
+    good = "__kernel void k(__global float *a) { a[0] = sinpi(a[0]); }\n"
+    with pytest.raises(NotReproducible, match="builds"):
+        fault_repro.export(_build_failure_row(good, info.fingerprint), tmp_path / "g")
+    away = fault_repro.export(_build_failure_row(good, "0123456789ab"), tmp_path / "a")
+    assert away.info is None and "not re-verified" in "\n".join(fault_repro.summary(away))
+    assert "no (the device is not attached here)" in (tmp_path / "a" / "README.md").read_text()
