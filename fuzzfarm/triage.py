@@ -217,6 +217,11 @@ class Triage:
     failures_per_device_function: dict = field(default_factory=dict)
     #: baseline model name -> the current model name it was compared with
     paired: dict = field(default_factory=dict)
+    #: the current set across implementations (``matrix``): the implementations (every
+    #: one that ran a unit, with or without findings) and, per rule id failing or
+    #: faulting on one of them, {implementation: (failing inputs, first signature)}
+    implementations: list = field(default_factory=list)
+    matrix: dict = field(default_factory=dict)
 
     def _with(self, status):
         return [i for i in self.issues if i.status == status]
@@ -560,7 +565,9 @@ def compare(baseline_dir, current_dir, pairs: dict | None = None) -> Triage:
         per_df[k] = (b0 + i.baseline.failures, c0 + i.current.failures)
     per_df = {k: v for k, v in per_df.items() if v != (0, 0)}
 
+    impls, matrix = implementation_matrix(cur.stats, cur.findings)
     return Triage(
+        implementations=impls, matrix=matrix,
         baseline=str(baseline_dir), current=str(current_dir), issues=issues,
         ulp_regressions=regressions, coverage=coverage,
         paired=dict(pairs or {}),
@@ -569,6 +576,36 @@ def compare(baseline_dir, current_dir, pairs: dict | None = None) -> Triage:
         runs_baseline=base.runs, runs_current=cur.runs,
         ulp_samples=_ulp_samples(base, cur),
         failures_per_device_function=per_df)
+
+
+def _implementation(platform, device, driver) -> str:
+    return f"{platform or '?'}: {device or '?'} ({driver or '?'})"
+
+
+def implementation_matrix(stats: pa.Table, findings: pa.Table) -> tuple[list, dict]:
+    """Rule x implementation of one result set.  Implementations: 'platform: device
+    (driver)' of every stats row and finding (so one that found nothing is there too),
+    sorted.  Returns (implementations, {rule id: {implementation: (failing inputs,
+    signature of its first finding)}}) over failures and device faults (``findings``
+    with signatures' columns)."""
+    impls = set()
+    for t in (stats, findings):
+        if t.num_rows:
+            cols = t.select(["platform", "device", "driver_version"]).to_pydict()
+            impls |= {_implementation(*r) for r in zip(cols["platform"], cols["device"],
+                                                       cols["driver_version"])}
+    matrix: dict = {}
+    if findings.num_rows:
+        cols = findings.select(["platform", "device", "driver_version", "rule_id",
+                                "severity", "signature"]).to_pydict()
+        for p, d, v, rule, sev, sig in zip(*cols.values()):
+            if sev not in FAILURE_SEVERITIES:
+                continue
+            cell = matrix.setdefault(rule, {})
+            impl = _implementation(p, d, v)
+            n, first = cell.get(impl, (0, sig))
+            cell[impl] = (n + 1, first)
+    return sorted(impls), dict(sorted(matrix.items(), key=lambda kv: (-len(kv[1]), kv[0])))
 
 
 def _ulp_samples(base: _Set, cur: _Set) -> dict:
@@ -724,6 +761,16 @@ def _sections(t: Triage) -> list[_Section]:
         secs.append(_Section(f"{title} ({len(rows)})", _ISSUE_COLUMNS,
                              [_issue_cells(i) for i in rows], css=status.replace(" ", "-"),
                              text=text))
+    if t.implementations:
+        secs.append(_Section(
+            f"Across implementations ({len(t.matrix)} rules x {len(t.implementations)} "
+            f"implementations)", ["rule", *t.implementations],
+            [[rule, *(f"{cells[i][0]:,} ({cells[i][1]})" if i in cells else "-"
+                      for i in t.implementations)] for rule, cells in t.matrix.items()],
+            text=f"The current set: failing inputs per rule and implementation (failures "
+                 f"and device faults; '-': none), with the signature of each cell's first "
+                 f"finding. Reproduce a cell with `fuzzfarm repro SIGNATURE {t.current} "
+                 f"--out DIR`. Every implementation that ran a unit has a column."))
     notes = t.notes
     secs.append(_Section(
         f"Notes ({len(notes)})",

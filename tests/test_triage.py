@@ -371,3 +371,30 @@ def test_the_report_says_which_text_governed_each_issue_and_counts_both_kinds(se
     assert line in _section(md, "Summary")
     assert "OpenCL C 3.0 (should)" in _section(md, "Notes")
     assert "OpenCL SPIR-V Env (is)" in _section(md, "New failures")
+
+
+def test_the_cross_implementation_matrix_has_every_implementation_even_without_findings(
+        tmp_path):
+    b, c = tmp_path / "b", tmp_path / "c"
+    unit(b, "r0", "sinpi")
+    for dev, drv, found in (("impl-A", "1", [("CL.sinpi.positive_integer", {}),
+                                             ("CL.sinpi.positive_integer", {})]),
+                            ("impl-B", "7", [("CL.sinpi.positive_integer", {}),
+                                             ("nan.payload", {"severity": "note"}),
+                                             ("device.build_failure", {"severity": "fault"})]),
+                            ("impl-C", "2", [])):
+        unit(c, "r1", "sinpi", found, device=dev, driver=drv, serial=dev)
+    t = triage.compare(b, c)
+    assert t.implementations == ["Synthetic: impl-A (1)", "Synthetic: impl-B (7)",
+                                 "Synthetic: impl-C (2)"]
+    assert list(t.matrix) == ["CL.sinpi.positive_integer", "device.build_failure"]
+    sinpi = t.matrix["CL.sinpi.positive_integer"]
+    assert {k: v[0] for k, v in sinpi.items()} == {"Synthetic: impl-A (1)": 2,
+                                                  "Synthetic: impl-B (7)": 1}
+    assert all(sig.startswith("s") and len(sig) == 13 for _, sig in sinpi.values())
+    triage.run(b, c, tmp_path / "rep")
+    md = _section((tmp_path / "rep" / "report.md").read_text(), "Across implementations")
+    assert "| rule | Synthetic: impl-A (1) | Synthetic: impl-B (7) | Synthetic: impl-C (2) |" in md
+    assert "| device.build_failure | - | 1 (s" in md
+    html = (tmp_path / "rep" / "report.html").read_text()
+    assert "Across implementations" in html and "Synthetic: impl-C (2)" in html
