@@ -1066,3 +1066,21 @@ def test_reference_agrees_with_every_prescribed_rule():
                         disagree.append((rule.id, fmt.name, row, name, e))
     assert checked > 1000
     assert disagree == []
+
+
+def test_binary16_rounding_is_one_rounding_of_the_exact_value():
+    """OpenCL-CTS #1996: rounding a reference to float64 and then to binary16 rounds
+    twice.  1 + 2^-11 + 2^-60 lies just above the midpoint of 1 and 1 + 2^-10: float64
+    rounds it onto the midpoint, and float64 -> binary16 then ties to even (1.0).  The
+    reference rounds the exact value once: 1 + 2^-10."""
+    with mpmath.workprec(128):                              # build the values exactly
+        v = mpf((2**60 + 2**49 + 1, -60))                   # 1 + 2^-11 + 2^-60
+        below = mpf((2**60 + 2**49 - 1, -60))
+        top = mpf(((65504 + 16) * 2**40 + 1, -40))
+    twice = int(np.array(float(v), dtype=np.float64).astype(np.float16).view(np.uint16))
+    assert twice == 0x3C00                                  # the double rounding
+    assert round_to_bits(v, BINARY16) == 0x3C01             # one rounding
+    assert round_to_bits(mpf(1) + TWO(1, -11), BINARY16) == 0x3C00     # the tie itself
+    assert round_to_bits(below, BINARY16) == 0x3C00
+    # the same just above the midpoint of the two largest finite values, and in RTZ
+    assert round_to_bits(top, BINARY16) == 0x7C00 and round_to_bits(top, BINARY16, "rtz") == 0x7BFF
