@@ -354,3 +354,44 @@ def test_a_saved_reproducer_input_is_replayed_first_in_a_later_run(tmp_path):
     assert '"replay": [[1258291198]]' in first[0]["recipe"]
     cospi = [r for r in rows if r["function"] == "cospi" and r["element"] == 0]
     assert all(r["input_bits"] != [0x4AFFFFFE] for r in cospi)
+
+
+CROSS = """\
+name = "cross"
+seed = 3
+devices = [{devices}]
+[[jobs]]
+source = "catalogue"
+functions = ["sinpi", "fract", "dot"]
+precisions = ["binary16", "binary32"]
+"""
+
+
+@pytest.mark.device
+@pytest.mark.cluster
+def test_one_campaign_across_every_implementation_this_machine_has(tmp_path):
+    """PoCL, and Intel's runtime and Oclgrind where their extras are installed: one
+    dataset, and triage's matrix has a column for each.  A device without cl_khr_fp16
+    runs the binary32 units only; a kernel a device cannot build is a fault finding."""
+    from fuzzfarm.device import list_devices
+    impls = {}
+    for d in list_devices():
+        impls.setdefault(d.platform_name, d)
+    if len(impls) < 2:
+        pytest.skip("one OpenCL implementation here (pip install 'fuzzfarm[intel,oclgrind]')")
+    spec = tmp_path / "cross.toml"
+    spec.write_text(CROSS.format(devices=", ".join(f'"{d.fingerprint}"'
+                                                   for d in impls.values())))
+    out = tmp_path / "res"
+    p = _fuzzfarm("run", "--campaign", str(spec), "--out", str(out))
+    _, err = p.communicate(timeout=900)
+    assert p.returncode == 0 and "Traceback" not in err, err[-3000:]
+    stats = ds.dataset(out / "_stats").to_table().to_pylist()
+    assert {r["device_fingerprint"] for r in stats} == {d.fingerprint for d in impls.values()}
+    from fuzzfarm import triage
+    t = triage.compare(out, out)
+    assert len(t.implementations) == len(impls)
+    for d in impls.values():
+        units = {r["function"] for r in stats if r["device_fingerprint"] == d.fingerprint
+                 and r["precision"] == "binary16"}
+        assert bool(units) == d.has_fp16, (d.label, units)

@@ -2,8 +2,9 @@
 
 Device tier (STYLE.md point 10): skipped where pyopencl or an OpenCL device is missing.
 The tests run once per device chosen by the environment variable FUZZFARM_TEST_DEVICES
-(a ``--device`` selector, e.g. 'all' or 'nvidia'; default '0', the first device).  PyPI's
-pocl-binary-distribution is enough.  A cold PoCL kernel cache costs a few seconds here
+(a ``--device`` selector, e.g. 'all' or 'nvidia'; default: the one device of
+tests/devices.py, PyPI's PoCL where it is installed).  PyPI's pocl-binary-distribution is
+enough.  A cold PoCL kernel cache costs a few seconds here
 (PoCL generates each kernel's code at its first launch); a warm one well under a second.
 """
 from __future__ import annotations
@@ -23,6 +24,7 @@ pytest.importorskip("pyopencl", reason="pyopencl is not installed")
 
 from click.testing import CliRunner  # noqa: E402
 
+from devices import one_device  # noqa: E402
 from edgecases.catalogue import Arg, Function, function, functions  # noqa: E402
 from fuzzfarm.cli import main  # noqa: E402
 from fuzzfarm.device import (  # noqa: E402
@@ -35,7 +37,8 @@ DEVICES = list_devices()
 if not DEVICES:
     pytest.skip("no OpenCL device found (`pip install pocl-binary-distribution` gives a CPU "
                 "one)", allow_module_level=True)
-TEST_DEVICES = select_devices(os.environ.get("FUZZFARM_TEST_DEVICES", "0"))
+TEST_DEVICES = (select_devices(os.environ["FUZZFARM_TEST_DEVICES"])
+                if os.environ.get("FUZZFARM_TEST_DEVICES") else [one_device()])
 FUNCTIONS = [f for f in functions().values() if 1 in f.widths and "binary32" in f.precisions]
 FUNCTIONS64 = [f for f in FUNCTIONS if "binary64" in f.precisions]
 
@@ -165,7 +168,7 @@ def test_select_keeps_the_order_named(info):
     assert select_devices("1,0", devices=[a, b]) == [b, a]
     assert select_devices("beta,alpha,1", devices=[a, b]) == [b, a]
     assert select_devices("gpu", devices=[a, b]) == [a]
-    assert select_devices("0:1", devices=[a, b]) == [b]
+    assert select_devices(f"{info.platform_index}:1", devices=[a, b]) == [b]
 
 
 @pytest.mark.parametrize("selector", ["foo", "99", "7:7", "0,nosuchdevice", "abcdef123456"])
