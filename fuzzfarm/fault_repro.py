@@ -65,32 +65,13 @@ def _c_string(text: str) -> str:
     return '"' + "".join(out) + '"'
 
 
-def _device(row: dict, device: str | None):
-    """The DeviceInfo to re-verify on: the one ``device`` selects, else the finding's
-    own (by fingerprint); None when that is not attached.  Raises ReproError for a
-    selector that matches no device or several."""
-    from fuzzfarm import device as dev
-    from fuzzfarm.repro import ReproError
-    infos = dev.list_devices()
-    if device:
-        try:
-            chosen = dev.select_devices(device, infos)
-        except dev.DeviceSelectionError as exc:
-            raise ReproError(str(exc)) from None
-        if len(chosen) != 1:
-            raise ReproError(f"--device {device!r} selects {len(chosen)} devices; a "
-                             f"reproducer runs on one (see `fuzzfarm devices`)")
-        return chosen[0]
-    return next((d for d in infos if d.fingerprint == row["device_fingerprint"]), None)
-
-
 def export(row: dict, out, device: str | None = None, log=None) -> FaultReport:
     """Write the reproducer of build-failure finding ``row`` (a findings row, see module
     docstring) to ``out``.  Raises ReproError for a row of another kind, a row without the
     recorded source, or an unwritable ``out``; NotReproducible when the kernel now builds
     on the device it is re-verified on."""
     from fuzzfarm import store
-    from fuzzfarm.repro import NotReproducible, ReproError
+    from fuzzfarm.repro import NotReproducible, ReproError, repro_device
     log = log or (lambda msg: None)
     if row.get("rule_id") not in REPRODUCIBLE:
         raise ReproError(f"{row.get('rule_id')!r} has no fault reproducer; "
@@ -105,7 +86,7 @@ def export(row: dict, out, device: str | None = None, log=None) -> FaultReport:
     except store.StoreError as exc:
         raise ReproError(str(exc)) from None
     bo = detail.get("build_options", row.get("build_options") or "")
-    info = _device(row, device)
+    info = repro_device(row, device)
     now_log = ""
     if info is not None:
         from fuzzfarm.device import DeviceRunner, KernelBuildError

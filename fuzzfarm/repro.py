@@ -994,6 +994,25 @@ def _choose_target(row: dict, results, make_rep: Callable[[Target], Reproducer],
         f"on this device now (tried {'; '.join(tried)})")
 
 
+def repro_device(row: dict, device: str | None = None):
+    """The DeviceInfo a reproducer of ``row`` runs on: the one ``device`` (a --device
+    selector) selects, else the finding's own device, found by fingerprint; None when
+    that is not attached.  Raises ReproError for a selector that matches no device or
+    several."""
+    from fuzzfarm import device as dev
+    infos = dev.list_devices()
+    if device:
+        try:
+            chosen = dev.select_devices(device, infos)
+        except dev.DeviceSelectionError as exc:
+            raise ReproError(str(exc)) from None
+        if len(chosen) != 1:
+            raise ReproError(f"--device {device!r} selects {len(chosen)} devices; a "
+                             f"reproducer runs on one (see `fuzzfarm devices`)")
+        return chosen[0]
+    return next((d for d in infos if d.fingerprint == row["device_fingerprint"]), None)
+
+
 def reproduce(results: str | os.PathLike, ref: str, out: str | os.PathLike,
               device: str | None = None, do_shrink: bool = True,
               max_examples: int = DEFAULT_MAX_EXAMPLES, log: Callable[[str], None] = None,
@@ -1009,26 +1028,15 @@ def reproduce(results: str | os.PathLike, ref: str, out: str | os.PathLike,
 
     log = log or (lambda msg: None)
     row = row if row is not None else lookup(results, ref)
-    infos = dev.list_devices()
-    if device:
-        try:
-            chosen = dev.select_devices(device, infos)
-        except dev.DeviceSelectionError as exc:
-            raise ReproError(str(exc)) from None
-        if len(chosen) != 1:
-            raise ReproError(f"--device {device!r} selects {len(chosen)} devices; a "
-                             f"reproducer runs on one (see `fuzzfarm devices`)")
-        info = chosen[0]
-    else:
-        mine = [d for d in infos if d.fingerprint == row["device_fingerprint"]]
-        if not mine:
-            raise ReproError(
-                f"the finding's device {row['device']} ({row['platform']}, driver "
-                f"{row['driver_version']}) [{row['device_fingerprint']}] is not attached "
-                f"here; choose another with --device (available: "
-                + ("; ".join(f"{d.index} {d.label} [{d.fingerprint}]" for d in infos)
-                   or "none") + ")")
-        info = mine[0]
+    info = repro_device(row, device)
+    if info is None:
+        infos = dev.list_devices()
+        raise ReproError(
+            f"the finding's device {row['device']} ({row['platform']}, driver "
+            f"{row['driver_version']}) [{row['device_fingerprint']}] is not attached "
+            f"here; choose another with --device (available: "
+            + ("; ".join(f"{d.index} {d.label} [{d.fingerprint}]" for d in infos)
+               or "none") + ")")
     base = target_for(row)
     needs = {base.precision}
     if base.is_conversion:
