@@ -25,8 +25,7 @@ from pathlib import Path
 
 __all__ = ["REPRODUCIBLE", "FaultReport", "export", "summary"]
 
-#: The fault rule ids ``export`` makes reproducers of.
-REPRODUCIBLE = frozenset({"device.build_failure"})
+from fuzzfarm.repro import FAULT_REPRODUCIBLE as REPRODUCIBLE  # the fault rules it handles
 
 
 @dataclass

@@ -66,6 +66,10 @@ __all__ = ["ReproError", "NotReproducible", "Slot", "Target", "Outcome", "Reprod
            "DB_DIRNAME", "BUILD_LINE", "ReproReport", "ShrinkInfo", "summary",
            "claims_for", "device_call"]
 
+#: The device-fault rule ids that have a reproducer (fuzzfarm.fault_repro): a kernel that
+#: does not build has no input to minimize, but its source and log reproduce it.
+FAULT_REPRODUCIBLE = frozenset({"device.build_failure"})
+
 #: Runs of the minimized input that must all fail before it is exported.
 REPEATS = 3
 #: Hypothesis examples (generation phase) of one minimization.
@@ -246,9 +250,8 @@ def lookup(results: str | os.PathLike, ref: str) -> dict:
                              + "); give one of these signatures")
         rows.sort(key=lambda r: r["output"] != "ret")
         row = rows[0]
-    from fuzzfarm.fault_repro import REPRODUCIBLE
     if (row["severity"] == "fault" or int(row["element"]) < 0) \
-            and row["rule_id"] not in REPRODUCIBLE:
+            and row["rule_id"] not in FAULT_REPRODUCIBLE:
         raise ReproError(f"{ref!r} is a device fault ({row['rule_id']}) of a whole unit; it "
                          f"has no single input to reproduce (its inputs are in "
                          f"{results}/_faults/{row['run_id']}/)")
