@@ -150,14 +150,16 @@ class CampaignRun:
             for n in nodes])
         infos, places = [], []
         for node, descs in zip(nodes, described):
-            by_fp: dict = {}
+            # in the node's own enumeration order, so that an index selector means what
+            # `fuzzfarm devices` shows (on one machine)
+            resources = {(fp, i): res for n, res, fp, i in found if n == node}
+            seen: dict = {}
             for d in descs:
-                by_fp.setdefault(d["fingerprint"], []).append(d)
-            for n, res, fp, i in found:
-                if n == node and i < len(by_fp.get(fp, ())):
-                    d = dict(by_fp[fp][i], index=len(infos))
-                    infos.append(DeviceInfo.from_dict(d))
-                    places.append((node, res, fp, i))
+                fp = d["fingerprint"]
+                i = seen[fp] = seen.get(fp, -1) + 1
+                if (fp, i) in resources:
+                    infos.append(DeviceInfo.from_dict(dict(d, index=len(infos))))
+                    places.append((node, resources[(fp, i)], fp, i))
         try:
             chosen = select_devices(",".join(self.c.devices), infos)
         except DeviceSelectionError as exc:
