@@ -23,7 +23,7 @@ import time
 
 import numpy as np
 
-from edgecases import catalogue
+from edgecases import bounds, catalogue
 from fuzzfarm import formats
 from fuzzfarm.formats import BINARY16, BINARY32, BINARY64
 from fuzzfarm.oracle import reference, ulp_error
@@ -89,7 +89,7 @@ def bench_screen(name, fmt, n, repeat, rng):
     bits = random_inputs(fmt, n if fmt is not BINARY64 else n // 8, rng)
     x = formats.to_float(bits, fmt)
     got = device_results(name, x, fmt, rng)
-    bound = catalogue.bound(name, fmt.name).ulps
+    bound = bounds.bound(name, fmt.name).ulps
     s = screen(name, [x], got, bound, fmt)
     t = best_time(lambda: screen(name, [x], got, bound, fmt), repeat)
     return x.size, x.size / t, float((s.passed | s.failed).mean()), float(s.failed.mean())

@@ -39,6 +39,9 @@ from importlib import resources
 
 import numpy as np
 
+from edgecases.catalogue import CatalogueError
+from edgecases.catalogue import functions as catalogue_functions
+
 try:
     import tomllib
 except ModuleNotFoundError:  # Python < 3.11
@@ -73,7 +76,6 @@ _VALUE_KEYS = ("ulps", "absolute", "value")
 
 
 def _error(msg: str):
-    from edgecases.catalogue import CatalogueError
     return CatalogueError(msg)
 
 
@@ -609,8 +611,7 @@ def load_bounds(text: str, name: str = "ulp_bounds.toml", functions: dict | None
     + - * /, parentheses, floor, fabs and the allowed names, a piece list without a final
     unconditional piece, a note without a reading, an unresolved 'like' or 'from'."""
     if functions is None:
-        from edgecases.catalogue import functions as _functions
-        functions = _functions()
+        functions = catalogue_functions()
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -788,8 +789,7 @@ def bound(name: str, precision: str = "binary32", profile: str = "full",
             return b
     b = table.get((base, precision, name))
     if b is None:
-        from edgecases.catalogue import functions
-        fn = functions().get(name)
+        fn = catalogue_functions().get(name)
         if fn is None:
             raise KeyError(f"no ULP bound for {name}: function={name!r} is not in the catalogue")
         if precision not in fn.precisions:

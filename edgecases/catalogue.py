@@ -5,7 +5,8 @@ The data live in ``edgecases/data/``:
 * ``functions.toml``  built-in name -> OpenCL C signature
 * ``rules_*.toml``    the prescribed results, one ``[[rule]]`` table each, with its id,
                       spec section and sentence (see ``Rule``)
-* ``ulp_bounds.toml`` the ULP tables per precision and profile
+* ``ulp_bounds.toml`` the ULP tables per precision and profile: edgecases.bounds, which
+                      depends on this module (never the other way)
 
 Everything is validated on load; an error names the file, the rule id and the problem.
 No pyopencl or Ray here: the catalogue loads and tests on any machine.
@@ -23,13 +24,11 @@ except ModuleNotFoundError:  # Python < 3.11
     import tomli as tomllib
 
 from edgecases.predicates import InvalidCondition, parse_word
-# The ULP bounds live in edgecases.bounds; Bound and bound are re-exported here.
-from edgecases.bounds import Bound, bound  # noqa: F401
 from edgecases.results import InvalidResult, parse_result
 
 __all__ = [
-    "Arg", "Function", "Rule", "Bound", "CatalogueError",
-    "functions", "function", "rules", "rules_for", "bound", "SEVERITIES",
+    "Arg", "Function", "Rule", "CatalogueError",
+    "functions", "function", "rules", "rules_for", "SEVERITIES",
     "GeneralRule", "general_rules", "general_rule",
 ]
 

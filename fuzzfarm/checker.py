@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, replace
 import mpmath
 import numpy as np
 
-from edgecases import catalogue
+from edgecases import bounds, catalogue
 from edgecases.predicates import evaluate
 from fuzzfarm import formats
 from fuzzfarm.formats import FloatFormat, format_named
@@ -633,7 +633,7 @@ def _judge_output(c: _Ctx, i, k, o, r, r_again, got, lim, bound, rule, domain) -
 
 def _apply_reference(c: _Ctx) -> None:
     fn, fmt = c.fn, c.fmt
-    bound = catalogue.bound(fn.name, c.claims.precision, c.claims.profile, c.claims.relaxed)
+    bound = bounds.bound(fn.name, c.claims.precision, c.claims.profile, c.claims.relaxed)
     if bound.implementation_defined and not fn.is_native:
         c.result.unjudged += int((~c.unjudged).sum())
         return

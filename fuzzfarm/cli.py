@@ -465,7 +465,7 @@ def _governing(rule_id: str) -> dict:
 def _catalogue_records(precisions, profile_names) -> dict:
     """The catalogue as plain data: functions x precisions x profiles with their bounds,
     every rule, the general rules and the conversions."""
-    from edgecases import catalogue
+    from edgecases import bounds, catalogue
     from fuzzfarm import conversions
 
     fns = []
@@ -478,7 +478,7 @@ def _catalogue_records(precisions, profile_names) -> dict:
                      "rules": [r.id for r in catalogue.rules_for(f.name)], "bounds": {}}
             for prof, relaxed in profile_names:
                 try:
-                    b = catalogue.bound(f.name, p, prof, relaxed)
+                    b = bounds.bound(f.name, p, prof, relaxed)
                 except KeyError:
                     continue
                 key = prof + (".relaxed" if relaxed else "")

@@ -72,7 +72,7 @@ try:
 except ModuleNotFoundError:  # Python < 3.11
     import tomli as tomllib
 
-from edgecases import catalogue
+from edgecases import bounds, catalogue
 from fuzzfarm.checker import CheckResult, Finding
 from fuzzfarm.formats import FloatFormat
 from fuzzfarm.oracle import Exact, Unspecified, round_to_bits, ulp_error
@@ -587,9 +587,9 @@ class _Lim:
 def _resolve_bound(name: str, claims):
     relaxed = bool(getattr(claims, "relaxed", False))
     try:
-        return catalogue.bound(name, claims.precision, claims.profile, relaxed=relaxed)
-    except TypeError:  # a catalogue.bound without the relaxed flag
-        return catalogue.bound(name, claims.precision, claims.profile)
+        return bounds.bound(name, claims.precision, claims.profile, relaxed=relaxed)
+    except TypeError:  # a bounds.bound without the relaxed flag
+        return bounds.bound(name, claims.precision, claims.profile)
 
 
 def _arr(lim, name: str, default, n: int) -> np.ndarray:

@@ -54,7 +54,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from edgecases import catalogue
+from edgecases import bounds, catalogue
 from fuzzfarm import formats
 from fuzzfarm.device import bundled_pocl_library
 from fuzzfarm.formats import FloatFormat, format_named
@@ -532,7 +532,7 @@ def _ulp_limit(target: Target, claims, cand: tuple, severity: str) -> tuple[floa
     """(ULPs, absolute) the bound allows the target's element, or None (unknown)."""
     fn = target.fn
     try:
-        bound = catalogue.bound(fn.name, claims.precision, claims.profile, claims.relaxed)
+        bound = bounds.bound(fn.name, claims.precision, claims.profile, claims.relaxed)
     except (KeyError, AttributeError):
         return None
     if bound.correctly_rounded:

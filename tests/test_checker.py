@@ -4,7 +4,7 @@ flush-to-zero allowances.  No device needed."""
 import numpy as np
 import pytest
 
-from edgecases import catalogue
+from edgecases import bounds, catalogue
 from edgecases.predicates import evaluate
 from fuzzfarm.checker import Claims, check_batch
 from fuzzfarm.formats import BINARY32, format_named
@@ -154,7 +154,7 @@ def _bound_cases():
         for precision in fn.precisions:
             for profile in ("full", "embedded"):
                 for relaxed in ((False, True) if precision == "binary32" else (False,)):
-                    b = catalogue.bound(fn.name, precision, profile, relaxed)
+                    b = bounds.bound(fn.name, precision, profile, relaxed)
                     if fn.name == "nan":    # no reference value: its rule is the check
                         continue
                     if b.correctly_rounded or b.fma_or_mul_add or b.ulps is not None:
@@ -173,7 +173,7 @@ def test_ulp_bound_known_good_and_known_bad(name, precision, profile, relaxed):
     fn = catalogue.function(name)
     fmt = format_named(precision)
     claims = Claims(precision, profile, relaxed=relaxed)
-    b = catalogue.bound(name, precision, profile, relaxed)
+    b = bounds.bound(name, precision, profile, relaxed)
     rng = np.random.default_rng(sum(map(ord, name + precision + profile)))
     args = _normal_input(fn, rng, fmt)
     kinds = tuple(a.kind for a in fn.inputs)
@@ -419,7 +419,7 @@ def test_rtz_device_rounds_correctly_toward_zero():
     assert _one("divide", 0x3EAAAAAB, x=ONE, y=three).findings == []
     assert _one("divide", 0x3EAAAAAA, claims=rtz, x=ONE, y=three).findings == []
     # correctly rounded operators: the wrong direction fails
-    assert catalogue.bound("add", "binary32", "embedded").correctly_rounded
+    assert bounds.bound("add", "binary32", "embedded").correctly_rounded
     a1, a2 = ONE, F.bits_of(2.0 ** -24 * 1.5)             # 1 + 1.5 ulp/2: RTE up, RTZ down
     assert _one("add", 0x3F800001, x=a1, y=a2).findings == []
     assert _one("add", 0x3F800000, x=a1, y=a2).failures

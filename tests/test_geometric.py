@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from mpmath import mpf
 
-from edgecases import catalogue
+from edgecases import bounds, catalogue
 from fuzzfarm import formats, geometric
 from fuzzfarm.checker import Claims
 from fuzzfarm.formats import BINARY16, BINARY32, BINARY64
@@ -83,7 +83,7 @@ def ids(res, severity=None):
 
 
 def limits_of(name, fmt, width, max_abs=1.0, profile="full"):
-    b = catalogue.bound(name, fmt.name, profile)
+    b = bounds.bound(name, fmt.name, profile)
     args = {a.name: np.zeros(1, fmt.uint) for a in catalogue.function(name).inputs}
     kinds = {a.name: a.kind for a in catalogue.function(name).inputs}
     return b.limits(args, kinds, fmt, width=width, max_abs=np.asarray([max_abs], np.float64))

@@ -11,7 +11,7 @@ import mpmath
 import numpy as np
 import pytest
 
-from edgecases import catalogue
+from edgecases import bounds, catalogue
 from fuzzfarm import formats
 from fuzzfarm import screen as sc
 from fuzzfarm.formats import BINARY16, BINARY32, BINARY64
@@ -267,7 +267,7 @@ def test_screen_agrees_with_exact_on_recipe_inputs(name):
     """The catalogue's own input classes (strategies.expand), device results at and around
     the bound: passes and failures both agree with the exact path."""
     fn = catalogue.function(name)
-    b = catalogue.bound(name)
+    b = bounds.bound(name)
     recipe = Recipe(float_weights={"normal": 4, "subnormal": 1, "integer": 1, "half_integer": 1,
                                    "near_one": 2, "boundary": 1, "half_pi_multiple": 2},
                     int_weights={"small": 5, "exponent_landmark": 1}, seed=11)

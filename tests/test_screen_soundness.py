@@ -38,7 +38,7 @@ import mpmath
 import numpy as np
 import pytest
 
-from edgecases import catalogue
+from edgecases import bounds, catalogue
 from fuzzfarm import formats
 from fuzzfarm import screen as sc
 from fuzzfarm.formats import BINARY16, BINARY32, BINARY64, FloatFormat
@@ -403,7 +403,7 @@ def _in_range(refs, fmt):
 def run_soundness(name, fmt, pairs_target, seed):
     """Draw inputs, build pairs, compare the screen with the exact verdicts; returns the
     counts.  Asserts soundness and that the screen decides a large share."""
-    b = catalogue.bound(name, fmt.name)
+    b = bounds.bound(name, fmt.name)
     bound, cr = float(b.ulps), bool(b.correctly_rounded)
     rng = np.random.default_rng(seed)
     per_x = 2 * OFFSETS + 1 + 11
