@@ -73,7 +73,7 @@ except ModuleNotFoundError:  # Python < 3.11
     import tomli as tomllib
 
 from edgecases import bounds, catalogue
-from fuzzfarm.checker import CheckResult, Finding
+from fuzzfarm.verdicts import CheckResult, Finding
 from fuzzfarm.formats import FloatFormat
 from fuzzfarm.oracle import Exact, Unspecified, round_to_bits, ulp_error
 
