@@ -217,7 +217,8 @@ def main(argv=None) -> int:
     except ImportError:         # fuzzfarm.run prints plain progress lines then
         console = _Silent() if a.quiet else None
     t_exec = time.time()
-    meta = runner.execute(opts, console)
+    from cluster.driver import run_options
+    meta = run_options(opts, console)
     t_end = time.time()
     sampler.stop()
 

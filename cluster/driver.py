@@ -514,6 +514,17 @@ class CampaignRun:
         return meta
 
 
+def run_options(opts, console=None) -> dict:
+    """Run the campaign a ``fuzzfarm run`` without ``--campaign`` describes
+    (``fuzzfarm.run.RunOptions``, through ``fuzzfarm.campaign.of_run_options``); returns
+    the run's metadata as ``run_campaign`` does."""
+    from fuzzfarm.campaign import of_run_options
+    return run_campaign(of_run_options(opts), opts.out, address=opts.address, console=console,
+                        num_cpus=opts.num_cpus, makers=opts.makers, in_flight=opts.in_flight,
+                        profile_dir=opts.profile_dir, per_recipe=opts.per_recipe,
+                        recipes_per_unit=opts.recipes_per_unit)
+
+
 def run_campaign(campaign, out: str, **options) -> dict:
     """Run (or with ``run_id`` resume) ``campaign`` (a fuzzfarm.campaign.Campaign) into the
     results directory ``out``; returns the session's metadata (``run_id``, ``status``:

@@ -64,7 +64,7 @@ _ROUNDED = {"pi": (1, 1), "pi/2": (1, 2), "pi/4": (1, 4), "3pi/4": (3, 4)}
 def _rounded_constant_bits(name: str, fmt_name: str, mode: str = "rte") -> int:
     """Bits of a positive rounded constant, rounded in ``mode`` to ``fmt``."""
     from fuzzfarm.formats import FORMATS
-    from fuzzfarm.oracle import round_to_bits
+    from fuzzfarm.rounding import round_to_bits
 
     fmt = FORMATS[fmt_name]
     num, den = _ROUNDED[name]

@@ -67,7 +67,7 @@ import hashlib
 import os
 import re
 import sys
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, NamedTuple
@@ -79,7 +79,8 @@ else:                                   # pragma: no cover - pyproject depends o
 
 from fuzzfarm import run
 
-__all__ = ["CampaignError", "Job", "Campaign", "load", "loads", "from_options", "SCHEMA",
+__all__ = ["CampaignError", "Job", "Campaign", "load", "loads", "from_options",
+           "of_run_options", "SCHEMA",
            "SOURCES", "VERSION"]
 
 #: The schema version this module reads and ``Campaign.to_dict`` writes.
@@ -90,8 +91,8 @@ SOURCES = ("recipes", "catalogue", "sweep")
 MAX_UNIT_INPUTS = 1 << 24
 #: The range of a sweep job's ``chunk_bits``.
 CHUNK_BITS = (16, 26)
-#: Build options the checker knows how to read start with one of these (as run.validate).
-BUILD_OPTION_PREFIXES = ("-cl-", "-D", "-I", "-w", "-Werror")
+#: Build options the checker knows how to read start with one of these (run.validate's).
+BUILD_OPTION_PREFIXES = run.BUILD_OPTION_PREFIXES
 
 _NAME = re.compile(r"[A-Za-z0-9_.-]+")
 
@@ -750,3 +751,17 @@ def _skip_value(text: str, i: int) -> int:
         else:
             i += 1
     return n
+
+
+def of_run_options(opts):
+    """The one-job campaign (``from_options``) that ``opts`` (fuzzfarm.run.RunOptions, a
+    ``fuzzfarm run`` without --campaign) describe: its targets on the chosen devices
+    (named by fingerprint) for the budget."""
+    c = from_options(",".join(opts.functions), ",".join(opts.precisions),
+                     ",".join(map(str, opts.widths)), opts.build_options,
+                     ",".join(dict.fromkeys(d.fingerprint for d in opts.devices)) or None,
+                     opts.budget, opts.seed, opts.unit_seconds or 0.5,
+                     opts.min_unit_inputs, opts.max_unit_inputs)
+    if not opts.unit_seconds:       # fixed-size units
+        c = replace(c, unit_inputs=opts.per_recipe * opts.recipes_per_unit)
+    return c

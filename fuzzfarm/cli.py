@@ -249,7 +249,7 @@ def run(ctx, functions, precisions, widths, build_options, device, budget, seed,
         else:
             opts = runner.validate(functions, budget, seed, out, device, address,
                                    build_options, precisions, widths)
-            camp, out = runner.campaign_of(opts), opts.out
+            camp, out = campaigns.of_run_options(opts), opts.out
         console = Console(stderr=True)
         meta = run_campaign(camp, out, address=address, run_id=run_id, dashboard=dashboard,
                             console=console)

@@ -15,7 +15,12 @@ try:
 except ImportError:             # a bare image (the GPU machine): plain progress lines
     Console = Table = None
 
-__all__ = ["RunOptions", "UsageError", "parse_budget", "validate", "execute", "summary_tables"]
+__all__ = ["RunOptions", "UsageError", "parse_budget", "validate", "summary_tables",
+           "BUILD_OPTION_PREFIXES"]
+
+
+#: Build options the checker knows how to read start with one of these.
+BUILD_OPTION_PREFIXES = ("-cl-", "-D", "-I", "-w", "-Werror")
 
 
 class UsageError(ValueError):
@@ -159,7 +164,6 @@ def validate(functions: str | None, budget: str, seed: int | None, out: str,
     secs = parse_budget(budget)
     if seed is not None and seed < 0:
         raise UsageError(f"--seed {seed} must be >= 0")
-    from fuzzfarm.campaign import BUILD_OPTION_PREFIXES
     bad = [t for t in (build_options or "").split() if not t.startswith(BUILD_OPTION_PREFIXES)]
     if bad:
         raise UsageError(f"--build-options: {bad[0]!r} is not an OpenCL build option "
@@ -192,32 +196,6 @@ def validate(functions: str | None, budget: str, seed: int | None, out: str,
     return RunOptions(names, secs, seed if seed is not None else int.from_bytes(os.urandom(3), "big"),
                       out, devices, address, build_options, precisions=tuple(usable),
                       widths=wids, targets=targets)
-
-
-def campaign_of(opts: RunOptions):
-    """The one-job campaign (fuzzfarm.campaign.from_options) that ``opts`` describe: its
-    targets on the chosen devices (named by fingerprint) for the budget."""
-    from dataclasses import replace
-
-    from fuzzfarm.campaign import from_options
-    c = from_options(",".join(opts.functions), ",".join(opts.precisions),
-                     ",".join(map(str, opts.widths)), opts.build_options,
-                     ",".join(dict.fromkeys(d.fingerprint for d in opts.devices)) or None,
-                     opts.budget, opts.seed, opts.unit_seconds or 0.5,
-                     opts.min_unit_inputs, opts.max_unit_inputs)
-    if not opts.unit_seconds:       # fixed-size units
-        c = replace(c, unit_inputs=opts.per_recipe * opts.recipes_per_unit)
-    return c
-
-
-def execute(opts: RunOptions, console: Console | None = None) -> dict:
-    """Run the options' campaign (``campaign_of``) with ``cluster.driver.run_campaign``;
-    returns the run's metadata (run id, status, totals, interrupted flag)."""
-    from cluster.driver import run_campaign
-    return run_campaign(campaign_of(opts), opts.out, address=opts.address, console=console,
-                        num_cpus=opts.num_cpus, makers=opts.makers, in_flight=opts.in_flight,
-                        profile_dir=opts.profile_dir, per_recipe=opts.per_recipe,
-                        recipes_per_unit=opts.recipes_per_unit)
 
 
 def summary_tables(out: str, run_id: str) -> list[Table]:

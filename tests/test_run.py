@@ -368,10 +368,11 @@ def test_no_unit_lost_and_every_row_regenerates(tmp_path):
     the inputs it counted."""
     out = tmp_path / "res"
     code = ("from fuzzfarm import run\n"
+            "from cluster.driver import run_options\n"
             f"o = run.validate('sin,fract', '4s', 5, {str(out)!r}, {selector()!r}, None)\n"
             "o.makers = 1\n"
             "o.max_unit_inputs = 1 << 17\n"
-            "m = run.execute(o)\n"
+            "m = run_options(o)\n"
             "print('STATUS', m['status'])\n")
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=240, env={**os.environ, "COLUMNS": "200"})
