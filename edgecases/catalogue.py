@@ -25,6 +25,7 @@ except ModuleNotFoundError:  # Python < 3.11
 
 from edgecases.predicates import InvalidCondition, parse_word
 from edgecases.results import InvalidResult, parse_result
+from fuzzfarm.errors import SpecDataError
 
 __all__ = [
     "Arg", "Function", "Rule", "CatalogueError",
@@ -35,7 +36,7 @@ __all__ = [
 SEVERITIES = ("fail", "note")
 
 
-class CatalogueError(ValueError):
+class CatalogueError(SpecDataError):
     """The catalogue's data are malformed (a bug in edgecases/data, not in a device)."""
 
 

@@ -23,11 +23,13 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
+from fuzzfarm.errors import SpecDataError
+
 __all__ = ["VERBS", "BINDING", "TEXTS", "Modality", "ModalityError", "table", "modality",
            "implied_severity", "verbs_in", "language_of_text", "audit", "governing"]
 
 
-class ModalityError(ValueError):
+class ModalityError(SpecDataError):
     """edgecases/data/modality.toml is malformed (unknown verb or text, duplicate id)."""
 
 

@@ -26,12 +26,13 @@ from typing import Callable
 
 import numpy as np
 
+from fuzzfarm.errors import SpecDataError
 from fuzzfarm.formats import FloatFormat, is_nan, is_qnan, is_snan, to_float
 
 __all__ = ["PREDICATES", "evaluate", "parse_word", "InvalidCondition"]
 
 
-class InvalidCondition(ValueError):
+class InvalidCondition(SpecDataError):
     """A condition word that is not in the vocabulary or has a malformed parameter."""
 
 

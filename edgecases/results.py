@@ -43,6 +43,7 @@ from functools import lru_cache
 import mpmath
 import numpy as np
 
+from fuzzfarm.errors import SpecDataError
 from fuzzfarm.formats import FloatFormat, is_nan, is_qnan, to_float
 
 __all__ = ["ResultSpec", "parse_result", "InvalidResult", "INT_NAMES", "INTEGRAL_OPS"]
@@ -53,7 +54,7 @@ _DEVICE_INTS = ("FP_ILOGB0", "FP_ILOGBNAN")
 _MODES = ("rte", "rtz", "rtp", "rtn")
 
 
-class InvalidResult(ValueError):
+class InvalidResult(SpecDataError):
     """A result expression outside the vocabulary."""
 
 

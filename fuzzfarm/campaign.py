@@ -72,6 +72,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, NamedTuple
 
+from fuzzfarm.errors import BadInput
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:                                   # pragma: no cover - pyproject depends on tomli there
@@ -97,7 +99,7 @@ BUILD_OPTION_PREFIXES = run.BUILD_OPTION_PREFIXES
 _NAME = re.compile(r"[A-Za-z0-9_.-]+")
 
 
-class CampaignError(ValueError):
+class CampaignError(BadInput):
     """A campaign that cannot run: one line ``path:line: key: message``.
 
     ``path``: the file name as given; ``line``: 1-based line of ``key`` in the file (None

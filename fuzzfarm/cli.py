@@ -18,17 +18,23 @@ from collections import Counter
 import click
 
 from fuzzfarm import __version__
+from fuzzfarm.errors import FuzzfarmError
 
 __all__ = ["main", "DEVICE_OPTION", "load_devices"]
 
 
 class _OneLineErrors(click.Group):
-    """A click group whose usage errors are one line (``Error: ...``) and exit code 2."""
+    """A click group whose errors are one line (``Error: ...``): the one place where the
+    error hierarchy (fuzzfarm.errors) becomes exit statuses: bad input and corrupt results
+    2, a device fault, a finding that no longer reproduces or malformed spec data 1."""
 
     def main(self, *args, **kwargs):
         kwargs["standalone_mode"] = False
         try:
             rv = super().main(*args, **kwargs)
+        except FuzzfarmError as exc:
+            click.echo(f"Error: {' '.join(str(exc).split())}", err=True)
+            raise SystemExit(exc.exit_status) from None
         except click.UsageError as exc:
             click.echo(f"Error: {exc.format_message()}", err=True)
             raise SystemExit(2) from None
@@ -215,46 +221,43 @@ def run(ctx, functions, precisions, widths, build_options, device, budget, seed,
     if resume_dir and device:
         given.insert(0, "--device")
     run_id = None
-    try:
-        if campaign_file and resume_dir:
-            raise runner.UsageError("--campaign and --resume exclude each other (a resumed "
-                                    "campaign is the one stored in DIR)")
-        if (campaign_file or resume_dir) and given:
-            raise runner.UsageError(f"{given[0]} cannot be combined with "
-                                    f"{'--campaign' if campaign_file else '--resume'}: the "
-                                    f"campaign says what to run")
-        if campaign_file or resume_dir:
-            if resume_dir:
-                run_id, camp = resume_target(resume_dir)
-                out = resume_dir
-            else:
-                camp = campaigns.load(campaign_file)
-                if ctx.get_parameter_source("out") is click.core.ParameterSource.DEFAULT:
-                    out = camp.out or out
-                if device:          # the same campaign on other devices
-                    from dataclasses import replace
-                    camp = replace(camp, devices=(device,))
-            try:
-                store.check_writable(out)
-            except store.StoreError as exc:
-                raise runner.UsageError(str(exc)) from None
-            if not address:         # local devices: check the selectors before Ray starts
-                from fuzzfarm.device import DeviceSelectionError, list_devices, select_devices
-                try:
-                    select_devices(",".join(camp.devices), list_devices())
-                except DeviceSelectionError as exc:
-                    if device and not resume_dir:       # the override's own words
-                        raise runner.UsageError(str(exc)) from None
-                    raise camp.error("devices", str(exc).replace("--device ", "selector "))
+    if campaign_file and resume_dir:
+        raise runner.UsageError("--campaign and --resume exclude each other (a resumed "
+                                "campaign is the one stored in DIR)")
+    if (campaign_file or resume_dir) and given:
+        raise runner.UsageError(f"{given[0]} cannot be combined with "
+                                f"{'--campaign' if campaign_file else '--resume'}: the "
+                                f"campaign says what to run")
+    if campaign_file or resume_dir:
+        if resume_dir:
+            run_id, camp = resume_target(resume_dir)
+            out = resume_dir
         else:
-            opts = runner.validate(functions, budget, seed, out, device, address,
-                                   build_options, precisions, widths)
-            camp, out = campaigns.of_run_options(opts), opts.out
-        console = Console(stderr=True)
-        meta = run_campaign(camp, out, address=address, run_id=run_id, dashboard=dashboard,
-                            console=console)
-    except (runner.UsageError, campaigns.CampaignError) as exc:
-        raise click.UsageError(str(exc)) from None
+            camp = campaigns.load(campaign_file)
+            if ctx.get_parameter_source("out") is click.core.ParameterSource.DEFAULT:
+                out = camp.out or out
+            if device:          # the same campaign on other devices
+                from dataclasses import replace
+                camp = replace(camp, devices=(device,))
+        try:
+            store.check_writable(out)
+        except store.StoreError as exc:
+            raise runner.UsageError(str(exc)) from None
+        if not address:         # local devices: check the selectors before Ray starts
+            from fuzzfarm.device import DeviceSelectionError, list_devices, select_devices
+            try:
+                select_devices(",".join(camp.devices), list_devices())
+            except DeviceSelectionError as exc:
+                if device and not resume_dir:       # the override's own words
+                    raise runner.UsageError(str(exc)) from None
+                raise camp.error("devices", str(exc).replace("--device ", "selector "))
+    else:
+        opts = runner.validate(functions, budget, seed, out, device, address,
+                               build_options, precisions, widths)
+        camp, out = campaigns.of_run_options(opts), opts.out
+    console = Console(stderr=True)
+    meta = run_campaign(camp, out, address=address, run_id=run_id, dashboard=dashboard,
+                        console=console)
     report = Console()
     for table in runner.summary_tables(out, meta["run_id"]):
         report.print(table)
@@ -297,10 +300,7 @@ def verify(results, run_id, sample, no_device, json_path) -> None:
 
     if not Path(results).is_dir():
         raise click.UsageError(f"RESULTS {results!r} is not a results directory")
-    try:
-        table = store.read_findings(results, run_id)
-    except store.StoreError as exc:
-        raise click.UsageError(str(exc)) from None
+    table = store.read_findings(results, run_id)
     rows = [r for r in table.to_pylist() if r["severity"] == "fail"]
     if run_id and not (Path(results) / run_id).is_dir():
         raise click.UsageError(f"--run {run_id!r}: no such run in {results!r}")
@@ -384,33 +384,21 @@ def sweep(function, precision, device, out, build_options, workers, chunk_bits, 
 
     from fuzzfarm import store
     from fuzzfarm import sweep as sw
-    from fuzzfarm.run import _precision, UsageError
+    from fuzzfarm.run import _precision
 
     dev = load_devices()
-    try:
-        space = sw.space_for(function, _precision(precision))
-    except (sw.SweepError, UsageError) as exc:
-        raise click.UsageError(str(exc)) from None
-    try:
-        infos = dev.select_devices(device)
-    except dev.DeviceSelectionError as exc:
-        raise click.UsageError(str(exc)) from None
+    space = sw.space_for(function, _precision(precision))
+    infos = dev.select_devices(device)
     if len(infos) != 1:
         raise click.UsageError(f"--device: a sweep runs on one device; {device or 'all'!r} "
                                f"selects {len(infos)} (see `fuzzfarm devices`)")
     info = infos[0]
     if not info.supports(space.fmt):
         raise click.UsageError(f"--device: {info.label} lacks {space.fmt.name}")
-    try:
-        store.check_writable(out)
-    except store.StoreError as exc:
-        raise click.UsageError(str(exc)) from None
+    store.check_writable(out)
     opts = sw.SweepOptions(space, info, Path(out), 1 << chunk_bits, build_options=build_options,
                            limit=limit, **({"workers": workers} if workers else {}))
-    try:
-        _, _, todo = sw.resume_state(opts)
-    except sw.SweepError as exc:
-        raise click.UsageError(str(exc)) from None
+    _, _, todo = sw.resume_state(opts)
     console = Console(stderr=True)
     if len(todo) < -(-space.size // opts.chunk):
         console.print(f"resuming: {len(todo)} chunks left")
@@ -429,10 +417,7 @@ def sweep(function, precision, device, out, build_options, workers, chunk_bits, 
             rate = (done - base[0]) / max(time.perf_counter() - t0, 1e-9)
             fails = bar.tasks[0].fields["fails"] + res["failures"]
             bar.update(task, completed=done, rate=f"{rate / 1e6:,.1f} M/s", fails=fails)
-        try:
-            meta = sw.sweep(opts, progress)
-        except sw.SweepError as exc:
-            raise click.UsageError(str(exc)) from None
+        meta = sw.sweep(opts, progress)
     report = Console()
     m = meta.get("max_ulp_error")
     where = f" at {', '.join(meta['max_ulp_inputs'])}" if meta.get("max_ulp_inputs") else ""
@@ -514,12 +499,9 @@ def catalogue_cmd(as_json, only, precisions) -> None:
     from rich.table import Table
 
     from edgecases import catalogue
-    from fuzzfarm.run import UsageError, _parse_list, _precision
+    from fuzzfarm.run import _parse_list, _precision
 
-    try:
-        precs = _parse_list(precisions, "precisions", _precision)
-    except UsageError as exc:
-        raise click.UsageError(str(exc)) from None
+    precs = _parse_list(precisions, "precisions", _precision)
     if only and only not in catalogue.functions():
         raise click.UsageError(f"--function: unknown function {only!r}; see `fuzzfarm catalogue`")
     profiles = [("full", False), ("embedded", False), ("full", True), ("embedded", True)]
@@ -607,10 +589,7 @@ def findings(results, severity, functions, limit, as_json) -> None:
     from fuzzfarm import signatures, store
     if not os.path.isdir(results):
         raise click.UsageError(f"no such results directory: {results!r}")
-    try:
-        table = store.read_findings(results)
-    except store.StoreError as exc:
-        raise click.UsageError(str(exc)) from None
+    table = store.read_findings(results)
     summary = signatures.summarize(table).to_pylist()
     if severity != "all":
         summary = [r for r in summary if r["severity"] == severity]
@@ -667,10 +646,7 @@ def status(results, run_id, as_json) -> None:
     import time
 
     from fuzzfarm import store
-    try:
-        st = store.read_status(results, run_id)
-    except store.StoreError as exc:
-        raise click.UsageError(str(exc)) from None
+    st = store.read_status(results, run_id)
     if st is None:
         raise click.UsageError(f"no campaign status in {results!r}"
                                + (f" for run {run_id!r}" if run_id else "")
@@ -794,7 +770,6 @@ def triage_cmd(baseline, current, out, pairs) -> None:
 
     Exit status: 1 when there are new failures, 0 otherwise, 2 for bad input.
     """
-    from fuzzfarm import store
     from fuzzfarm import triage as triager
     mapping = {}
     for p in pairs:
@@ -802,10 +777,7 @@ def triage_cmd(baseline, current, out, pairs) -> None:
         if not sep or not base.strip() or not cur.strip():
             raise click.UsageError(f"--pair {p!r}: write BASELINE_MODEL=CURRENT_MODEL")
         mapping[base.strip()] = cur.strip()
-    try:
-        t = triager.run(baseline, current, out, mapping or None)
-    except (triager.TriageError, store.StoreError) as exc:
-        raise click.UsageError(" ".join(str(exc).split())) from None
+    t = triager.run(baseline, current, out, mapping or None)
     triager.print_summary(t, out)
     if t.exit_code:
         raise SystemExit(t.exit_code)

@@ -38,6 +38,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from fuzzfarm import icd
+from fuzzfarm.errors import BadInput, DeviceFault
 
 # Before pyopencl loads the ICD loader: make the drivers pip installed into this
 # environment (Intel's CPU runtime) visible (fuzzfarm/icd.py).
@@ -277,7 +278,7 @@ def list_devices() -> list[DeviceInfo]:
     return out
 
 
-class DeviceSelectionError(ValueError):
+class DeviceSelectionError(BadInput):
     """A ``--device`` selector matches no device (or the device has gone away)."""
 
 
@@ -425,7 +426,7 @@ def planted_faults() -> dict:
     return data
 
 
-class KernelBuildError(RuntimeError):
+class KernelBuildError(DeviceFault):
     """An OpenCL program failed to build.  The message names the device, the kernels and
     the build options and quotes the first lines of the build log; ``source``, ``log`` and
     ``options`` keep the whole of each (STYLE.md point 7), ``code`` the OpenCL error code

@@ -73,6 +73,7 @@ except ModuleNotFoundError:  # Python < 3.11
     import tomli as tomllib
 
 from edgecases import bounds, catalogue
+from fuzzfarm.errors import BadInput
 from fuzzfarm.verdicts import CheckResult, Finding
 from fuzzfarm.formats import FloatFormat
 from fuzzfarm.oracle import Exact, Unspecified, round_to_bits, ulp_error
@@ -90,7 +91,7 @@ GEOMETRIC = ("cross", "dot", "distance", "length", "normalize",
 VECTOR_RESULTS = ("cross", "normalize", "fast_normalize")
 
 
-class GeometricError(ValueError):
+class GeometricError(BadInput):
     """An invalid argument to this module (a caller's bug, not a device's), or malformed
     geometric.toml data."""
 

@@ -37,7 +37,7 @@ from mpmath import mpf
 
 from fuzzfarm.formats import FloatFormat
 from fuzzfarm.rounding import (  # noqa: F401 (re-exported: the oracle's vocabulary)
-    ROUNDING, _as_mpf, _round_int, _sign_man_exp, round_to_bits, value_of,
+    ROUNDING, _as_mpf, _sign_man_exp, round_to_bits, value_of,
 )
 
 __all__ = [

@@ -55,7 +55,8 @@ from typing import Callable, Sequence
 import numpy as np
 
 from edgecases import bounds, catalogue
-from fuzzfarm import formats
+from fuzzfarm import errors, formats
+from fuzzfarm.errors import BadInput
 from fuzzfarm.device import bundled_pocl_library
 from fuzzfarm.formats import FloatFormat, format_named
 
@@ -92,12 +93,12 @@ _U64 = (1 << 64) - 1
 _FINDING_REF = re.compile(r"^(?:(?P<run>[^/#\s]+)/)?(?P<unit>[^/#\s]+)#(?P<element>\d+)$")
 
 
-class ReproError(ValueError):
+class ReproError(BadInput):
     """Bad input: an unknown, malformed or ambiguous reference, a missing results
     directory, a device that is not here (``fuzzfarm repro`` exits 2)."""
 
 
-class NotReproducible(RuntimeError):
+class NotReproducible(errors.NotReproducible):
     """The finding does not fail again on the device (``fuzzfarm repro`` exits 1)."""
 
 

@@ -9,6 +9,8 @@ import os
 import re
 from dataclasses import dataclass, field
 
+from fuzzfarm.errors import BadInput
+
 try:
     from rich.console import Console
     from rich.table import Table
@@ -23,7 +25,7 @@ __all__ = ["RunOptions", "UsageError", "parse_budget", "validate", "summary_tabl
 BUILD_OPTION_PREFIXES = ("-cl-", "-D", "-I", "-w", "-Werror")
 
 
-class UsageError(ValueError):
+class UsageError(BadInput):
     """Bad input from the user: one line, exit code 2."""
 
 

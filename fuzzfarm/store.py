@@ -29,13 +29,15 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from fuzzfarm.errors import CorruptResults
+
 __all__ = ["FINDINGS_SCHEMA", "STATS_SCHEMA", "new_run_id", "check_writable", "write_findings",
            "write_findings_table", "write_stats", "write_run", "read_findings", "read_stats",
            "StoreError", "campaign_dir", "Journal", "read_journal", "done_units",
            "write_json", "read_status", "latest_campaign", "write_fault_inputs"]
 
 
-class StoreError(ValueError):
+class StoreError(CorruptResults):
     """The results directory is unusable (unwritable, or holds something else)."""
 
 

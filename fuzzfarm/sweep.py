@@ -37,6 +37,7 @@ from pathlib import Path
 import numpy as np
 
 from edgecases import catalogue
+from fuzzfarm.errors import BadInput
 from fuzzfarm.formats import FloatFormat, format_named
 from fuzzfarm.kernels import buffer_dtype
 from fuzzfarm.units import WorkUnit
@@ -53,7 +54,7 @@ MAX_SPACE_BITS = 32
 SLOT_MEMORY = 2 << 30
 
 
-class SweepError(ValueError):
+class SweepError(BadInput):
     """The function, precision or options cannot be swept (one-line reason)."""
 
 

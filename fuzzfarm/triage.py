@@ -68,6 +68,7 @@ import numpy as np
 import pyarrow as pa
 
 from fuzzfarm import formats, signatures, store
+from fuzzfarm.errors import BadInput
 
 __all__ = ["TriageError", "Side", "IssueRow", "UlpRow", "CoverageRow", "Triage", "compare",
            "write_markdown", "write_html", "write_junit", "run", "print_summary",
@@ -83,7 +84,7 @@ MAX_HISTOGRAMS = 36
 MAX_BARS = 40
 
 
-class TriageError(ValueError):
+class TriageError(BadInput):
     """Bad input: a directory that does not exist or holds no fuzzfarm results."""
 
 

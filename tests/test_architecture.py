@@ -94,7 +94,7 @@ def test_the_cycle_finder_finds_a_cycle():
 
 
 #: The base every layer stands on: binary formats as bit patterns, and correct rounding.
-BASE = {"fuzzfarm", "fuzzfarm.formats", "fuzzfarm.rounding"}
+BASE = {"fuzzfarm", "fuzzfarm.errors", "fuzzfarm.formats", "fuzzfarm.rounding"}
 
 
 def test_the_spec_layer_imports_nothing_above_it():
