@@ -25,6 +25,7 @@ from pathlib import Path
 
 __all__ = ["REPRODUCIBLE", "FaultReport", "export", "summary"]
 
+from fuzzfarm.render import render
 from fuzzfarm.repro import FAULT_REPRODUCIBLE as REPRODUCIBLE  # the fault rules it handles
 
 
@@ -38,30 +39,6 @@ class FaultReport:
     log: str
     files: list = field(default_factory=list)
     out: Path | None = None
-
-
-def _environment():
-    import jinja2
-    env = jinja2.Environment(loader=jinja2.PackageLoader("fuzzfarm", "templates"),
-                             undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
-                             autoescape=False)
-    env.filters["py"] = repr
-    env.filters["c"] = _c_string
-    return env
-
-
-def _c_string(text: str) -> str:
-    """A C string literal of ``text`` (printable ASCII kept, the rest as octal escapes)."""
-    out = []
-    for b in str(text).encode():
-        ch = chr(b)
-        if ch in '"\\':
-            out.append("\\" + ch)
-        elif 32 <= b < 127:
-            out.append(ch)
-        else:
-            out.append(f"\\{b:03o}")
-    return '"' + "".join(out) + '"'
 
 
 def export(row: dict, out, device: str | None = None, log=None) -> FaultReport:
@@ -112,13 +89,12 @@ def export(row: dict, out, device: str | None = None, log=None) -> FaultReport:
                   build_log=(detail.get("build_log") or "").strip(),
                   verified=(f"yes, on {info.label} [{info.fingerprint}]: still fails"
                             if info is not None else "no (the device is not attached here)"))
-    env = _environment()
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     files = {"kernel.cl": source, "build_log.txt": values["build_log"] + "\n",
-             "build.py": env.get_template("build_failure.py.j2").render(values),
-             "build.c": env.get_template("build_failure.c.j2").render(values),
-             "README.md": env.get_template("build_failure.md.j2").render(values),
+             "build.py": render("build_failure.py.j2", **values),
+             "build.c": render("build_failure.c.j2", **values),
+             "README.md": render("build_failure.md.j2", **values),
              "repro.json": json.dumps({**{k: v for k, v in row.items() if k != "time"},
                                        "fault_detail": detail,
                                        "verified_on": None if info is None else info.label},

@@ -49,6 +49,7 @@ import re
 import sys
 import time
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -57,6 +58,7 @@ import numpy as np
 from edgecases import bounds, catalogue
 from fuzzfarm import errors, formats
 from fuzzfarm.errors import BadInput
+from fuzzfarm.render import render
 from fuzzfarm.device import bundled_pocl_library
 from fuzzfarm.formats import FloatFormat, format_named
 
@@ -103,80 +105,16 @@ class NotReproducible(errors.NotReproducible):
 
 
 # --------------------------------------------------------------------------- acceptance
-# The acceptance test of the reproducers.  This source is executed here and copied
-# verbatim into every repro.py, so fuzzfarm and the exported script judge alike
-# (repro.c implements the same in C).
-_JUDGE_SRC = r'''
-def _fmt_consts(bits):
-    frac = {16: 10, 32: 23, 64: 52}[bits]
-    sign = 1 << (bits - 1)
-    return sign, sign - 1, ((sign - 1) >> frac) << frac, 1 << (frac - 1)
+# The acceptance test of the reproducers is fuzzfarm/repro_judge.py (standard library
+# only): imported here, and its source copied into every repro.py, so fuzzfarm and the
+# exported script judge alike (repro.c implements the same in C).
+from fuzzfarm.repro_judge import acceptable  # noqa: E402
 
 
-def _is_nan(v, bits):
-    sign, absm, inf, quiet = _fmt_consts(bits)
-    return (v & absm) > inf
-
-
-def _ordinal(v, bits):
-    sign, absm, inf, quiet = _fmt_consts(bits)
-    return -(v & absm) if v & sign else (v & absm)
-
-
-def _value(v, bits):
-    import struct
-    code = {16: ("<H", "<e"), 32: ("<I", "<f"), 64: ("<Q", "<d")}[bits]
-    return struct.unpack(code[1], struct.pack(code[0], v))[0]
-
-
-def _accepts_one(v, alt, bits):
-    kind = alt["kind"]
-    if kind in ("bits", "int"):
-        return v == alt["value"]
-    if kind == "nan":
-        return _is_nan(v, bits)
-    if kind == "qnan":
-        return _is_nan(v, bits) and bool(v & _fmt_consts(bits)[3])
-    if kind == "zero":
-        return (v & _fmt_consts(bits)[1]) == 0
-    if kind == "payload":
-        return _is_nan(v, bits) and (v & (_fmt_consts(bits)[3] - 1)) == alt["value"]
-    if kind == "ulp":
-        # ULP distance as the count of representable values between got and the
-        # correctly rounded reference (ordinal distance of the bit patterns); the
-        # spec's ULP error is measured against the real value and differs from it by
-        # at most 0.5.  Or within the absolute bound, where the bound has one.
-        ref = alt["value"]
-        if _is_nan(v, bits) or _is_nan(ref, bits):
-            return False
-        if abs(_ordinal(v, bits) - _ordinal(ref, bits)) <= alt["ulps"]:
-            return True
-        if alt.get("abs"):
-            d = abs(_value(v, bits) - _value(ref, bits))
-            return d == d and d <= alt["abs"]
-        return False
-    raise ValueError("unknown acceptance kind " + repr(kind))
-
-
-def acceptable(values, accept, bits):
-    """Whether the judged output ``values`` (ints: float bit patterns, or int values)
-    are allowed: any alternative of ``accept`` holds for every value.  ``bits`` is the
-    float format's width (16, 32, 64), 0 for an int output.  An alternative of kind
-    "differs" (no expected result could be stated) holds when the values differ from
-    the ones the device returned when the finding was made."""
-    values = [int(v) for v in values]
-    for alt in accept:
-        if alt["kind"] == "differs":
-            if values != [int(v) for v in alt["values"]]:
-                return True
-            continue
-        if all(_accepts_one(v, alt, bits) for v in values):
-            return True
-    return False
-'''
-_JUDGE_NS: dict = {}
-exec(compile(_JUDGE_SRC, "<fuzzfarm.repro acceptance>", "exec"), _JUDGE_NS)
-acceptable = _JUDGE_NS["acceptable"]
+def _judge_source() -> str:
+    """The functions of fuzzfarm/repro_judge.py, as a repro.py embeds them."""
+    text = resources.files("fuzzfarm").joinpath("repro_judge.py").read_text()
+    return text[text.index('"""', 3) + 3:].strip("\n") + "\n"
 
 
 # --------------------------------------------------------------------------- references
@@ -1170,128 +1108,7 @@ def _py_str(text: str) -> str:
     return repr(text)
 
 
-_PY_TEMPLATE = '''#!/usr/bin/env python3
-"""fuzzfarm reproducer: {title}
-
-Rule {rule_id} ({section}):
-    {sentence}
-
-Run:  python3 repro.py [DEVICE]
-DEVICE (or the environment variable FUZZFARM_REPRO_DEVICE) is a case-insensitive
-substring of the platform or device name; the default is the device the finding was
-reproduced on, {device!r}.  Needs only pyopencl and numpy.
-
-Exit status: 0 when the result is acceptable (fixed), 1 while the bug is present,
-2 on an OpenCL error or when no device matches.
-"""
-import os
-import sys
-
-import numpy as np
-import pyopencl as cl
-
-DEVICE = {device!r}
-PLATFORM_VERSION = {platform_version!r}
-BUILD_OPTIONS = {build_options!r}
-KERNEL_NAME = {kernel_name!r}
-KERNEL_SOURCE = {kernel_source}
-#: Values per argument in the one work-item that holds the input (the vector width).
-LANES = {lanes}
-#: Work-group size, as fuzzfarm launches (or the largest power of two the kernel allows);
-#: the other work-items get all-zero bits.
-LOCAL_SIZE = {local_size}
-#: Input buffers: (name, dtype, the work-item's values; floats as raw bits).
-INPUTS = {inputs}
-#: Output buffers: (name, dtype, one value per work-item?).
-OUTPUTS = {outputs}
-#: The judged output, the index of its first judged value in the work-item, how many.
-JUDGE_OUTPUT, JUDGE_INDEX, JUDGE_COUNT = {judge_output!r}, {judge_index}, {judge_count}
-#: Width of the judged output's float format (16, 32, 64); 0 for an integer output.
-JUDGE_BITS = {judge_bits}
-#: What is acceptable ({expected}): any of these alternatives.
-ACCEPT = {accept}
-EXPECTED = {expected!r}
-INPUT_TEXT = {input_text!r}
-{judge_src}
-
-def describe(v, bits):
-    if not bits:
-        return str(v)
-    return "0x%0*x" % (bits // 4, v)
-
-
-def pick_device(term, exact):
-    """The device named exactly as recorded (``exact``), else the first whose platform or
-    device name contains ``term`` (case-insensitive)."""
-    found = (None, None)
-    for platform in cl.get_platforms():
-        for device in platform.get_devices():
-            if exact and device.name.strip() == DEVICE \
-                    and platform.version.strip() == PLATFORM_VERSION:
-                return platform, device
-            names = (platform.name, platform.version, device.name, device.vendor)
-            if found[0] is None and any(term.lower() in str(n).lower() for n in names):
-                found = (platform, device)
-    return found
-
-
-def main():
-    term = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("FUZZFARM_REPRO_DEVICE")
-    try:
-        platform, device = pick_device(term or DEVICE, term is None)
-        if device is None:
-            print("no OpenCL device matches %r" % term, file=sys.stderr)
-            return 2
-        print("device: %s (%s)" % (device.name.strip(), platform.version.strip()))
-        ctx = cl.Context([device])
-        queue = cl.CommandQueue(ctx, device)
-        program = cl.Program(ctx, KERNEL_SOURCE).build(options=BUILD_OPTIONS, devices=[device])
-        kernel = cl.Kernel(program, KERNEL_NAME)
-        limit = kernel.get_work_group_info(cl.kernel_work_group_info.WORK_GROUP_SIZE, device)
-        local = 1
-        while local * 2 <= min(LOCAL_SIZE, limit):
-            local *= 2
-        mf = cl.mem_flags
-        args, outs = [], []
-        for name, dtype, values in INPUTS:
-            host = np.zeros(local * LANES, dtype=dtype)
-            host[:len(values)] = np.array(values, dtype=np.uint64).astype(
-                "u%d" % np.dtype(dtype).itemsize).view(dtype)
-            args.append(cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=host))
-        for name, dtype, scalar in OUTPUTS:
-            host = np.zeros(local * (1 if scalar else LANES), dtype=dtype)
-            buf = cl.Buffer(ctx, mf.WRITE_ONLY, size=host.nbytes)
-            args.append(buf)
-            outs.append((name, host, buf, scalar))
-        kernel(queue, (local,), (local,), *args)
-        for name, host, buf, scalar in outs:
-            cl.enqueue_copy(queue, host, buf)
-        queue.finish()
-    except cl.Error as exc:
-        print("OpenCL error: %s" % exc, file=sys.stderr)
-        return 2
-    print("input: %s" % INPUT_TEXT)
-    judged = None
-    for name, host, buf, scalar in outs:
-        n = 1 if scalar else LANES
-        vals = [int(v) for v in host[:n]]
-        bits = JUDGE_BITS if name == JUDGE_OUTPUT else None
-        print("got %s = %s" % (name, ", ".join(describe(v, bits) if bits is not None
-                                             else str(v) for v in vals)))
-        if name == JUDGE_OUTPUT:
-            judged = vals[JUDGE_INDEX:JUDGE_INDEX + JUDGE_COUNT]
-    print("expected %s = %s" % (JUDGE_OUTPUT, EXPECTED))
-    if acceptable(judged, ACCEPT, JUDGE_BITS):
-        print("OK: the result is acceptable (fixed)")
-        return 0
-    print("BUG: %s = %s is not acceptable" % (JUDGE_OUTPUT, ", ".join(
-        describe(v, JUDGE_BITS) for v in judged)))
-    return 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())
-'''
+# The text of repro.py: fuzzfarm/templates/repro.py.j2 (jinja2, package data).
 
 
 def _python_script(spec: dict) -> str:
@@ -1304,7 +1121,7 @@ def _python_script(spec: dict) -> str:
     accept = rows([{k: (_HexInt(v) if k == "value" and spec["judge"]["bits"] else v)
                     for k, v in a.items()} for a in spec["judge"]["accept"]])
     d = spec["device"]
-    return _PY_TEMPLATE.format(
+    return render("repro.py.j2",
         title=f"{spec['function']}({spec['input']}) on {d['label']}",
         rule_id=spec["rule_id"], section=spec["section"], sentence=spec["sentence"],
         device=d["name"], platform_version=d["platform_version"],
@@ -1314,7 +1131,7 @@ def _python_script(spec: dict) -> str:
         outputs=outputs, judge_output=spec["judge"]["output"],
         judge_index=spec["judge"]["index"], judge_count=spec["judge"]["count"],
         judge_bits=spec["judge"]["bits"], accept=accept, expected=spec["expected"],
-        input_text=spec["input_text"], judge_src=_JUDGE_SRC)
+        input_text=spec["input_text"], judge_src=_judge_source())
 
 
 class _HexInt(int):
@@ -1342,279 +1159,7 @@ _C_KINDS = {"bits": "ACC_BITS", "int": "ACC_INT", "nan": "ACC_NAN", "qnan": "ACC
             "zero": "ACC_ZERO", "ulp": "ACC_ULP", "payload": "ACC_PAYLOAD",
             "differs": "ACC_DIFFERS"}
 
-_C_TEMPLATE = r'''/* fuzzfarm reproducer: {title}
- *
- * Rule {rule_id} ({section}):
- *     {sentence}
- *
- * Build:  {build_line}
- * Run:    ./repro [DEVICE]
- *         DEVICE: a case-insensitive substring of the platform or device name
- *         (default "{device_c}").{pocl_note}
- * Exit status: 0 when the result is acceptable (fixed), 1 while the bug is present,
- * 2 on an OpenCL error or when no device matches.
- */
-#define CL_TARGET_OPENCL_VERSION 120
-#include <CL/cl.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <ctype.h>
-
-static const char *kernel_source =
-{kernel_source};
-static const char *kernel_name = "{kernel_name}";
-static const char *build_options = "{build_options}";
-static const char *default_device = "{device_c}";
-static const char *default_platform_version = "{platform_version_c}";
-static const char *input_text = "{input_text}";
-static const char *expected_text = "{expected_text}";
-
-#define LANES {lanes}          /* values per argument in the work-item (vector width) */
-#define LOCAL_SIZE {local_size}    /* work-group size (or the kernel's largest power of two) */
-#define JUDGE_BITS {judge_bits}     /* the judged output's float width; 0: an integer output */
-#define JUDGE_OUTPUT {judge_output}   /* index into outputs[] */
-#define JUDGE_INDEX {judge_index}    /* first judged value of the work-item's output */
-#define JUDGE_COUNT {judge_count}    /* judged values */
-
-typedef unsigned long long u64;
-struct buffer {{ const char *name; size_t size; int is_signed; int scalar; size_t count;
-                 const u64 *values; }};
-{input_arrays}
-static const struct buffer inputs[] = {{
-{input_rows}}};
-static const struct buffer outputs[] = {{
-{output_rows}}};
-#define N_INPUTS (sizeof inputs / sizeof inputs[0])
-#define N_OUTPUTS (sizeof outputs / sizeof outputs[0])
-
-enum {{ ACC_BITS, ACC_INT, ACC_NAN, ACC_QNAN, ACC_ZERO, ACC_ULP, ACC_PAYLOAD, ACC_DIFFERS }};
-struct accept {{ int kind; u64 value; double ulps; double absolute; const u64 *values; }};
-{differs_arrays}
-static const struct accept accepts[] = {{
-{accept_rows}}};
-#define N_ACCEPTS (sizeof accepts / sizeof accepts[0])
-
-/* float format constants of JUDGE_BITS */
-static int frac_bits(void) {{ return JUDGE_BITS == 16 ? 10 : JUDGE_BITS == 64 ? 52 : 23; }}
-static u64 sign_mask(void) {{ return JUDGE_BITS ? 1ULL << (JUDGE_BITS - 1) : 0; }}
-static u64 abs_mask(void) {{ return sign_mask() - 1; }}
-static u64 inf_bits(void) {{ return (abs_mask() >> frac_bits()) << frac_bits(); }}
-static u64 quiet_bit(void) {{ return 1ULL << (frac_bits() - 1); }}
-static int is_nan(u64 v) {{ return (v & abs_mask()) > inf_bits(); }}
-
-/* the value of a non-NaN pattern (for an absolute error bound) */
-static double value_of(u64 v) {{
-    if (JUDGE_BITS == 64) {{ double d; memcpy(&d, &v, 8); return d; }}
-    if (JUDGE_BITS == 32) {{ unsigned int u = (unsigned int)v; float f; memcpy(&f, &u, 4); return f; }}
-    {{   /* binary16 */
-        int e = (int)((v >> 10) & 31); double m = (double)(v & 1023), r;
-        if (e == 31) r = 1e308 * 10;            /* inf */
-        else if (e == 0) r = m / 1024.0 / 16384.0;
-        else {{ r = 1.0 + m / 1024.0; while (e > 15) {{ r *= 2; e--; }} while (e < 15) {{ r /= 2; e++; }} }}
-        return (v & 0x8000) ? -r : r;
-    }}
-}}
-
-/* ULP distance: representable values between got and the correctly rounded reference
-   (ordinal distance of the bit patterns; within 0.5 of the spec's ULP error, which is
-   measured against the real value) */
-static double ulp_distance(u64 a, u64 b) {{
-    u64 ma = a & abs_mask(), mb = b & abs_mask();
-    int sa = (a & sign_mask()) != 0, sb = (b & sign_mask()) != 0;
-    if (sa == sb) return (double)(ma > mb ? ma - mb : mb - ma);
-    return (double)ma + (double)mb;
-}}
-
-static int accepts_one(u64 v, const struct accept *a) {{
-    switch (a->kind) {{
-    case ACC_BITS: case ACC_INT: return v == a->value;
-    case ACC_NAN: return is_nan(v);
-    case ACC_QNAN: return is_nan(v) && (v & quiet_bit());
-    case ACC_ZERO: return (v & abs_mask()) == 0;
-    case ACC_PAYLOAD: return is_nan(v) && (v & (quiet_bit() - 1)) == a->value;
-    case ACC_ULP: {{
-        double d;
-        if (is_nan(v) || is_nan(a->value)) return 0;
-        if (ulp_distance(v, a->value) <= a->ulps) return 1;
-        if (a->absolute > 0) {{
-            d = value_of(v) - value_of(a->value);
-            if (d < 0) d = -d;
-            return d == d && d <= a->absolute;
-        }}
-        return 0;
-    }}
-    }}
-    return 0;
-}}
-
-static int acceptable(const u64 *values, size_t n) {{
-    size_t k, i;
-    for (k = 0; k < N_ACCEPTS; k++) {{
-        const struct accept *a = &accepts[k];
-        int ok = 1;
-        if (a->kind == ACC_DIFFERS) {{
-            for (i = 0; i < n; i++) if (values[i] != a->values[i]) return 1;
-            continue;
-        }}
-        for (i = 0; i < n; i++) if (!accepts_one(values[i], a)) ok = 0;
-        if (ok) return 1;
-    }}
-    return 0;
-}}
-
-static int contains(const char *hay, const char *needle) {{
-    size_t n = strlen(needle), i, j;
-    for (i = 0; hay[i]; i++) {{
-        for (j = 0; j < n && hay[i + j]; j++)
-            if (tolower((unsigned char)hay[i + j]) != tolower((unsigned char)needle[j])) break;
-        if (j == n) return 1;
-    }}
-    return n == 0;
-}}
-
-static void trim(char *s) {{   /* drop trailing blanks (some drivers pad names) */
-    size_t n = strlen(s);
-    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\n')) s[--n] = 0;
-}}
-
-static void store(unsigned char *p, size_t size, u64 v) {{
-    unsigned char b1 = (unsigned char)v; unsigned short b2 = (unsigned short)v;
-    unsigned int b4 = (unsigned int)v;
-    if (size == 1) memcpy(p, &b1, 1);
-    else if (size == 2) memcpy(p, &b2, 2);
-    else if (size == 4) memcpy(p, &b4, 4);
-    else memcpy(p, &v, 8);
-}}
-
-static u64 load(const unsigned char *p, size_t size, int is_signed) {{
-    unsigned char b1; unsigned short b2; unsigned int b4; u64 v;
-    if (size == 1) {{ memcpy(&b1, p, 1); v = is_signed ? (u64)(long long)(signed char)b1 : b1; }}
-    else if (size == 2) {{ memcpy(&b2, p, 2); v = is_signed ? (u64)(long long)(short)b2 : b2; }}
-    else if (size == 4) {{ memcpy(&b4, p, 4); v = is_signed ? (u64)(long long)(int)b4 : b4; }}
-    else memcpy(&v, p, 8);
-    return v;
-}}
-
-static void print_value(u64 v, size_t size, int is_signed, int hex) {{
-    if (hex) printf("0x%0*llx", (int)(size * 2), v);
-    else if (is_signed) printf("%lld", (long long)v);
-    else printf("%llu", v);
-}}
-
-#define CHECK(call, what) do {{ cl_int err_ = (call); if (err_ != CL_SUCCESS) {{ \
-    fprintf(stderr, "OpenCL error %d in %s\n", (int)err_, what); return 2; }} }} while (0)
-
-int main(int argc, char **argv) {{
-    const char *term = argc > 1 ? argv[1] : default_device;
-    int pass;
-    cl_platform_id platforms[64]; cl_uint np = 0, p, d;
-    cl_device_id device = NULL; cl_platform_id platform = NULL;
-    char pname[1024], pversion[1024], dname[1024];
-    cl_int err; cl_context ctx; cl_command_queue queue; cl_program program; cl_kernel kernel;
-    size_t limit = 1, local = 1, k, i;
-    cl_mem bufs[32]; unsigned char *hosts[32];
-    u64 judged[64] = {{0}};
-
-    err = clGetPlatformIDs(64, platforms, &np);
-    if (err != CL_SUCCESS || np == 0) {{
-        fprintf(stderr, "no OpenCL platform (error %d); for PyPI's PoCL set OCL_ICD_VENDORS "
-                        "to the directory holding pocl.icd\n", (int)err);
-        return 2;
-    }}
-    /* pass 0 (no argument): the device named exactly as recorded; pass 1: the first
-       whose platform or device name contains the term */
-    for (pass = argc > 1; pass < 2 && !device; pass++) {{
-        for (p = 0; p < np && !device; p++) {{
-            cl_device_id devs[64]; cl_uint nd = 0;
-            if (clGetDeviceIDs(platforms[p], CL_DEVICE_TYPE_ALL, 64, devs, &nd) != CL_SUCCESS)
-                continue;
-            clGetPlatformInfo(platforms[p], CL_PLATFORM_NAME, sizeof pname, pname, NULL);
-            clGetPlatformInfo(platforms[p], CL_PLATFORM_VERSION, sizeof pversion, pversion, NULL);
-            trim(pname); trim(pversion);
-            for (d = 0; d < nd; d++) {{
-                clGetDeviceInfo(devs[d], CL_DEVICE_NAME, sizeof dname, dname, NULL);
-                trim(dname);
-                if (pass == 0 ? (strcmp(dname, default_device) == 0
-                                 && strcmp(pversion, default_platform_version) == 0)
-                              : (contains(pname, term) || contains(pversion, term)
-                                 || contains(dname, term))) {{
-                    device = devs[d]; platform = platforms[p]; break;
-                }}
-            }}
-        }}
-    }}
-    if (!device) {{ fprintf(stderr, "no OpenCL device matches \"%s\"\n", term); return 2; }}
-    printf("device: %s (%s)\n", dname, pversion);
-    (void)platform;
-    ctx = clCreateContext(NULL, 1, &device, NULL, NULL, &err); CHECK(err, "clCreateContext");
-    queue = clCreateCommandQueue(ctx, device, 0, &err); CHECK(err, "clCreateCommandQueue");
-    program = clCreateProgramWithSource(ctx, 1, &kernel_source, NULL, &err);
-    CHECK(err, "clCreateProgramWithSource");
-    err = clBuildProgram(program, 1, &device, build_options, NULL, NULL);
-    if (err != CL_SUCCESS) {{
-        size_t n = 0; char *log;
-        clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, 0, NULL, &n);
-        log = malloc(n + 1); log[0] = 0;
-        clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, n, log, NULL);
-        log[n] = 0;
-        fprintf(stderr, "OpenCL error %d in clBuildProgram; build log:\n%s\n", (int)err, log);
-        free(log);
-        return 2;
-    }}
-    kernel = clCreateKernel(program, kernel_name, &err); CHECK(err, "clCreateKernel");
-    CHECK(clGetKernelWorkGroupInfo(kernel, device, CL_KERNEL_WORK_GROUP_SIZE, sizeof limit,
-                                   &limit, NULL), "clGetKernelWorkGroupInfo");
-    while (local * 2 <= LOCAL_SIZE && local * 2 <= limit) local *= 2;
-    for (k = 0; k < N_INPUTS; k++) {{
-        size_t n = local * LANES;
-        hosts[k] = calloc(n, inputs[k].size);
-        for (i = 0; i < inputs[k].count; i++)
-            store(hosts[k] + i * inputs[k].size, inputs[k].size, inputs[k].values[i]);
-        bufs[k] = clCreateBuffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                                 n * inputs[k].size, hosts[k], &err);
-        CHECK(err, "clCreateBuffer (input)");
-    }}
-    for (k = 0; k < N_OUTPUTS; k++) {{
-        size_t n = local * (outputs[k].scalar ? 1 : LANES);
-        hosts[N_INPUTS + k] = calloc(n, outputs[k].size);
-        bufs[N_INPUTS + k] = clCreateBuffer(ctx, CL_MEM_WRITE_ONLY, n * outputs[k].size, NULL, &err);
-        CHECK(err, "clCreateBuffer (output)");
-    }}
-    for (k = 0; k < N_INPUTS + N_OUTPUTS; k++)
-        CHECK(clSetKernelArg(kernel, (cl_uint)k, sizeof(cl_mem), &bufs[k]), "clSetKernelArg");
-    CHECK(clEnqueueNDRangeKernel(queue, kernel, 1, NULL, &local, &local, 0, NULL, NULL),
-          "clEnqueueNDRangeKernel");
-    for (k = 0; k < N_OUTPUTS; k++) {{
-        size_t n = local * (outputs[k].scalar ? 1 : LANES);
-        CHECK(clEnqueueReadBuffer(queue, bufs[N_INPUTS + k], CL_TRUE, 0, n * outputs[k].size,
-                                  hosts[N_INPUTS + k], 0, NULL, NULL), "clEnqueueReadBuffer");
-    }}
-    CHECK(clFinish(queue), "clFinish");
-    printf("input: %s\n", input_text);
-    for (k = 0; k < N_OUTPUTS; k++) {{
-        const struct buffer *o = &outputs[k];
-        size_t n = o->scalar ? 1 : LANES;
-        int hex = (k == JUDGE_OUTPUT) && JUDGE_BITS;
-        printf("got %s = ", o->name);
-        for (i = 0; i < n; i++) {{
-            u64 v = load(hosts[N_INPUTS + k] + i * o->size, o->size, o->is_signed);
-            if (i) printf(", ");
-            print_value(v, o->size, o->is_signed, hex);
-            if (k == JUDGE_OUTPUT && i >= JUDGE_INDEX && i < JUDGE_INDEX + JUDGE_COUNT)
-                judged[i - JUDGE_INDEX] = v;
-        }}
-        printf("\n");
-    }}
-    printf("expected %s = %s\n", outputs[JUDGE_OUTPUT].name, expected_text);
-    if (acceptable(judged, JUDGE_COUNT)) {{
-        printf("OK: the result is acceptable (fixed)\n");
-        return 0;
-    }}
-    printf("BUG: %s is not acceptable\n", outputs[JUDGE_OUTPUT].name);
-    return 1;
-}}
-'''
+# The text of repro.c: fuzzfarm/templates/repro.c.j2 (jinja2, package data).
 
 
 def _c_escape(text: str) -> str:
@@ -1651,7 +1196,7 @@ def _c_program(spec: dict, icd_dir: str | None) -> str:
     if icd_dir:
         pocl = ("\n *         PyPI's PoCL (bundled with pyopencl) through the system ICD loader:"
                 f"\n *         OCL_ICD_VENDORS={icd_dir} ./repro")
-    return _C_TEMPLATE.format(
+    return render("repro.c.j2",
         title=_c_escape(f"{spec['function']}({spec['input']}) on {d['label']}").replace("*/", "* /"),
         rule_id=spec["rule_id"], section=_c_escape(spec["section"]).replace("*/", "* /"),
         sentence=_c_escape(spec["sentence"]).replace("*/", "* /"), build_line=BUILD_LINE,

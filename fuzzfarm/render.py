@@ -1,0 +1,42 @@
+"""The reports' and reproducers' text, rendered from jinja2 templates kept as package data
+(``fuzzfarm/templates/*.j2``): no program or report is held as a Python string.
+
+Filters: ``py`` (a Python literal: ``repr``), ``c`` (a C string literal, non-printable
+bytes as octal escapes).
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+__all__ = ["render", "c_string"]
+
+
+def c_string(text: str) -> str:
+    """A C string literal of ``text`` (printable ASCII kept, the rest as octal escapes)."""
+    out = []
+    for b in str(text).encode():
+        ch = chr(b)
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif 32 <= b < 127:
+            out.append(ch)
+        else:
+            out.append(f"\\{b:03o}")
+    return '"' + "".join(out) + '"'
+
+
+@lru_cache(maxsize=None)
+def _environment():
+    import jinja2
+    env = jinja2.Environment(loader=jinja2.PackageLoader("fuzzfarm", "templates"),
+                             undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
+                             autoescape=False)
+    env.filters["py"] = repr
+    env.filters["c"] = c_string
+    return env
+
+
+def render(name: str, **values) -> str:
+    """Template ``name`` (a file of fuzzfarm/templates) rendered with ``values``.  Raises
+    jinja2.UndefinedError for a value the template needs and was not given."""
+    return _environment().get_template(name).render(**values)
