@@ -2,13 +2,20 @@
 (``fuzzfarm/templates/*.j2``): no program or report is held as a Python string.
 
 Filters: ``py`` (a Python literal: ``repr``), ``c`` (a C string literal, non-printable
-bytes as octal escapes).
+bytes as octal escapes), ``md`` (a Markdown table cell), and jinja2's ``e`` (HTML).  Block
+tags take their line's indentation and newline with them (``trim_blocks``,
+``lstrip_blocks``).
 """
 from __future__ import annotations
 
 from functools import lru_cache
 
-__all__ = ["render", "c_string"]
+__all__ = ["render", "c_string", "md_cell"]
+
+
+def md_cell(text) -> str:
+    """``text`` as one Markdown table cell: backslashes and pipes escaped, on one line."""
+    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
 
 
 def c_string(text: str) -> str:
@@ -30,9 +37,10 @@ def _environment():
     import jinja2
     env = jinja2.Environment(loader=jinja2.PackageLoader("fuzzfarm", "templates"),
                              undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
-                             autoescape=False)
+                             autoescape=False, trim_blocks=True, lstrip_blocks=True)
     env.filters["py"] = repr
     env.filters["c"] = c_string
+    env.filters["md"] = md_cell
     return env
 
 

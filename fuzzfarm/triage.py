@@ -56,7 +56,6 @@ Exit code (``Triage.exit_code``): 1 when there is a new failure, else 0.
 from __future__ import annotations
 
 import base64
-import html
 import io
 import math
 import xml.etree.ElementTree as ET
@@ -69,6 +68,7 @@ import pyarrow as pa
 
 from fuzzfarm import formats, signatures, store
 from fuzzfarm.errors import BadInput
+from fuzzfarm.render import render
 
 __all__ = ["TriageError", "Side", "IssueRow", "UlpRow", "CoverageRow", "Triage", "compare",
            "write_markdown", "write_html", "write_junit", "run", "print_summary",
@@ -813,52 +813,15 @@ def _sections(t: Triage) -> list[_Section]:
     return secs
 
 
-def _md_cell(s: str) -> str:
-    return str(s).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
-
-
 def write_markdown(t: Triage, path) -> Path:
-    """Write the report as Markdown to ``path``; returns the path."""
-    lines = ["# fuzzfarm triage", ""]
-    for s in _sections(t):
-        lines += ["#" * s.level + " " + s.title, ""]
-        if s.text:
-            lines += [s.text, ""]
-        if not s.rows:
-            lines += [s.empty, ""]
-            continue
-        lines.append("| " + " | ".join(_md_cell(c) for c in s.columns) + " |")
-        lines.append("|" + "|".join("---" for _ in s.columns) + "|")
-        for r in s.rows:
-            lines.append("| " + " | ".join(_md_cell(c) for c in r) + " |")
-        lines.append("")
+    """Write the report as Markdown to ``path`` (fuzzfarm/templates/triage.md.j2);
+    returns the path."""
     p = Path(path)
-    p.write_text("\n".join(lines), encoding="utf-8")
+    p.write_text(render("triage.md.j2", sections=_sections(t)), encoding="utf-8")
     return p
 
 
-_CSS = """
-body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 1.5em;
-       color: #222; }
-h1 { margin-bottom: 0.2em; } h2 { margin-top: 1.6em; border-bottom: 1px solid #ddd; }
-p.text { max-width: 70em; }
-table { border-collapse: collapse; font-size: 0.85em; margin: 0.5em 0 1em 0; }
-th, td { border: 1px solid #ccc; padding: 3px 6px; text-align: left; vertical-align: top; }
-th { background: #f0f0f0; position: sticky; top: 0; }
-tr:nth-child(even) td { background-color: #fafafa; }
-tr.new td { background: #fbd5d5; } tr.fixed td { background: #d4f4dd; }
-tr.flaky td { background: #fde8b0; } tr.still-failing td { background: #fdeeee; }
-tr.untested td { background: #eeeeee; } tr.regression td { background: #fff1e0; }
-td.example { font-family: ui-monospace, monospace; min-width: 26em; max-width: 40em;
-             overflow-wrap: anywhere; }
-.warn { color: #a00; font-weight: bold; }
-.plots { display: flex; flex-wrap: wrap; gap: 8px; }
-.plots img { border: 1px solid #ddd; }
-span.badge { display: inline-block; padding: 1px 8px; border-radius: 8px; margin-right: 6px; }
-span.new { background: #f28b82; } span.fixed { background: #81c995; }
-span.flaky { background: #fdd663; } span.still-failing { background: #f6aea9; }
-span.untested { background: #ccc; }
-"""
+#: The report's style sheet: fuzzfarm/templates/triage.css.
 
 
 def _png(fig) -> str:
@@ -941,67 +904,22 @@ def _bars(t: Triage) -> str | None:
 
 def write_html(t: Triage, path) -> Path:
     """Write the report as ONE self-contained HTML file (inline CSS, plots as inline
-    base64 PNG, no external URL, no script) to ``path``; returns the path."""
-    e = html.escape
-    parts = ["<!DOCTYPE html>", "<html lang='en'><head><meta charset='utf-8'>",
-             "<title>fuzzfarm triage</title>", f"<style>{_CSS}</style></head><body>",
-             "<h1>fuzzfarm triage</h1>"]
+    base64 PNG, no external URL, no script) to ``path`` (fuzzfarm/templates/
+    triage.html.j2); returns the path."""
     c = t.counts
-    parts.append("<p>" + "".join(
-        f"<span class='badge {s.replace(' ', '-')}'>{e(s)}: {c[s]}</span>"
-        for s in ("new", "fixed", "still failing", "flaky", "untested")) + "</p>")
-    if t.devices_disjoint:
-        parts.append("<p class='warn'>The two sets have no device model in common: nothing "
-                     "can be compared.</p>")
-    for k, s in enumerate(_sections(t)):
-        if k == 1:          # the plots right after the summary
-            _plots_html(t, parts)
-        parts.append(f"<h2>{e(s.title)}</h2>")
-        if s.text:
-            parts.append(f"<p class='text'>{e(s.text)}</p>")
-        if not s.rows:
-            parts.append(f"<p>{e(s.empty)}</p>")
-            continue
-        ex_col = s.columns.index("example") if "example" in s.columns else -1
-        parts.append("<table><thead><tr>" + "".join(f"<th>{e(col)}</th>" for col in s.columns)
-                     + "</tr></thead><tbody>")
-        cls = f" class='{s.css}'" if s.css else ""
-        for r in s.rows:
-            cells = "".join(
-                f"<td class='example'>{e(v)}</td>" if k == ex_col else f"<td>{e(v)}</td>"
-                for k, v in enumerate(r))
-            parts.append(f"<tr{cls}>{cells}</tr>")
-        parts.append("</tbody></table>")
-    parts.append("</body></html>")
-    p = Path(path)
-    p.write_text("\n".join(parts), encoding="utf-8")
-    return p
-
-
-def _plots_html(t: Triage, parts: list) -> None:
-    """Append the Plots section (inline PNG images) to ``parts``."""
-    e = html.escape
-    parts.append("<h2>Plots</h2>")
+    plots = {"plots_error": "", "bars": None, "hists": [],
+             "measured": sum(1 for d in t.ulp_samples.values()
+                             if d["baseline"].size or d["current"].size)}
     try:
-        hists = _histograms(t)
-        bars = _bars(t)
+        plots.update(hists=_histograms(t), bars=_bars(t))
     except ImportError as exc:                    # matplotlib is a dependency; be kind
-        parts.append(f"<p class='warn'>No plots: {e(str(exc))} (pip install matplotlib)</p>")
-    else:
-        parts.append("<h3>Failures per device and function</h3>")
-        parts.append(f"<img alt='failures per device and function' "
-                     f"src='data:image/png;base64,{bars}'>" if bars else
-                     "<p>No failures in either set.</p>")
-        parts.append("<h3>ULP-error histograms per function (baseline blue, current red)</h3>")
-        n = sum(1 for d in t.ulp_samples.values() if d["baseline"].size or d["current"].size)
-        if n > len(hists):
-            parts.append(f"<p>{len(hists)} of {n} functions shown (regressions and the "
-                         f"largest errors first).</p>")
-        if not hists:
-            parts.append("<p>No ULP error measured in either set.</p>")
-        parts.append("<div class='plots'>" + "".join(
-            f"<img alt='{e(alt)}' src='data:image/png;base64,{png}'>" for alt, png in hists)
-            + "</div>")
+        plots["plots_error"] = str(exc)
+    page = render("triage.html.j2", sections=_sections(t), disjoint=t.devices_disjoint,
+                  badges=[(s, c[s]) for s in ("new", "fixed", "still failing", "flaky",
+                                              "untested")], **plots)
+    p = Path(path)
+    p.write_text(page, encoding="utf-8")
+    return p
 
 
 def _junit_name(i: IssueRow) -> str:
