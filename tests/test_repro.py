@@ -23,7 +23,7 @@ from hypothesis import Phase, find, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 
 from devices import pypi_pocl, require_device
-from fuzzfarm import repro, store
+from fuzzfarm import repro, repro_target, store
 from fuzzfarm.checker import Claims
 from fuzzfarm.cli import main
 
@@ -176,7 +176,7 @@ def test_expected_texts(text, bits, want):
     from fuzzfarm.formats import BINARY32
     slot = repro.Slot("ret", "float" if bits else "int",
                       np.dtype(np.uint32 if bits else np.int32), BINARY32)
-    assert repro._parse_expected(text, slot) == want
+    assert repro_target._parse_expected(text, slot) == want
 
 
 # -- the example database --------------------------------------------------------------------

@@ -1,0 +1,429 @@
+"""What a reproducer runs and how it judges (fuzzfarm repro, part 1 of 3).
+
+``Slot`` and ``Target``: the kernel buffers and the one work-item a candidate input is run
+as; ``target_for`` a finding row's target; ``acceptance`` what results are allowed (the
+alternatives repro_judge.acceptable checks); ``Reproducer`` runs candidates on a device
+and judges them; ``device_call`` the launch.  Used by fuzzfarm.repro_shrink and
+fuzzfarm.repro.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+import numpy as np
+
+from edgecases import bounds, catalogue
+from fuzzfarm import formats
+from fuzzfarm.formats import FloatFormat, format_named
+from fuzzfarm.repro_judge import acceptable
+
+__all__ = ["Slot", "Target", "Outcome", "Reproducer", "target_for", "claims_for",
+           "acceptance", "device_call", "MAX_EVALUATIONS"]
+
+#: At most this many predicate evaluations (device launches) per minimization: beyond
+#: it new candidates count as passing, so hypothesis's shrinker stops.
+MAX_EVALUATIONS = 5000
+
+_U64 = (1 << 64) - 1
+
+# --------------------------------------------------------------------------- targets
+@dataclass(frozen=True)
+class Slot:
+    """One kernel buffer: ``kind`` 'float' (bit patterns of ``fmt``), 'int' or 'uint'
+    (values of ``dtype``); ``scalar``: one value per work-item (a geometric sgentype
+    result such as dot's)."""
+
+    name: str
+    kind: str
+    dtype: np.dtype
+    fmt: FloatFormat | None = None
+    scalar: bool = False
+
+    @property
+    def bits(self) -> int:
+        """The float format's width, 0 for an integer buffer."""
+        return self.fmt.bits if self.kind == "float" and self.fmt is not None else 0
+
+    def describe(self, v: int) -> str:
+        """``v`` as fuzzfarm prints it (formats.describe_value): an integer as its
+        buffer's type, so a ulong result prints unsigned."""
+        kind = self.kind if self.kind in ("float", "uint") else self.dtype.name
+        return formats.describe_value(kind, v, self.fmt)
+
+
+@dataclass(frozen=True)
+class Target:
+    """What one candidate input is run as.
+
+    ``width``: the vector width of the kernel; ``lane``: the lane of the work-item whose
+    result is judged (element-wise built-ins and conversions); ``context``: per argument,
+    the values of the work-item's other lanes (None: all-zero bits) at width > 1.  A
+    candidate is a tuple of buffer values (float bit patterns as unsigned ints, int
+    arguments as signed ints): one per argument, or for a geometric built-in ``width``
+    per argument, argument by argument (as a finding's ``input_bits``)."""
+
+    function: str
+    precision: str
+    width: int = 1
+    build_options: str = ""
+    rule_class: str = ""
+    severity: str = "fail"
+    output: str = "ret"
+    lane: int = 0
+    context: tuple | None = None
+
+    @property
+    def is_conversion(self) -> bool:
+        return self.function.startswith("convert_")
+
+    @property
+    def conversion(self):
+        from fuzzfarm import conversions
+        return conversions.parse(self.function)
+
+    @property
+    def fn(self):
+        return catalogue.function(self.function)
+
+    @property
+    def geometric(self) -> bool:
+        return not self.is_conversion and not self.fn.is_elementwise
+
+    @property
+    def fmt(self) -> FloatFormat:
+        return format_named(self.precision)
+
+    def inputs(self) -> list[Slot]:
+        if self.is_conversion:
+            c = self.conversion
+            return [Slot("x", "float" if c.src_format else "int", np.dtype(c.src_dtype),
+                         c.src_format)]
+        from fuzzfarm.kernels import buffer_dtype
+        return [Slot(a.name, a.kind, np.dtype(buffer_dtype(a, self.fmt)), self.fmt)
+                for a in self.fn.inputs]
+
+    def outputs(self) -> list[Slot]:
+        if self.is_conversion:
+            c = self.conversion
+            return [Slot("ret", "float" if c.dst_format else "int", np.dtype(c.dst_dtype),
+                         c.dst_format)]
+        from fuzzfarm.kernels import buffer_dtype
+        return [Slot(o.name, o.kind, np.dtype(buffer_dtype(o, self.fmt)), self.fmt,
+                     bool(o.scalar and self.geometric)) for o in self.fn.outputs]
+
+    def output_slot(self, name: str | None = None) -> Slot:
+        name = name or self.output
+        for s in self.outputs():
+            if s.name == name:
+                return s
+        raise KeyError(f"{self.function} has no output {name!r}")
+
+    @property
+    def arity(self) -> int:
+        """Values in one candidate."""
+        return len(self.inputs()) * (self.width if self.geometric else 1)
+
+    @property
+    def lanes(self) -> int:
+        """Lanes (buffer elements per input) one candidate takes."""
+        return self.width
+
+    def unit(self):
+        from fuzzfarm.units import WorkUnit
+        return WorkUnit("repro", self.function, 0, 0, (), True, self.precision, self.width)
+
+    def arrays(self, cands: Sequence[tuple]) -> dict:
+        """The input arrays of a batch of candidates (``lanes`` elements each)."""
+        slots = self.inputs()
+        out = {}
+        for i, s in enumerate(slots):
+            if self.geometric:
+                vals = [v for c in cands for v in c[i * self.width:(i + 1) * self.width]]
+            elif self.width == 1:
+                vals = [c[i] for c in cands]
+            else:
+                base = list(self.context[i]) if self.context is not None else [0] * self.width
+                vals = []
+                for c in cands:
+                    lanes = list(base)
+                    lanes[self.lane] = c[i]
+                    vals.extend(lanes)
+            out[s.name] = np.array(vals, dtype=s.dtype)
+        return out
+
+    def element(self, k: int) -> int:
+        """Index (in the checker's result) of candidate ``k``'s judged element."""
+        return k if self.geometric else k * self.width + self.lane
+
+    def judged(self, outputs: dict, k: int, name: str | None = None) -> tuple:
+        """The judged output values of candidate ``k``: one value, or a geometric
+        vector result's ``width`` lanes."""
+        slot = self.output_slot(name)
+        arr = outputs[slot.name]
+        if self.geometric:
+            m = 1 if slot.scalar else self.width
+            return tuple(int(v) for v in arr[k * m:(k + 1) * m])
+        return (int(arr[self.element(k)]),)
+
+    def work_item(self, outputs: dict, k: int) -> dict:
+        """Every output of candidate ``k``'s work-item: {name: tuple of values}."""
+        res = {}
+        for s in self.outputs():
+            m = 1 if s.scalar else self.width
+            res[s.name] = tuple(int(v) for v in outputs[s.name][k * m:(k + 1) * m])
+        return res
+
+    def kernel(self) -> tuple[str, str]:
+        """(kernel name, OpenCL C source): the source fuzzfarm runs."""
+        if self.is_conversion:
+            from fuzzfarm import conversions
+            c = self.conversion
+            return conversions.kernel_name(c), conversions.program_source([c], self.width)
+        from fuzzfarm.kernels import kernel_name, kernel_source
+        return kernel_name(self.fn), kernel_source(self.fn, self.fmt, self.width)
+
+    def describe(self, cand: tuple) -> str:
+        """``x=0x3f800000 (1.0), y=2``; geometric vectors as tuples."""
+        slots = self.inputs()
+        parts = []
+        for i, s in enumerate(slots):
+            if self.geometric:
+                vals = cand[i * self.width:(i + 1) * self.width]
+                parts.append(f"{s.name}=(" + ", ".join(s.describe(v) for v in vals) + ")")
+            else:
+                parts.append(f"{s.name}={s.describe(cand[i])}")
+        return ", ".join(parts)
+
+    def u64(self, cand: tuple) -> list[int]:
+        """The candidate as raw bits (unsigned 64-bit, two's complement), as a finding's
+        ``input_bits``."""
+        return [int(v) & _U64 for v in cand]
+
+    def from_u64(self, bits: Sequence[int]) -> tuple:
+        """A candidate from raw bits (a finding's ``input_bits``)."""
+        slots = self.inputs()
+        per = self.width if self.geometric else 1
+        if len(bits) != len(slots) * per:
+            raise ValueError(f"{len(bits)} input values for {self.function}; expected "
+                             f"{len(slots) * per}")
+        out = []
+        for k, b in enumerate(bits):
+            s = slots[k // per]
+            u = np.array([int(b) & _U64], dtype=np.uint64).astype(f"u{s.dtype.itemsize}")
+            out.append(int(u.view(s.dtype)[0]))
+        return tuple(out)
+
+
+def claims_for(info, precision: str, build_options: str, constants: dict | None,
+               conversion: bool = False):
+    """The Claims a run gives the checker for ``info`` (a DeviceInfo): per precision the
+    device's fp config flags, its profile, FP_ILOGB0/FP_ILOGBNAN and the build options;
+    a conversion gets a dict of them by format."""
+    from fuzzfarm.checker import Claims
+    if conversion:
+        return Claims.by_precision(info, constants, build_options)
+    return Claims.for_device(info, precision, constants, build_options)
+
+
+def target_for(row: dict, width: int | None = None, lane: int | None = None,
+               context: tuple | None = None) -> Target:
+    """The Target of a finding row (its vector width, or ``width``)."""
+    w = int(row["vector_width"]) if width is None else int(width)
+    t = Target(row["function"], row["precision"], w, row.get("build_options") or "",
+               row["rule_class"], row["severity"], row["output"] or "ret", 0, context)
+    if t.geometric:
+        return t
+    el = int(row["element"])
+    return Target(t.function, t.precision, w, t.build_options, t.rule_class, t.severity,
+                  t.output, (el % w) if lane is None else lane, context)
+
+
+# --------------------------------------------------------------------------- judging
+@dataclass
+class Outcome:
+    """One candidate run and judged: ``finding`` the checker's Finding of the target's
+    rule class (None when there is none), ``values`` the judged output values,
+    ``outputs`` every output of its work-item, ``accept`` the acceptance alternatives
+    (``acceptable``) and ``expected`` the checker's text; ``holds``: the finding is there
+    and the values are not acceptable."""
+
+    candidate: tuple
+    finding: object | None
+    values: tuple = ()
+    outputs: dict = field(default_factory=dict)
+    accept: list = field(default_factory=list)
+    expected: str = ""
+    holds: bool = False
+
+
+def _hexes(text: str) -> list[int]:
+    return [int(h, 16) for h in re.findall(r"0x[0-9a-fA-F]+", text)]
+
+
+_PIECE = re.compile(r"^(?P<num>0x[0-9a-fA-F]+|[+-]?\d+)(?:\s*\(.*\))?$")
+
+
+def _parse_expected(text: str, slot: Slot) -> list | None:
+    """The acceptance alternatives a checker's expected-result text states, or None when
+    it is not one of the forms understood (exact bits, an int, any/quiet NaN, a zero of
+    either sign, NaN payloads, alternatives joined by " or ")."""
+    t = (text or "").strip()
+    bits = slot.bits
+    if t.startswith("the payload of one of the NaN operands:") and bits:
+        return [{"kind": "payload", "value": p} for p in _hexes(t.split(":", 1)[1])] or None
+    alts = []
+    for piece in re.split(r"\s+or\s+", t):
+        piece = piece.strip()
+        if piece == "any NaN" and bits:
+            alts.append({"kind": "nan"})
+        elif piece.startswith("a quiet NaN") and bits:
+            alts.append({"kind": "qnan"})
+        elif piece in ("+0", "-0") and bits:
+            alts.append({"kind": "bits", "value": 0 if piece == "+0" else 1 << (bits - 1)})
+        else:
+            m = _PIECE.match(piece)
+            if not m:
+                return None
+            num = m.group("num")
+            if num.lower().startswith("0x"):
+                if not bits:
+                    return None
+                alts.append({"kind": "bits", "value": int(num, 16)})
+            else:
+                if bits:
+                    return None
+                alts.append({"kind": "int", "value": int(num)})
+    return alts or None
+
+
+def _ulp_limit(target: Target, claims, cand: tuple, severity: str) -> tuple[float, float] | None:
+    """(ULPs, absolute) the bound allows the target's element, or None (unknown)."""
+    fn = target.fn
+    try:
+        bound = bounds.bound(fn.name, claims.precision, claims.profile, claims.relaxed)
+    except (KeyError, AttributeError):
+        return None
+    if bound.correctly_rounded:
+        return 0.5, 0.0
+    plain = bound.plain_ulps
+    if plain is not None:
+        return float(plain), 0.0
+    slots = target.inputs()
+    args = {s.name: np.array([cand[i]], dtype=s.dtype) for i, s in enumerate(slots)}
+    kinds = {s.name: s.kind for s in slots}
+    try:
+        lim = bound.limits(args, kinds, target.fmt, target.width)
+    except Exception:       # an exotic piece: state no bound
+        return None
+    if lim.judged is not None and not bool(np.asarray(lim.judged)[0]):
+        return None
+    ulps = lim.ulps if severity != "fail" or lim.fail_ulps is None else lim.fail_ulps
+    absolute = lim.absolute if severity != "fail" or lim.fail_absolute is None \
+        else lim.fail_absolute
+    u = float(np.asarray(ulps)[0])
+    a = float(np.asarray(absolute)[0]) if absolute is not None else 0.0
+    if not np.isfinite(u) or not np.isfinite(a):
+        return None
+    return u, a
+
+
+def acceptance(target: Target, claims, finding, cand: tuple, values: tuple) -> list:
+    """The acceptance alternatives (``acceptable``) of one finding of the target: the
+    prescribed result of its rule (exact bits, any NaN, a quiet NaN, a zero, an int, NaN
+    payloads), for a ULP bound the correctly rounded reference with the bound in ULPs
+    (and its absolute bound), or, where none can be stated, "differs from the values
+    returned now"."""
+    slot = target.output_slot(finding.output)
+    text = finding.expected or ""
+    alts = None
+    if finding.rule_id.startswith("ulp.") and slot.bits and not target.geometric \
+            and not target.is_conversion:
+        refs = _hexes(text)
+        lim = _ulp_limit(target, claims, cand, finding.severity)
+        if refs and lim is not None:
+            alts = [{"kind": "ulp", "value": r, "ulps": lim[0], "abs": lim[1]} for r in refs]
+            if "any NaN" in text:
+                alts.append({"kind": "nan"})
+    elif target.geometric:
+        if text.strip() == "every lane a NaN" and slot.bits:
+            alts = [{"kind": "nan"}]
+        elif len(values) == 1 and not finding.rule_id.startswith("ulp."):
+            alts = _parse_expected(text, slot)
+    else:
+        alts = _parse_expected(text, slot)
+    if not alts:
+        alts = [{"kind": "differs", "values": list(values)}]
+    return alts
+
+
+class Reproducer:
+    """Runs candidates of one Target through ``call`` and judges them.
+
+    ``call(inputs) -> outputs``: input arrays by argument name (buffer dtypes: float bit
+    patterns as unsigned ints, int arguments as int32...) to output arrays by output name;
+    a DeviceRunner's (``device_call``) or any stand-in.  ``claims``: the checker's Claims
+    (a dict of them by format for a conversion).  Verdicts are cached per candidate;
+    ``launches`` counts the calls of ``call``."""
+
+    def __init__(self, target: Target, call: Callable[[dict], dict], claims):
+        self.target, self.call, self.claims = target, call, claims
+        self.cache: dict = {}
+        self.launches = 0
+        self.evaluations = 0
+
+    def _claims_one(self):
+        c = self.claims
+        if isinstance(c, dict):
+            return c.get(self.target.precision) or next(iter(c.values()))
+        return c
+
+    def evaluate(self, cands: Sequence[tuple], fresh: bool = False) -> list[Outcome]:
+        """Run ``cands`` in one launch (or take their cached verdicts) and judge them."""
+        cands = [tuple(int(v) for v in c) for c in cands]
+        todo = [c for c in dict.fromkeys(cands) if fresh or c not in self.cache]
+        if todo:
+            from fuzzfarm.units import check_result
+            t = self.target
+            inputs = t.arrays(todo)
+            outputs = self.call(inputs)
+            self.launches += 1
+            result = check_result(t.unit(), inputs, outputs, self.claims)
+            by_el: dict = {}
+            for f in result.findings:
+                by_el.setdefault(f.index, []).append(f)
+            from fuzzfarm.signatures import rule_class
+            for k, c in enumerate(todo):
+                mine = [f for f in by_el.get(t.element(k), ())
+                        if f.severity == t.severity and rule_class(
+                            f.rule_id, t.function, t.precision,
+                            [int(v) & _U64 for v in f.inputs]) == t.rule_class]
+                mine.sort(key=lambda f: f.output != t.output)
+                work = t.work_item(outputs, k)
+                if not mine:
+                    self.cache[c] = Outcome(c, None, outputs=work)
+                    continue
+                f = mine[0]
+                values = t.judged(outputs, k, f.output)
+                alts = acceptance(t, self._claims_one(), f, c, values)
+                bits = t.output_slot(f.output).bits
+                self.cache[c] = Outcome(c, f, values, work, alts, f.expected,
+                                        not acceptable(values, alts, bits))
+        return [self.cache[c] for c in cands]
+
+    def holds(self, cand: tuple) -> bool:
+        """The predicate of the minimization: ``cand`` fails the target's rule class."""
+        cand = tuple(int(v) for v in cand)
+        if cand not in self.cache:
+            if self.evaluations >= MAX_EVALUATIONS:
+                return False
+            self.evaluations += 1
+        return self.evaluate([cand])[0].holds
+
+
+def device_call(runner, target: Target) -> Callable[[dict], dict]:
+    """``call`` for a Reproducer: run the target's kernel on a DeviceRunner."""
+    from fuzzfarm.units import run_unit
+    unit = target.unit()
+    return lambda inputs: run_unit(runner, unit, inputs)
