@@ -243,13 +243,13 @@ def make_inputs(unit: WorkUnit) -> dict[str, np.ndarray]:
 
     fmt = format_named(unit.precision)
     if is_conversion(unit.function):
-        from fuzzfarm import conversions
+        from fuzzfarm import conversion_inputs, conversions
         conv = conversions.parse(unit.function)
         if unit.special:
-            return {"x": conversions.special_inputs(conv)}
+            return {"x": conversion_inputs.special_inputs(conv)}
         if not unit.recipes:            # the layout before units recorded their parts
-            return {"x": conversions.inputs(conv, unit.per_recipe, unit.seed)}
-        return {"x": np.concatenate([conversions.inputs(conv, n, int(r["seed"]))
+            return {"x": conversion_inputs.inputs(conv, unit.per_recipe, unit.seed)}
+        return {"x": np.concatenate([conversion_inputs.inputs(conv, n, int(r["seed"]))
                                      for r, n in zip(unit.recipes, unit.part_sizes())])}
     fn = catalogue.function(unit.function)
     if not fn.is_elementwise:

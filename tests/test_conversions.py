@@ -13,6 +13,7 @@ import functools
 import numpy as np
 import pytest
 
+from fuzzfarm import conversion_inputs as CI
 from fuzzfarm import conversions as C
 from fuzzfarm.checker import Claims
 from fuzzfarm.formats import BINARY16, BINARY32, BINARY64, classify, is_nan, to_float
@@ -139,8 +140,8 @@ def test_reference_matches_a_slow_exact_oracle(kind, language):
     if language != "opencl_c" and kind != "float_to_int":
         pytest.skip("the source language changes float->int _sat of a NaN only")
     for conv in (c for c in CROSS if c.kind == kind):
-        pool = C.special_inputs(conv)
-        x = np.concatenate([pool[:: max(1, pool.size // 100)], C.inputs(conv, 120, 11)])
+        pool = CI.special_inputs(conv)
+        x = np.concatenate([pool[:: max(1, pool.size // 100)], CI.inputs(conv, 120, 11)])
         exp, judged = C.reference(conv, x, language)
         assert exp.dtype == conv.dst_dtype and judged.dtype == bool
         for k in range(x.size):
@@ -158,7 +159,7 @@ def test_reference_matches_a_slow_exact_oracle(kind, language):
 
 def test_int_to_int_ignores_the_rounding_suffix():
     for c in (c for c in ALL if c.kind == "int_to_int" and c.rounding):
-        x = C.inputs(c, 300, 2)
+        x = CI.inputs(c, 300, 2)
         base = C.Conversion(c.dst, c.src, c.sat, None)
         e1, j1 = C.reference(c, x)
         e2, j2 = C.reference(base, x)
@@ -171,7 +172,7 @@ def test_the_reference_passes_and_every_perturbation_fails(claims):
     """The reference's own results never fail; a result one bit (or one unit) off fails on
     every judged element where no allowance applies (no missed violation)."""
     for conv in ALL:
-        x = C.inputs(conv, 200, 5)
+        x = CI.inputs(conv, 200, 5)
         exp, judged = C.reference(conv, x)
         res = C.check(conv, x, exp, claims)
         assert not res.failures, (conv.id, res.failures[:1])
@@ -638,17 +639,17 @@ def test_program_source():
 # --------------------------------------------------------------------------- inputs
 def test_inputs_are_deterministic_and_typed():
     c = C.parse("convert_int_rte(float)")
-    a, b = C.inputs(c, 5000, 3), C.inputs(c, 5000, 3)
+    a, b = CI.inputs(c, 5000, 3), CI.inputs(c, 5000, 3)
     assert a.dtype == np.uint32 and a.size == 5000 and np.array_equal(a, b)
-    assert not np.array_equal(a, C.inputs(c, 5000, 4))
-    assert not np.array_equal(a, C.inputs(C.parse("convert_int_rtz(float)"), 5000, 3))
-    assert C.inputs(c, 0, 1).size == 0
+    assert not np.array_equal(a, CI.inputs(c, 5000, 4))
+    assert not np.array_equal(a, CI.inputs(C.parse("convert_int_rtz(float)"), 5000, 3))
+    assert CI.inputs(c, 0, 1).size == 0
     for conv in (C.parse("convert_char(ulong)"), C.parse("convert_half(long)"),
                  C.parse("convert_float(half)")):
-        x = C.inputs(conv, 999, 1)
+        x = CI.inputs(conv, 999, 1)
         assert x.dtype == conv.src_dtype and x.size == 999
     with pytest.raises(ValueError, match="n=-1"):
-        C.inputs(c, -1, 0)
+        CI.inputs(c, -1, 0)
 
 
 def _values(conv, x):
@@ -657,7 +658,7 @@ def _values(conv, x):
 
 def test_float_to_int_inputs_reach_every_class_and_boundary():
     c = C.parse("convert_int_rte(float)")
-    x = C.inputs(c, 4000, 1)
+    x = CI.inputs(c, 4000, 1)
     assert set(np.unique(classify(x, F))) == set(range(10))  # zeros ... qnan, snan
     v = _values(c, x)
     fin = np.isfinite(v)
@@ -665,13 +666,13 @@ def test_float_to_int_inputs_reach_every_class_and_boundary():
     inr = fin & (v >= INT_MIN) & (v <= INT_MAX)
     assert inr.sum() > 1000
     assert (np.abs(v[inr] - np.floor(v[inr]) - 0.5) == 0).sum() > 50   # ties
-    pool = set(int(b) for b in C.special_inputs(c))
+    pool = set(int(b) for b in CI.special_inputs(c))
     for want in (f32(2.0**31), f32(2.0**31 - 128), f32(-(2.0**31)), f32(2.0**24),
                  f32(2.0**24 + 2), f32(2.5), f32(-0.5), F.exp_mask | 1, F.default_qnan,
                  F.pos_inf, 1, F.min_normal - 1):
         assert want in pool, hex(want)
     # double sources get the exact ends and the halves just beyond them
-    pool = set(int(b) for b in C.special_inputs(C.parse("convert_uint(double)")))
+    pool = set(int(b) for b in CI.special_inputs(C.parse("convert_uint(double)")))
     for want in (f64(2.0**32 - 1), f64(2.0**32 - 0.5), f64(2.0**32), f64(-0.5), f64(-1.0),
                  f64(2.0**53 + 2), f64(2.0**53 - 1)):
         assert want in pool, hex(want)
@@ -679,29 +680,29 @@ def test_float_to_int_inputs_reach_every_class_and_boundary():
 
 def test_int_to_float_inputs_have_the_ties():
     c = C.parse("convert_float(long)")
-    pool = set(int(v) for v in C.special_inputs(c))
+    pool = set(int(v) for v in CI.special_inputs(c))
     for want in (2**24 + 1, 2**24 - 1, -(2**24 + 1), 2**53 + 1, 2**53 - 1, 2**63 - 1,
                  -(2**63), 2**31, -(2**31) - 1, 0, 1, -1):
         assert want in pool, want
-    x = C.inputs(c, 4000, 2).astype(object)
+    x = CI.inputs(c, 4000, 2).astype(object)
     big = [int(v) for v in x if abs(int(v)) > 2**25]
     ties = [v for v in big if (abs(v) >> (abs(v).bit_length() - 25)) & 1
             and abs(v) % (1 << (abs(v).bit_length() - 25)) == 0]
     assert len(ties) > 50
     assert len({abs(int(v)).bit_length() for v in x}) > 50   # magnitudes of every size
-    h = set(int(v) for v in C.special_inputs(C.parse("convert_half_rtz(uint)")))
+    h = set(int(v) for v in CI.special_inputs(C.parse("convert_half_rtz(uint)")))
     assert {65504, 65519, 65520, 65521, 65536, 2049, 2047} <= h
-    d = set(int(v) for v in C.special_inputs(C.parse("convert_double(ulong)")))
+    d = set(int(v) for v in CI.special_inputs(C.parse("convert_double(ulong)")))
     assert {2**53 + 1, 2**64 - 1, 2**63, 2**54 + 2} <= d
 
 
 def test_float_to_float_inputs_have_the_destination_boundaries():
     c = C.parse("convert_half(double)")
-    pool = set(int(b) for b in C.special_inputs(c))
+    pool = set(int(b) for b in CI.special_inputs(c))
     for want in (f64(65504.0), f64(65520.0), f64(2.0**-24), f64(2.0**-25), f64(2.0**-14),
                  f64(1 + 2.0**-11), D.exp_mask | 1, D.sign_mask | 1, f64(2.0**11 + 1)):
         assert want in pool, hex(want)
-    x = C.inputs(c, 4000, 3)
+    x = CI.inputs(c, 4000, 3)
     frac = x.astype(np.uint64) & np.uint64((1 << 42) - 1)   # the bits half cannot hold
     assert (frac == np.uint64(1 << 41)).sum() > 100                      # exact ties
     v = np.abs(_values(c, x))
@@ -710,19 +711,19 @@ def test_float_to_float_inputs_have_the_destination_boundaries():
 
 def test_int_to_int_inputs_cover_every_type_boundary():
     c = C.parse("convert_char_sat(long)")
-    pool = set(int(v) for v in C.special_inputs(c))
+    pool = set(int(v) for v in CI.special_inputs(c))
     for t in C.INT_TYPES:
         lo, hi = C.int_range(t)
         for v in (lo - 1, lo, hi, hi + 1):
             if -(2**63) <= v < 2**63:
                 assert v in pool, (t, v)
-    x = C.inputs(c, 2000, 1)
+    x = CI.inputs(c, 2000, 1)
     assert ((x < -128) | (x > 127)).sum() > 500 and ((x >= -128) & (x <= 127)).sum() > 150
 
 
 def test_special_inputs_have_no_duplicates():
     for c in ALL[::7]:
-        p = C.special_inputs(c)
+        p = CI.special_inputs(c)
         assert p.dtype == c.src_dtype and np.unique(p).size == p.size >= 10
 
 
