@@ -275,12 +275,11 @@ class CampaignRun:
         return "node"
 
     def _record_faults(self, specs: list, key: str) -> None:
-        import pyarrow as pa
         import ray
 
         from cluster.farm import unit_from_spec
         from fuzzfarm import store
-        from fuzzfarm.units import fault_rows, make_inputs
+        from fuzzfarm.units import make_inputs, write_fault
         info = self.devices[key]["info"]
         for spec in specs:
             unit = unit_from_spec(spec)
@@ -291,12 +290,8 @@ class CampaignRun:
             else:
                 inputs = make_inputs(unit)
             store.write_fault_inputs(self.out, self.run_id, unit.unit_id, inputs)
-            finding, stats = fault_rows(unit, info.columns(unit.precision), self.run_id,
-                                        spec["build_options"], spec["fault"])
-            store.write_findings_table(self.out, self.run_id, unit.unit_id,
-                                       pa.Table.from_pylist([finding],
-                                                            schema=store.FINDINGS_SCHEMA))
-            store.write_stats(self.out, self.run_id, unit.unit_id, stats)
+            write_fault(self.out, self.run_id, unit, info.columns(unit.precision),
+                        spec["build_options"], spec["fault"])
             ray.get(self.coord.fault_done.remote(unit.unit_id))
             self.faults.append({"unit_id": unit.unit_id, "reason": spec["fault"],
                                 "device": key})

@@ -39,7 +39,6 @@ the first place to look for the bottleneck of a run.
 """
 from __future__ import annotations
 
-import json
 import os
 import time
 from collections import deque
@@ -422,10 +421,8 @@ class DeviceActor:
         error; ``_Withdrawn`` for a unit of a target already recorded, which is skipped
         with a stats row only), mark it done, and withdraw its target from this pool when
         it cannot run here (a build failure; a second enqueue error)."""
-        import pyarrow as pa
-
         from fuzzfarm import store
-        from fuzzfarm.units import fault_rows, unit_kernel_source
+        from fuzzfarm.units import fault_rows, unit_kernel_source, write_fault
         bo = spec["build_options"]
         tkey = (bo, tuple(spec["target"]))
         meta = self.info.columns(unit.precision)
@@ -438,20 +435,13 @@ class DeviceActor:
         if reason == "build_failure":
             detail = exc.detail()
         else:
-            from fuzzfarm.device import cl_error_code
-            code, name = cl_error_code(exc)
-            detail = {"kernel_source": unit_kernel_source(unit, bool(spec.get("sweep"))),
-                      "build_options": bo,
-                      "error_code": code, "error_name": name,
-                      "routine": str(getattr(exc, "routine", "") or ""),
-                      "error": f"{type(exc).__name__}: {exc}".splitlines()[0]}
+            from fuzzfarm.device import enqueue_error_detail
+            detail = enqueue_error_detail(
+                exc, unit_kernel_source(unit, bool(spec.get("sweep"))), bo)
             # the context may be unusable after an error: the next unit gets a fresh one
             self.runners.pop(bo, None)
             self.sweeps = {k: v for k, v in self.sweeps.items() if k[0] != bo}
-        finding, stats = fault_rows(unit, meta, run_id, bo, reason, detail)
-        store.write_findings_table(out, run_id, unit.unit_id, pa.Table.from_pylist(
-            [finding], schema=store.FINDINGS_SCHEMA))
-        store.write_stats(out, run_id, unit.unit_id, stats)
+        write_fault(out, run_id, unit, meta, bo, reason, detail)
         ray.get(coordinator.fault.remote(unit.unit_id, key, reason))
         self.enqueue_errors[tkey] = self.enqueue_errors.get(tkey, 0) + (
             reason == "enqueue_error")

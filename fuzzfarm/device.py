@@ -452,6 +452,17 @@ class KernelBuildError(DeviceFault):
                 "error": str(self).splitlines()[0]}
 
 
+def enqueue_error_detail(exc, kernel_source: str, build_options: str) -> dict:
+    """What a device-fault finding records of an OpenCL error raised running a kernel
+    (units.fault_rows ``detail``): the source and options, the error code and name, the
+    call that failed and the error's first line."""
+    code, name = cl_error_code(exc)
+    return {"kernel_source": kernel_source, "build_options": build_options,
+            "error_code": code, "error_name": name,
+            "routine": str(getattr(exc, "routine", "") or ""),
+            "error": f"{type(exc).__name__}: {exc}".splitlines()[0]}
+
+
 def cl_error_code(exc) -> tuple[int | None, str]:
     """(OpenCL error code, its name) of a pyopencl error; (None, '') for anything else."""
     code = getattr(exc, "code", None)

@@ -430,13 +430,10 @@ def _pipeline(opts, run_id, todo, slot_bytes, meta, progress, done_inputs) -> bo
                 seconds = kernel.run_into(unit.seed, unit.per_recipe,
                                           _slot_views(slot, space, unit.per_recipe))
             except cl_error() as exc:         # the driver said no: recorded, then stop
-                from fuzzfarm.device import cl_error_code
+                from fuzzfarm.device import enqueue_error_detail
                 from fuzzfarm.kernels import sweep_source
-                code, name = cl_error_code(exc)
-                _device_fault(opts, run_id, unit, dmeta, "enqueue_error", {
-                    "kernel_source": sweep_source(space.fn, space.fmt),
-                    "build_options": opts.build_options, "error_code": code,
-                    "error_name": name, "error": f"{type(exc).__name__}: {exc}"}, meta)
+                _device_fault(opts, run_id, unit, dmeta, "enqueue_error", enqueue_error_detail(
+                    exc, sweep_source(space.fn, space.fmt), opts.build_options), meta)
                 pending = []
                 continue
             job = {"unit": unit, "space": space, "claims": claims, "meta": dmeta,
@@ -467,14 +464,8 @@ def _device_fault(opts, run_id: str, unit, dmeta: dict, reason: str, detail: dic
                   meta: dict) -> None:
     """Record chunk ``unit`` as a device fault (units.fault_rows) and say so in ``meta``
     (``device_fault``: the reason and the error's first line)."""
-    import pyarrow as pa
-
-    from fuzzfarm import store
-    from fuzzfarm.units import fault_rows
-    finding, stats = fault_rows(unit, dmeta, run_id, opts.build_options, reason, detail)
-    store.write_findings_table(opts.out, run_id, unit.unit_id, pa.Table.from_pylist(
-        [finding], schema=store.FINDINGS_SCHEMA))
-    store.write_stats(opts.out, run_id, unit.unit_id, stats)
+    from fuzzfarm.units import write_fault
+    finding = write_fault(opts.out, run_id, unit, dmeta, opts.build_options, reason, detail)
     meta["device_fault"] = {"reason": reason, "rule_id": finding["rule_id"],
                             "unit_id": unit.unit_id, "error": detail.get("error", "")}
 

@@ -32,7 +32,8 @@ from fuzzfarm.kernels import buffer_dtype
 
 __all__ = ["WorkUnit", "make_unit", "make_inputs", "special_inputs", "check_unit",
            "finding_rows", "finding_table", "stats_row", "split_size", "submit_unit",
-           "run_unit", "UnitSizer", "fault_rows", "DEVICE_FAULTS", "unit_kernel_source"]
+           "run_unit", "UnitSizer", "fault_rows", "write_fault", "DEVICE_FAULTS",
+           "unit_kernel_source"]
 
 
 @dataclass(frozen=True)
@@ -661,3 +662,15 @@ def fault_rows(unit: WorkUnit, device_meta: dict, run_id: str, build_options: st
              "screened": 0, "exact": 0, "unjudged": 0, "device_seconds": None,
              "check_seconds": None}
     return finding, stats
+
+
+def write_fault(out, run_id: str, unit: WorkUnit, device_meta: dict, build_options: str,
+                reason: str, detail: dict | None = None) -> dict:
+    """Write ``unit``'s device-fault finding and then its stats row (``fault_rows``; each
+    file atomically, the stats row last, which makes the unit done).  Returns the
+    finding row."""
+    from fuzzfarm import store
+    finding, stats = fault_rows(unit, device_meta, run_id, build_options, reason, detail)
+    store.write_findings(out, run_id, unit.unit_id, [finding])
+    store.write_stats(out, run_id, unit.unit_id, stats)
+    return finding
