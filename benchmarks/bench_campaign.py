@@ -37,7 +37,7 @@ if str(ROOT) not in sys.path:
 
 
 def _campaign(functions, budget: float, devices: str):
-    from fuzzfarm.campaign import loads
+    from fuzzfarm.orchestrate.campaign import loads
     fl = ", ".join(f'"{f}"' for f in functions)
     return loads(f'name = "bench"\nseed = 1\ndevices = ["{devices}"]\n'
                  f'[budget]\ntime = "{budget:g}s"\n[[jobs]]\nfunctions = [{fl}]\n',
@@ -48,7 +48,7 @@ def throughput(devices: str, functions, budget: float) -> dict:
     import pyarrow.compute as pc
 
     from cluster.driver import run_campaign
-    from fuzzfarm import store
+    from fuzzfarm.store import dataset as store
     out = tempfile.mkdtemp(prefix="bench-campaign-")
     t0 = time.time()
     meta = run_campaign(_campaign(functions, budget, devices), out)
@@ -72,8 +72,8 @@ def throughput(devices: str, functions, budget: float) -> dict:
 
 def overhead(n: int = 20000) -> dict:
     """Seconds per unit of the scheduler, the coordinator actor and the journal."""
-    from fuzzfarm import store
-    from fuzzfarm.scheduler import Scheduler, Stream
+    from fuzzfarm.store import dataset as store
+    from fuzzfarm.orchestrate.scheduler import Scheduler, Stream
     pool = "p" * 12
     streams = [Stream(pool, 1, "recipes", ("sin", "binary32", 1), "", 1)]
 
@@ -98,7 +98,7 @@ def overhead(n: int = 20000) -> dict:
     import ray
 
     from cluster.farm import Coordinator
-    from fuzzfarm.campaign import loads
+    from fuzzfarm.orchestrate.campaign import loads
     ray.init(address="local", num_cpus=2, include_dashboard=False, logging_level="ERROR",
              log_to_driver=False)
     try:

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Benchmark: `fuzzfarm run -f sin -p binary32 --budget N` on one device, through the Python
-API (fuzzfarm.run.validate + execute, as the CLI does), and print its figures.
+API (fuzzfarm.orchestrate.run.validate + execute, as the CLI does), and print its figures.
 
     python3 benchmarks/bench_run.py [--device SEL] [--budget 60s] [--out DIR] ...
 
@@ -188,8 +188,8 @@ def _args(argv=None):
 
 def main(argv=None) -> int:
     a = _args(argv)
-    from fuzzfarm import run as runner
-    from fuzzfarm import store
+    from fuzzfarm.orchestrate import run as runner
+    from fuzzfarm.store import dataset as store
 
     results = a.results or tempfile.mkdtemp(prefix="bench_run-")
     out = Path(a.out) if a.out else None
@@ -214,7 +214,7 @@ def main(argv=None) -> int:
     try:
         from rich.console import Console
         console = Console(stderr=True, quiet=a.quiet)
-    except ImportError:         # fuzzfarm.run prints plain progress lines then
+    except ImportError:         # fuzzfarm.orchestrate.run prints plain progress lines then
         console = _Silent() if a.quiet else None
     t_exec = time.time()
     from cluster.driver import run_options

@@ -1,5 +1,5 @@
 """Throughput of the two tiers of the oracle (issue 4): the vectorized screen
-(fuzzfarm.screen) and the exact mpmath path (oracle.reference + ulp_error), single process,
+(fuzzfarm.oracle.screen) and the exact mpmath path (oracle.reference + ulp_error), single process,
 in checked results per second per core.  Figures only, no assertions.
 
 Inputs are random bit patterns of the format (NaNs left out: the checker judges them by
@@ -27,7 +27,7 @@ from edgecases import bounds, catalogue
 from fuzzfarm import formats
 from fuzzfarm.formats import BINARY16, BINARY32, BINARY64
 from fuzzfarm.oracle import reference, ulp_error
-from fuzzfarm.screen import BLOCK, LONGDOUBLE_OK, SCREENS, screen
+from fuzzfarm.oracle.screen import BLOCK, LONGDOUBLE_OK, SCREENS, screen
 
 CASES = [("sin", BINARY32), ("exp", BINARY32), ("log", BINARY32), ("sinpi", BINARY32),
          ("tanpi", BINARY32), ("sin", BINARY16), ("sin", BINARY64),
@@ -61,7 +61,7 @@ def device_results(name, x, fmt, rng) -> np.ndarray:
     """RN of the float64 (binary16/32) or long double (binary64) value, +-1 ULP at random."""
     with np.errstate(all="ignore"):
         if fmt is BINARY64:
-            from fuzzfarm import screen as sc
+            from fuzzfarm.oracle import screen as sc
             r = sc._TABLE[name].ref((x.astype(np.longdouble),), None, sc._CLD).astype(np.float64)
         else:
             r = SCREENS[name](x)
@@ -99,7 +99,7 @@ def bench_reference_alone(name, fmt, n, repeat, rng):
     bits = random_inputs(fmt, n if fmt is not BINARY64 else n // 8, rng)
     x = formats.to_float(bits, fmt)
     if fmt is BINARY64:
-        from fuzzfarm import screen as sc
+        from fuzzfarm.oracle import screen as sc
         xl = x.astype(np.longdouble)
         f = lambda: sc._TABLE[name].ref((xl,), None, sc._CLD)   # noqa: E731
     else:

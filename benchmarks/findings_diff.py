@@ -4,7 +4,7 @@
     python3 benchmarks/findings_diff.py BEFORE AFTER [--json FILE]
 
 Counts findings per (function, precision, rule id, severity) in each directory (every run
-in it, read with fuzzfarm.store.read_findings) and prints the keys whose counts differ,
+in it, read with fuzzfarm.store.dataset.read_findings) and prints the keys whose counts differ,
 then totals per severity.  Two versions of fuzzfarm that judge alike give no differing
 key; a change of verdict (a rule made a note, a note dropped) shows as the keys it moved.
 Exit status 0 when the two agree, 1 when they differ, 2 for a missing or corrupt
@@ -31,7 +31,7 @@ KEY = ("function", "precision", "rule_id", "severity")
 def counts(results: str) -> collections.Counter:
     """Findings per KEY tuple in ``results``.  Raises click.ClickException for a missing
     or unreadable directory."""
-    from fuzzfarm import store
+    from fuzzfarm.store import dataset as store
     if not Path(results).is_dir():
         raise click.ClickException(f"{results}: no such results directory")
     try:

@@ -1,6 +1,6 @@
 """The driver of a campaign: devices of the cluster, actors, faults, status, resume.
 
-``run_campaign`` runs a ``fuzzfarm.campaign.Campaign`` (``fuzzfarm run`` builds a one-job
+``run_campaign`` runs a ``fuzzfarm.orchestrate.campaign.Campaign`` (``fuzzfarm run`` builds a one-job
 campaign from its options, ``fuzzfarm run --campaign FILE`` loads one) on a Ray cluster:
 the one at ``address``, or a local one it starts with this machine's devices as resources.
 
@@ -40,15 +40,15 @@ except ImportError:             # a bare image (the GPU machine): plain progress
 
 
 def resume_target(out: str):
-    """(run id, fuzzfarm.campaign.Campaign) of the latest unfinished campaign in ``out``
+    """(run id, fuzzfarm.orchestrate.campaign.Campaign) of the latest unfinished campaign in ``out``
     (its journal and stats are read through once, to find damage now).  Raises
-    fuzzfarm.run.UsageError naming the problem (no such directory, nothing to resume, a
+    fuzzfarm.orchestrate.run.UsageError naming the problem (no such directory, nothing to resume, a
     corrupt campaign file)."""
     import json
 
-    from fuzzfarm import store
-    from fuzzfarm.campaign import Campaign
-    from fuzzfarm.run import UsageError
+    from fuzzfarm.store import dataset as store
+    from fuzzfarm.orchestrate.campaign import Campaign
+    from fuzzfarm.orchestrate.run import UsageError
     if not os.path.isdir(out):
         raise UsageError(f"--resume {out!r}: no such results directory")
     try:
@@ -87,7 +87,7 @@ class CampaignRun:
                  in_flight: int | None = None, profile_dir: str | None = None,
                  status_interval: float = DEFAULT_STATUS_INTERVAL,
                  per_recipe: int = 8192, recipes_per_unit: int = 4):
-        from fuzzfarm import store
+        from fuzzfarm.store import dataset as store
         self.c, self.out, self.address = campaign, str(out), address
         self.resumed = run_id is not None
         self.run_id = run_id or (campaign.name + "-" + store.new_run_id())
@@ -111,7 +111,7 @@ class CampaignRun:
 
     # ------------------------------------------------------------------ set-up
     def _save_campaign(self) -> None:
-        from fuzzfarm import store
+        from fuzzfarm.store import dataset as store
         self.dir.mkdir(parents=True, exist_ok=True)
         if self.c.text:
             tmp = self.dir / ".campaign.toml.tmp"
@@ -128,7 +128,7 @@ class CampaignRun:
         if self.address:
             ctx = ray.init(address=self.address, **kw)
         else:
-            from fuzzfarm.device import list_devices
+            from fuzzfarm.device.runner import list_devices
             # "local": a new cluster of this machine even where `ray start` runs one
             ctx = ray.init(address="local", num_cpus=self.num_cpus or os.cpu_count(),
                            resources=local_resources(list_devices()),
@@ -142,7 +142,7 @@ class CampaignRun:
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
         from cluster.farm import cluster_devices, describe_node
-        from fuzzfarm.device import DeviceInfo, DeviceSelectionError, select_devices
+        from fuzzfarm.device.runner import DeviceInfo, DeviceSelectionError, select_devices
         found = cluster_devices()
         nodes = sorted({n for n, *_ in found})
         described = ray.get([describe_node.options(
@@ -176,9 +176,9 @@ class CampaignRun:
     def _pools(self) -> dict:
         """{fingerprint: {"precisions", "jobs"}} for the chosen devices; raises a
         CampaignError for a job no chosen device can run."""
-        from fuzzfarm.device import DeviceSelectionError, select_devices
+        from fuzzfarm.device.runner import DeviceSelectionError, select_devices
         from fuzzfarm.formats import format_named
-        from fuzzfarm.units import required_precisions
+        from fuzzfarm.work.units import required_precisions
         infos = [d["info"] for d in self.devices.values()]
         pools: dict = {}
         for info in infos:
@@ -278,13 +278,13 @@ class CampaignRun:
         import ray
 
         from cluster.farm import unit_from_spec
-        from fuzzfarm import store
-        from fuzzfarm.units import make_inputs, write_fault
+        from fuzzfarm.store import dataset as store
+        from fuzzfarm.work.units import make_inputs, write_fault
         info = self.devices[key]["info"]
         for spec in specs:
             unit = unit_from_spec(spec)
             if spec.get("sweep"):
-                from fuzzfarm.sweep import space_for
+                from fuzzfarm.orchestrate.sweep import space_for
                 inputs = space_for(unit.function, unit.precision).inputs(unit.seed,
                                                                          unit.per_recipe)
             else:
@@ -361,8 +361,8 @@ class CampaignRun:
         import ray
 
         from cluster.farm import Coordinator, warm_checker
-        from fuzzfarm.device import planted_faults
-        from fuzzfarm import store
+        from fuzzfarm.device.runner import planted_faults
+        from fuzzfarm.store import dataset as store
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
         self.plants = planted_faults()
@@ -511,9 +511,9 @@ class CampaignRun:
 
 def run_options(opts, console=None) -> dict:
     """Run the campaign a ``fuzzfarm run`` without ``--campaign`` describes
-    (``fuzzfarm.run.RunOptions``, through ``fuzzfarm.campaign.of_run_options``); returns
+    (``fuzzfarm.orchestrate.run.RunOptions``, through ``fuzzfarm.orchestrate.campaign.of_run_options``); returns
     the run's metadata as ``run_campaign`` does."""
-    from fuzzfarm.campaign import of_run_options
+    from fuzzfarm.orchestrate.campaign import of_run_options
     return run_campaign(of_run_options(opts), opts.out, address=opts.address, console=console,
                         num_cpus=opts.num_cpus, makers=opts.makers, in_flight=opts.in_flight,
                         profile_dir=opts.profile_dir, per_recipe=opts.per_recipe,
@@ -521,14 +521,14 @@ def run_options(opts, console=None) -> dict:
 
 
 def run_campaign(campaign, out: str, **options) -> dict:
-    """Run (or with ``run_id`` resume) ``campaign`` (a fuzzfarm.campaign.Campaign) into the
+    """Run (or with ``run_id`` resume) ``campaign`` (a fuzzfarm.orchestrate.campaign.Campaign) into the
     results directory ``out``; returns the session's metadata (``run_id``, ``status``:
     completed | incomplete | interrupted | abandoned, ``totals`` per device actor,
     ``faults``).  Options: ``address`` (a running cluster; default: start a local one
     with this machine's devices), ``run_id`` (resume that campaign), ``dashboard``,
     ``console`` (a rich Console), ``num_cpus``, ``makers``, ``in_flight``,
     ``profile_dir``, ``status_interval`` (seconds), ``per_recipe``, ``recipes_per_unit``.
-    Raises fuzzfarm.campaign.CampaignError for selectors that match no device.  A kernel
+    Raises fuzzfarm.orchestrate.campaign.CampaignError for selectors that match no device.  A kernel
     that does not build, an OpenCL error, a crashed or hung unit is a device fault: a
     finding (severity "fault"), listed in ``faults``; the campaign goes on."""
     return CampaignRun(campaign, out, **options).run()

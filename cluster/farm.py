@@ -10,7 +10,7 @@ devices (``describe_node``), and starts each ``DeviceActor`` on its node, holdin
 resource, with Ray restarting it where it dies.
 
 **Pulling units** (DESIGN.md decision 6).  Device actors *pull* unit specs from the
-``Coordinator`` (a ``fuzzfarm.scheduler.Scheduler`` behind a Ray actor, on the driver's
+``Coordinator`` (a ``fuzzfarm.orchestrate.scheduler.Scheduler`` behind a Ray actor, on the driver's
 node, journaling every unit it issues): a slow device simply takes fewer, devices of one
 fingerprint share one pool of units, and a lost device's units go back to its pool.  The
 pipeline of one device actor, every stage overlapping the others:
@@ -25,14 +25,14 @@ Inputs travel once: a maker puts them in Ray's object store, the actor reads the
 (zero-copy) to fill its staging buffers, and the check task gets the same object; the
 outputs go from the staging buffers into the object store, once.  A sweep unit's inputs
 are not stored at all: the kernel makes them from the global id and the check task makes
-them again (``fuzzfarm.sweep.Space.inputs``).  Each check task writes its unit's findings
-and then its stats row (atomically: ``fuzzfarm.store``) and then tells the coordinator the
+them again (``fuzzfarm.orchestrate.sweep.Space.inputs``).  Each check task writes its unit's findings
+and then its stats row (atomically: ``fuzzfarm.store.dataset``) and then tells the coordinator the
 unit is done; a unit whose stats file exists is never run again.
 
 **Watching the device.**  The actor tells the coordinator which units are on its device
 (submitted, not collected); the driver kills an actor whose oldest one stays there past the
 campaign's ``unit.timeout`` (a hang), and a unit that crashes or hangs its device a second
-time, run alone, becomes a device-fault finding (``fuzzfarm.scheduler``).
+time, run alone, becomes a device-fault finding (``fuzzfarm.orchestrate.scheduler``).
 
 ``work`` returns, with its totals, where the actor's time went (see ``DeviceActor.work``):
 the first place to look for the bottleneck of a run.
@@ -97,19 +97,19 @@ def cluster_devices() -> list[tuple[str, str, str, int]]:
 @ray.remote(num_cpus=0)
 def describe_node() -> list[dict]:
     """The DeviceInfo dicts (``to_dict``) of the OpenCL devices of the node it runs on."""
-    from fuzzfarm.device import list_devices
+    from fuzzfarm.device.runner import list_devices
     return [d.to_dict() for d in list_devices()]
 
 
 def unit_from_spec(spec: dict):
-    """The WorkUnit a coordinator spec describes (fuzzfarm.units.make_unit, or a
-    fuzzfarm.sweep.SweepUnit for a sweep chunk), with the spec's unit id."""
+    """The WorkUnit a coordinator spec describes (fuzzfarm.work.units.make_unit, or a
+    fuzzfarm.orchestrate.sweep.SweepUnit for a sweep chunk), with the spec's unit id."""
     from dataclasses import replace
 
-    from fuzzfarm.units import make_unit
+    from fuzzfarm.work.units import make_unit
     name, precision, width = spec["target"]
     if spec.get("sweep"):
-        from fuzzfarm.sweep import SweepUnit
+        from fuzzfarm.orchestrate.sweep import SweepUnit
         sw = spec["sweep"]
         return SweepUnit(spec["unit_id"], name, sw["start"], sw["count"], (), False,
                          precision, 1)
@@ -121,7 +121,7 @@ def unit_from_spec(spec: dict):
 
 @ray.remote(num_cpus=0)
 class Coordinator:
-    """A campaign's ``fuzzfarm.scheduler.Scheduler`` as a Ray actor, journaling to
+    """A campaign's ``fuzzfarm.orchestrate.scheduler.Scheduler`` as a Ray actor, journaling to
     ``DIR/_campaign/<run_id>/journal.jsonl``.
 
     ``campaign``: ``Campaign.to_dict()``; ``pools``: {fingerprint: {"precisions": [...],
@@ -133,10 +133,10 @@ class Coordinator:
     def __init__(self, campaign: dict, pools: dict, devices: dict, out: str, run_id: str,
                  deadline: float | None, resume: bool = False, per_recipe: int = 8192,
                  recipes_per_unit: int = 4):
-        from fuzzfarm import store
-        from fuzzfarm.campaign import Campaign
-        from fuzzfarm.scheduler import Scheduler, streams_for
-        from fuzzfarm.units import UnitSizer
+        from fuzzfarm.store import dataset as store
+        from fuzzfarm.orchestrate.campaign import Campaign
+        from fuzzfarm.orchestrate.scheduler import Scheduler, streams_for
+        from fuzzfarm.work.units import UnitSizer
         c = Campaign.from_dict(campaign)
         streams = [s for fp, p in pools.items()
                    for s in streams_for(c, fp, p["precisions"], set(p["jobs"]))]
@@ -213,8 +213,8 @@ class Coordinator:
 def _replays(out: str, streams) -> dict:
     """{(function, precision): input-bit tuples} saved by ``fuzzfarm repro`` in ``out``'s
     example database for the element-wise built-ins among ``streams``' targets."""
-    from fuzzfarm.repro import db_dir, replay_examples
-    from fuzzfarm.signatures import input_kinds
+    from fuzzfarm.report.repro import db_dir, replay_examples
+    from fuzzfarm.store.signatures import input_kinds
     path = db_dir(out)
     if not path.is_dir():
         return {}
@@ -234,12 +234,12 @@ def check_and_write(unit, inputs, outputs, claims, device_meta, run_id, out, dev
     the coordinator it is done.  ``inputs``/``outputs`` arrive from the object store
     (zero-copy, read-only); ``inputs`` None: a sweep chunk, whose inputs are made here.
     Returns its counts."""
-    from fuzzfarm import store
-    from fuzzfarm.units import check_unit
+    from fuzzfarm.store import dataset as store
+    from fuzzfarm.work.units import check_unit
 
     t0 = time.perf_counter()
     if inputs is None:
-        from fuzzfarm.sweep import space_for
+        from fuzzfarm.orchestrate.sweep import space_for
         inputs = space_for(unit.function, unit.precision).inputs(unit.seed, unit.per_recipe)
     table, stats, result = check_unit(unit, inputs, outputs, claims, device_meta, run_id,
                                       device_seconds, build_options, table=True)
@@ -265,8 +265,8 @@ def warm_checker() -> float:
     import pyarrow.parquet  # noqa: F401
 
     from edgecases import catalogue
-    from fuzzfarm import store  # noqa: F401
-    from fuzzfarm.checker import check_batch
+    from fuzzfarm.store import dataset as store  # noqa: F401
+    from fuzzfarm.verdict.checker import check_batch
     fn = catalogue.function("sin")
     x = np.array([0x3F800000, 0x7FC00000, 0x00000001], dtype=np.uint32)
     check_batch(fn, {"x": x}, {"ret": x})
@@ -282,13 +282,13 @@ class UnitMaker:
 
     def warm(self) -> bool:
         """Import and exercise the generation path once (hypothesis's first draw is slow)."""
-        from fuzzfarm.units import make_inputs, make_unit
+        from fuzzfarm.work.units import make_inputs, make_unit
         make_inputs(make_unit("warm", ("sin", "binary32", 1), 1, 0, 64, 1))
         return True
 
     @ray.method(num_returns=2)
     def make(self, spec: dict):
-        from fuzzfarm.units import make_inputs
+        from fuzzfarm.work.units import make_inputs
         unit = unit_from_spec(spec)
         return unit, make_inputs(unit)
 
@@ -300,7 +300,7 @@ class _Sweeping:
     def __init__(self, kernel, start: int, count: int):
         import numpy as np
 
-        from fuzzfarm.kernels import buffer_dtype
+        from fuzzfarm.device.kernels import buffer_dtype
         space = kernel.space
         self._out = {o.name: np.empty(count, buffer_dtype(o, space.fmt))
                      for o in space.fn.outputs}
@@ -315,12 +315,12 @@ class DeviceActor:
     """Owns one OpenCL device: the ``i``-th of ``fingerprint`` on its node, its contexts
     (one ``DeviceRunner`` per build-options set), queues and compiled kernels; ``makers``
     UnitMaker actors generate its units ahead (0: generate in the actor itself).
-    ``faults``: planted faults (``fuzzfarm.device.FAULTS_ENV``), for tests.  Raises
+    ``faults``: planted faults (``fuzzfarm.device.runner.FAULTS_ENV``), for tests.  Raises
     DeviceSelectionError when the node has no such device."""
 
     def __init__(self, fingerprint: str, i: int = 0, makers: int = 2,
                  faults: dict | None = None):
-        from fuzzfarm.device import DeviceSelectionError, list_devices
+        from fuzzfarm.device.runner import DeviceSelectionError, list_devices
         from fuzzfarm.formats import format_named
         mine = [d for d in list_devices() if d.fingerprint == fingerprint]
         if len(mine) <= i:
@@ -346,8 +346,8 @@ class DeviceActor:
 
     def _runner(self, build_options: str):
         if build_options not in self.runners:
-            from fuzzfarm.checker import Claims
-            from fuzzfarm.device import DeviceRunner
+            from fuzzfarm.verdict.checker import Claims
+            from fuzzfarm.device.runner import DeviceRunner
             r = DeviceRunner(self.info, build_options)
             r.planted_build = tuple(self.faults.get("build", ()))  # the driver's plants
             consts = r.device_constants()
@@ -371,7 +371,7 @@ class DeviceActor:
         precision, width): ``targets_by_options`` is {build options: [(name, precision,
         width), ...]}; returns seconds spent.  Targets in a precision the device lacks
         are skipped."""
-        from fuzzfarm.units import prepare_targets, required_precisions
+        from fuzzfarm.work.units import prepare_targets, required_precisions
         t0 = time.perf_counter()
         for bo, targets in targets_by_options.items():
             failed = prepare_targets(self._runner(bo), [tuple(t) for t in targets
@@ -421,8 +421,8 @@ class DeviceActor:
         error; ``_Withdrawn`` for a unit of a target already recorded, which is skipped
         with a stats row only), mark it done, and withdraw its target from this pool when
         it cannot run here (a build failure; a second enqueue error)."""
-        from fuzzfarm import store
-        from fuzzfarm.units import fault_rows, unit_kernel_source, write_fault
+        from fuzzfarm.store import dataset as store
+        from fuzzfarm.work.units import fault_rows, unit_kernel_source, write_fault
         bo = spec["build_options"]
         tkey = (bo, tuple(spec["target"]))
         meta = self.info.columns(unit.precision)
@@ -435,7 +435,7 @@ class DeviceActor:
         if reason == "build_failure":
             detail = exc.detail()
         else:
-            from fuzzfarm.device import enqueue_error_detail
+            from fuzzfarm.device.runner import enqueue_error_detail
             detail = enqueue_error_detail(
                 exc, unit_kernel_source(unit, bool(spec.get("sweep"))), bo)
             # the context may be unusable after an error: the next unit gets a fresh one
@@ -450,7 +450,7 @@ class DeviceActor:
             ray.get(coordinator.withdraw.remote(key, list(spec["target"]), bo))
 
     def _plant(self, coordinator, key: str, unit_id: str, on_device: list) -> None:
-        """The planted fault of ``unit_id``, if any (fuzzfarm.device.FAULTS_ENV)."""
+        """The planted fault of ``unit_id``, if any (fuzzfarm.device.runner.FAULTS_ENV)."""
         crash = any(s in unit_id for s in self.faults.get("crash", ()))
         hang = any(s in unit_id for s in self.faults.get("hang", ()))
         if crash or hang:
@@ -462,7 +462,7 @@ class DeviceActor:
                 time.sleep(3600)
 
     def _submit(self, spec: dict, unit, inputs):
-        from fuzzfarm.units import submit_unit
+        from fuzzfarm.work.units import submit_unit
         tkey = (spec["build_options"], tuple(spec["target"]))
         if tkey in self.unbuildable:
             raise self.unbuildable[tkey]
@@ -470,7 +470,7 @@ class DeviceActor:
         if any(s in unit.unit_id for s in self.faults.get("enqueue", ())):
             _planted_enqueue_error(runner)
         if spec.get("sweep"):
-            from fuzzfarm.sweep import SweepKernel, space_for
+            from fuzzfarm.orchestrate.sweep import SweepKernel, space_for
             sw = spec["sweep"]
             k = (spec["build_options"], unit.function, unit.precision)
             if k not in self.sweeps or self.sweeps[k][1] < sw["count"]:
@@ -480,7 +480,7 @@ class DeviceActor:
         return submit_unit(runner, unit, inputs)
 
     def _work(self, coordinator, key, run_id, out, max_in_flight, prefetch) -> dict:
-        from fuzzfarm.units import is_conversion, make_inputs
+        from fuzzfarm.work.units import is_conversion, make_inputs
         fp = self.info.fingerprint
         ahead = max(1, int(prefetch) if prefetch else len(self.makers) + 1)
         max_in_flight = max(1, int(max_in_flight))
@@ -631,7 +631,7 @@ class _Withdrawn(Exception):
 
 
 def _planted_enqueue_error(runner) -> None:
-    """A real enqueue error from the driver (tests: fuzzfarm.device.FAULTS_ENV
+    """A real enqueue error from the driver (tests: fuzzfarm.device.runner.FAULTS_ENV
     "enqueue"): a kernel launched with its argument unset (CL_INVALID_KERNEL_ARGS)."""
     import pyopencl as cl
     prg = cl.Program(runner.context, "__kernel void planted(__global int *a) { a[0] = 1; }")
@@ -642,7 +642,7 @@ def fault_reason(exc: BaseException) -> str | None:
     """The device-fault kind of an exception raised running a unit: 'build_failure' (a
     KernelBuildError), 'enqueue_error' (an OpenCL error from the driver), or None for
     anything else (a bug of fuzzfarm: not the device's)."""
-    from fuzzfarm.device import KernelBuildError
+    from fuzzfarm.device.runner import KernelBuildError
     if isinstance(exc, KernelBuildError):
         return "build_failure"
     import pyopencl as cl

@@ -3,11 +3,11 @@
 ``main`` is the click group (console script ``fuzzfarm = "fuzzfarm.cli:main"``, and
 ``python -m fuzzfarm``); each subcommand is a function below it, registered with
 ``@main.command()``.  Keep commands thin: parse options, call the library, print.  Heavy
-imports (pyopencl through ``fuzzfarm.device``, Ray) happen inside the command that needs
+imports (pyopencl through ``fuzzfarm.device.runner``, Ray) happen inside the command that needs
 them, so ``fuzzfarm --help`` works everywhere.
 
 Shared pieces for new commands: ``DEVICE_OPTION`` (the ``--device`` selector, see
-``fuzzfarm.device.select_devices``) and ``load_devices`` (the device module, with a clean
+``fuzzfarm.device.runner.select_devices``) and ``load_devices`` (the device module, with a clean
 error where pyopencl is missing).
 """
 from __future__ import annotations
@@ -71,10 +71,10 @@ def need_dashboard(option: str = "--dashboard") -> None:
 
 
 def load_devices():
-    """The ``fuzzfarm.device`` module; raises click.ClickException (exit 1, one line)
+    """The ``fuzzfarm.device.runner`` module; raises click.ClickException (exit 1, one line)
     when pyopencl cannot be imported."""
     try:
-        from fuzzfarm import device
+        from fuzzfarm.device import runner as device
     except ImportError as exc:
         raise click.ClickException(
             f"cannot import pyopencl ({exc}); install it with "
@@ -208,9 +208,9 @@ def run(ctx, functions, precisions, widths, build_options, device, budget, seed,
     from rich.console import Console
 
     from cluster.driver import resume_target, run_campaign
-    from fuzzfarm import campaign as campaigns
-    from fuzzfarm import run as runner
-    from fuzzfarm import store
+    from fuzzfarm.orchestrate import campaign as campaigns
+    from fuzzfarm.orchestrate import run as runner
+    from fuzzfarm.store import dataset as store
 
     load_devices()
     if dashboard:
@@ -244,7 +244,7 @@ def run(ctx, functions, precisions, widths, build_options, device, budget, seed,
         except store.StoreError as exc:
             raise runner.UsageError(str(exc)) from None
         if not address:         # local devices: check the selectors before Ray starts
-            from fuzzfarm.device import DeviceSelectionError, list_devices, select_devices
+            from fuzzfarm.device.runner import DeviceSelectionError, list_devices, select_devices
             try:
                 select_devices(",".join(camp.devices), list_devices())
             except DeviceSelectionError as exc:
@@ -295,8 +295,8 @@ def verify(results, run_id, sample, no_device, json_path) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from fuzzfarm import store
-    from fuzzfarm import verify as verifier
+    from fuzzfarm.store import dataset as store
+    from fuzzfarm.report import verify as verifier
 
     if not Path(results).is_dir():
         raise click.UsageError(f"RESULTS {results!r} is not a results directory")
@@ -382,9 +382,9 @@ def sweep(function, precision, device, out, build_options, workers, chunk_bits, 
     from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
                                TimeElapsedColumn, TimeRemainingColumn)
 
-    from fuzzfarm import store
-    from fuzzfarm import sweep as sw
-    from fuzzfarm.run import _precision
+    from fuzzfarm.store import dataset as store
+    from fuzzfarm.orchestrate import sweep as sw
+    from fuzzfarm.orchestrate.run import _precision
 
     dev = load_devices()
     space = sw.space_for(function, _precision(precision))
@@ -451,7 +451,7 @@ def _catalogue_records(precisions, profile_names) -> dict:
     """The catalogue as plain data: functions x precisions x profiles with their bounds,
     every rule, the general rules and the conversions."""
     from edgecases import bounds, catalogue
-    from fuzzfarm import conversions
+    from fuzzfarm.verdict import conversions
 
     fns = []
     for f in catalogue.functions().values():
@@ -499,7 +499,7 @@ def catalogue_cmd(as_json, only, precisions) -> None:
     from rich.table import Table
 
     from edgecases import catalogue
-    from fuzzfarm.run import _parse_list, _precision
+    from fuzzfarm.orchestrate.run import _parse_list, _precision
 
     precs = _parse_list(precisions, "precisions", _precision)
     if only and only not in catalogue.functions():
@@ -586,7 +586,8 @@ def findings(results, severity, functions, limit, as_json) -> None:
     """
     import os
 
-    from fuzzfarm import signatures, store
+    from fuzzfarm.store import signatures
+    from fuzzfarm.store import dataset as store
     if not os.path.isdir(results):
         raise click.UsageError(f"no such results directory: {results!r}")
     table = store.read_findings(results)
@@ -645,7 +646,7 @@ def status(results, run_id, as_json) -> None:
     """
     import time
 
-    from fuzzfarm import store
+    from fuzzfarm.store import dataset as store
     st = store.read_status(results, run_id)
     if st is None:
         raise click.UsageError(f"no campaign status in {results!r}"
@@ -770,7 +771,7 @@ def triage_cmd(baseline, current, out, pairs) -> None:
 
     Exit status: 1 when there are new failures, 0 otherwise, 2 for bad input.
     """
-    from fuzzfarm import triage as triager
+    from fuzzfarm.report import triage as triager
     mapping = {}
     for p in pairs:
         base, sep, cur = p.partition("=")
@@ -809,8 +810,8 @@ def repro_cmd(ref, results, out, device, no_shrink, max_examples) -> None:
 
     Exit status: 0 exported (the bug reproduces), 1 not reproducible, 2 bad input.
     """
-    from fuzzfarm import fault_repro
-    from fuzzfarm import repro as reproducer
+    from fuzzfarm.report import fault_repro
+    from fuzzfarm.report import repro as reproducer
 
     load_devices()
     try:

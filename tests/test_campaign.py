@@ -1,4 +1,4 @@
-"""Campaign files (fuzzfarm.campaign): the examples load, defaults, round trips, and every
+"""Campaign files (fuzzfarm.orchestrate.campaign): the examples load, defaults, round trips, and every
 bad file is one CampaignError line naming the key and the line at fault.  No device, no Ray."""
 import json
 import re
@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from fuzzfarm import campaign
-from fuzzfarm.campaign import SCHEMA, Campaign, CampaignError, from_options, load, loads
-from fuzzfarm.run import UsageError, targets_for
+from fuzzfarm.orchestrate import campaign
+from fuzzfarm.orchestrate.campaign import SCHEMA, Campaign, CampaignError, from_options, load, loads
+from fuzzfarm.orchestrate.run import UsageError, targets_for
 
 CAMPAIGNS = Path(__file__).resolve().parent.parent / "cluster" / "campaigns"
 
@@ -90,7 +90,7 @@ def test_job_seeds_are_derived_stably():
     other = loads(text.replace("seed = 5", "seed = 6"))
     assert [j.seed for j in other.jobs] != [j.seed for j in a.jobs]
     # the same in a fresh interpreter (no hash(), no per-process state)
-    code = ("from fuzzfarm.campaign import loads; import sys; "
+    code = ("from fuzzfarm.orchestrate.campaign import loads; import sys; "
             "print([j.seed for j in loads(sys.stdin.read()).jobs])")
     out = subprocess.run([sys.executable, "-c", code], input=text, capture_output=True,
                          text=True, check=True).stdout
@@ -349,7 +349,7 @@ def test_from_dict_rejects_another_version():
 
 def test_module_is_pure():
     """Loading a campaign (sweeps included) imports neither pyopencl nor Ray."""
-    code = ("import sys; from fuzzfarm.campaign import load; "
+    code = ("import sys; from fuzzfarm.orchestrate.campaign import load; "
             f"load({str(CAMPAIGNS / 'nightly.toml')!r}); "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pyopencl', 'ray')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

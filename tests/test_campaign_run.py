@@ -148,8 +148,8 @@ def test_a_unit_that_kills_or_hangs_its_device_twice_is_a_device_fault(tmp_path,
     import numpy as np
 
     from cluster.farm import unit_from_spec
-    from fuzzfarm.store import read_journal
-    from fuzzfarm.units import make_inputs
+    from fuzzfarm.store.dataset import read_journal
+    from fuzzfarm.work.units import make_inputs
     journal = next((out / "_campaign").glob("*/journal.jsonl"))
     spec = next(e["spec"] for e in read_journal(journal)
                 if e.get("event") == "issue" and e["spec"]["unit_id"] == faulty[0])
@@ -247,7 +247,7 @@ def test_campaign_options_that_conflict_exit_2(tmp_path):
 
 
 def test_status_reads_the_status_file_and_tells_a_silent_driver(tmp_path):
-    from fuzzfarm import store
+    from fuzzfarm.store import dataset as store
     run_id = "c-20260101T000000Z-abcdef"
     status = {"run_id": run_id, "campaign": "c", "state": "running", "updated": time.time(),
               "status_interval": 2.0, "elapsed_work": 12.0, "time_budget": 60.0,
@@ -275,7 +275,7 @@ def test_status_reads_the_status_file_and_tells_a_silent_driver(tmp_path):
 @pytest.mark.device
 def test_node_declares_one_resource_per_device_and_checks_its_options():
     from cluster.farm import parse_resource
-    from fuzzfarm.device import list_devices
+    from fuzzfarm.device.runner import list_devices
     res = CliRunner().invoke(main, ["node", "--print-resources"])
     assert res.exit_code == 0, res.output
     resources = json.loads(res.output)
@@ -289,7 +289,7 @@ def test_node_declares_one_resource_per_device_and_checks_its_options():
 
 
 def test_journal_survives_a_torn_last_line_and_rejects_a_corrupt_middle(tmp_path):
-    from fuzzfarm import store
+    from fuzzfarm.store import dataset as store
     path = tmp_path / "journal.jsonl"
     j = store.Journal(path)
     j.append({"event": "issue", "spec": {"unit_id": "a"}})
@@ -308,7 +308,7 @@ def test_journal_survives_a_torn_last_line_and_rejects_a_corrupt_middle(tmp_path
 
 
 def test_resume_of_a_corrupt_campaign_is_one_line_exit_2(tmp_path):
-    from fuzzfarm import store
+    from fuzzfarm.store import dataset as store
     d = store.campaign_dir(tmp_path, "c-20260101T000000Z-abcdef")
     d.mkdir(parents=True)
     (d / "campaign.json").write_text("{not json")
@@ -337,7 +337,7 @@ def test_dashboard_without_its_packages_is_one_line_exit_2(tmp_path, monkeypatch
 def test_a_saved_reproducer_input_is_replayed_first_in_a_later_run(tmp_path):
     """`fuzzfarm repro` saves its input in RESULTS/_hypothesis; the next campaign into
     RESULTS runs it first, in unit 0 of the function, where it fails again."""
-    from fuzzfarm.repro import Target, db_dir, save_example
+    from fuzzfarm.report.repro import Target, db_dir, save_example
     out = tmp_path / "res"
     target = Target("sinpi", "binary32", 1, "", "CL.sinpi.positive_integer")
     save_example(db_dir(out), target, (0x4AFFFFFE,))            # 8388607.0f
@@ -373,7 +373,7 @@ def test_one_campaign_across_every_implementation_this_machine_has(tmp_path):
     """PoCL, and Intel's runtime and Oclgrind where their extras are installed: one
     dataset, and triage's matrix has a column for each.  A device without cl_khr_fp16
     runs the binary32 units only; a kernel a device cannot build is a fault finding."""
-    from fuzzfarm.device import list_devices
+    from fuzzfarm.device.runner import list_devices
     impls = {}
     for d in list_devices():
         impls.setdefault(d.platform_name, d)
@@ -388,7 +388,7 @@ def test_one_campaign_across_every_implementation_this_machine_has(tmp_path):
     assert p.returncode == 0 and "Traceback" not in err, err[-3000:]
     stats = ds.dataset(out / "_stats").to_table().to_pylist()
     assert {r["device_fingerprint"] for r in stats} == {d.fingerprint for d in impls.values()}
-    from fuzzfarm import triage
+    from fuzzfarm.report import triage
     t = triage.compare(out, out)
     assert len(t.implementations) == len(impls)
     for d in impls.values():

@@ -6,12 +6,12 @@ import pytest
 
 from edgecases import bounds, catalogue
 from edgecases.predicates import evaluate
-from fuzzfarm.checker import Claims, check_batch
+from fuzzfarm.verdict.checker import Claims, check_batch
 from fuzzfarm.formats import BINARY32, format_named
-from fuzzfarm.kernels import buffer_dtype
+from fuzzfarm.device.kernels import buffer_dtype
 from fuzzfarm.oracle import (EXACT_FUNCTIONS, Congruent, Exact, OneOf, Unspecified, reference,
                              round_to_bits)
-from fuzzfarm.units import special_inputs
+from fuzzfarm.work.units import special_inputs
 
 F = BINARY32
 CLAIMS = Claims()

@@ -257,7 +257,7 @@ def test_rayjob_campaign_is_valid(kube):
     data = tomllib.loads(text)
     assert data["jobs"]
     try:
-        from fuzzfarm import campaign
+        from fuzzfarm.orchestrate import campaign
     except ImportError:
         return
     campaign.loads(text, "kuberay-rayjob.yaml:nightly.toml")

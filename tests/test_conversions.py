@@ -1,4 +1,4 @@
-"""Explicit conversions (fuzzfarm.conversions): the table, parse, kernel sources, the exact
+"""Explicit conversions (fuzzfarm.verdict.conversions): the table, parse, kernel sources, the exact
 reference against a slow Fraction oracle for every (src, dst, sat, mode), every rule with a
 known-good and a known-bad result, the flush-to-zero allowances, and the input generator.
 No device needed."""
@@ -13,9 +13,9 @@ import functools
 import numpy as np
 import pytest
 
-from fuzzfarm import conversion_inputs as CI
-from fuzzfarm import conversions as C
-from fuzzfarm.checker import Claims
+from strategies import conversions as CI
+from fuzzfarm.verdict import conversions as C
+from fuzzfarm.verdict.checker import Claims
 from fuzzfarm.formats import BINARY16, BINARY32, BINARY64, classify, is_nan, to_float
 
 H, F, D = BINARY16, BINARY32, BINARY64
@@ -57,7 +57,7 @@ def notes(res) -> set:
 
 # --------------------------------------------------------------------------- slow oracle
 # An independent exact reference: Fractions and Python ints, no numpy rounding and nothing
-# of fuzzfarm.conversions.  Returns (expected, judged); expected "nan" for any NaN.
+# of fuzzfarm.verdict.conversions.  Returns (expected, judged); expected "nan" for any NaN.
 _FMT = {"half": (16, 11, 15), "float": (32, 24, 127), "double": (64, 53, 1023)}
 _NPF = {16: (np.float16, np.uint16), 32: (np.float32, np.uint32), 64: (np.float64, np.uint64)}
 

@@ -1,4 +1,4 @@
-"""The OpenCL layer (fuzzfarm.device) and `fuzzfarm devices`, on real devices.
+"""The OpenCL layer (fuzzfarm.device.runner) and `fuzzfarm devices`, on real devices.
 
 Device tier (STYLE.md point 10): skipped where pyopencl or an OpenCL device is missing.
 The tests run once per device chosen by the environment variable FUZZFARM_TEST_DEVICES
@@ -27,7 +27,7 @@ from click.testing import CliRunner  # noqa: E402
 from devices import one_device  # noqa: E402
 from edgecases.catalogue import Arg, Function, function, functions  # noqa: E402
 from fuzzfarm.cli import main  # noqa: E402
-from fuzzfarm.device import (  # noqa: E402
+from fuzzfarm.device.runner import (  # noqa: E402
     DeviceInfo, DeviceRunner, DeviceSelectionError, KernelBuildError, list_devices,
     select_devices,
 )
@@ -245,7 +245,7 @@ def test_submitted_runs_overlap_and_match_run(info, pinned):
     """Several launches in flight at once (double buffering and more), waited in any
     order, give what ``run`` gives; staging slots are reused, not piled up; ``wait`` is
     idempotent and ``device_seconds`` is measured."""
-    from fuzzfarm import device as device_module
+    from fuzzfarm.device import runner as device_module
     r = DeviceRunner(info, pinned=pinned)
     rng = np.random.default_rng(7)
     fr, dot = function("frexp"), function("dot")
@@ -404,8 +404,8 @@ def test_cli_bad_option():
 
 
 def test_cli_devices_with_no_device(monkeypatch):
-    import fuzzfarm.device
-    monkeypatch.setattr(fuzzfarm.device, "list_devices", lambda: [])
+    import fuzzfarm.device.runner
+    monkeypatch.setattr(fuzzfarm.device.runner, "list_devices", lambda: [])
     result = CliRunner().invoke(main, ["devices", "--json"])
     assert result.exit_code == 0 and json.loads(result.output) == []
     result = CliRunner().invoke(main, ["devices"])

@@ -15,14 +15,14 @@ def _classes():
     from edgecases.modality import ModalityError
     from edgecases.predicates import InvalidCondition
     from edgecases.results import InvalidResult
-    from fuzzfarm.campaign import CampaignError
-    from fuzzfarm.device import DeviceSelectionError, KernelBuildError
-    from fuzzfarm.geometric import GeometricError
-    from fuzzfarm.repro import NotReproducible, ReproError
-    from fuzzfarm.run import UsageError
-    from fuzzfarm.store import StoreError
-    from fuzzfarm.sweep import SweepError
-    from fuzzfarm.triage import TriageError
+    from fuzzfarm.orchestrate.campaign import CampaignError
+    from fuzzfarm.device.runner import DeviceSelectionError, KernelBuildError
+    from fuzzfarm.verdict.geometric import GeometricError
+    from fuzzfarm.report.repro import NotReproducible, ReproError
+    from fuzzfarm.orchestrate.run import UsageError
+    from fuzzfarm.store.dataset import StoreError
+    from fuzzfarm.orchestrate.sweep import SweepError
+    from fuzzfarm.report.triage import TriageError
     from strategies import InvalidArgument
     return {
         errors.BadInput: [CampaignError, DeviceSelectionError, GeometricError, ReproError,

@@ -1,4 +1,4 @@
-"""The geometric built-ins (fuzzfarm/geometric.py, edgecases/data/geometric.toml): the
+"""The geometric built-ins (fuzzfarm/verdict/geometric.py, edgecases/data/geometric.toml): the
 reference against direct mpmath/fractions, every vector rule with a known-good and a
 known-bad result, every bound inside/outside at widths 1..4 in binary32 and binary64, the
 flush-to-zero allowances, and the input generators.  No device needed."""
@@ -16,10 +16,11 @@ import pytest
 from mpmath import mpf
 
 from edgecases import bounds, catalogue
-from fuzzfarm import formats, geometric
-from fuzzfarm.checker import Claims
+from fuzzfarm import formats
+from fuzzfarm.verdict import geometric
+from fuzzfarm.verdict.checker import Claims
 from fuzzfarm.formats import BINARY16, BINARY32, BINARY64
-from fuzzfarm.geometric import NOT_JUDGED, GeometricError
+from fuzzfarm.verdict.geometric import NOT_JUDGED, GeometricError
 from fuzzfarm.oracle import Exact, round_to_bits, ulp_error
 
 SEED = Path(__file__).resolve().parents[2] / "shared" / "seeds" / \

@@ -1,4 +1,4 @@
-"""Kernel source generation (fuzzfarm.kernels): pure, no device needed."""
+"""Kernel source generation (fuzzfarm.device.kernels): pure, no device needed."""
 from __future__ import annotations
 
 import re
@@ -9,7 +9,7 @@ import pytest
 
 from edgecases.catalogue import functions
 from fuzzfarm.formats import BINARY16, BINARY32, BINARY64
-from fuzzfarm.kernels import (
+from fuzzfarm.device.kernels import (
     CONSTANTS_KERNEL, FP_CONFIG_FLAGS, FP_CONFIG_SHORT, WIDTHS, constants_source,
     fp_config_names, kernel_name, kernel_source, program_source,
 )
@@ -151,7 +151,7 @@ def test_fp_config_names():
     assert set(FP_CONFIG_SHORT) == {name for name, _ in FP_CONFIG_FLAGS}
 
 
-@pytest.mark.parametrize("module", ["fuzzfarm.kernels", "fuzzfarm.cli", "fuzzfarm"])
+@pytest.mark.parametrize("module", ["fuzzfarm.device.kernels", "fuzzfarm.cli", "fuzzfarm"])
 def test_pure_modules_do_not_import_pyopencl(module):
     code = f"import sys, {module}; assert 'pyopencl' not in sys.modules, 'pyopencl imported'"
     subprocess.run([sys.executable, "-c", code], check=True)

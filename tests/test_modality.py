@@ -9,7 +9,8 @@ import pytest
 
 from edgecases import catalogue, modality
 from edgecases.modality import Modality, audit, verbs_in
-from fuzzfarm import conversions, geometric
+from fuzzfarm.verdict import conversions
+from fuzzfarm.verdict import geometric
 
 
 def all_rules() -> list[tuple[str, str, str]]:

@@ -1011,8 +1011,8 @@ def test_reference_agrees_with_every_prescribed_rule():
     allow it: it meets the rule's special inputs in every format (an mpf rounded to
     nearest; mpf(0) as either zero; None as a NaN)."""
     from edgecases.predicates import evaluate
-    from fuzzfarm.checker import Claims
-    from fuzzfarm.units import special_inputs
+    from fuzzfarm.verdict.checker import Claims
+    from fuzzfarm.work.units import special_inputs
     consts = Claims().consts
     fmts = {f.name: f for f in FORMATS}
     pools = {}

@@ -10,8 +10,10 @@ import numpy as np
 import pytest
 
 from edgecases import catalogue
-from fuzzfarm import conversions, formats, units
-from fuzzfarm.checker import CheckResult, Finding
+from fuzzfarm import formats
+from fuzzfarm.verdict import conversions
+from fuzzfarm.work import units
+from fuzzfarm.verdict.checker import CheckResult, Finding
 from fuzzfarm.formats import BINARY16, BINARY32, BINARY64, describe_value, parse_value
 
 _U64 = (1 << 64) - 1

@@ -1,4 +1,4 @@
-"""`fuzzfarm repro`: minimized, self-contained reproducers of a finding (fuzzfarm.repro).
+"""`fuzzfarm repro`: minimized, self-contained reproducers of a finding (fuzzfarm.report.repro).
 
 Fast tier: the shrinker against a planted fault (a pure numpy stand-in for the device), the
 choice-sequence encoding that seeds hypothesis, the acceptance test the reproducers embed,
@@ -23,8 +23,10 @@ from hypothesis import Phase, find, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 
 from devices import pypi_pocl, require_device
-from fuzzfarm import repro, repro_target, store
-from fuzzfarm.checker import Claims
+from fuzzfarm.report import repro
+from fuzzfarm.report import repro_target
+from fuzzfarm.store import dataset as store
+from fuzzfarm.verdict.checker import Claims
 from fuzzfarm.cli import main
 
 T0 = datetime(2026, 11, 1, tzinfo=timezone.utc)
@@ -253,7 +255,7 @@ def _run(*args):
 ])
 def test_bad_references_are_one_line_exit_2(results, tmp_path, ref, words):
     if ref == "FAULT":
-        from fuzzfarm.signatures import with_signatures
+        from fuzzfarm.store.signatures import with_signatures
         t = with_signatures(store.read_findings(results)).to_pylist()
         ref = [r["signature"] for r in t if r["severity"] == "fault"][0]
     out = tmp_path / "out"
@@ -279,7 +281,7 @@ def test_missing_results_dir_and_missing_device_are_exit_2(results, tmp_path):
 
 
 def test_lookup_by_signature_gives_the_earliest_failure(results):
-    from fuzzfarm.signatures import with_signatures
+    from fuzzfarm.store.signatures import with_signatures
     t = with_signatures(store.read_findings(results))
     sig = [r for r in t.to_pylist() if r["unit_id"] == "u1"][0]["signature"]
     row = repro.lookup(results, sig)
@@ -293,8 +295,8 @@ def tiny_campaign(out: Path, info, function: str = "sinpi", width: int = 1,
                   serials=(0, 1)) -> str:
     """The units ``serials`` of ``function`` run on ``info`` and written as a run would
     (findings, stats, run metadata with the device constants)."""
-    from fuzzfarm.device import DeviceRunner
-    from fuzzfarm.units import check_unit, make_inputs, make_unit, run_unit
+    from fuzzfarm.device.runner import DeviceRunner
+    from fuzzfarm.work.units import check_unit, make_inputs, make_unit, run_unit
     runner = DeviceRunner(info)
     consts = runner.device_constants()
     claims = Claims.from_fp_config(info.fp_flags("binary32"), info.profile, "binary32",
@@ -399,7 +401,7 @@ def test_repro_on_pypi_pocl_end_to_end(pocl, tmp_path):
 
 @pytest.mark.device
 def test_repro_by_signature_from_width_4_reduces_to_width_1(pocl, tmp_path):
-    from fuzzfarm.signatures import with_signatures
+    from fuzzfarm.store.signatures import with_signatures
     res_dir = tmp_path / "res"
     tiny_campaign(res_dir, pocl, width=4, serials=(0,))
     t = with_signatures(store.read_findings(res_dir))
@@ -475,8 +477,8 @@ def test_a_build_failure_reproducer_is_the_kernel_its_log_and_programs_that_buil
     import subprocess
     import sys
 
-    from fuzzfarm import fault_repro
-    from fuzzfarm.repro import NotReproducible
+    from fuzzfarm.report import fault_repro
+    from fuzzfarm.report.repro import NotReproducible
     info = require_device()
     bad = "__kernel void k(__global float *a) { a[0] = no_such_builtin(a[0]); }\n"
     rep = fault_repro.export(_build_failure_row(bad, info.fingerprint), tmp_path / "r")

@@ -4,7 +4,7 @@ rules_common.toml and general.toml, and the result words of edgecases/results.py
 Fast, no device.  Over a pool of special values in binary16, binary32 and binary64 (and
 boundary ints), every rule is exercised, no rule prescribes a NaN's bits, only the listed
 rules override the generic NaN rule, and the rules of one function never contradict each
-other on an input where several apply.  Through fuzzfarm.checker.check_batch, in all three
+other on an input where several apply.  Through fuzzfarm.verdict.checker.check_batch, in all three
 formats, every rule flags a wrong result and passes every result it allows.  The digest of
 C99 Annex F.9 (../shared/spec/c99_annex_f9.md) is covered row by row: each of its B, P and D
 rows for a function of functions.toml is a rule (or split into <id>a, <id>b, ...) or is in
@@ -29,7 +29,7 @@ from edgecases import catalogue
 from edgecases.predicates import evaluate
 from edgecases.results import InvalidResult, parse_result
 from fuzzfarm.formats import BINARY16, BINARY32, BINARY64, FloatFormat, is_nan, is_qnan
-from fuzzfarm.kernels import buffer_dtype
+from fuzzfarm.device.kernels import buffer_dtype
 
 # Predicates view patterns as float64; converting a signaling NaN raises numpy's "invalid
 # value encountered in cast" (harmless: NaNs are judged from the bits).
@@ -140,7 +140,7 @@ G10_OVERRIDES = {
     "CL.minmag.snan_y": "as CL.minmag.qnan_y (sNaN: or NaN)",
 }
 
-#: General rules the checker looks up by id (fuzzfarm/checker.py), with their severity.
+#: General rules the checker looks up by id (fuzzfarm/verdict/checker.py), with their severity.
 GENERAL_IDS = {
     "F9.G10": "fail", "CL.nan.quiet_stays_quiet": "fail", "CL.nan.signaling_stays_nan": "fail",
     "CL.nan.signaling_should_quiet": "note", "CL.nan.one_of_operands": "note",
@@ -156,11 +156,11 @@ except catalogue.CatalogueError as exc:  # reported by test_catalogue_loads
 BY_ID = {r.id: r for r in RULES}
 FUNCTIONS = catalogue.functions()
 
-# The checker and the special-value pool of fuzzfarm.units are being extended in parallel;
+# The checker and the special-value pool of fuzzfarm.work.units are being extended in parallel;
 # the tests that need them skip (naming the error) until they import.
 try:
-    from fuzzfarm import checker as CHECKER
-    from fuzzfarm.units import special_inputs
+    from fuzzfarm.verdict import checker as CHECKER
+    from fuzzfarm.work.units import special_inputs
     CHECKER_ERROR = None
 except Exception as exc:  # noqa: BLE001 - any import-time error of work in progress
     CHECKER = special_inputs = None
@@ -796,7 +796,7 @@ def test_malformed_result_words_are_rejected(text):
 
 # -- 10. through the checker, in binary16, binary32 and binary64 ------------------------------
 #
-# For each rule and format: up to six elements of fuzzfarm.units.special_inputs that meet
+# For each rule and format: up to six elements of fuzzfarm.work.units.special_inputs that meet
 # the rule get, on the rule's outputs, each result the rule allows (every choice of a
 # one_of, both zeros of any_zero, quiet NaNs of both signs for nan), and check_batch must
 # not flag them with this rule; the first allowed result must also pass every other rule of
@@ -809,7 +809,7 @@ def test_malformed_result_words_are_rejected(text):
 
 @lru_cache(maxsize=None)
 def _special(name: str, fmt_name: str) -> dict:
-    """fuzzfarm.units.special_inputs of built-in ``name`` in format ``fmt_name`` (cached)."""
+    """fuzzfarm.work.units.special_inputs of built-in ``name`` in format ``fmt_name`` (cached)."""
     return special_inputs(FUNCTIONS[name], FORMATS[fmt_name])
 
 
@@ -875,7 +875,7 @@ def _catalogue_failures(res, rule) -> list:
 @pytest.mark.parametrize("rule_id,fmt_name", _by_format(_rule_ids()))
 def test_rule_flags_wrong_and_passes_allowed_through_check_batch(rule_id, fmt_name, monkeypatch):
     if CHECKER_ERROR is not None:
-        pytest.skip(f"fuzzfarm.checker / fuzzfarm.units do not import yet: {CHECKER_ERROR!r}")
+        pytest.skip(f"fuzzfarm.verdict.checker / fuzzfarm.work.units do not import yet: {CHECKER_ERROR!r}")
     rule, fmt = BY_ID[rule_id], FORMATS[fmt_name]
     fn = FUNCTIONS[rule.function]
     claims = CHECKER.Claims(precision=fmt_name)
@@ -930,7 +930,7 @@ def test_rounded_constant_on_a_round_toward_zero_device_through_check_batch():
     """digest §14 D9 through the checker: atan(+inf) rounded toward zero passes on a device
     that claims RTZ only and fails (F9.atan.2) on a round-to-nearest device."""
     if CHECKER_ERROR is not None:
-        pytest.skip(f"fuzzfarm.checker does not import yet: {CHECKER_ERROR!r}")
+        pytest.skip(f"fuzzfarm.verdict.checker does not import yet: {CHECKER_ERROR!r}")
     if "rounding" not in CHECKER.Claims(rounding=("rtz",)).consts:
         pytest.skip("the checker does not pass Claims.rounding to the rules (consts['rounding']) yet")
     fn = FUNCTIONS["atan"]

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from devices import selector
 from fuzzfarm.cli import main
-from fuzzfarm.run import UsageError, parse_budget
+from fuzzfarm.orchestrate.run import UsageError, parse_budget
 
 
 def test_parse_budget():
@@ -173,7 +173,7 @@ import numpy as np  # noqa: E402
 
 from edgecases import catalogue  # noqa: E402
 from fuzzfarm.formats import BINARY32, BINARY64  # noqa: E402
-from fuzzfarm import units  # noqa: E402
+from fuzzfarm.work import units  # noqa: E402
 
 
 def _rebuilt(unit, per_recipe=123):
@@ -235,7 +235,7 @@ def test_large_unit_regenerates_in_another_process():
     u = units.make_unit("dev", ("ldexp", "binary64", 1), 3, 9, 8192, 4, size=300_000)
     here = _digest(units.make_inputs(u))
     code = ("import json, hashlib, numpy as np\n"
-            "from fuzzfarm import units\n"
+            "from fuzzfarm.work import units\n"
             f"u = units.WorkUnit({u.unit_id!r}, 'ldexp', {u.seed}, 8192, "
             f"tuple(json.loads({u.recipe_json!r})), False, 'binary64', 1)\n"
             "ins = units.make_inputs(u)\n"
@@ -313,7 +313,7 @@ def test_unit_sizer_grows_to_the_measured_rate_and_caps():
 
 def _findings_result():
     """A CheckResult with findings of every shape the checker makes."""
-    from fuzzfarm.checker import CheckResult, Finding
+    from fuzzfarm.verdict.checker import CheckResult, Finding
     r = CheckResult("pow", 10)
     vals = [(0x3F800000, 0x7F800001), (0xFFC00001, 0x80000000), (0x3F800000, 0x7F800001)]
     for i, (x, y) in enumerate(vals):
@@ -323,7 +323,7 @@ def _findings_result():
 
 
 def test_finding_table_is_finding_rows_as_a_table():
-    from fuzzfarm import store
+    from fuzzfarm.store import dataset as store
     r = _findings_result()
     u = units.make_unit("dev", ("pow", "binary32", 1), 3, 1, 8192, 4, size=2048)
     meta = dict.fromkeys([f.name for f in store.FINDINGS_SCHEMA][2:10], "m")
@@ -346,7 +346,7 @@ def test_finding_table_is_finding_rows_as_a_table():
 def pa_rows(rows):
     import pyarrow as pa
 
-    from fuzzfarm import store
+    from fuzzfarm.store import dataset as store
     return pa.Table.from_pylist(rows, schema=store.FINDINGS_SCHEMA).to_pylist()
 
 
@@ -367,7 +367,7 @@ def test_no_unit_lost_and_every_row_regenerates(tmp_path):
     each target run 0..k-1 without a gap, and a row's seed and recipe regenerate exactly
     the inputs it counted."""
     out = tmp_path / "res"
-    code = ("from fuzzfarm import run\n"
+    code = ("from fuzzfarm.orchestrate import run\n"
             "from cluster.driver import run_options\n"
             f"o = run.validate('sin,fract', '4s', 5, {str(out)!r}, {selector()!r}, None)\n"
             "o.makers = 1\n"
@@ -395,7 +395,7 @@ def test_no_unit_lost_and_every_row_regenerates(tmp_path):
 def test_unit_zero_replays_saved_examples_first_and_rebuilds_from_its_row():
     import json as _json
 
-    from fuzzfarm.units import make_inputs, make_unit
+    from fuzzfarm.work.units import make_inputs, make_unit
     replay = [(0x4AFFFFFE,), (0x3F800000,)]
     unit = make_unit("dev", ("sinpi", "binary32", 1), 0, 3, 64, 1, replay=replay)
     plain = make_inputs(make_unit("dev", ("sinpi", "binary32", 1), 0, 3, 64, 1))

@@ -1,10 +1,10 @@
-"""The scheduler of work units (fuzzfarm.scheduler): pure bookkeeping, no Ray."""
+"""The scheduler of work units (fuzzfarm.orchestrate.scheduler): pure bookkeeping, no Ray."""
 from __future__ import annotations
 
 import pytest
 
-from fuzzfarm.scheduler import FAULT_STRIKES, Scheduler, Stream, unit_id
-from fuzzfarm.units import UnitSizer
+from fuzzfarm.orchestrate.scheduler import FAULT_STRIKES, Scheduler, Stream, unit_id
+from fuzzfarm.work.units import UnitSizer
 
 T1 = ("sinpi", "binary32", 1)
 T2 = ("cospi", "binary32", 1)
@@ -233,7 +233,7 @@ def test_a_stream_input_budget_truncates_its_last_unit():
 def test_sweep_and_catalogue_streams():
     from types import SimpleNamespace
 
-    from fuzzfarm.scheduler import streams_for
+    from fuzzfarm.orchestrate.scheduler import streams_for
     jobs = (SimpleNamespace(number=1, source="sweep", targets=(T1,), build_options=("",),
                             seed=3, chunk_bits=30, units=None, inputs=None),
             SimpleNamespace(number=2, source="catalogue", targets=(T1, T2),
@@ -269,7 +269,7 @@ def test_the_watchdog_limit_follows_the_time_a_target_takes():
     """A hang is declared after HANG_FACTOR times the expected device time of the unit
     (the slowest seconds per input seen for its target on the pool), at least
     HANG_MIN_SECONDS, at most the campaign's timeout; the timeout before any rate."""
-    from fuzzfarm.scheduler import HANG_FACTOR, HANG_MIN_SECONDS
+    from fuzzfarm.orchestrate.scheduler import HANG_FACTOR, HANG_MIN_SECONDS
     clock = Clock()
     s = Scheduler(finite_streams(units=6), clock=clock, unit_inputs=1000)
     s.add_device("d", "aaaaaaaaaaaa")

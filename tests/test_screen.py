@@ -1,4 +1,4 @@
-"""The screen (fuzzfarm.screen): its API, the elements it must leave undecided, and its
+"""The screen (fuzzfarm.oracle.screen): its API, the elements it must leave undecided, and its
 proof under a worst-case reference.
 
 tests/test_screen_soundness.py compares the screen with the exact path on about 10**5
@@ -13,10 +13,10 @@ import pytest
 
 from edgecases import bounds, catalogue
 from fuzzfarm import formats
-from fuzzfarm import screen as sc
+from fuzzfarm.oracle import screen as sc
 from fuzzfarm.formats import BINARY16, BINARY32, BINARY64
 from fuzzfarm.oracle import reference, round_to_bits, ulp, ulp_error, value_of
-from fuzzfarm.screen import SCREENS, Screened, has_screen, screen, screen_pass
+from fuzzfarm.oracle.screen import SCREENS, Screened, has_screen, screen, screen_pass
 from strategies import Recipe, expand
 
 F = BINARY32

@@ -1,6 +1,6 @@
 """Soundness of the screen (issue 4): it never passes what the exact path fails, never fails
 what the exact path passes; and the references it relies on are as accurate as
-fuzzfarm.screen's docstring assumes.
+fuzzfarm.oracle.screen's docstring assumes.
 
 For every screened function and format, inputs are drawn from classes that stress the
 screen: random patterns, the function's domain on a log scale, points near the function's
@@ -40,7 +40,7 @@ import pytest
 
 from edgecases import bounds, catalogue
 from fuzzfarm import formats
-from fuzzfarm import screen as sc
+from fuzzfarm.oracle import screen as sc
 from fuzzfarm.formats import BINARY16, BINARY32, BINARY64, FloatFormat
 from fuzzfarm.oracle import (Congruent, Exact, OneOf, Unspecified, conforms, reference,
                              round_to_bits, ulp, ulp_error, value_of)
@@ -532,7 +532,7 @@ def _ld_reference(name, args):
 @pytest.mark.parametrize("case", _rel_error_cases(), ids=lambda c: f"{c[0]}-{c[1]}")
 def test_reference_relative_error(case):
     """The assumption the proofs rest on: every reference the screen uses has a relative
-    error below its REL (module docstring of fuzzfarm.screen); asserted with a factor 16
+    error below its REL (module docstring of fuzzfarm.oracle.screen); asserted with a factor 16
     to spare, on diverse inputs (random, huge, tiny, subnormal, near zeros and poles)."""
     name, kind = case
     rng = np.random.default_rng(7)

@@ -26,8 +26,9 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from fuzzfarm import checker, conversions
-from fuzzfarm.checker import Claims
+from fuzzfarm.verdict import checker
+from fuzzfarm.verdict import conversions
+from fuzzfarm.verdict.checker import Claims
 
 MIN_CASES = 10_000
 

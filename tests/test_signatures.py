@@ -1,4 +1,4 @@
-"""Signatures of findings (fuzzfarm.signatures) and `fuzzfarm findings`."""
+"""Signatures of findings (fuzzfarm.store.signatures) and `fuzzfarm findings`."""
 from __future__ import annotations
 
 import json
@@ -10,9 +10,9 @@ import pyarrow as pa
 import pytest
 from click.testing import CliRunner
 
-from fuzzfarm import store
+from fuzzfarm.store import dataset as store
 from fuzzfarm.cli import main
-from fuzzfarm.signatures import (ISSUE_FIELDS, SIGNATURE_FIELDS, issue_id, rule_class,
+from fuzzfarm.store.signatures import (ISSUE_FIELDS, SIGNATURE_FIELDS, issue_id, rule_class,
                                  signature_id, summarize, with_signatures)
 
 T0 = datetime(2026, 11, 1, tzinfo=timezone.utc)
@@ -79,7 +79,7 @@ def test_signature_ids_differ_by_every_field_and_issue_ignores_the_driver():
 
 
 def test_signature_ids_are_the_same_in_another_process():
-    code = ("from fuzzfarm.signatures import signature_id\n"
+    code = ("from fuzzfarm.store.signatures import signature_id\n"
             f"print(signature_id({fields()!r}))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.strip()
@@ -165,8 +165,8 @@ def test_findings_record_the_governing_text_and_fill_it_for_older_files():
     """units.finding_rows stores the text and verb of each finding's rule; a file written
     before they were stored (null) gets them from edgecases/data/modality.toml; a device
     fault has none."""
-    from fuzzfarm import units
-    from fuzzfarm.checker import CheckResult, Finding
+    from fuzzfarm.work import units
+    from fuzzfarm.verdict.checker import CheckResult, Finding
     r = CheckResult("sinpi", 2)
     for i, rid in enumerate(("CL.sinpi.positive_integer", "CL.nan.signaling_should_quiet")):
         r.findings.append(Finding(i, "sinpi", rid, "s", "t", "fail", "ret", (0x3F800000,),

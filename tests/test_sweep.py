@@ -19,11 +19,11 @@ from click.testing import CliRunner
 
 from edgecases.catalogue import function
 from devices import require_device, selector
-from fuzzfarm import store
-from fuzzfarm import sweep as sw
-from fuzzfarm.checker import Claims
+from fuzzfarm.store import dataset as store
+from fuzzfarm.orchestrate import sweep as sw
+from fuzzfarm.verdict.checker import Claims
 from fuzzfarm.formats import BINARY16, BINARY32
-from fuzzfarm.kernels import sweep_source
+from fuzzfarm.device.kernels import sweep_source
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -143,7 +143,7 @@ pyopencl = pytest.importorskip("pyopencl", reason="pyopencl is not installed")
 @pytest.mark.parametrize("name, start", [("sin", 0x3F80_0000), ("frexp", 0x7F7F_0000),
                                          ("cospi", 0x4AFF_F000)])
 def test_sweep_kernel_matches_the_buffer_kernel(name, start):
-    from fuzzfarm.device import DeviceRunner
+    from fuzzfarm.device.runner import DeviceRunner
     info = require_device()
     runner = DeviceRunner(info)
     space = sw.space_for(name, "binary32")

@@ -6,7 +6,9 @@ from datetime import datetime, timezone
 import pytest
 from click.testing import CliRunner
 
-from fuzzfarm import signatures, store, triage
+from fuzzfarm.store import signatures
+from fuzzfarm.store import dataset as store
+from fuzzfarm.report import triage
 from fuzzfarm.cli import main
 
 ONE = 0x3F800000            # 1.0f: x:pos_normal

@@ -1,7 +1,7 @@
 """OpenCL C source for the kernels that call one built-in on buffers of bit patterns.
 
 Pure text generation: no pyopencl here (STYLE.md point 1), so the sources can be built,
-inspected and tested on any machine; ``fuzzfarm.device`` compiles and runs them.
+inspected and tested on any machine; ``fuzzfarm.device.runner`` compiles and runs them.
 
 Every kernel follows DESIGN.md decision 1 (bits, not floats):
 
@@ -129,7 +129,7 @@ def _kernel_body(fn: Function, fmt: FloatFormat, width: int, sweep: bool = False
         src = f"in_{arg.name}[i]" if width == 1 or arg.scalar else f"vload{width}(i, in_{arg.name})"
         if sweep and len(fn.inputs) == 1:
             # input m = base + i is the pattern m >> 1 with sign bit m & 1: a value and its
-            # negation are neighbours (fuzzfarm.sweep.Space)
+            # negation are neighbours (fuzzfarm.orchestrate.sweep.Space)
             t, top = bits_t[arg.kind], fmt.bits - 1
             src = f"({t})(((({t})(base + i)) >> 1) | ((({t})(base + i)) << {top}))"
         elif sweep:   # argument k holds bits [k*fmt.bits, (k+1)*fmt.bits) of base + i

@@ -86,7 +86,7 @@ def _names(functions: str | None, what: str = "--functions") -> list:
     """Built-in names and conversion ids from --functions (groups expanded); ``what`` names
     the option or campaign key in the UsageError messages."""
     from edgecases import catalogue
-    from fuzzfarm import conversions
+    from fuzzfarm.verdict import conversions
     fns = catalogue.functions()
     if not functions:
         return list(fns) + [c.id for c in conversions.conversions() if c.precision]
@@ -118,7 +118,7 @@ def _names(functions: str | None, what: str = "--functions") -> list:
 def targets_for(names, precisions, widths) -> list:
     """(name, precision, width) for every name in every precision and width it exists in."""
     from edgecases import catalogue
-    from fuzzfarm import conversions
+    from fuzzfarm.verdict import conversions
     out = []
     for name in names:
         if name.startswith("convert_"):
@@ -159,7 +159,7 @@ def validate(functions: str | None, budget: str, seed: int | None, out: str,
              device: str | None, address: str | None, build_options: str = "",
              precisions: str = "binary32", widths: str = "1") -> RunOptions:
     """Check every option; returns RunOptions.  Raises UsageError naming the problem."""
-    from fuzzfarm import store
+    from fuzzfarm.store import dataset as store
     names = _names(functions)
     precs = _parse_list(precisions, "precisions", _precision)
     wids = _parse_list(widths, "widths", _width)
@@ -171,7 +171,7 @@ def validate(functions: str | None, budget: str, seed: int | None, out: str,
         raise UsageError(f"--build-options: {bad[0]!r} is not an OpenCL build option "
                          f"(e.g. -cl-fast-relaxed-math, -cl-denorms-are-zero)")
     try:
-        from fuzzfarm.device import DeviceSelectionError, select_devices
+        from fuzzfarm.device.runner import DeviceSelectionError, select_devices
         devices = select_devices(device)
     except DeviceSelectionError as exc:
         raise UsageError(str(exc)) from None
@@ -183,7 +183,7 @@ def validate(functions: str | None, budget: str, seed: int | None, out: str,
     if not usable:
         raise UsageError(f"--precisions {','.join(precs)}: no selected device supports "
                          f"{' or '.join(precs)} (binary16 needs cl_khr_fp16, binary64 cl_khr_fp64)")
-    from fuzzfarm.units import required_precisions
+    from fuzzfarm.work.units import required_precisions
     can = [{p for p in ("binary16", "binary32", "binary64") if d.supports(format_named(p))}
            for d in devices]
     targets = [t for t in targets_for(names, usable, wids)
@@ -204,7 +204,7 @@ def summary_tables(out: str, run_id: str) -> list[Table]:
     """Per-function summary and one example per failing rule, from the stored Parquet."""
     import pyarrow.compute as pc
 
-    from fuzzfarm import store
+    from fuzzfarm.store import dataset as store
 
     stats = store.read_stats(out, run_id).to_pylist()
     findings = store.read_findings(out, run_id)

@@ -11,7 +11,7 @@ for binary16, 2^16 for one argument and 2^32 pairs for two.  A sweep enumerates 
   checks each chunk in sub-batches with the same checker as ``run`` (prescribed results,
   NaN rules, then the two-tier oracle: the float64 screen, mpmath for the rest) and writes
   the chunk's findings and stats row atomically, as a work unit of the results directory
-  (fuzzfarm.store);
+  (fuzzfarm.store.dataset);
 * the pipeline is **bounded**: the device waits for a free slot, so memory stays at
   ``slots x chunk`` whatever the space size;
 * a sweep is **resumable by chunk**: its run id is derived from the device, function,
@@ -39,8 +39,8 @@ import numpy as np
 from edgecases import catalogue
 from fuzzfarm.errors import BadInput
 from fuzzfarm.formats import FloatFormat, format_named
-from fuzzfarm.kernels import buffer_dtype
-from fuzzfarm.units import WorkUnit
+from fuzzfarm.device.kernels import buffer_dtype
+from fuzzfarm.work.units import WorkUnit
 
 __all__ = ["SweepError", "Space", "space_for", "SweepUnit", "SweepOptions", "chunk_unit",
            "check_chunk", "resume_state", "sweep", "sweep_run_id", "summarize",
@@ -190,9 +190,9 @@ def check_chunk(job: dict, outputs: dict | None = None) -> dict:
     Returns {unit_id, inputs, failures, notes, max_ulp_error, max_inputs (the input bits
     of the largest error, or None), check_seconds}.
     """
-    from fuzzfarm import store
-    from fuzzfarm.checker import check_batch
-    from fuzzfarm.units import finding_rows, stats_row
+    from fuzzfarm.store import dataset as store
+    from fuzzfarm.verdict.checker import check_batch
+    from fuzzfarm.work.units import finding_rows, stats_row
 
     t0 = time.perf_counter()
     unit, space = job["unit"], job["space"]
@@ -281,7 +281,7 @@ def sweep(opts: SweepOptions, progress=None) -> dict:
     The first Ctrl-C stops launching and finishes the chunks in flight; a second one
     abandons them (their files are never half-written).  Raises SweepError (see
     ``resume_state``) and whatever a worker raised."""
-    from fuzzfarm import store
+    from fuzzfarm.store import dataset as store
 
     space = opts.space
     run_id, meta, todo = resume_state(opts)
@@ -321,7 +321,7 @@ class SweepKernel:
     def __init__(self, runner, space: Space, chunk: int):
         import pyopencl as cl
 
-        from fuzzfarm.kernels import sweep_kernel_name, sweep_source
+        from fuzzfarm.device.kernels import sweep_kernel_name, sweep_source
         self.runner, self.space = runner, space
         name = sweep_kernel_name(space.fn)
         program = runner.build(sweep_source(space.fn, space.fmt), f"{name} ({space.fmt.name})")
@@ -355,8 +355,8 @@ def run_chunk_on(runner, space: Space, start: int, count: int) -> dict[str, np.n
 def _pipeline(opts, run_id, todo, slot_bytes, meta, progress, done_inputs) -> bool:
     """Device -> shared slots -> worker pool; returns True if interrupted."""
     global _SLOTS
-    from fuzzfarm import store
-    from fuzzfarm.checker import Claims
+    from fuzzfarm.store import dataset as store
+    from fuzzfarm.verdict.checker import Claims
 
     space, info = opts.space, opts.device
     _SLOTS = [mmap.mmap(-1, slot_bytes) for _ in range(opts.slots)]
@@ -369,7 +369,7 @@ def _pipeline(opts, run_id, todo, slot_bytes, meta, progress, done_inputs) -> bo
     interrupted = False
     old = signal.getsignal(signal.SIGINT)
     try:
-        from fuzzfarm.device import DeviceRunner
+        from fuzzfarm.device.runner import DeviceRunner
         runner = DeviceRunner(info, opts.build_options)
         consts = runner.device_constants()
         claims = Claims.for_device(info, space.fmt.name, consts, opts.build_options)
@@ -379,7 +379,7 @@ def _pipeline(opts, run_id, todo, slot_bytes, meta, progress, done_inputs) -> bo
                     device_constants={info.fingerprint: consts})
         store.write_run(opts.out, run_id, meta | {"status": "running"})
         dmeta = info.columns(space.fmt.name)
-        from fuzzfarm.device import KernelBuildError
+        from fuzzfarm.device.runner import KernelBuildError
         try:
             kernel = SweepKernel(runner, space, opts.chunk)
         except KernelBuildError as exc:     # a finding about the device: recorded, the end
@@ -430,8 +430,8 @@ def _pipeline(opts, run_id, todo, slot_bytes, meta, progress, done_inputs) -> bo
                 seconds = kernel.run_into(unit.seed, unit.per_recipe,
                                           _slot_views(slot, space, unit.per_recipe))
             except cl_error() as exc:         # the driver said no: recorded, then stop
-                from fuzzfarm.device import enqueue_error_detail
-                from fuzzfarm.kernels import sweep_source
+                from fuzzfarm.device.runner import enqueue_error_detail
+                from fuzzfarm.device.kernels import sweep_source
                 _device_fault(opts, run_id, unit, dmeta, "enqueue_error", enqueue_error_detail(
                     exc, sweep_source(space.fn, space.fmt), opts.build_options), meta)
                 pending = []
@@ -464,7 +464,7 @@ def _device_fault(opts, run_id: str, unit, dmeta: dict, reason: str, detail: dic
                   meta: dict) -> None:
     """Record chunk ``unit`` as a device fault (units.fault_rows) and say so in ``meta``
     (``device_fault``: the reason and the error's first line)."""
-    from fuzzfarm.units import write_fault
+    from fuzzfarm.work.units import write_fault
     finding = write_fault(opts.out, run_id, unit, dmeta, opts.build_options, reason, detail)
     meta["device_fault"] = {"reason": reason, "rule_id": finding["rule_id"],
                             "unit_id": unit.unit_id, "error": detail.get("error", "")}
@@ -479,7 +479,7 @@ def _check_slot(job: dict) -> dict:
 def summarize(out, run_id: str, space: Space) -> dict:
     """Totals of a sweep from its stats rows: inputs, failures and notes by rule, the
     screened/exact/unjudged split and the maximum ULP error with its input bits."""
-    from fuzzfarm import store
+    from fuzzfarm.store import dataset as store
     t = store.read_stats(out, run_id).to_pylist()
     fails: dict = {}
     notes: dict = {}

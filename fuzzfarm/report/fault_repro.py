@@ -14,7 +14,7 @@ Both programs exit 1 while the kernel does not build and 0 once it does.  When t
 finding's device (or the one ``device`` selects) is attached, the build is re-tried there
 first: a kernel that now builds is NotReproducible; with no such device the reproducer is
 written and marked as not re-verified.  The programs and the README are jinja2 templates
-(``fuzzfarm/templates/build_failure.*.j2``).
+(``fuzzfarm/report/templates/build_failure.*.j2``).
 """
 from __future__ import annotations
 
@@ -25,8 +25,8 @@ from pathlib import Path
 
 __all__ = ["REPRODUCIBLE", "FaultReport", "export", "summary"]
 
-from fuzzfarm.render import render
-from fuzzfarm.repro import FAULT_REPRODUCIBLE as REPRODUCIBLE  # the fault rules it handles
+from fuzzfarm.report.render import render
+from fuzzfarm.report.repro import FAULT_REPRODUCIBLE as REPRODUCIBLE  # the fault rules it handles
 
 
 @dataclass
@@ -46,8 +46,8 @@ def export(row: dict, out, device: str | None = None, log=None) -> FaultReport:
     docstring) to ``out``.  Raises ReproError for a row of another kind, a row without the
     recorded source, or an unwritable ``out``; NotReproducible when the kernel now builds
     on the device it is re-verified on."""
-    from fuzzfarm import store
-    from fuzzfarm.repro import NotReproducible, ReproError, repro_device
+    from fuzzfarm.store import dataset as store
+    from fuzzfarm.report.repro import NotReproducible, ReproError, repro_device
     log = log or (lambda msg: None)
     if row.get("rule_id") not in REPRODUCIBLE:
         raise ReproError(f"{row.get('rule_id')!r} has no fault reproducer; "
@@ -65,7 +65,7 @@ def export(row: dict, out, device: str | None = None, log=None) -> FaultReport:
     info = repro_device(row, device)
     now_log = ""
     if info is not None:
-        from fuzzfarm.device import DeviceRunner, KernelBuildError
+        from fuzzfarm.device.runner import DeviceRunner, KernelBuildError
         log(f"building the recorded kernel on {info.label} [{info.fingerprint}]")
         runner = DeviceRunner(info, bo)
         runner.planted_build = ()           # the recorded source carries any #error

@@ -3,7 +3,7 @@
 Pure bookkeeping, no Ray and no OpenCL: the coordinator actor (``cluster.farm.Coordinator``)
 holds one ``Scheduler`` and the tests drive one directly.
 
-**Streams and pools.**  A campaign job (``fuzzfarm.campaign.Job``) gives one *stream* of
+**Streams and pools.**  A campaign job (``fuzzfarm.orchestrate.campaign.Job``) gives one *stream* of
 units per (target, build options) and per *pool*: the devices of one fingerprint (the same
 model, driver and FP configuration; ``DeviceInfo.fingerprint``).  Devices of one pool are
 interchangeable, so they share its units (pull, not push: a slow device takes fewer, and
@@ -11,15 +11,15 @@ a lost device's units go to the others); devices of different fingerprints each 
 whole campaign.  A stream's units are numbered by ``serial``:
 
 - ``recipes``: unit 0 is the special-value pool of the target, units 1, 2, ... draw
-  hypothesis recipes (``fuzzfarm.units.make_unit``); the stream ends after ``job.units``
+  hypothesis recipes (``fuzzfarm.work.units.make_unit``); the stream ends after ``job.units``
   recipe units or ``job.inputs`` inputs, or never (the campaign's budget ends it);
 - ``catalogue``: unit 0 only;
 - ``sweep``: unit k is chunk k of the input space, ``2**job.chunk_bits`` inputs
-  (``fuzzfarm.sweep``), all of them or the first ``job.units``.
+  (``fuzzfarm.orchestrate.sweep``), all of them or the first ``job.units``.
 
 A unit's id names its pool, job, target, build options and serial, so it is the same
 whenever and wherever the unit is made, and its results are the files of that name
-(``fuzzfarm.store``): written once, atomically.  With a fixed unit size (``[unit]
+(``fuzzfarm.store.dataset``): written once, atomically.  With a fixed unit size (``[unit]
 inputs``) the set of unit ids of a finite campaign is fixed; with adaptive sizing a unit's
 size is decided when it is first issued and journaled with it.
 
@@ -107,11 +107,11 @@ class Stream:
 
 
 def streams_for(campaign, pool: str, precisions, selected_jobs=None) -> list[Stream]:
-    """The streams of ``campaign`` (a fuzzfarm.campaign.Campaign) for ``pool`` (a device
+    """The streams of ``campaign`` (a fuzzfarm.orchestrate.campaign.Campaign) for ``pool`` (a device
     fingerprint) whose device supports ``precisions``.  ``selected_jobs``: the job numbers
     that apply to this pool (a job's ``devices`` selectors are matched by the caller, who
     knows the devices); None means every job."""
-    from fuzzfarm.units import required_precisions
+    from fuzzfarm.work.units import required_precisions
     have = set(precisions)
     out = []
     for job in campaign.jobs:
@@ -126,7 +126,7 @@ def streams_for(campaign, pool: str, precisions, selected_jobs=None) -> list[Str
                 if job.source == "catalogue":
                     s.max_units = 1
                 elif job.source == "sweep":
-                    from fuzzfarm.sweep import space_for
+                    from fuzzfarm.orchestrate.sweep import space_for
                     s.sweep_size = space_for(target[0], target[1]).size
                     s.max_units = math.ceil(s.sweep_size / (1 << job.chunk_bits))
                     if job.units is not None:       # the first chunks only
@@ -163,7 +163,7 @@ class Scheduler:
     ``streams``: every Stream of every pool; ``done``: ids of units already done (their
     stats files exist); ``journal``: called with each event to make durable (``{"event":
     "issue", "spec": ...}``, ``{"event": "strike", "unit_id": ..., "strikes": n}``) before
-    the unit is handed out; ``sizer``: a fuzzfarm.units.UnitSizer for adaptive sizes, or
+    the unit is handed out; ``sizer``: a fuzzfarm.work.units.UnitSizer for adaptive sizes, or
     None with ``unit_inputs`` fixed; ``deadline``: a ``clock()`` time after which no new
     unit is issued (retries still are); ``input_budget``: no new unit once this many
     inputs have been issued; ``per_recipe``/``recipes_per_unit``: the size of a recipe unit

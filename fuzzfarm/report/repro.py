@@ -1,11 +1,11 @@
 """``fuzzfarm repro``: a minimized, self-contained reproducer of one finding.
 
-In three modules: fuzzfarm.repro_target (what a candidate is run as and how it is
-judged), fuzzfarm.repro_shrink (hypothesis: strategies, the example database, the
+In three modules: fuzzfarm.report.repro_target (what a candidate is run as and how it is
+judged), fuzzfarm.report.repro_shrink (hypothesis: strategies, the example database, the
 minimization) and this one (finding the finding, reproducing, exporting), which
 re-exports the first two's public names.
 
-Given a signature id (``s`` + 12 hex, see ``fuzzfarm.signatures``) or a finding reference
+Given a signature id (``s`` + 12 hex, see ``fuzzfarm.store.signatures``) or a finding reference
 ``[<run_id>/]<unit_id>#<element>``, ``reproduce``:
 
 1. **finds the finding** in the results directory and **its device** (by fingerprint among
@@ -58,10 +58,10 @@ from pathlib import Path
 from typing import Callable
 
 from fuzzfarm import errors
-from fuzzfarm.device import bundled_pocl_library
+from fuzzfarm.device.runner import bundled_pocl_library
 from fuzzfarm.errors import BadInput
 from fuzzfarm.formats import format_named
-from fuzzfarm.render import render
+from fuzzfarm.report.render import render
 
 __all__ = ["ReproError", "NotReproducible", "Slot", "Target", "Outcome", "Reproducer",
            "parse_ref", "lookup", "target_for", "candidate_strategy", "encode",
@@ -70,7 +70,7 @@ __all__ = ["ReproError", "NotReproducible", "Slot", "Target", "Outcome", "Reprod
            "DB_DIRNAME", "BUILD_LINE", "ReproReport", "ShrinkInfo", "summary",
            "claims_for", "device_call"]
 
-#: The device-fault rule ids that have a reproducer (fuzzfarm.fault_repro): a kernel that
+#: The device-fault rule ids that have a reproducer (fuzzfarm.report.fault_repro): a kernel that
 #: does not build has no input to minimize, but its source and log reproduce it.
 FAULT_REPRODUCIBLE = frozenset({"device.build_failure"})
 
@@ -78,7 +78,7 @@ FAULT_REPRODUCIBLE = frozenset({"device.build_failure"})
 REPEATS = 3
 #: How repro.c is built (quoted in repro.c and README.md).
 BUILD_LINE = "gcc -std=c99 -O2 -o repro repro.c -lOpenCL"
-#: The work-group size the reproducers launch with (as fuzzfarm.device.LOCAL_SIZE), or
+#: The work-group size the reproducers launch with (as fuzzfarm.device.runner.LOCAL_SIZE), or
 #: the largest power of two the kernel allows; the one element sits in work-item 0 and
 #: the other work-items get all-zero bits, as in a fuzzfarm run.
 LOCAL_SIZE = 64
@@ -96,14 +96,14 @@ class NotReproducible(errors.NotReproducible):
 
 
 # --------------------------------------------------------------------------- acceptance
-# The acceptance test of the reproducers is fuzzfarm/repro_judge.py (standard library
+# The acceptance test of the reproducers is fuzzfarm/report/repro_judge.py (standard library
 # only): imported here, and its source copied into every repro.py, so fuzzfarm and the
 # exported script judge alike (repro.c implements the same in C).
-from fuzzfarm.repro_judge import acceptable  # noqa: E402
+from fuzzfarm.report.repro_judge import acceptable  # noqa: E402
 
 
 def _judge_source() -> str:
-    """The functions of fuzzfarm/repro_judge.py, as a repro.py embeds them."""
+    """The functions of fuzzfarm/report/repro_judge.py, as a repro.py embeds them."""
     text = resources.files("fuzzfarm").joinpath("repro_judge.py").read_text()
     return text[text.index('"""', 3) + 3:].strip("\n") + "\n"
 
@@ -113,7 +113,7 @@ def parse_ref(text: str) -> dict:
     """``{"signature": id}`` for ``s`` + 12 hex digits, or ``{"run_id": str | None,
     "unit_id": str, "element": int}`` for ``[<run_id>/]<unit_id>#<element>``.  Raises
     ReproError with one line otherwise (an issue id ``i...`` included)."""
-    from fuzzfarm.signatures import SIGNATURE_RE
+    from fuzzfarm.store.signatures import SIGNATURE_RE
     t = (text or "").strip()
     if SIGNATURE_RE.match(t):
         if t.startswith("i"):
@@ -137,8 +137,8 @@ def lookup(results: str | os.PathLike, ref: str) -> dict:
     fault (which has no single input)."""
     import pyarrow.compute as pc
 
-    from fuzzfarm import store
-    from fuzzfarm.signatures import with_signatures
+    from fuzzfarm.store import dataset as store
+    from fuzzfarm.store.signatures import with_signatures
     parsed = parse_ref(ref)
     base = Path(results)
     if not base.is_dir():
@@ -188,11 +188,11 @@ def lookup(results: str | os.PathLike, ref: str) -> dict:
     return row
 
 
-from fuzzfarm.repro_shrink import (  # noqa: E402,F401 (part of repro's API)
+from fuzzfarm.report.repro_shrink import (  # noqa: E402,F401 (part of repro's API)
     DB_DIRNAME, DEFAULT_MAX_EXAMPLES, ShrinkInfo, _saved, candidate_strategy, class_key,
     db_dir, encode, replay_examples, save_example, shrink,
 )
-from fuzzfarm.repro_target import (  # noqa: E402,F401 (part of repro's API)
+from fuzzfarm.report.repro_target import (  # noqa: E402,F401 (part of repro's API)
     _U64, Outcome, Reproducer, Slot, Target, acceptance, claims_for, device_call,
     target_for,
 )
@@ -220,8 +220,8 @@ class ReproReport:
 def _original_context(row: dict, results, width: int) -> tuple | None:
     """Per argument, the ``width`` lanes of the finding's work-item, regenerated from its
     unit (seed and recipe); None when they cannot be."""
-    from fuzzfarm.units import WorkUnit, make_inputs
-    from fuzzfarm.verify import run_per_recipe
+    from fuzzfarm.work.units import WorkUnit, make_inputs
+    from fuzzfarm.report.verify import run_per_recipe
     try:
         recipe = json.loads(row["recipe"] or "[]")
         special = isinstance(recipe, dict) and recipe.get("special")
@@ -285,7 +285,7 @@ def repro_device(row: dict, device: str | None = None):
     selector) selects, else the finding's own device, found by fingerprint; None when
     that is not attached.  Raises ReproError for a selector that matches no device or
     several."""
-    from fuzzfarm import device as dev
+    from fuzzfarm.device import runner as dev
     infos = dev.list_devices()
     if device:
         try:
@@ -308,9 +308,9 @@ def reproduce(results: str | os.PathLike, ref: str, out: str | os.PathLike,
     re-verify it REPEATS times, export the reproducers to ``out`` and save the example
     in ``RESULTS/_hypothesis``.  ``row``: the finding ``lookup`` gave for ``ref``, when
     the caller has it already.  Raises ReproError (bad input) or NotReproducible."""
-    from fuzzfarm import device as dev
-    from fuzzfarm import store
-    from fuzzfarm.verify import run_constants
+    from fuzzfarm.device import runner as dev
+    from fuzzfarm.store import dataset as store
+    from fuzzfarm.report.verify import run_constants
 
     log = log or (lambda msg: None)
     row = row if row is not None else lookup(results, ref)
@@ -452,7 +452,7 @@ def _py_str(text: str) -> str:
     return repr(text)
 
 
-# The text of repro.py: fuzzfarm/templates/repro.py.j2 (jinja2, package data).
+# The text of repro.py: fuzzfarm/report/templates/repro.py.j2 (jinja2, package data).
 
 
 def _python_script(spec: dict) -> str:
@@ -503,7 +503,7 @@ _C_KINDS = {"bits": "ACC_BITS", "int": "ACC_INT", "nan": "ACC_NAN", "qnan": "ACC
             "zero": "ACC_ZERO", "ulp": "ACC_ULP", "payload": "ACC_PAYLOAD",
             "differs": "ACC_DIFFERS"}
 
-# The text of repro.c: fuzzfarm/templates/repro.c.j2 (jinja2, package data).
+# The text of repro.c: fuzzfarm/report/templates/repro.c.j2 (jinja2, package data).
 
 
 def _c_escape(text: str) -> str:

@@ -23,10 +23,10 @@ from pathlib import Path
 import numpy as np
 
 from edgecases import catalogue
-from fuzzfarm.checker import Claims
+from fuzzfarm.verdict.checker import Claims
 from fuzzfarm.formats import format_named
-from fuzzfarm.kernels import buffer_dtype
-from fuzzfarm.units import WorkUnit, check_result, is_conversion, run_unit
+from fuzzfarm.device.kernels import buffer_dtype
+from fuzzfarm.work.units import WorkUnit, check_result, is_conversion, run_unit
 
 __all__ = ["Verdict", "VerifyReport", "verify_findings", "VERIFY_PRECISION", "decode"]
 
@@ -78,7 +78,7 @@ def _io(row: dict):
     """(input arrays, output arrays) of one finding row, by name."""
     name, fmt, width = row["function"], format_named(row["precision"]), int(row["vector_width"])
     if is_conversion(name):
-        from fuzzfarm import conversions
+        from fuzzfarm.verdict import conversions
         conv = conversions.parse(name)
         return ({"x": decode(row["input_bits"], conv.src_dtype)},
                 {"ret": decode(row["output_bits"][:1], conv.dst_dtype)})
@@ -110,7 +110,7 @@ def verify_findings(rows: list, runners: dict | None = None, constants: dict | N
                     prec: int | None = None, per_recipe: int = 8192) -> VerifyReport:
     """Verify finding rows (dicts of store.FINDINGS_SCHEMA).
 
-    ``runners`` maps device fingerprints to fuzzfarm.device.DeviceRunner objects (built
+    ``runners`` maps device fingerprints to fuzzfarm.device.runner.DeviceRunner objects (built
     with the rows' build options) for re-execution; a fingerprint without one is reported
     in ``absent_devices``.  ``constants`` maps fingerprints to the device's
     {"FP_ILOGB0": int, "FP_ILOGBNAN": int} (from the run's metadata).  ``prec`` overrides
@@ -160,9 +160,9 @@ def verify_findings(rows: list, runners: dict | None = None, constants: dict | N
 
 def _rerun_in_place(runner, group, ins, width, per_recipe) -> dict:
     """Re-run each element of ``group`` inside its original work-item: the unit's inputs are
-    regenerated (fuzzfarm.units.make_inputs) and the ``width`` lanes of the element's
+    regenerated (fuzzfarm.work.units.make_inputs) and the ``width`` lanes of the element's
     work-item are run again; returns the element outputs in ``group`` order."""
-    from fuzzfarm.units import make_inputs
+    from fuzzfarm.work.units import make_inputs
     rows_by_unit: dict = {}
     for k, r in enumerate(group):
         rows_by_unit.setdefault(r["unit_id"], []).append(k)
@@ -200,7 +200,7 @@ def _rerun_in_place(runner, group, ins, width, per_recipe) -> dict:
 def _check(unit, ins, outs, claims, prec):
     if is_conversion(unit.function):
         return check_result(unit, ins, outs, claims)
-    from fuzzfarm.checker import check_batch
+    from fuzzfarm.verdict.checker import check_batch
     return check_batch(catalogue.function(unit.function), ins, outs, claims, prec,
                        width=unit.vector_width)
 
@@ -258,7 +258,7 @@ def coverage(out: str | Path, run_id: str | None = None) -> list[dict]:
     """Per device: the (function, precision, width) targets whose special-value unit was
     checked, how many inputs, and the rules those units exercised (every rule of a built-in
     meets its special-value pool: tests/test_rules_data.py)."""
-    from fuzzfarm import store
+    from fuzzfarm.store import dataset as store
     stats = store.read_stats(out, run_id).to_pylist()
     per: dict = {}
     for s in stats:

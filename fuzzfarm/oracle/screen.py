@@ -76,7 +76,7 @@ operations and sqrt, REL = 2**-59).  The fast path for binary16/binary32 compute
 ``d < P * (bound - margin) * 2**(1 - p)`` in cache-sized blocks (``BLOCK`` elements); the
 elements it does not pass (subnormal results, zeros, specials, failures, near-bound
 errors) are decided by the same inequalities evaluated with frexp/ldexp.  Where the
-arguments of an odd or even function come as (v, -v) pairs (``PARITY``; fuzzfarm.sweep
+arguments of an odd or even function come as (v, -v) pairs (``PARITY``; fuzzfarm.orchestrate.sweep
 numbers its space so), the reference is evaluated once per pair: -r(v) or r(v) carries
 the same relative error for f(-v).
 
@@ -426,7 +426,7 @@ _TABLE: dict[str, _Entry] = {
 
 
 #: Odd (-1) and even (+1) functions: f(-x) = -f(x) or f(x).  Where the arguments come as
-#: pairs (v, -v) at even and odd positions (fuzzfarm.sweep numbers its space so), the
+#: pairs (v, -v) at even and odd positions (fuzzfarm.orchestrate.sweep numbers its space so), the
 #: float64 reference is evaluated once per pair: r(-v) = -r(v) or r(v) carries the same
 #: relative error.
 PARITY = {**{n: -1 for n in ("sin", "tan", "sinpi", "tanpi", "asin", "atan", "asinpi",

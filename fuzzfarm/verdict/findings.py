@@ -1,6 +1,6 @@
 """What a check decides: ``Finding`` (one element that breaks a rule) and ``CheckResult``
-(the verdict on one batch), shared by every checker (fuzzfarm.checker for the
-element-wise built-ins, fuzzfarm.geometric, fuzzfarm.conversions) and read by the store,
+(the verdict on one batch), shared by every checker (fuzzfarm.verdict.checker for the
+element-wise built-ins, fuzzfarm.verdict.geometric, fuzzfarm.verdict.conversions) and read by the store,
 reports and orchestration.  Plain data, no numerics beyond folding ULP maxima.
 """
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The reports' and reproducers' text, rendered from jinja2 templates kept as package data
-(``fuzzfarm/templates/*.j2``): no program or report is held as a Python string.
+(``fuzzfarm/report/templates/*.j2``): no program or report is held as a Python string.
 
 Filters: ``py`` (a Python literal: ``repr``), ``c`` (a C string literal, non-printable
 bytes as octal escapes), ``md`` (a Markdown table cell), and jinja2's ``e`` (HTML).  Block
@@ -35,7 +35,7 @@ def c_string(text: str) -> str:
 @lru_cache(maxsize=None)
 def _environment():
     import jinja2
-    env = jinja2.Environment(loader=jinja2.PackageLoader("fuzzfarm", "templates"),
+    env = jinja2.Environment(loader=jinja2.PackageLoader("fuzzfarm.report", "templates"),
                              undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
                              autoescape=False, trim_blocks=True, lstrip_blocks=True)
     env.filters["py"] = repr
@@ -45,6 +45,6 @@ def _environment():
 
 
 def render(name: str, **values) -> str:
-    """Template ``name`` (a file of fuzzfarm/templates) rendered with ``values``.  Raises
+    """Template ``name`` (a file of fuzzfarm/report/templates) rendered with ``values``.  Raises
     jinja2.UndefinedError for a value the template needs and was not given."""
     return _environment().get_template(name).render(**values)

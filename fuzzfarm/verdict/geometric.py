@@ -2,7 +2,7 @@
 
 cross, dot, distance, length, normalize and fast_distance, fast_length, fast_normalize work
 on whole vectors (width n = 1..4; cross 3 and 4), so they are judged vector by vector rather
-than lane by lane like the element-wise built-ins of fuzzfarm.checker.  Pure logic
+than lane by lane like the element-wise built-ins of fuzzfarm.verdict.checker.  Pure logic
 (STYLE.md point 1): no pyopencl, no Ray, no I/O.
 
 Data layout (DESIGN.md decision 1, bits, not floats): an input is a flat array of ``fmt``
@@ -48,7 +48,7 @@ False) every subset of the subnormal input lanes may be read as a zero of either
 a result lane that is subnormal before rounding may be flushed (OpenCL SPIR-V Env 3.8.3);
 fast_* may also flush elements below sqrt(FLT_MIN) (§6.15.5).  ``claims.rounding`` gives the
 modes of a correctly rounded result, ``claims.profile`` and ``claims.relaxed`` pick the bound.
-The build options of fuzzfarm.checker.Claims are honoured as the element-wise checker does:
+The build options of fuzzfarm.verdict.checker.Claims are honoured as the element-wise checker does:
 without CL_FP_INF_NAN or under -cl-finite-math-only (``judges_specials`` False) vectors with an
 infinite or NaN element, or whose result is infinite, are not judged; under
 -cl-unsafe-math-optimizations (``relaxed``) departures from the edge-case rules become notes
@@ -57,7 +57,7 @@ of a zero is not judged.  Vectors left unjudged are counted in ``CheckResult.unj
 """
 from __future__ import annotations
 
-# The rules, lanes, reference, facts and bounds are in fuzzfarm/geometric_rules.py; the
+# The rules, lanes, reference, facts and bounds are in fuzzfarm/verdict/geometric_rules.py; the
 # verdict and the inputs here.
 
 import itertools
@@ -70,14 +70,14 @@ from mpmath import mpf
 
 from edgecases import catalogue
 from fuzzfarm.formats import FloatFormat
-from fuzzfarm.geometric_rules import (  # noqa: F401 (re-exported: geometric's API)
+from fuzzfarm.verdict.geometric_rules import (  # noqa: F401 (re-exported: geometric's API)
     _CROSS, _LANE_SCOPED, GEOMETRIC, NOT_JUDGED, RESULT_WORDS, VECTOR_RESULTS, WHEN_WORDS,
     GeometricError, VectorRule, _abs, _bound_limits, _check_name_width, _describe_bound,
     _diffs, _facts, _Lim, _lane, _max_abs, _resolve_bound, _row_reference, load_rules,
     reference, rules, rules_for,
 )
 from fuzzfarm.oracle import Exact, round_to_bits, ulp_error
-from fuzzfarm.verdicts import CheckResult, Finding
+from fuzzfarm.verdict.findings import CheckResult, Finding
 
 __all__ = [
     "GEOMETRIC", "VECTOR_RESULTS", "GeometricError", "VectorRule", "NOT_JUDGED",
@@ -121,7 +121,7 @@ class _Ctx:
         self.prec = prec or 2 * self.fmt.precision + 48
         self.flush = not claims.denormals
         self.rounding = tuple(claims.rounding)
-        # Build options and INF_NAN (fuzzfarm.checker.Claims; absent fields: the defaults)
+        # Build options and INF_NAN (fuzzfarm.verdict.checker.Claims; absent fields: the defaults)
         self.judges_specials = bool(getattr(claims, "judges_specials", True))
         self.relaxed = bool(getattr(claims, "relaxed", False))
         self.signed_zeros = bool(getattr(claims, "signed_zeros", True))
@@ -514,7 +514,7 @@ def check(fn, inputs: dict, outputs: dict, claims, width: int, prec: int | None 
     ``inputs`` maps each input name to a flat ``fmt.uint`` array of length n*width (vector i
     = lanes [i*width, (i+1)*width)); ``outputs['ret']`` is a flat array of length n (scalar
     result) or n*width (cross, normalize, fast_normalize).  ``claims`` is a
-    fuzzfarm.checker.Claims (precision, profile, denormals, rounding; ``relaxed`` if it has
+    fuzzfarm.verdict.checker.Claims (precision, profile, denormals, rounding; ``relaxed`` if it has
     one).  ``prec`` is the mpmath precision in bits of the square roots (default 2p + 48).
     ``bound`` overrides the edgecases bound (a Bound with ``limits``), for tests.
 

@@ -1,5 +1,5 @@
 """The geometric built-ins' rules as data and the facts they are judged on (part of
-fuzzfarm.geometric, which re-exports the public names): geometric.toml's rules, lanes of a
+fuzzfarm.verdict.geometric, which re-exports the public names): geometric.toml's rules, lanes of a
 vector, the mpmath reference of a vector, the facts of one vector (NaN, infinity, zero,
 overflow), the bound's limits.
 """

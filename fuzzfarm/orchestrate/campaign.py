@@ -29,7 +29,7 @@ source of inputs.  ``cluster/campaigns/example.toml`` shows every key with a com
     name = "math-float"           # optional; default "job<N>"; unique; [A-Za-z0-9_.-]+
     source = "recipes"            # "recipes" (hypothesis-drawn recipes; the default),
                                   # "catalogue" (each target's special-value unit only) or
-                                  # "sweep" (every input of the space, fuzzfarm.sweep)
+                                  # "sweep" (every input of the space, fuzzfarm.orchestrate.sweep)
     functions = ["sinpi", "math"] # REQUIRED: built-ins, groups, conversions as --functions
     precisions = ["binary32"]     # default ["binary32"]; as --precisions
     widths = [1]                  # default [1]; as --widths
@@ -44,7 +44,7 @@ source of inputs.  ``cluster/campaigns/example.toml`` shows every key with a com
     chunk_bits = 22               # sweep only: 2**chunk_bits inputs per unit, 16 .. 26
 
 Rules beyond the types: a sweep job's functions must each be sweepable in each of its
-precisions (``fuzzfarm.sweep.space_for``: one float argument, or two in binary16), its
+precisions (``fuzzfarm.orchestrate.sweep.space_for``: one float argument, or two in binary16), its
 widths must be ``[1]`` and it takes no ``inputs`` (``units`` limits it to its first chunks);
 a catalogue job takes no ``inputs``/``units``; a job must resolve to at least one target
 (``run.targets_for``); and a campaign must end: without ``budget.time`` and
@@ -79,7 +79,7 @@ if sys.version_info >= (3, 11):
 else:                                   # pragma: no cover - pyproject depends on tomli there
     import tomli as tomllib
 
-from fuzzfarm import run
+from fuzzfarm.orchestrate import run
 
 __all__ = ["CampaignError", "Job", "Campaign", "load", "loads", "from_options",
            "of_run_options", "SCHEMA",
@@ -558,7 +558,7 @@ class _Loader:
         if source == "sweep":
             if widths != (1,):
                 self.fail(f"{key}.widths", "a sweep covers scalar inputs: widths must be [1]")
-            from fuzzfarm.sweep import SweepError, space_for
+            from fuzzfarm.orchestrate.sweep import SweepError, space_for
             for n in names:
                 for p in precisions:
                     try:
@@ -589,7 +589,7 @@ class _Loader:
 
 def _job_seed(campaign_seed: int, number: int) -> int:
     """Job ``number``'s default seed: stable across processes and Python versions."""
-    digest = hashlib.sha256(f"fuzzfarm.campaign:{campaign_seed}:{number}".encode()).digest()
+    digest = hashlib.sha256(f"fuzzfarm.orchestrate.campaign:{campaign_seed}:{number}".encode()).digest()
     return int.from_bytes(digest[:4], "big") >> 1          # 0 .. 2**31 - 1
 
 
@@ -756,7 +756,7 @@ def _skip_value(text: str, i: int) -> int:
 
 
 def of_run_options(opts):
-    """The one-job campaign (``from_options``) that ``opts`` (fuzzfarm.run.RunOptions, a
+    """The one-job campaign (``from_options``) that ``opts`` (fuzzfarm.orchestrate.run.RunOptions, a
     ``fuzzfarm run`` without --campaign) describe: its targets on the chosen devices
     (named by fingerprint) for the budget."""
     c = from_options(",".join(opts.functions), ",".join(opts.precisions),

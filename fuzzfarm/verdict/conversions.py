@@ -1,7 +1,7 @@
 """Explicit conversions ``convert_<dst>[_sat][_rte|_rtz|_rtp|_rtn](<src>)``: the table of
 valid conversions, their kernels, an exact vectorized reference, the verdict, and inputs.
 
-Pure logic (STYLE.md point 1): no pyopencl, no Ray; ``fuzzfarm.device`` compiles the
+Pure logic (STYLE.md point 1): no pyopencl, no Ray; ``fuzzfarm.device.runner`` compiles the
 sources, the lead's runner feeds ``check``.
 
 The rules (edgecases/data/conversions.toml, each with id, section and sentence):
@@ -59,9 +59,9 @@ except ModuleNotFoundError:  # Python < 3.11
 
 from edgecases.catalogue import GeneralRule
 from fuzzfarm import formats
-from fuzzfarm.checker import CheckResult, Claims, Finding
+from fuzzfarm.verdict.checker import CheckResult, Claims, Finding
 from fuzzfarm.formats import BINARY16, BINARY32, BINARY64, FloatFormat
-from fuzzfarm.kernels import WIDTHS
+from fuzzfarm.device.kernels import WIDTHS
 from fuzzfarm.oracle import ulp_error
 
 __all__ = [
@@ -332,7 +332,7 @@ def kernel_source(conv: Conversion, width: int = 1) -> str:
     reinterprets the loaded bits (``as_float`` ...), calls ``convert_<dst><n>...`` and
     stores the result's bits (``as_uint`` ...).  With ``width`` n > 1 each work-item
     handles n consecutive elements through ``vloadn``/``vstoren`` (global size = elements /
-    n), as in fuzzfarm.kernels.  The source carries the cl_khr_fp16 / cl_khr_fp64 pragma
+    n), as in fuzzfarm.device.kernels.  The source carries the cl_khr_fp16 / cl_khr_fp64 pragma
     it needs.  Raises ValueError for a width that is not 1, 2, 3, 4, 8 or 16.
 
     >>> print(kernel_source(parse("convert_int_sat_rte(float)")))  # doctest: +SKIP
@@ -535,7 +535,7 @@ def _claims_for(fmt: FloatFormat, claims) -> Claims | None:
                 return claims[key]
         raise KeyError(f"claims has no entry for {fmt.name}; give one Claims per format "
                        f"the conversion involves, keyed 'binary16'/'binary32'/'binary64'")
-    raise TypeError(f"claims={claims!r}: give a fuzzfarm.checker.Claims or a dict of them")
+    raise TypeError(f"claims={claims!r}: give a fuzzfarm.verdict.checker.Claims or a dict of them")
 
 
 def _flushes(fmt: FloatFormat | None, claims) -> bool:
@@ -736,7 +736,7 @@ def check(conv: Conversion, src: np.ndarray, got: np.ndarray, claims=None,
 
     ``src``: 1-D ``conv.src_dtype`` array (float bits); ``got``: the device's results, 1-D
     ``conv.dst_dtype`` of the same length (float bits; same-size integer arrays are
-    reinterpreted).  ``claims``: a fuzzfarm.checker.Claims, or a dict of them keyed by
+    reinterpreted).  ``claims``: a fuzzfarm.verdict.checker.Claims, or a dict of them keyed by
     format name ('binary16', 'binary32', 'binary64') for a conversion between two float
     formats; None means a full-profile device with subnormals and round to nearest.  A
     single Claims speaks for the format of its ``precision``; for another binary16 or
@@ -751,7 +751,7 @@ def check(conv: Conversion, src: np.ndarray, got: np.ndarray, claims=None,
     decoration: "NaN is converted to 0").
 
     Returns a ConversionResult (a CheckResult): ``function`` is ``conv.id``; findings
-    (fuzzfarm.checker.Finding, sorted by element) with rule ids of
+    (fuzzfarm.verdict.checker.Finding, sorted by element) with rule ids of
     edgecases/data/conversions.toml, inputs and outputs as bits (float) or values (int),
     ``ulp_error`` in ULPs of the destination for failing float results (the first
     ``MAX_MEASURED``); ``exact`` counts judged elements, ``unjudged`` the

@@ -26,9 +26,9 @@ import numpy as np
 
 from edgecases import catalogue, modality
 from fuzzfarm import formats
-from fuzzfarm.checker import CheckResult, Claims, check_batch
+from fuzzfarm.verdict.checker import CheckResult, Claims, check_batch
 from fuzzfarm.formats import FloatFormat, format_named
-from fuzzfarm.kernels import buffer_dtype
+from fuzzfarm.device.kernels import buffer_dtype
 
 __all__ = ["WorkUnit", "make_unit", "make_inputs", "special_inputs", "check_unit",
            "finding_rows", "finding_table", "stats_row", "split_size", "submit_unit",
@@ -128,7 +128,7 @@ def required_precisions(target: tuple) -> set:
     cl_khr_fp16 even in convert_half(float))."""
     name, precision, _ = target
     if is_conversion(name):
-        from fuzzfarm import conversions
+        from fuzzfarm.verdict import conversions
         conv = conversions.parse(name)
         return {f.name for f in (conv.src_format, conv.dst_format) if f is not None} | {precision}
     return {precision}
@@ -206,7 +206,7 @@ def make_unit(device: str, target: tuple, serial: int, seed: int, per_recipe: in
     Size: ``size`` inputs (vectors for a geometric built-in) split by ``split_size`` into
     recipes, or, with ``size=None``, ``recipes_per_unit`` recipes of ``per_recipe`` inputs
     each.  Each recipe dict records its ``n``.  ``replay``: input-bit tuples unit 0 of an
-    element-wise built-in runs before its special-value pool (``fuzzfarm.repro``)."""
+    element-wise built-in runs before its special-value pool (``fuzzfarm.report.repro``)."""
     from strategies import draw_recipes
     name, precision, width = target
     unit_id = f"{device}-{name}.{precision}.w{width}-{serial:06d}"
@@ -244,7 +244,8 @@ def make_inputs(unit: WorkUnit) -> dict[str, np.ndarray]:
 
     fmt = format_named(unit.precision)
     if is_conversion(unit.function):
-        from fuzzfarm import conversion_inputs, conversions
+        from strategies import conversions as conversion_inputs
+        from fuzzfarm.verdict import conversions
         conv = conversions.parse(unit.function)
         if unit.special:
             return {"x": conversion_inputs.special_inputs(conv)}
@@ -254,7 +255,7 @@ def make_inputs(unit: WorkUnit) -> dict[str, np.ndarray]:
                                      for r, n in zip(unit.recipes, unit.part_sizes())])}
     fn = catalogue.function(unit.function)
     if not fn.is_elementwise:
-        from fuzzfarm import geometric
+        from fuzzfarm.verdict import geometric
         if unit.special:
             return geometric.special_inputs(fn, fmt, unit.vector_width)
         n = unit.size if unit.recipes else unit.per_recipe
@@ -286,14 +287,14 @@ def make_inputs(unit: WorkUnit) -> dict[str, np.ndarray]:
 
 def prepare_targets(runner, targets) -> dict:
     """Build the kernels of the built-ins among ``targets`` ((name, precision, width)
-    triples) on ``runner`` (a fuzzfarm.device.DeviceRunner), one program per (precision,
+    triples) on ``runner`` (a fuzzfarm.device.runner.DeviceRunner), one program per (precision,
     width).  Conversions are built one program each at first use (``run_unit``): PoCL
     3.0-rc2 corrupts its heap building one program of a few hundred conversion kernels.
 
-    Returns {target: fuzzfarm.device.KernelBuildError} for each target whose kernel does
+    Returns {target: fuzzfarm.device.runner.KernelBuildError} for each target whose kernel does
     not build (the others are built and cached): a build failure is a finding about the
     device, not a reason to stop."""
-    from fuzzfarm.device import KernelBuildError
+    from fuzzfarm.device.runner import KernelBuildError
     groups: dict = {}
     for name, precision, width in targets:
         if not is_conversion(name):
@@ -343,12 +344,12 @@ class _Renamed:
 def submit_unit(runner, unit: WorkUnit, inputs: dict):
     """Start the unit's kernel on ``runner`` without waiting: returns an object whose
     ``wait()`` gives the outputs by name and whose ``device_seconds`` is then set (a
-    fuzzfarm.device.PendingRun; a runner without ``submit`` runs at once)."""
+    fuzzfarm.device.runner.PendingRun; a runner without ``submit`` runs at once)."""
     fmt = format_named(unit.precision)
     if not hasattr(runner, "submit"):
         t0 = time.perf_counter()
         if is_conversion(unit.function):
-            from fuzzfarm import conversions
+            from fuzzfarm.verdict import conversions
             conv = conversions.parse(unit.function)
             (got,) = runner.run_source(conversions.program_source([conv], unit.vector_width),
                                        conversions.kernel_name(conv), [inputs["x"]],
@@ -358,7 +359,7 @@ def submit_unit(runner, unit: WorkUnit, inputs: dict):
             out = runner.run(catalogue.function(unit.function), inputs, fmt, unit.vector_width)
         return _Finished(out, time.perf_counter() - t0)
     if is_conversion(unit.function):
-        from fuzzfarm import conversions
+        from fuzzfarm.verdict import conversions
         conv = conversions.parse(unit.function)
         # one small program per conversion, built once and cached by the runner
         src = conversions.program_source([conv], unit.vector_width)
@@ -396,7 +397,7 @@ def _signature(unit: WorkUnit):
     its findings' bits are described."""
     fmt = format_named(unit.precision)
     if is_conversion(unit.function):
-        from fuzzfarm import conversions
+        from fuzzfarm.verdict import conversions
         conv = conversions.parse(unit.function)
         def arg(name, f, dtype, out):   # an integer by its type: ulong prints unsigned
             return catalogue.Arg(name, "float" if f else np.dtype(dtype).name, out)
@@ -509,7 +510,7 @@ def finding_table(result: CheckResult, unit: WorkUnit, device_meta: dict, run_id
     ``finding_rows``), built column by column."""
     import pyarrow as pa
 
-    from fuzzfarm import store
+    from fuzzfarm.store import dataset as store
     cols, const = _finding_columns(result, unit, device_meta, run_id, build_options)
     n = len(result.findings)
     arrays = []
@@ -563,7 +564,7 @@ def stats_row(result: CheckResult, unit: WorkUnit, inputs: dict, device_meta: di
 def check_result(unit: WorkUnit, inputs: dict, outputs: dict, claims: Claims) -> CheckResult:
     """The verdict on one unit's outputs (built-in, geometric or conversion)."""
     if is_conversion(unit.function):
-        from fuzzfarm import conversions
+        from fuzzfarm.verdict import conversions
         return conversions.check(conversions.parse(unit.function), inputs["x"], outputs["ret"],
                                  claims)
     return check_batch(catalogue.function(unit.function), inputs, outputs, claims,
@@ -591,10 +592,10 @@ def unit_kernel_source(unit: WorkUnit, sweep: bool = False) -> str:
     try:
         fmt = format_named(unit.precision)
         if is_conversion(unit.function):
-            from fuzzfarm import conversions
+            from fuzzfarm.verdict import conversions
             return conversions.kernel_source(conversions.parse(unit.function),
                                              unit.vector_width)
-        from fuzzfarm import kernels
+        from fuzzfarm.device import kernels
         fn = catalogue.function(unit.function)
         if sweep:
             return kernels.sweep_source(fn, fmt)
@@ -669,7 +670,7 @@ def write_fault(out, run_id: str, unit: WorkUnit, device_meta: dict, build_optio
     """Write ``unit``'s device-fault finding and then its stats row (``fault_rows``; each
     file atomically, the stats row last, which makes the unit done).  Returns the
     finding row."""
-    from fuzzfarm import store
+    from fuzzfarm.store import dataset as store
     finding, stats = fault_rows(unit, device_meta, run_id, build_options, reason, detail)
     store.write_findings(out, run_id, unit.unit_id, [finding])
     store.write_stats(out, run_id, unit.unit_id, stats)

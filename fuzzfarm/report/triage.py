@@ -13,7 +13,7 @@ Definitions (what the report's words mean)
   (the ``device`` column), never by fingerprint or driver version, so two driver versions
   of one device model meet.  When the two sets have no device name in common nothing can
   be compared, and the report says so.
-* **Issue**: ``fuzzfarm.signatures``' issue id (the signature without the driver version):
+* **Issue**: ``fuzzfarm.store.signatures``' issue id (the signature without the driver version):
   a target plus a rule class.  Severities ``fail`` and ``fault`` are **failures**;
   ``note`` rows are informational, listed apart, and never a new failure.
 * **Tested**: a run tested a target when it wrote a stats row for it with
@@ -66,9 +66,11 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from fuzzfarm import formats, signatures, store
+from fuzzfarm import formats
+from fuzzfarm.store import signatures
+from fuzzfarm.store import dataset as store
 from fuzzfarm.errors import BadInput
-from fuzzfarm.render import render
+from fuzzfarm.report.render import render
 
 __all__ = ["TriageError", "Side", "IssueRow", "UlpRow", "CoverageRow", "Triage", "compare",
            "write_markdown", "write_html", "write_junit", "run", "print_summary",
@@ -814,14 +816,14 @@ def _sections(t: Triage) -> list[_Section]:
 
 
 def write_markdown(t: Triage, path) -> Path:
-    """Write the report as Markdown to ``path`` (fuzzfarm/templates/triage.md.j2);
+    """Write the report as Markdown to ``path`` (fuzzfarm/report/templates/triage.md.j2);
     returns the path."""
     p = Path(path)
     p.write_text(render("triage.md.j2", sections=_sections(t)), encoding="utf-8")
     return p
 
 
-#: The report's style sheet: fuzzfarm/templates/triage.css.
+#: The report's style sheet: fuzzfarm/report/templates/triage.css.
 
 
 def _png(fig) -> str:
@@ -904,7 +906,7 @@ def _bars(t: Triage) -> str | None:
 
 def write_html(t: Triage, path) -> Path:
     """Write the report as ONE self-contained HTML file (inline CSS, plots as inline
-    base64 PNG, no external URL, no script) to ``path`` (fuzzfarm/templates/
+    base64 PNG, no external URL, no script) to ``path`` (fuzzfarm/report/templates/
     triage.html.j2); returns the path."""
     c = t.counts
     plots = {"plots_error": "", "bars": None, "hists": [],

@@ -37,18 +37,18 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from fuzzfarm import icd
+from fuzzfarm.device import icd
 from fuzzfarm.errors import BadInput, DeviceFault
 
 # Before pyopencl loads the ICD loader: make the drivers pip installed into this
-# environment (Intel's CPU runtime) visible (fuzzfarm/icd.py).
+# environment (Intel's CPU runtime) visible (fuzzfarm/device/icd.py).
 icd.register()
 
 import pyopencl as cl  # noqa: E402
 
 from edgecases.catalogue import Function  # noqa: E402
 from fuzzfarm.formats import BINARY16, BINARY32, BINARY64, FloatFormat  # noqa: E402
-from fuzzfarm.kernels import (  # noqa: E402
+from fuzzfarm.device.kernels import (  # noqa: E402
     CONSTANTS_KERNEL, FP_CONFIG_SHORT, buffer_dtype, constants_source, fp_config_names, kernel_name,
     kernel_source, program_source,
 )
@@ -369,7 +369,7 @@ def _bundled_pocl_libraries() -> list[str]:
 def _bundled_pocl_fingerprints() -> dict[str, str]:
     """fingerprint -> bundled libpocl path, for every device each bundled library gives
     when it is the only ICD (OCL_ICD_VENDORS naming it alone, in a child process)."""
-    code = ("from fuzzfarm.device import list_devices\n"
+    code = ("from fuzzfarm.device.runner import list_devices\n"
             "print(' '.join(d.fingerprint for d in list_devices()))")
     root = str(Path(__file__).resolve().parent.parent)
     out: dict[str, str] = {}

@@ -1,5 +1,5 @@
 """The inputs of a conversion's work units (part of the conversions' support; the table,
-reference and verdict are fuzzfarm.conversions): ``special_inputs`` (the boundary values
+reference and verdict are fuzzfarm.verdict.conversions): ``special_inputs`` (the boundary values
 of the source and destination ranges, each rounding's ties, NaNs and infinities) and
 ``inputs`` (seeded draws: those boundaries' neighbours and random patterns).
 """
@@ -12,7 +12,7 @@ from typing import Iterable
 import mpmath
 import numpy as np
 
-from fuzzfarm.conversions import _NP_INT, INT_TYPES, Conversion, int_range
+from fuzzfarm.verdict.conversions import _NP_INT, INT_TYPES, Conversion, int_range
 from fuzzfarm.formats import FloatFormat
 from fuzzfarm.rounding import round_to_bits
 

@@ -3,8 +3,8 @@
 ``Slot`` and ``Target``: the kernel buffers and the one work-item a candidate input is run
 as; ``target_for`` a finding row's target; ``acceptance`` what results are allowed (the
 alternatives repro_judge.acceptable checks); ``Reproducer`` runs candidates on a device
-and judges them; ``device_call`` the launch.  Used by fuzzfarm.repro_shrink and
-fuzzfarm.repro.
+and judges them; ``device_call`` the launch.  Used by fuzzfarm.report.repro_shrink and
+fuzzfarm.report.repro.
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import numpy as np
 from edgecases import bounds, catalogue
 from fuzzfarm import formats
 from fuzzfarm.formats import FloatFormat, format_named
-from fuzzfarm.repro_judge import acceptable
+from fuzzfarm.report.repro_judge import acceptable
 
 __all__ = ["Slot", "Target", "Outcome", "Reproducer", "target_for", "claims_for",
            "acceptance", "device_call", "MAX_EVALUATIONS"]
@@ -80,7 +80,7 @@ class Target:
 
     @property
     def conversion(self):
-        from fuzzfarm import conversions
+        from fuzzfarm.verdict import conversions
         return conversions.parse(self.function)
 
     @property
@@ -100,7 +100,7 @@ class Target:
             c = self.conversion
             return [Slot("x", "float" if c.src_format else "int", np.dtype(c.src_dtype),
                          c.src_format)]
-        from fuzzfarm.kernels import buffer_dtype
+        from fuzzfarm.device.kernels import buffer_dtype
         return [Slot(a.name, a.kind, np.dtype(buffer_dtype(a, self.fmt)), self.fmt)
                 for a in self.fn.inputs]
 
@@ -109,7 +109,7 @@ class Target:
             c = self.conversion
             return [Slot("ret", "float" if c.dst_format else "int", np.dtype(c.dst_dtype),
                          c.dst_format)]
-        from fuzzfarm.kernels import buffer_dtype
+        from fuzzfarm.device.kernels import buffer_dtype
         return [Slot(o.name, o.kind, np.dtype(buffer_dtype(o, self.fmt)), self.fmt,
                      bool(o.scalar and self.geometric)) for o in self.fn.outputs]
 
@@ -131,7 +131,7 @@ class Target:
         return self.width
 
     def unit(self):
-        from fuzzfarm.units import WorkUnit
+        from fuzzfarm.work.units import WorkUnit
         return WorkUnit("repro", self.function, 0, 0, (), True, self.precision, self.width)
 
     def arrays(self, cands: Sequence[tuple]) -> dict:
@@ -178,10 +178,10 @@ class Target:
     def kernel(self) -> tuple[str, str]:
         """(kernel name, OpenCL C source): the source fuzzfarm runs."""
         if self.is_conversion:
-            from fuzzfarm import conversions
+            from fuzzfarm.verdict import conversions
             c = self.conversion
             return conversions.kernel_name(c), conversions.program_source([c], self.width)
-        from fuzzfarm.kernels import kernel_name, kernel_source
+        from fuzzfarm.device.kernels import kernel_name, kernel_source
         return kernel_name(self.fn), kernel_source(self.fn, self.fmt, self.width)
 
     def describe(self, cand: tuple) -> str:
@@ -221,7 +221,7 @@ def claims_for(info, precision: str, build_options: str, constants: dict | None,
     """The Claims a run gives the checker for ``info`` (a DeviceInfo): per precision the
     device's fp config flags, its profile, FP_ILOGB0/FP_ILOGBNAN and the build options;
     a conversion gets a dict of them by format."""
-    from fuzzfarm.checker import Claims
+    from fuzzfarm.verdict.checker import Claims
     if conversion:
         return Claims.by_precision(info, constants, build_options)
     return Claims.for_device(info, precision, constants, build_options)
@@ -384,7 +384,7 @@ class Reproducer:
         cands = [tuple(int(v) for v in c) for c in cands]
         todo = [c for c in dict.fromkeys(cands) if fresh or c not in self.cache]
         if todo:
-            from fuzzfarm.units import check_result
+            from fuzzfarm.work.units import check_result
             t = self.target
             inputs = t.arrays(todo)
             outputs = self.call(inputs)
@@ -393,7 +393,7 @@ class Reproducer:
             by_el: dict = {}
             for f in result.findings:
                 by_el.setdefault(f.index, []).append(f)
-            from fuzzfarm.signatures import rule_class
+            from fuzzfarm.store.signatures import rule_class
             for k, c in enumerate(todo):
                 mine = [f for f in by_el.get(t.element(k), ())
                         if f.severity == t.severity and rule_class(
@@ -424,6 +424,6 @@ class Reproducer:
 
 def device_call(runner, target: Target) -> Callable[[dict], dict]:
     """``call`` for a Reproducer: run the target's kernel on a DeviceRunner."""
-    from fuzzfarm.units import run_unit
+    from fuzzfarm.work.units import run_unit
     unit = target.unit()
     return lambda inputs: run_unit(runner, unit, inputs)

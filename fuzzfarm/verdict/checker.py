@@ -10,7 +10,7 @@ the checker decides, element by element and output by output:
    (``CL.nan.quiet_stays_quiet``) for every element with only quiet NaN arguments.
 3. **The reference**, for the rest: exact operations (fmod, ldexp, frexp, ...) compare bits
    with the exact result; the others compare the ULP error against the bound of the
-   device's profile (edgecases/data/ulp_bounds.toml).  A float64 screen (fuzzfarm.screen)
+   device's profile (edgecases/data/ulp_bounds.toml).  A float64 screen (fuzzfarm.oracle.screen)
    passes what it can prove; everything else is measured with mpmath, and a failure is
    confirmed at twice the precision before it is reported (DESIGN.md decision 4).
 
@@ -33,10 +33,10 @@ from edgecases import bounds, catalogue
 from edgecases.predicates import evaluate
 from fuzzfarm import formats
 from fuzzfarm.formats import FloatFormat, format_named
-from fuzzfarm.verdicts import CheckResult, Finding
+from fuzzfarm.verdict.findings import CheckResult, Finding
 from fuzzfarm.oracle import (EXACT_FUNCTIONS, Congruent, Exact, OneOf, Unspecified, reference,
                              round_to_bits, ulp_error, value_of)
-from fuzzfarm import screen as screen_mod
+from fuzzfarm.oracle import screen as screen_mod
 
 __all__ = ["Claims", "Finding", "CheckResult", "check_batch"]
 
@@ -144,7 +144,7 @@ class Claims:
     @classmethod
     def for_device(cls, info, precision: str, constants: dict | None = None,
                    build_options: str = "") -> "Claims":
-        """The claims of device ``info`` (a fuzzfarm.device.DeviceInfo) in ``precision``:
+        """The claims of device ``info`` (a fuzzfarm.device.runner.DeviceInfo) in ``precision``:
         its fp config flags and profile (``from_fp_config``), its FP_ILOGB0/FP_ILOGBNAN
         ``constants`` and the build options."""
         return cls.from_fp_config(info.fp_flags(precision), info.profile, precision,
@@ -641,7 +641,7 @@ _SCREENED_OUTPUTS = {"sincos": ("sin", "cos")}
 
 
 def _screen(c: _Ctx, bound, plain, lim, idx, pos, rule):
-    """Run the screen (fuzzfarm.screen) over the judged positions ``pos``.  Returns
+    """Run the screen (fuzzfarm.oracle.screen) over the judged positions ``pos``.  Returns
     (positions for the exact path, counted) where ``counted`` is None or (probe positions,
     rest positions, rest's estimated errors): screen-proven failures beyond the recording
     cap, counted once the probe's exact verdicts confirm them.
@@ -706,7 +706,7 @@ def _screen(c: _Ctx, bound, plain, lim, idx, pos, rule):
         exact[rest] = False
         counted = (pos[probe], pos[rest], sc.err[rest])
     # The largest screened error is measured exactly, so the batch's maximum is exact; an
-    # estimate is never below the true error by more than the margin (fuzzfarm.screen),
+    # estimate is never below the true error by more than the margin (fuzzfarm.oracle.screen),
     # so a block whose largest estimate stays a margin below the maximum measured in the
     # batch so far cannot raise it and is not measured.
     if passed.any():
@@ -815,13 +815,13 @@ def check_batch(fn, inputs: dict, outputs: dict, claims: Claims = Claims(),
     (``ret``, then pointer outputs) to an array of length n, patterns or int32 likewise.
     ``width`` is the vector width the kernel ran at: element-wise built-ins are judged lane
     by lane (every lane is an element); a geometric built-in's lanes are grouped into
-    vectors of ``width`` (see fuzzfarm.geometric.check), and width-dependent bounds use it.
+    vectors of ``width`` (see fuzzfarm.verdict.geometric.check), and width-dependent bounds use it.
     ``prec`` is the mpmath working precision in bits (default 2p + 48).  Returns a
     CheckResult whose findings are sorted by element index.  Raises KeyError if the
     catalogue lacks a ULP bound for ``fn`` in the claimed precision and profile.
     """
     if not fn.is_elementwise:
-        from fuzzfarm import geometric
+        from fuzzfarm.verdict import geometric
         return geometric.check(fn, inputs, outputs, claims, width, prec)
     n = len(next(iter(inputs.values())))
     block = max(1, BLOCK // width) * width

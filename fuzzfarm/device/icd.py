@@ -15,7 +15,7 @@ ICD files and the environment's, points each at a library that exists (the same 
 under ``<environment>/lib`` when the recorded path is missing), writes them into a folder
 named by a hash of its contents under the user's cache (written once, atomically; the same
 folder for every process that finds the same drivers) and sets ``OCL_ICD_VENDORS`` to it.
-fuzzfarm.device calls it before importing pyopencl, so it runs in the driver and in every
+fuzzfarm.device.runner calls it before importing pyopencl, so it runs in the driver and in every
 Ray worker, on every node, each finding its own environment's drivers.
 
 A user who sets ``OCL_ICD_VENDORS`` keeps it: ``register`` then does nothing (it marks its

@@ -190,7 +190,7 @@ def write_json(path: Path, data: dict) -> Path:
 
 
 class Journal:
-    """An append-only JSON-lines file of events (``fuzzfarm.scheduler``).  Each
+    """An append-only JSON-lines file of events (``fuzzfarm.orchestrate.scheduler``).  Each
     ``append`` writes one line and flushes it to the operating system, so a killed
     process loses nothing written; ``sync=True`` also fsyncs each line (a lost machine
     then loses nothing either).  A line torn by a crash is ignored by ``read_journal`` and

@@ -13,7 +13,7 @@ The **issue key** (``issue``, id ``i`` + 12 hex) is the signature without the dr
 what triage matches between two result sets, so that last night's and tonight's findings
 of one device model meet even when the driver changed.
 
-Pure functions over Arrow tables of ``fuzzfarm.store.FINDINGS_SCHEMA`` rows (no device).
+Pure functions over Arrow tables of ``fuzzfarm.store.dataset.FINDINGS_SCHEMA`` rows (no device).
 """
 from __future__ import annotations
 
