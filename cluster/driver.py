@@ -128,7 +128,7 @@ class CampaignRun:
         if self.address:
             ctx = ray.init(address=self.address, **kw)
         else:
-            from fuzzfarm.device.runner import list_devices
+            from fuzzfarm.device.discovery import list_devices
             # "local": a new cluster of this machine even where `ray start` runs one
             ctx = ray.init(address="local", num_cpus=self.num_cpus or os.cpu_count(),
                            resources=local_resources(list_devices()),
@@ -142,7 +142,7 @@ class CampaignRun:
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
         from cluster.farm import cluster_devices, describe_node
-        from fuzzfarm.device.runner import DeviceInfo, DeviceSelectionError, select_devices
+        from fuzzfarm.device.discovery import DeviceInfo, DeviceSelectionError, select_devices
         found = cluster_devices()
         nodes = sorted({n for n, *_ in found})
         described = ray.get([describe_node.options(
@@ -176,7 +176,7 @@ class CampaignRun:
     def _pools(self) -> dict:
         """{fingerprint: {"precisions", "jobs"}} for the chosen devices; raises a
         CampaignError for a job no chosen device can run."""
-        from fuzzfarm.device.runner import DeviceSelectionError, select_devices
+        from fuzzfarm.device.discovery import DeviceSelectionError, select_devices
         from fuzzfarm.formats import format_named
         from fuzzfarm.work.units import required_precisions
         infos = [d["info"] for d in self.devices.values()]

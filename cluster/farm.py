@@ -97,7 +97,7 @@ def cluster_devices() -> list[tuple[str, str, str, int]]:
 @ray.remote(num_cpus=0)
 def describe_node() -> list[dict]:
     """The DeviceInfo dicts (``to_dict``) of the OpenCL devices of the node it runs on."""
-    from fuzzfarm.device.runner import list_devices
+    from fuzzfarm.device.discovery import list_devices
     return [d.to_dict() for d in list_devices()]
 
 
@@ -320,7 +320,7 @@ class DeviceActor:
 
     def __init__(self, fingerprint: str, i: int = 0, makers: int = 2,
                  faults: dict | None = None):
-        from fuzzfarm.device.runner import DeviceSelectionError, list_devices
+        from fuzzfarm.device.discovery import DeviceSelectionError, list_devices
         from fuzzfarm.formats import format_named
         mine = [d for d in list_devices() if d.fingerprint == fingerprint]
         if len(mine) <= i:

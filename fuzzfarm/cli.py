@@ -7,7 +7,7 @@ imports (pyopencl through ``fuzzfarm.device.runner``, Ray) happen inside the com
 them, so ``fuzzfarm --help`` works everywhere.
 
 Shared pieces for new commands: ``DEVICE_OPTION`` (the ``--device`` selector, see
-``fuzzfarm.device.runner.select_devices``) and ``load_devices`` (the device module, with a clean
+``fuzzfarm.device.discovery.select_devices``) and ``load_devices`` (the device module, with a clean
 error where pyopencl is missing).
 """
 from __future__ import annotations
@@ -71,10 +71,10 @@ def need_dashboard(option: str = "--dashboard") -> None:
 
 
 def load_devices():
-    """The ``fuzzfarm.device.runner`` module; raises click.ClickException (exit 1, one line)
-    when pyopencl cannot be imported."""
+    """The ``fuzzfarm.device.discovery`` module; raises click.ClickException (exit 1, one
+    line) when pyopencl cannot be imported."""
     try:
-        from fuzzfarm.device import runner as device
+        from fuzzfarm.device import discovery as device
     except ImportError as exc:
         raise click.ClickException(
             f"cannot import pyopencl ({exc}); install it with "
@@ -84,9 +84,9 @@ def load_devices():
 
 def _flags(info, precision: str) -> str:
     """Short flag names of one precision ('denorm inf_nan rte ...'), or '-' when absent."""
-    dev = load_devices()
+    from fuzzfarm.device.kernels import FP_CONFIG_SHORT
     flags = info.fp_flags(precision)
-    return " ".join(dev.FP_CONFIG_SHORT[f] for f in flags) if flags else "-"
+    return " ".join(FP_CONFIG_SHORT[f] for f in flags) if flags else "-"
 
 
 @main.command()
@@ -244,7 +244,7 @@ def run(ctx, functions, precisions, widths, build_options, device, budget, seed,
         except store.StoreError as exc:
             raise runner.UsageError(str(exc)) from None
         if not address:         # local devices: check the selectors before Ray starts
-            from fuzzfarm.device.runner import DeviceSelectionError, list_devices, select_devices
+            from fuzzfarm.device.discovery import DeviceSelectionError, list_devices, select_devices
             try:
                 select_devices(",".join(camp.devices), list_devices())
             except DeviceSelectionError as exc:
@@ -318,10 +318,11 @@ def verify(results, run_id, sample, no_device, json_path) -> None:
     runners = {}
     if not no_device:
         dev = load_devices()
+        from fuzzfarm.device.runner import DeviceRunner
         infos = {d.fingerprint: d for d in dev.list_devices()}
         for fp, opts in {(r["device_fingerprint"], r["build_options"] or "") for r in picked}:
             if fp in infos:
-                runners[fp] = dev.DeviceRunner(infos[fp], opts)
+                runners[fp] = DeviceRunner(infos[fp], opts)
     report = verifier.verify_findings(picked, runners, verifier.run_constants(results),
                                       per_recipe=verifier.run_per_recipe(results))
     t = Table(title=f"verify {results}: {len(picked)} of {len(rows)} failures")

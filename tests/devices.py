@@ -18,14 +18,14 @@ import pytest
 @functools.lru_cache(maxsize=None)
 def pypi_pocl():
     """PyPI's PoCL (the libpocl that pyopencl's wheel bundles) as a DeviceInfo, or None."""
-    from fuzzfarm.device.runner import bundled_pocl_library, list_devices
+    from fuzzfarm.device.discovery import bundled_pocl_library, list_devices
     return next((d for d in list_devices() if bundled_pocl_library(d)), None)
 
 
 @functools.lru_cache(maxsize=None)
 def one_device():
     """The one device the end-to-end tests use (see the module docstring), or None."""
-    from fuzzfarm.device.runner import list_devices, select_devices
+    from fuzzfarm.device.discovery import list_devices, select_devices
     devices = list_devices()
     chosen = os.environ.get("FUZZFARM_TEST_DEVICES")
     if chosen:

@@ -275,7 +275,7 @@ def test_status_reads_the_status_file_and_tells_a_silent_driver(tmp_path):
 @pytest.mark.device
 def test_node_declares_one_resource_per_device_and_checks_its_options():
     from cluster.farm import parse_resource
-    from fuzzfarm.device.runner import list_devices
+    from fuzzfarm.device.discovery import list_devices
     res = CliRunner().invoke(main, ["node", "--print-resources"])
     assert res.exit_code == 0, res.output
     resources = json.loads(res.output)
@@ -373,7 +373,7 @@ def test_one_campaign_across_every_implementation_this_machine_has(tmp_path):
     """PoCL, and Intel's runtime and Oclgrind where their extras are installed: one
     dataset, and triage's matrix has a column for each.  A device without cl_khr_fp16
     runs the binary32 units only; a kernel a device cannot build is a fault finding."""
-    from fuzzfarm.device.runner import list_devices
+    from fuzzfarm.device.discovery import list_devices
     impls = {}
     for d in list_devices():
         impls.setdefault(d.platform_name, d)

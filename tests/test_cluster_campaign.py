@@ -55,7 +55,7 @@ def _wait_written(out: Path, n: int, proc, timeout=300) -> None:
 
 def test_campaign_survives_a_killed_actor_and_a_lost_node(tmp_path):
     from cluster.farm import local_resources
-    from fuzzfarm.device.runner import list_devices
+    from fuzzfarm.device.discovery import list_devices
     pocl = [require_device()]
     resources = local_resources(pocl, list_devices())
     nodes = [{"num_cpus": 1, "resources": resources} for _ in range(3)]

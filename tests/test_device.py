@@ -27,10 +27,10 @@ from click.testing import CliRunner  # noqa: E402
 from devices import one_device  # noqa: E402
 from edgecases.catalogue import Arg, Function, function, functions  # noqa: E402
 from fuzzfarm.cli import main  # noqa: E402
-from fuzzfarm.device.runner import (  # noqa: E402
-    DeviceInfo, DeviceRunner, DeviceSelectionError, KernelBuildError, list_devices,
-    select_devices,
+from fuzzfarm.device.discovery import (  # noqa: E402
+    DeviceInfo, DeviceSelectionError, list_devices, select_devices,
 )
+from fuzzfarm.device.runner import DeviceRunner, KernelBuildError  # noqa: E402
 from fuzzfarm.formats import BINARY32, BINARY64  # noqa: E402
 
 DEVICES = list_devices()
@@ -404,8 +404,8 @@ def test_cli_bad_option():
 
 
 def test_cli_devices_with_no_device(monkeypatch):
-    import fuzzfarm.device.runner
-    monkeypatch.setattr(fuzzfarm.device.runner, "list_devices", lambda: [])
+    import fuzzfarm.device.discovery
+    monkeypatch.setattr(fuzzfarm.device.discovery, "list_devices", lambda: [])
     result = CliRunner().invoke(main, ["devices", "--json"])
     assert result.exit_code == 0 and json.loads(result.output) == []
     result = CliRunner().invoke(main, ["devices"])

@@ -16,7 +16,8 @@ def _classes():
     from edgecases.predicates import InvalidCondition
     from edgecases.results import InvalidResult
     from fuzzfarm.orchestrate.campaign import CampaignError
-    from fuzzfarm.device.runner import DeviceSelectionError, KernelBuildError
+    from fuzzfarm.device.discovery import DeviceSelectionError
+    from fuzzfarm.device.runner import KernelBuildError
     from fuzzfarm.verdict.geometric import GeometricError
     from fuzzfarm.report.repro import NotReproducible, ReproError
     from fuzzfarm.orchestrate.run import UsageError

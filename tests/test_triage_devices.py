@@ -27,7 +27,7 @@ units = 1
 
 
 def _pocls():
-    from fuzzfarm.device.runner import list_devices
+    from fuzzfarm.device.discovery import list_devices
     seen = {}
     for d in list_devices():
         if "portable computing language" in d.platform_name.lower():

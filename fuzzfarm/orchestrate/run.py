@@ -171,7 +171,7 @@ def validate(functions: str | None, budget: str, seed: int | None, out: str,
         raise UsageError(f"--build-options: {bad[0]!r} is not an OpenCL build option "
                          f"(e.g. -cl-fast-relaxed-math, -cl-denorms-are-zero)")
     try:
-        from fuzzfarm.device.runner import DeviceSelectionError, select_devices
+        from fuzzfarm.device.discovery import DeviceSelectionError, select_devices
         devices = select_devices(device)
     except DeviceSelectionError as exc:
         raise UsageError(str(exc)) from None

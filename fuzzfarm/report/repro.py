@@ -58,7 +58,7 @@ from pathlib import Path
 from typing import Callable
 
 from fuzzfarm import errors
-from fuzzfarm.device.runner import bundled_pocl_library
+from fuzzfarm.device.discovery import bundled_pocl_library
 from fuzzfarm.errors import BadInput
 from fuzzfarm.formats import format_named
 from fuzzfarm.report.render import render
@@ -285,7 +285,7 @@ def repro_device(row: dict, device: str | None = None):
     selector) selects, else the finding's own device, found by fingerprint; None when
     that is not attached.  Raises ReproError for a selector that matches no device or
     several."""
-    from fuzzfarm.device import runner as dev
+    from fuzzfarm.device import discovery as dev
     infos = dev.list_devices()
     if device:
         try:
@@ -308,7 +308,8 @@ def reproduce(results: str | os.PathLike, ref: str, out: str | os.PathLike,
     re-verify it REPEATS times, export the reproducers to ``out`` and save the example
     in ``RESULTS/_hypothesis``.  ``row``: the finding ``lookup`` gave for ``ref``, when
     the caller has it already.  Raises ReproError (bad input) or NotReproducible."""
-    from fuzzfarm.device import runner as dev
+    from fuzzfarm.device import discovery
+    from fuzzfarm.device.runner import DeviceRunner
     from fuzzfarm.store import dataset as store
     from fuzzfarm.report.verify import run_constants
 
@@ -316,7 +317,7 @@ def reproduce(results: str | os.PathLike, ref: str, out: str | os.PathLike,
     row = row if row is not None else lookup(results, ref)
     info = repro_device(row, device)
     if info is None:
-        infos = dev.list_devices()
+        infos = discovery.list_devices()
         raise ReproError(
             f"the finding's device {row['device']} ({row['platform']}, driver "
             f"{row['driver_version']}) [{row['device_fingerprint']}] is not attached "
@@ -336,7 +337,7 @@ def reproduce(results: str | os.PathLike, ref: str, out: str | os.PathLike,
     except store.StoreError as exc:
         raise ReproError(str(exc)) from None
     bo = row.get("build_options") or ""
-    runner = dev.DeviceRunner(info, bo)
+    runner = DeviceRunner(info, bo)
     consts = runner.device_constants()
     if row["device_fingerprint"] == info.fingerprint:
         consts = run_constants(results).get(info.fingerprint) or consts

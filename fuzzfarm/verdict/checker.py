@@ -144,7 +144,7 @@ class Claims:
     @classmethod
     def for_device(cls, info, precision: str, constants: dict | None = None,
                    build_options: str = "") -> "Claims":
-        """The claims of device ``info`` (a fuzzfarm.device.runner.DeviceInfo) in ``precision``:
+        """The claims of device ``info`` (a fuzzfarm.device.discovery.DeviceInfo) in ``precision``:
         its fp config flags and profile (``from_fp_config``), its FP_ILOGB0/FP_ILOGBNAN
         ``constants`` and the build options."""
         return cls.from_fp_config(info.fp_flags(precision), info.profile, precision,
