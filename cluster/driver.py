@@ -178,7 +178,7 @@ class CampaignRun:
         CampaignError for a job no chosen device can run."""
         from fuzzfarm.device.discovery import DeviceSelectionError, select_devices
         from fuzzfarm.formats import format_named
-        from fuzzfarm.work.units import required_precisions
+        from fuzzfarm.target import Target
         infos = [d["info"] for d in self.devices.values()]
         pools: dict = {}
         for info in infos:
@@ -197,7 +197,7 @@ class CampaignRun:
             runnable = False
             for fp in mine:
                 have = set(pools[fp]["precisions"])
-                if any(required_precisions(tuple(t)) <= have for t in job.targets):
+                if any(Target.of(t).required_precisions <= have for t in job.targets):
                     pools[fp]["jobs"].append(job.number)
                     runnable = True
             if not runnable:

@@ -371,12 +371,13 @@ class DeviceActor:
         precision, width): ``targets_by_options`` is {build options: [(name, precision,
         width), ...]}; returns seconds spent.  Targets in a precision the device lacks
         are skipped."""
-        from fuzzfarm.work.units import prepare_targets, required_precisions
+        from fuzzfarm.target import Target
+        from fuzzfarm.work.units import prepare_targets
         t0 = time.perf_counter()
         for bo, targets in targets_by_options.items():
-            failed = prepare_targets(self._runner(bo), [tuple(t) for t in targets
-                                                        if required_precisions(tuple(t))
-                                                        <= set(self.precisions)])
+            failed = prepare_targets(self._runner(bo), [
+                Target.of(t) for t in targets
+                if Target.of(t).required_precisions <= set(self.precisions)])
             for target, exc in failed.items():   # recorded when a unit of it comes up
                 self.unbuildable[(bo, tuple(target))] = exc
         return time.perf_counter() - t0
@@ -480,7 +481,7 @@ class DeviceActor:
         return submit_unit(runner, unit, inputs)
 
     def _work(self, coordinator, key, run_id, out, max_in_flight, prefetch) -> dict:
-        from fuzzfarm.work.units import is_conversion, make_inputs
+        from fuzzfarm.work.units import make_inputs
         fp = self.info.fingerprint
         ahead = max(1, int(prefetch) if prefetch else len(self.makers) + 1)
         max_in_flight = max(1, int(max_in_flight))
@@ -557,7 +558,7 @@ class DeviceActor:
             spent["device_wait"] += t1 - t
             bo = spec["build_options"]
             # a conversion may touch two formats: it gets the claims of every one
-            claims = (self.claims[bo] if is_conversion(unit.function)
+            claims = (self.claims[bo] if unit.target.is_conversion
                       else self.claims[bo][unit.precision])
             checks.append(check_and_write.remote(
                 unit, inputs_ref, ray.put(outputs), claims, self.info.columns(unit.precision),

@@ -451,8 +451,7 @@ def _governing(rule_id: str) -> dict:
 def _catalogue_records(precisions, profile_names) -> dict:
     """The catalogue as plain data: functions x precisions x profiles with their bounds,
     every rule, the general rules and the conversions."""
-    from edgecases import bounds, catalogue
-    from fuzzfarm.verdict import conversions
+    from edgecases import bounds, catalogue, conversions
 
     fns = []
     for f in catalogue.functions().values():

@@ -1,7 +1,8 @@
-"""The inputs of a conversion's work units (part of the conversions' support; the table,
-reference and verdict are fuzzfarm.verdict.conversions): ``special_inputs`` (the boundary values
-of the source and destination ranges, each rounding's ties, NaNs and infinities) and
-``inputs`` (seeded draws: those boundaries' neighbours and random patterns).
+"""The inputs of an explicit conversion's work units (the table of conversions is
+``edgecases.conversions``, the verdict ``fuzzfarm.verdict.conversions``): ``special_inputs``
+(the boundary values of the source and destination ranges, each rounding's ties, NaNs and
+infinities) and ``inputs`` (seeded draws: those boundaries' neighbours and random
+patterns), as arrays of the source type's buffer dtype.
 """
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typing import Iterable
 import mpmath
 import numpy as np
 
-from fuzzfarm.verdict.conversions import _NP_INT, INT_TYPES, Conversion, int_range
+from edgecases.conversions import INT_TYPES, Conversion, int_range, type_dtype
 from fuzzfarm.formats import FloatFormat
 from fuzzfarm.rounding import round_to_bits
 
@@ -165,7 +166,7 @@ def _ordered(vals: np.ndarray, type_name: str) -> np.ndarray:
 
 def _unordered(u: np.ndarray, type_name: str) -> np.ndarray:
     bits, signed = INT_TYPES[type_name]
-    dt = _NP_INT[type_name]
+    dt = type_dtype(type_name)
     if not signed:
         return u.astype(dt)
     if bits == 64:

@@ -1,5 +1,6 @@
 """The layers point one way: no import cycle among fuzzfarm/, strategies/, edgecases/ and
-cluster/, counting imports inside functions too (issue 16).
+cluster/, counting imports inside functions too; each module imports only its own layer
+and the layers below it; no module is over 800 lines (issue 16).
 
 The graph is read from the source with ``ast`` (nothing is imported): an edge A -> B for
 every ``import B`` / ``from B import ...`` in A, relative imports resolved, a name imported
@@ -106,3 +107,75 @@ def test_the_spec_layer_imports_nothing_above_it():
             assert all(d.startswith("edgecases") or d in BASE for d in deps), (m, deps)
         if m in BASE:
             assert deps <= BASE, (m, deps)
+
+
+#: The pipeline, bottom up (README "Architecture"): a module may import its own layer and
+#: the layers before it, never one after.  Each entry: module-name prefixes.
+LAYERS = (
+    ("base", ("fuzzfarm.errors", "fuzzfarm.formats", "fuzzfarm.rounding")),
+    ("spec", ("edgecases",)),
+    ("target", ("fuzzfarm.target",)),
+    ("inputs", ("strategies",)),
+    ("device", ("fuzzfarm.device",)),
+    ("oracle", ("fuzzfarm.oracle",)),
+    ("verdict", ("fuzzfarm.verdict",)),
+    ("store", ("fuzzfarm.store",)),
+    ("work", ("fuzzfarm.work",)),
+    ("report", ("fuzzfarm.report",)),
+    ("orchestrate", ("fuzzfarm.orchestrate",)),
+    ("cluster", ("cluster",)),
+    ("edge", ("fuzzfarm.cli", "fuzzfarm.__main__")),
+)
+
+
+def layer_of(module: str) -> int:
+    """Index in LAYERS of ``module`` (the longest matching prefix); the bare ``fuzzfarm``
+    package (its version) is base."""
+    if module == "fuzzfarm":
+        return 0
+    best, at = -1, None
+    for i, (_, prefixes) in enumerate(LAYERS):
+        for p in prefixes:
+            if (module == p or module.startswith(p + ".")) and len(p) > best:
+                best, at = len(p), i
+    if at is None:
+        raise AssertionError(f"{module} is in no layer: add it to LAYERS (and the README map)")
+    return at
+
+
+def upward_imports(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
+    return sorted((m, d) for m, deps in graph.items() for d in deps
+                  if layer_of(d) > layer_of(m))
+
+
+def test_every_import_points_down_the_pipeline():
+    assert upward_imports(import_graph()) == []
+
+
+def test_the_layer_check_finds_an_upward_import():
+    g = {"fuzzfarm.verdict.checker": {"fuzzfarm.orchestrate.run", "fuzzfarm.oracle"},
+         "fuzzfarm.oracle": {"fuzzfarm.formats"}, "fuzzfarm.formats": set(),
+         "fuzzfarm.orchestrate.run": set()}
+    assert upward_imports(g) == [("fuzzfarm.verdict.checker", "fuzzfarm.orchestrate.run")]
+    assert layer_of("fuzzfarm.report.templates_helper") == layer_of("fuzzfarm.report")
+
+
+#: No module under the four packages is longer than this (tests and benchmarks aside).
+MAX_LINES = 800
+
+
+def long_modules(limit: int = MAX_LINES) -> dict[str, int]:
+    out = {}
+    for m, f in modules().items():
+        n = len(f.read_text().splitlines())
+        if n > limit:
+            out[m] = n
+    return out
+
+
+def test_no_module_over_800_lines():
+    assert long_modules() == {}
+
+
+def test_the_size_check_sees_a_long_module():
+    assert long_modules(limit=10)          # every package has modules over ten lines

@@ -337,9 +337,9 @@ def test_dashboard_without_its_packages_is_one_line_exit_2(tmp_path, monkeypatch
 def test_a_saved_reproducer_input_is_replayed_first_in_a_later_run(tmp_path):
     """`fuzzfarm repro` saves its input in RESULTS/_hypothesis; the next campaign into
     RESULTS runs it first, in unit 0 of the function, where it fails again."""
-    from fuzzfarm.report.repro import Target, db_dir, save_example
+    from fuzzfarm.report.repro import Case, db_dir, save_example
     out = tmp_path / "res"
-    target = Target("sinpi", "binary32", 1, "", "CL.sinpi.positive_integer")
+    target = Case("sinpi", "binary32", 1, "", "CL.sinpi.positive_integer")
     save_example(db_dir(out), target, (0x4AFFFFFE,))            # 8388607.0f
     spec = tmp_path / "c.toml"
     spec.write_text('name = "replay"\nseed = 1\n[[jobs]]\nsource = "catalogue"\n'

@@ -11,7 +11,7 @@ from fuzzfarm.formats import BINARY32, format_named
 from fuzzfarm.device.kernels import buffer_dtype
 from fuzzfarm.oracle import (EXACT_FUNCTIONS, Congruent, Exact, OneOf, Unspecified, reference,
                              round_to_bits)
-from fuzzfarm.work.units import special_inputs
+from strategies import special_inputs
 
 F = BINARY32
 CLAIMS = Claims()

@@ -14,12 +14,14 @@ import numpy as np
 import pytest
 
 from strategies import conversions as CI
+from edgecases import conversions as CT
+from fuzzfarm.device import conversion_kernels as CK
 from fuzzfarm.verdict import conversions as C
 from fuzzfarm.verdict.checker import Claims
 from fuzzfarm.formats import BINARY16, BINARY32, BINARY64, classify, is_nan, to_float
 
 H, F, D = BINARY16, BINARY32, BINARY64
-ALL = C.conversions()
+ALL = CT.conversions()
 # Claims of a device without CL_FP_DENORM for half and float (double always has subnormals)
 FTZ = {"binary16": Claims("binary16", denormals=False), "binary32": Claims(denormals=False),
        "binary64": Claims("binary64")}
@@ -41,7 +43,7 @@ def f64(x: float) -> int:
 
 def run(text: str, src, got, claims=None, language="opencl_c"):
     """check() on one element."""
-    conv = C.parse(text)
+    conv = CT.parse(text)
     s = np.asarray([src], dtype=np.int64 if src < 0 else np.uint64)
     g = np.asarray([got], dtype=np.int64 if got < 0 else np.uint64)
     return C.check(conv, s, g, claims, language)
@@ -105,8 +107,8 @@ def _slow_to_float(x: Fraction, t: str, mode: str, neg_zero: bool) -> int:
 
 def slow(conv, s: int, language: str = "opencl_c"):
     d = _decode(s, conv.src) if conv.src in _FMT else ("num", Fraction(s), False)
-    if conv.dst in C.INT_TYPES:
-        lo, hi = C.int_range(conv.dst)
+    if conv.dst in CT.INT_TYPES:
+        lo, hi = CT.int_range(conv.dst)
         if d[0] == "nan":
             # OpenCL C: "NaN should be converted to 0" (not judged); SPIR-V: "is converted"
             return (0, True) if conv.sat and language == "spirv" else (None, False)
@@ -119,9 +121,9 @@ def slow(conv, s: int, language: str = "opencl_c"):
                     "rte": round}[mode](x), True
         if conv.sat:
             return (lo if x < lo else hi), True
-        if conv.src in _FMT or C.INT_TYPES[conv.dst][1]:
+        if conv.src in _FMT or CT.INT_TYPES[conv.dst][1]:
             return None, False
-        return int(x) % (1 << C.INT_TYPES[conv.dst][0]), True
+        return int(x) % (1 << CT.INT_TYPES[conv.dst][0]), True
     w, p, _ = _FMT[conv.dst]
     if d[0] == "nan":
         return "nan", True
@@ -160,7 +162,7 @@ def test_reference_matches_a_slow_exact_oracle(kind, language):
 def test_int_to_int_ignores_the_rounding_suffix():
     for c in (c for c in ALL if c.kind == "int_to_int" and c.rounding):
         x = CI.inputs(c, 300, 2)
-        base = C.Conversion(c.dst, c.src, c.sat, None)
+        base = CT.Conversion(c.dst, c.src, c.sat, None)
         e1, j1 = C.reference(c, x)
         e2, j2 = C.reference(base, x)
         assert np.array_equal(e1, e2) and np.array_equal(j1, j2), c.id
@@ -296,13 +298,13 @@ def test_rule_passes_the_right_result_and_flags_a_wrong_one(text, src, good, bad
     res = run(text, src, bad)
     assert fails(res) == {rule}
     f = res.findings[0]
-    assert f.function == C.parse(text).id and f.output == "ret"
-    assert f.inputs == (src if src >= 0 or C.parse(text).src_format is None else src,)
-    assert f.outputs[0] in (bad, bad % (1 << (8 * C.parse(text).dst_dtype.itemsize)))
+    assert f.function == CT.parse(text).id and f.output == "ret"
+    assert f.inputs == (src if src >= 0 or CT.parse(text).src_format is None else src,)
+    assert f.outputs[0] in (bad, bad % (1 << (8 * CT.parse(text).dst_dtype.itemsize)))
     assert f.section and f.sentence
     # the same rule still flags the result on a flushing device, unless the wrong result
     # is a zero that the flush-to-zero allowance admits (a tiny source or exact value)
-    conv = C.parse(text)
+    conv = CT.parse(text)
     ftz = run(text, src, bad, FTZ)
     sf, df = conv.src_format, conv.dst_format
     if (df and sf and not (bad & df.abs_mask) and (src & sf.abs_mask) < sf.pos_inf
@@ -390,10 +392,10 @@ def test_signed_int_out_of_range_is_implementation_defined():
 
 
 def test_notes_are_never_failures():
-    assert {r.id for r in C.rules().values() if r.severity == "note"} == {
+    assert {r.id for r in CT.rules().values() if r.severity == "note"} == {
         "CL.convert.int_signed_out_of_range", "CL.convert.float_out_of_range_rounds_in",
         "CL.convert.zero_sign", "CL.convert.embedded_default_rtz", "CL.convert.sat_nan_zero"}
-    for r in C.rules().values():
+    for r in CT.rules().values():
         assert r.section and r.sentence
         if r.severity == "note":
             assert r.reading
@@ -513,35 +515,35 @@ def test_default_rounding_toward_zero_on_an_rtz_only_device_is_a_note():
 def test_the_table():
     assert len(ALL) == 1045
     assert len({c.id for c in ALL}) == len(ALL)
-    assert len({C.kernel_name(c) for c in ALL}) == len(ALL)
-    assert not [c for c in ALL if c.sat and c.dst in C.FLOAT_TYPES]
+    assert len({CK.kernel_name(c) for c in ALL}) == len(ALL)
+    assert not [c for c in ALL if c.sat and c.dst in CT.FLOAT_TYPES]
     assert {c.kind for c in ALL} == {"float_to_int", "int_to_float", "float_to_float",
                                      "int_to_int"}
-    some = C.conversions(["int", "float"])
+    some = CT.conversions(["int", "float"])
     assert {(c.src, c.dst) for c in some} == {("int", "int"), ("int", "float"),
                                               ("float", "int"), ("float", "float")}
     assert len(some) == 2 * 10 + 2 * 5
     with pytest.raises(ValueError, match="quad"):
-        C.conversions(["int", "quad"])
+        CT.conversions(["int", "quad"])
 
 
 def test_conversion_properties():
-    c = C.parse("convert_int_sat_rte(float)")
+    c = CT.parse("convert_int_sat_rte(float)")
     assert (c.dst, c.src, c.sat, c.rounding) == ("int", "float", True, "rte")
     assert c.name == "convert_int_sat_rte" and c.id == "convert_int_sat_rte(float)"
     assert c.mode == "rte" and c.precision == "binary32"
     assert c.src_dtype == np.uint32 and c.dst_dtype == np.int32
-    assert C.parse("convert_int(float)").mode == "rtz"
-    assert C.parse("convert_float(int)").mode == "rte"
-    assert C.parse("convert_short(long)").mode == "rtz"
-    assert C.parse("convert_short(long)").precision is None
-    h = C.parse("convert_half_rtn(double)")
+    assert CT.parse("convert_int(float)").mode == "rtz"
+    assert CT.parse("convert_float(int)").mode == "rte"
+    assert CT.parse("convert_short(long)").mode == "rtz"
+    assert CT.parse("convert_short(long)").precision is None
+    h = CT.parse("convert_half_rtn(double)")
     assert h.precision == "binary64" and h.src_dtype == np.uint64 and h.dst_dtype == np.uint16
-    assert C.parse("convert_ulong(uchar)").src_dtype == np.uint8
-    assert C.parse("convert_char(half)").dst_dtype == np.int8
+    assert CT.parse("convert_ulong(uchar)").src_dtype == np.uint8
+    assert CT.parse("convert_char(half)").dst_dtype == np.int8
     for c in ALL:
-        assert C.parse(c.id) == c
-        assert C.parse(f"  {c.name} ( {c.src} ) ") == c
+        assert CT.parse(c.id) == c
+        assert CT.parse(f"  {c.name} ( {c.src} ) ") == c
 
 
 @pytest.mark.parametrize("text,message", [
@@ -559,24 +561,24 @@ def test_conversion_properties():
 ])
 def test_parse_errors(text, message):
     with pytest.raises(ValueError, match=re.escape(message)) as e:
-        C.parse(text)
+        CT.parse(text)
     assert "\n" not in str(e.value)
 
 
 def test_conversion_validation():
     with pytest.raises(ValueError, match="_sat is only valid"):
-        C.Conversion("float", "int", sat=True)
+        CT.Conversion("float", "int", sat=True)
     with pytest.raises(ValueError, match="rounding='rtq'"):
-        C.Conversion("int", "float", rounding="rtq")
+        CT.Conversion("int", "float", rounding="rtq")
     with pytest.raises(ValueError, match="dst='quad'"):
-        C.Conversion("quad", "float")
+        CT.Conversion("quad", "float")
 
 
 # --------------------------------------------------------------------------- kernels
 def test_scalar_kernel_source():
-    c = C.parse("convert_int_sat_rte(float)")
-    src = C.kernel_source(c)
-    assert C.kernel_name(c) == "k_convert_int_sat_rte_from_float"
+    c = CT.parse("convert_int_sat_rte(float)")
+    src = CK.kernel_source(c)
+    assert CK.kernel_name(c) == "k_convert_int_sat_rte_from_float"
     assert "#pragma" not in src
     body = src[src.index("__kernel"):]
     assert body == (
@@ -592,7 +594,7 @@ def test_scalar_kernel_source():
 
 
 def test_vector_half_kernel_source():
-    src = C.kernel_source(C.parse("convert_half_rtp(ulong)"), 4)
+    src = CK.kernel_source(CT.parse("convert_half_rtp(ulong)"), 4)
     assert "#pragma OPENCL EXTENSION cl_khr_fp16 : enable" in src
     assert "cl_khr_fp64" not in src
     assert "__global const ulong *restrict in_x" in src
@@ -603,49 +605,49 @@ def test_vector_half_kernel_source():
 
 
 def test_double_and_mixed_pragmas():
-    src = C.kernel_source(C.parse("convert_float_rtz(double)"))
+    src = CK.kernel_source(CT.parse("convert_float_rtz(double)"))
     assert "#pragma OPENCL EXTENSION cl_khr_fp64 : enable" in src and "cl_khr_fp16" not in src
     assert "const double x_v = as_double(in_x[i]);" in src
     assert "out_ret[i] = as_uint(ret_v);" in src
-    both = C.kernel_source(C.parse("convert_double(half)"), 3)
+    both = CK.kernel_source(CT.parse("convert_double(half)"), 3)
     assert "cl_khr_fp16" in both and "cl_khr_fp64" in both
     assert "as_half3(vload3(i, in_x))" in both and "convert_double3(x_v)" in both
     assert "vstore3(as_ulong3(ret_v), i, out_ret);" in both
-    ints = C.kernel_source(C.parse("convert_uchar_sat_rtn(short)"), 16)
+    ints = CK.kernel_source(CT.parse("convert_uchar_sat_rtn(short)"), 16)
     assert "#pragma" not in ints and "as_" not in ints
     assert "const short16 x_v = vload16(i, in_x);" in ints
     assert "convert_uchar16_sat_rtn(x_v)" in ints and "vstore16(ret_v, i, out_ret);" in ints
-    assert C.extensions(C.parse("convert_double(half)")) == ("cl_khr_fp16", "cl_khr_fp64")
-    assert C.extensions(C.parse("convert_int(uint)")) == ()
+    assert CT.extensions(CT.parse("convert_double(half)")) == ("cl_khr_fp16", "cl_khr_fp64")
+    assert CT.extensions(CT.parse("convert_int(uint)")) == ()
 
 
 def test_program_source():
-    convs = [C.parse("convert_int(float)"), C.parse("convert_double(long)"),
-             C.parse("convert_half(int)")]
-    src = C.program_source(convs, 2)
+    convs = [CT.parse("convert_int(float)"), CT.parse("convert_double(long)"),
+             CT.parse("convert_half(int)")]
+    src = CK.program_source(convs, 2)
     assert src.count("#pragma OPENCL EXTENSION") == 2
     for c in convs:
-        assert f"__kernel void {C.kernel_name(c)}(" in src
-        assert C.kernel_source(c, 2).split("\n", 1)[1].lstrip("#").count("__kernel") == 1
+        assert f"__kernel void {CK.kernel_name(c)}(" in src
+        assert CK.kernel_source(c, 2).split("\n", 1)[1].lstrip("#").count("__kernel") == 1
     assert src.count("{") == src.count("}") == 3
     with pytest.raises(ValueError, match="empty"):
-        C.program_source([])
+        CK.program_source([])
     with pytest.raises(ValueError, match="more than once"):
-        C.program_source(convs + convs[:1])
+        CK.program_source(convs + convs[:1])
     with pytest.raises(ValueError, match="width=5"):
-        C.kernel_source(convs[0], 5)
+        CK.kernel_source(convs[0], 5)
 
 
 # --------------------------------------------------------------------------- inputs
 def test_inputs_are_deterministic_and_typed():
-    c = C.parse("convert_int_rte(float)")
+    c = CT.parse("convert_int_rte(float)")
     a, b = CI.inputs(c, 5000, 3), CI.inputs(c, 5000, 3)
     assert a.dtype == np.uint32 and a.size == 5000 and np.array_equal(a, b)
     assert not np.array_equal(a, CI.inputs(c, 5000, 4))
-    assert not np.array_equal(a, CI.inputs(C.parse("convert_int_rtz(float)"), 5000, 3))
+    assert not np.array_equal(a, CI.inputs(CT.parse("convert_int_rtz(float)"), 5000, 3))
     assert CI.inputs(c, 0, 1).size == 0
-    for conv in (C.parse("convert_char(ulong)"), C.parse("convert_half(long)"),
-                 C.parse("convert_float(half)")):
+    for conv in (CT.parse("convert_char(ulong)"), CT.parse("convert_half(long)"),
+                 CT.parse("convert_float(half)")):
         x = CI.inputs(conv, 999, 1)
         assert x.dtype == conv.src_dtype and x.size == 999
     with pytest.raises(ValueError, match="n=-1"):
@@ -657,7 +659,7 @@ def _values(conv, x):
 
 
 def test_float_to_int_inputs_reach_every_class_and_boundary():
-    c = C.parse("convert_int_rte(float)")
+    c = CT.parse("convert_int_rte(float)")
     x = CI.inputs(c, 4000, 1)
     assert set(np.unique(classify(x, F))) == set(range(10))  # zeros ... qnan, snan
     v = _values(c, x)
@@ -672,14 +674,14 @@ def test_float_to_int_inputs_reach_every_class_and_boundary():
                  F.pos_inf, 1, F.min_normal - 1):
         assert want in pool, hex(want)
     # double sources get the exact ends and the halves just beyond them
-    pool = set(int(b) for b in CI.special_inputs(C.parse("convert_uint(double)")))
+    pool = set(int(b) for b in CI.special_inputs(CT.parse("convert_uint(double)")))
     for want in (f64(2.0**32 - 1), f64(2.0**32 - 0.5), f64(2.0**32), f64(-0.5), f64(-1.0),
                  f64(2.0**53 + 2), f64(2.0**53 - 1)):
         assert want in pool, hex(want)
 
 
 def test_int_to_float_inputs_have_the_ties():
-    c = C.parse("convert_float(long)")
+    c = CT.parse("convert_float(long)")
     pool = set(int(v) for v in CI.special_inputs(c))
     for want in (2**24 + 1, 2**24 - 1, -(2**24 + 1), 2**53 + 1, 2**53 - 1, 2**63 - 1,
                  -(2**63), 2**31, -(2**31) - 1, 0, 1, -1):
@@ -690,14 +692,14 @@ def test_int_to_float_inputs_have_the_ties():
             and abs(v) % (1 << (abs(v).bit_length() - 25)) == 0]
     assert len(ties) > 50
     assert len({abs(int(v)).bit_length() for v in x}) > 50   # magnitudes of every size
-    h = set(int(v) for v in CI.special_inputs(C.parse("convert_half_rtz(uint)")))
+    h = set(int(v) for v in CI.special_inputs(CT.parse("convert_half_rtz(uint)")))
     assert {65504, 65519, 65520, 65521, 65536, 2049, 2047} <= h
-    d = set(int(v) for v in CI.special_inputs(C.parse("convert_double(ulong)")))
+    d = set(int(v) for v in CI.special_inputs(CT.parse("convert_double(ulong)")))
     assert {2**53 + 1, 2**64 - 1, 2**63, 2**54 + 2} <= d
 
 
 def test_float_to_float_inputs_have_the_destination_boundaries():
-    c = C.parse("convert_half(double)")
+    c = CT.parse("convert_half(double)")
     pool = set(int(b) for b in CI.special_inputs(c))
     for want in (f64(65504.0), f64(65520.0), f64(2.0**-24), f64(2.0**-25), f64(2.0**-14),
                  f64(1 + 2.0**-11), D.exp_mask | 1, D.sign_mask | 1, f64(2.0**11 + 1)):
@@ -710,10 +712,10 @@ def test_float_to_float_inputs_have_the_destination_boundaries():
 
 
 def test_int_to_int_inputs_cover_every_type_boundary():
-    c = C.parse("convert_char_sat(long)")
+    c = CT.parse("convert_char_sat(long)")
     pool = set(int(v) for v in CI.special_inputs(c))
-    for t in C.INT_TYPES:
-        lo, hi = C.int_range(t)
+    for t in CT.INT_TYPES:
+        lo, hi = CT.int_range(t)
         for v in (lo - 1, lo, hi, hi + 1):
             if -(2**63) <= v < 2**63:
                 assert v in pool, (t, v)
@@ -729,7 +731,7 @@ def test_special_inputs_have_no_duplicates():
 
 # --------------------------------------------------------------------------- arrays
 def test_array_errors_and_coercion():
-    c = C.parse("convert_int(float)")
+    c = CT.parse("convert_int(float)")
     with pytest.raises(ValueError, match="elements"):
         C.check(c, np.zeros(3, np.uint32), np.zeros(2, np.int32))
     with pytest.raises(ValueError, match="bit patterns"):

@@ -9,7 +9,7 @@ import pytest
 
 from edgecases import catalogue, modality
 from edgecases.modality import Modality, audit, verbs_in
-from fuzzfarm.verdict import conversions
+from edgecases import conversions
 from fuzzfarm.verdict import geometric
 
 

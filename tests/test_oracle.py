@@ -1012,7 +1012,7 @@ def test_reference_agrees_with_every_prescribed_rule():
     nearest; mpf(0) as either zero; None as a NaN)."""
     from edgecases.predicates import evaluate
     from fuzzfarm.verdict.checker import Claims
-    from fuzzfarm.work.units import special_inputs
+    from strategies import special_inputs
     consts = Claims().consts
     fmts = {f.name: f for f in FORMATS}
     pools = {}

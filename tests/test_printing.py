@@ -11,7 +11,7 @@ import pytest
 
 from edgecases import catalogue
 from fuzzfarm import formats
-from fuzzfarm.verdict import conversions
+from edgecases import conversions
 from fuzzfarm.work import units
 from fuzzfarm.verdict.checker import CheckResult, Finding
 from fuzzfarm.formats import BINARY16, BINARY32, BINARY64, describe_value, parse_value

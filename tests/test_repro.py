@@ -24,7 +24,7 @@ from hypothesis.database import DirectoryBasedExampleDatabase
 
 from devices import pypi_pocl, require_device
 from fuzzfarm.report import repro
-from fuzzfarm.report import repro_target
+from fuzzfarm.report import repro_case
 from fuzzfarm.store import dataset as store
 from fuzzfarm.verdict.checker import Claims
 from fuzzfarm.cli import main
@@ -35,11 +35,11 @@ BIG = 0x4AFFFFFE                    # 8388607.0f
 NEG_ZERO = 0x80000000
 
 
-def sinpi_target(**kw) -> repro.Target:
+def sinpi_target(**kw) -> repro.Case:
     base = dict(function="sinpi", precision="binary32", width=1, build_options="",
                 rule_class="CL.sinpi.positive_integer", severity="fail", output="ret")
     base.update(kw)
-    return repro.Target(**base)
+    return repro.Case(**base)
 
 
 def planted_sinpi(inputs: dict) -> dict:
@@ -126,7 +126,7 @@ def test_encode_is_what_the_strategy_draws(function, precision, cand):
     ``candidate_strategy``: what seeds hypothesis with the original input."""
     from hypothesis.database import InMemoryExampleDatabase
     choices_to_bytes = _choices_to_bytes_or_skip()
-    t = repro.Target(function, precision)
+    t = repro.Case(function, precision)
     db = InMemoryExampleDatabase()
     db.save(b"k", choices_to_bytes(repro.encode(t, cand)))
     seen = []
@@ -178,7 +178,7 @@ def test_expected_texts(text, bits, want):
     from fuzzfarm.formats import BINARY32
     slot = repro.Slot("ret", "float" if bits else "int",
                       np.dtype(np.uint32 if bits else np.int32), BINARY32)
-    assert repro_target._parse_expected(text, slot) == want
+    assert repro_case._parse_expected(text, slot) == want
 
 
 # -- the example database --------------------------------------------------------------------
@@ -189,7 +189,7 @@ def test_replay_examples_returns_the_saved_example(tmp_path):
     t = sinpi_target()
     repro.save_example(db, t, (ONE,))
     repro.save_example(db, t, (ONE,))                     # saved once
-    pown = repro.Target("pown", "binary32", rule_class="ulp.pown[x:pos_normal,y:int_neg]")
+    pown = repro.Case("pown", "binary32", rule_class="ulp.pown[x:pos_normal,y:int_neg]")
     repro.save_example(db, pown, (0x40000000, -3))
     assert repro.replay_examples(db, "sinpi", "binary32") == [(ONE,)]
     assert repro.replay_examples(db, "pown", "binary32") == [(0x40000000, 2**64 - 3)]

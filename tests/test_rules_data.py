@@ -160,7 +160,7 @@ FUNCTIONS = catalogue.functions()
 # the tests that need them skip (naming the error) until they import.
 try:
     from fuzzfarm.verdict import checker as CHECKER
-    from fuzzfarm.work.units import special_inputs
+    from strategies import special_inputs
     CHECKER_ERROR = None
 except Exception as exc:  # noqa: BLE001 - any import-time error of work in progress
     CHECKER = special_inputs = None
@@ -796,7 +796,7 @@ def test_malformed_result_words_are_rejected(text):
 
 # -- 10. through the checker, in binary16, binary32 and binary64 ------------------------------
 #
-# For each rule and format: up to six elements of fuzzfarm.work.units.special_inputs that meet
+# For each rule and format: up to six elements of strategies.special_inputs that meet
 # the rule get, on the rule's outputs, each result the rule allows (every choice of a
 # one_of, both zeros of any_zero, quiet NaNs of both signs for nan), and check_batch must
 # not flag them with this rule; the first allowed result must also pass every other rule of
@@ -809,7 +809,7 @@ def test_malformed_result_words_are_rejected(text):
 
 @lru_cache(maxsize=None)
 def _special(name: str, fmt_name: str) -> dict:
-    """fuzzfarm.work.units.special_inputs of built-in ``name`` in format ``fmt_name`` (cached)."""
+    """strategies.special_inputs of built-in ``name`` in format ``fmt_name`` (cached)."""
     return special_inputs(FUNCTIONS[name], FORMATS[fmt_name])
 
 

@@ -225,9 +225,10 @@ def test_large_unit_is_deterministic_and_rebuilt_from_its_row():
     other = units.make_inputs(units.make_unit("dev", target, 8, 42, 8192, 4, size=1 << 20))
     assert _digest(other) != _digest(a)
     # recipe i fills rows [i*n, (i+1)*n): the sampler's own expansion of that recipe
-    from strategies import expand
+    from strategies import Recipe, expand
     n = u.recipes[1]["n"]
-    part = expand(units._recipe_of(u.recipes[1]), catalogue.function("pow"), n, BINARY32)
+    recipe = Recipe.from_dict({k: v for k, v in u.recipes[1].items() if k != "n"})
+    part = expand(recipe, catalogue.function("pow"), n, BINARY32)
     assert np.array_equal(a["y"][n:2 * n], part["y"])
 
 
@@ -257,8 +258,7 @@ def test_large_unit_regenerates_in_another_process():
 def test_units_of_every_kind_rebuild_from_their_row(target, size):
     u = units.make_unit("dev", target, 2, 5, 8192, 4, size=size)
     a = units.make_inputs(u)
-    lanes = target[2] if not units.is_conversion(target[0]) and \
-        not catalogue.function(target[0]).is_elementwise else 1
+    lanes = target[2] if u.target.kind == "geometric" else 1
     assert all(len(v) == size * lanes for v in a.values())
     assert _digest(a) == _digest(units.make_inputs(_rebuilt(u)))
     s = units.make_unit("dev", target, 0, 5, 8192, 4)           # unit 0: the special pool
@@ -282,15 +282,16 @@ def test_special_inputs_are_the_cartesian_product(name, fmt):
     """Unit 0 keeps its exact content and order: itertools.product of the landmark pools
     (the last argument varying fastest), now built with numpy."""
     from strategies import special_float_bits, special_int_values
+    from strategies._internal import pool
     fn = catalogue.function(name)
     pools = [list(special_float_bits(fmt)) if a.kind != "int" else list(special_int_values())
              for a in fn.inputs]
-    if int(np.prod([len(p) for p in pools])) > units.SPECIAL_POOL_LIMIT:
-        keep = int(units.SPECIAL_POOL_LIMIT ** (1 / len(pools)))
-        pools = [units._core_first(p, fmt, keep) if a.kind != "int" else p[:keep]
+    if int(np.prod([len(p) for p in pools])) > pool.SPECIAL_POOL_LIMIT:
+        keep = int(pool.SPECIAL_POOL_LIMIT ** (1 / len(pools)))
+        pools = [pool._core_first(p, fmt, keep) if a.kind != "int" else p[:keep]
                  for p, a in zip(pools, fn.inputs)]
     combos = list(itertools.product(*pools))
-    got = units.special_inputs(fn, fmt)
+    got = pool.special_inputs(fn, fmt)
     for k, a in enumerate(fn.inputs):
         assert got[a.name].tolist() == [int(c[k]) for c in combos]
 

@@ -85,8 +85,8 @@ GROUPS = ("math", "half", "native", "common", "geometric", "operator", "conversi
 def _names(functions: str | None, what: str = "--functions") -> list:
     """Built-in names and conversion ids from --functions (groups expanded); ``what`` names
     the option or campaign key in the UsageError messages."""
-    from edgecases import catalogue
-    from fuzzfarm.verdict import conversions
+    from edgecases import catalogue, conversions
+    from fuzzfarm.target import is_conversion_name
     fns = catalogue.functions()
     if not functions:
         return list(fns) + [c.id for c in conversions.conversions() if c.precision]
@@ -102,11 +102,12 @@ def _names(functions: str | None, what: str = "--functions") -> list:
             out += [c.id for c in conversions.conversions() if c.precision]
         elif name in GROUPS:
             out += [f.name for f in fns.values() if f.family == name]
-        elif name.startswith("convert_"):
+        elif is_conversion_name(name):
             try:
-                out.append(conversions.parse(name).id)
+                conv = conversions.parse(name)
             except ValueError as exc:
                 raise UsageError(f"{what}: {exc}") from None
+            out.append(conv.id)
         else:
             raise UsageError(f"{what}: unknown function {name!r}; see `fuzzfarm catalogue` "
                              f"(groups: {', '.join(GROUPS)})")
@@ -116,20 +117,18 @@ def _names(functions: str | None, what: str = "--functions") -> list:
 
 
 def targets_for(names, precisions, widths) -> list:
-    """(name, precision, width) for every name in every precision and width it exists in."""
-    from edgecases import catalogue
-    from fuzzfarm.verdict import conversions
+    """The Target of every name (built-in or conversion id) in every precision and width it
+    exists in, in that order.  Raises TargetError (a BadInput) for an unknown name."""
+    from fuzzfarm.target import Target, TargetError
     out = []
     for name in names:
-        if name.startswith("convert_"):
-            conv = conversions.parse(name)
-            ok_p = [conv.precision] if conv.precision in precisions else []
-            ok_w = list(widths)
-        else:
-            fn = catalogue.function(name)
-            ok_p = [p for p in precisions if p in fn.precisions]
-            ok_w = [w for w in widths if w in fn.widths]
-        out += [(name, p, w) for p in ok_p for w in ok_w]
+        Target(name).spec                     # an unknown name is an error, not a skip
+        for p in precisions:
+            for w in widths:
+                try:
+                    out.append(Target.parse(name, p, w))
+                except TargetError:           # no such form of the built-in
+                    continue
     return out
 
 
@@ -183,11 +182,10 @@ def validate(functions: str | None, budget: str, seed: int | None, out: str,
     if not usable:
         raise UsageError(f"--precisions {','.join(precs)}: no selected device supports "
                          f"{' or '.join(precs)} (binary16 needs cl_khr_fp16, binary64 cl_khr_fp64)")
-    from fuzzfarm.work.units import required_precisions
     can = [{p for p in ("binary16", "binary32", "binary64") if d.supports(format_named(p))}
            for d in devices]
     targets = [t for t in targets_for(names, usable, wids)
-               if any(required_precisions(t) <= c for c in can)]
+               if any(t.required_precisions <= c for c in can)]
     if not targets:
         raise UsageError(f"--functions/--precisions/--widths: none of the functions exists in "
                          f"precisions {','.join(usable)} at widths {','.join(map(str, wids))}")

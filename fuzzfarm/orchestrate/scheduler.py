@@ -111,14 +111,14 @@ def streams_for(campaign, pool: str, precisions, selected_jobs=None) -> list[Str
     fingerprint) whose device supports ``precisions``.  ``selected_jobs``: the job numbers
     that apply to this pool (a job's ``devices`` selectors are matched by the caller, who
     knows the devices); None means every job."""
-    from fuzzfarm.work.units import required_precisions
+    from fuzzfarm.target import Target
     have = set(precisions)
     out = []
     for job in campaign.jobs:
         if selected_jobs is not None and job.number not in selected_jobs:
             continue
         for target in job.targets:
-            if not required_precisions(tuple(target)) <= have:
+            if not Target.of(target).required_precisions <= have:
                 continue
             for bo in job.build_options:
                 s = Stream(pool, job.number, job.source, tuple(target), bo, job.seed,

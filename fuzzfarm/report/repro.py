@@ -1,6 +1,6 @@
 """``fuzzfarm repro``: a minimized, self-contained reproducer of one finding.
 
-In three modules: fuzzfarm.report.repro_target (what a candidate is run as and how it is
+In three modules: fuzzfarm.report.repro_case (what a candidate is run as and how it is
 judged), fuzzfarm.report.repro_shrink (hypothesis: strategies, the example database, the
 minimization) and this one (finding the finding, reproducing, exporting), which
 re-exports the first two's public names.
@@ -63,7 +63,7 @@ from fuzzfarm.errors import BadInput
 from fuzzfarm.formats import format_named
 from fuzzfarm.report.render import render
 
-__all__ = ["ReproError", "NotReproducible", "Slot", "Target", "Outcome", "Reproducer",
+__all__ = ["ReproError", "NotReproducible", "Slot", "Case", "Outcome", "Reproducer",
            "parse_ref", "lookup", "target_for", "candidate_strategy", "encode",
            "shrink", "acceptable", "acceptance", "reproduce", "export", "save_example",
            "replay_examples", "db_dir", "class_key", "REPEATS", "DEFAULT_MAX_EXAMPLES",
@@ -192,21 +192,21 @@ from fuzzfarm.report.repro_shrink import (  # noqa: E402,F401 (part of repro's A
     DB_DIRNAME, DEFAULT_MAX_EXAMPLES, ShrinkInfo, _saved, candidate_strategy, class_key,
     db_dir, encode, replay_examples, save_example, shrink,
 )
-from fuzzfarm.report.repro_target import (  # noqa: E402,F401 (part of repro's API)
-    _U64, Outcome, Reproducer, Slot, Target, acceptance, claims_for, device_call,
+from fuzzfarm.report.repro_case import (  # noqa: E402,F401 (part of repro's API)
+    _U64, Outcome, Reproducer, Slot, Case, acceptance, claims_for, device_call,
     target_for,
 )
 
 # --------------------------------------------------------------------------- reproduce
 @dataclass
 class ReproReport:
-    """What ``reproduce`` did: the finding row, the device (DeviceInfo), the Target, the
+    """What ``reproduce`` did: the finding row, the device (DeviceInfo), the Case, the
     original and minimized candidates, the last Outcome of the minimized one, how the
     shrink went, and the files written."""
 
     row: dict
     info: object
-    target: Target
+    target: Case
     original: tuple
     minimized: tuple
     outcome: Outcome
@@ -243,7 +243,7 @@ def _original_context(row: dict, results, width: int) -> tuple | None:
     return tuple(ctx)
 
 
-def _choose_target(row: dict, results, make_rep: Callable[[Target], Reproducer],
+def _choose_target(row: dict, results, make_rep: Callable[[Case], Reproducer],
                    notes: list) -> tuple[Reproducer, tuple]:
     """The Reproducer of the fewest-lanes variant in which the original input fails:
     width 1, else width W with zero lanes beside it, else with the original work-item's
@@ -343,7 +343,7 @@ def reproduce(results: str | os.PathLike, ref: str, out: str | os.PathLike,
         consts = run_constants(results).get(info.fingerprint) or consts
     claims = claims_for(info, row["precision"], bo, consts, base.is_conversion)
 
-    def make_rep(t: Target) -> Reproducer:
+    def make_rep(t: Case) -> Reproducer:
         return Reproducer(t, device_call(runner, t), claims)
 
     notes: list = []
@@ -429,7 +429,7 @@ def _spec(report: ReproReport) -> dict:
     }
 
 
-def _input_text(t: Target, cand: tuple) -> str:
+def _input_text(t: Case, cand: tuple) -> str:
     """The input as the reproducers print it: for a vector call, which lane holds it."""
     text = t.describe(cand)
     if t.width > 1 and not t.geometric:

@@ -15,7 +15,7 @@ from typing import Sequence
 import numpy as np
 
 from fuzzfarm.formats import FloatFormat
-from fuzzfarm.report.repro_target import Reproducer, Slot, Target
+from fuzzfarm.report.repro_case import Reproducer, Slot, Case
 
 __all__ = ["candidate_strategy", "encode", "class_key", "db_dir", "save_example",
            "replay_examples", "ShrinkInfo", "shrink", "DB_DIRNAME", "DEFAULT_MAX_EXAMPLES",
@@ -73,7 +73,7 @@ def _slot_strategy(slot: Slot):
     return st.integers(lo, hi)
 
 
-def candidate_strategy(target: Target):
+def candidate_strategy(target: Case):
     """The hypothesis strategy of the target's candidates (tuples of buffer values); see
     the module docstring for the order it shrinks in."""
     from hypothesis import strategies as st
@@ -81,7 +81,7 @@ def candidate_strategy(target: Target):
     return st.tuples(*(_slot_strategy(s) for s in target.inputs() for _ in range(per)))
 
 
-def encode(target: Target, cand: tuple) -> list:
+def encode(target: Case, cand: tuple) -> list:
     """The hypothesis choice sequence that ``candidate_strategy(target)`` turns into
     ``cand`` (to seed the search and to save it in an example database)."""
     per = target.width if target.geometric else 1
@@ -120,7 +120,7 @@ def db_dir(results: str | os.PathLike) -> Path:
     return Path(results) / DB_DIRNAME
 
 
-def save_example(db_path: str | os.PathLike, target: Target, cand: tuple) -> None:
+def save_example(db_path: str | os.PathLike, target: Case, cand: tuple) -> None:
     """Save a minimized candidate in the example database at ``db_path``: under
     ``class_key`` as a hypothesis choice sequence (what ``shrink``, and any
     ``find``/``@given`` over ``candidate_strategy(target)`` with that key, replays first)
@@ -175,7 +175,7 @@ def replay_examples(db_path: str | os.PathLike, function: str,
     return sorted({bits for _, bits in _saved(db_path, function, precision)})
 
 
-def _landmarks(target: Target, original: tuple) -> list[tuple]:
+def _landmarks(target: Case, original: tuple) -> list[tuple]:
     """Candidates that change one argument (one lane of a geometric one) of ``original``
     to a special value: one batched launch finds the simple ones that fail too."""
     from strategies import special_float_bits, special_int_values

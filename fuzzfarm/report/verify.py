@@ -23,10 +23,11 @@ from pathlib import Path
 import numpy as np
 
 from edgecases import catalogue
-from fuzzfarm.verdict.checker import Claims
 from fuzzfarm.formats import format_named
-from fuzzfarm.device.kernels import buffer_dtype
-from fuzzfarm.work.units import WorkUnit, check_result, is_conversion, run_unit
+from fuzzfarm.target import Target, is_conversion_name
+from fuzzfarm.verdict.checker import Claims
+from fuzzfarm.work.kinds import kind_of
+from fuzzfarm.work.units import WorkUnit, run_unit
 
 __all__ = ["Verdict", "VerifyReport", "verify_findings", "VERIFY_PRECISION", "decode"]
 
@@ -76,24 +77,16 @@ def decode(values, dtype) -> np.ndarray:
 
 def _io(row: dict):
     """(input arrays, output arrays) of one finding row, by name."""
-    name, fmt, width = row["function"], format_named(row["precision"]), int(row["vector_width"])
-    if is_conversion(name):
-        from fuzzfarm.verdict import conversions
-        conv = conversions.parse(name)
-        return ({"x": decode(row["input_bits"], conv.src_dtype)},
-                {"ret": decode(row["output_bits"][:1], conv.dst_dtype)})
-    fn = catalogue.function(name)
-    per_in = 1 if fn.is_elementwise else width
-    ins, k = {}, 0
-    for a in fn.inputs:
-        ins[a.name] = decode(row["input_bits"][k:k + per_in], buffer_dtype(a, fmt))
-        k += per_in
-    outs, k = {}, 0
-    for o in fn.outputs:
-        m = 1 if (fn.is_elementwise or o.scalar) else width
-        outs[o.name] = decode(row["output_bits"][k:k + m], buffer_dtype(o, fmt))
-        k += m
-    return ins, outs
+    target = Target.of((row["function"], row["precision"], row["vector_width"]))
+    ins_of, outs_of = kind_of(target).values_per_element(target)
+    res = []
+    for bits, layout in ((row["input_bits"], ins_of), (row["output_bits"], outs_of)):
+        arrays, k = {}, 0
+        for name, (m, dtype) in layout.items():
+            arrays[name] = decode(bits[k:k + m], dtype)
+            k += m
+        res.append(arrays)
+    return tuple(res)
 
 
 def _concat(parts: list) -> dict:
@@ -130,7 +123,7 @@ def verify_findings(rows: list, runners: dict | None = None, constants: dict | N
         ins = _concat([p[0] for p in parts])
         outs = _concat([p[1] for p in parts])
         unit = WorkUnit(f"verify-{name}", name, 0, 0, (), True, precision, width)
-        geometric = not is_conversion(name) and not catalogue.function(name).is_elementwise
+        geometric = unit.target.kind == "geometric"
         result = _check(unit, ins, outs, claims, prec or VERIFY_PRECISION(precision))
         failing = {(f.index, f.rule_id, f.output) for f in result.failures}
         fresh = None
@@ -198,11 +191,7 @@ def _rerun_in_place(runner, group, ins, width, per_recipe) -> dict:
 
 
 def _check(unit, ins, outs, claims, prec):
-    if is_conversion(unit.function):
-        return check_result(unit, ins, outs, claims)
-    from fuzzfarm.verdict.checker import check_batch
-    return check_batch(catalogue.function(unit.function), ins, outs, claims, prec,
-                       width=unit.vector_width)
+    return kind_of(unit.target).check(unit.target, ins, outs, claims, prec)
 
 
 def _rerun(runner, unit, ins, width, geometric) -> dict:
@@ -218,9 +207,8 @@ def _rerun(runner, unit, ins, width, geometric) -> dict:
 def _element(outs: dict, i: int, width: int, geometric: bool, unit) -> dict:
     if not geometric:
         return {k: v[i:i + 1] for k, v in outs.items()}
-    fn = catalogue.function(unit.function)
     res = {}
-    for o in fn.outputs:
+    for o in unit.target.fn.outputs:
         m = 1 if o.scalar else width
         res[o.name] = outs[o.name][i * m:(i + 1) * m]
     return res
@@ -267,11 +255,11 @@ def coverage(out: str | Path, run_id: str | None = None) -> list[dict]:
         d["inputs"] += s["inputs_tested"]
         d["targets"].add((s["function"], s["precision"], s["vector_width"]))
         d["functions"].add(s["function"])
-        if '"special": true' in (s["recipe"] or "") and not is_conversion(s["function"]):
+        if '"special": true' in (s["recipe"] or "") and not is_conversion_name(s["function"]):
             d["rules"].update(r.id for r in catalogue.rules_for(s["function"]))
     return [{"device": k, "inputs": v["inputs"], "targets": len(v["targets"]),
              "functions_and_conversions": len(v["functions"]),
-             "builtins": len([f for f in v["functions"] if not is_conversion(f)]),
+             "builtins": len([f for f in v["functions"] if not is_conversion_name(f)]),
              "rules_exercised": len(v["rules"])} for k, v in sorted(per.items())]
 
 

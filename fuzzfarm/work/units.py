@@ -26,11 +26,12 @@ import numpy as np
 
 from edgecases import catalogue, modality
 from fuzzfarm import formats
-from fuzzfarm.verdict.checker import CheckResult, Claims, check_batch
+from fuzzfarm.verdict.checker import CheckResult, Claims
 from fuzzfarm.formats import FloatFormat, format_named
-from fuzzfarm.device.kernels import buffer_dtype
+from fuzzfarm.target import Target
+from fuzzfarm.work.kinds import kind_of
 
-__all__ = ["WorkUnit", "make_unit", "make_inputs", "special_inputs", "check_unit",
+__all__ = ["WorkUnit", "make_unit", "make_inputs", "check_unit",
            "finding_rows", "finding_table", "stats_row", "split_size", "submit_unit",
            "run_unit", "UnitSizer", "fault_rows", "write_fault", "DEVICE_FAULTS",
            "unit_kernel_source"]
@@ -56,6 +57,11 @@ class WorkUnit:
     replay: tuple = ()
 
     @property
+    def target(self) -> Target:
+        """What the unit checks: (function, precision, vector_width) as a Target."""
+        return Target(self.function, self.precision, self.vector_width)
+
+    @property
     def recipe_json(self) -> str:
         if self.special:
             return json.dumps({"special": True, **({"replay": [list(t) for t in self.replay]}
@@ -75,63 +81,6 @@ class WorkUnit:
         if not self.recipes:                  # a conversion unit of the old layout
             return self.per_recipe
         return sum(self.part_sizes())
-
-
-#: The special-value pool of a built-in holds at most about this many combinations: with
-#: three arguments (fma, clamp, ...) each argument keeps its core landmarks (zeros, ones,
-#: infinities, NaNs, subnormal and normal extremes) and an even spread of the rest.
-SPECIAL_POOL_LIMIT = 20_000
-
-
-def _core_first(pool: list, fmt: FloatFormat, keep: int) -> list:
-    core = {0, fmt.sign_mask, fmt.bits_of(1.0), fmt.bits_of(-1.0), fmt.pos_inf,
-            fmt.pos_inf | fmt.sign_mask, fmt.default_qnan, fmt.pos_inf | 1, fmt.true_min,
-            fmt.min_normal, fmt.max_finite, fmt.bits_of(0.5), fmt.bits_of(2.0),
-            fmt.bits_of(-0.5), fmt.bits_of(-2.0), fmt.max_finite | fmt.sign_mask}
-    head = [v for v in pool if v in core]
-    rest = [v for v in pool if v not in core]
-    k = max(0, keep - len(head))
-    if k < len(rest):
-        rest = [rest[j] for j in np.linspace(0, len(rest) - 1, k).astype(int)] if k else []
-    return head + rest
-
-
-def special_inputs(fn: catalogue.Function, fmt: FloatFormat) -> dict[str, np.ndarray]:
-    """The cartesian product of landmark values over ``fn``'s inputs: float arguments from
-    strategies' boundary table plus NaNs of both kinds, int arguments from its landmarks
-    (at most about SPECIAL_POOL_LIMIT combinations; see ``_core_first``).
-    Returns arrays (buffer dtypes: fmt.uint / int32) of equal length, in
-    ``itertools.product`` order (the last argument varies fastest)."""
-    from strategies import special_float_bits, special_int_values
-    pools = [list(special_float_bits(fmt)) if a.kind != "int" else list(special_int_values())
-             for a in fn.inputs]
-    total = int(np.prod([len(p) for p in pools]))
-    if total > SPECIAL_POOL_LIMIT:
-        keep = int(SPECIAL_POOL_LIMIT ** (1 / len(pools)))
-        pools = [_core_first(p, fmt, keep) if a.kind != "int" else p[:keep]
-                 for p, a in zip(pools, fn.inputs)]
-    arrays = [np.asarray(p, dtype=fmt.uint if a.kind != "int" else np.int64)
-              for p, a in zip(pools, fn.inputs)]
-    grids = np.meshgrid(*arrays, indexing="ij") if arrays else []
-    return {a.name: g.ravel().astype(buffer_dtype(a, fmt))
-            for a, g in zip(fn.inputs, grids)}
-
-
-def is_conversion(name: str) -> bool:
-    """True for a conversion id such as ``convert_int_sat_rte(float)``."""
-    return name.startswith("convert_")
-
-
-def required_precisions(target: tuple) -> set:
-    """The formats a device must support to run ``target`` = (name, precision, width): the
-    unit's precision, and for a conversion every floating type it touches (half needs
-    cl_khr_fp16 even in convert_half(float))."""
-    name, precision, _ = target
-    if is_conversion(name):
-        from fuzzfarm.verdict import conversions
-        conv = conversions.parse(name)
-        return {f.name for f in (conv.src_format, conv.dst_format) if f is not None} | {precision}
-    return {precision}
 
 
 #: Inputs per recipe a unit of a given size aims at: a unit of S inputs draws
@@ -207,31 +156,18 @@ def make_unit(device: str, target: tuple, serial: int, seed: int, per_recipe: in
     recipes, or, with ``size=None``, ``recipes_per_unit`` recipes of ``per_recipe`` inputs
     each.  Each recipe dict records its ``n``.  ``replay``: input-bit tuples unit 0 of an
     element-wise built-in runs before its special-value pool (``fuzzfarm.report.repro``)."""
-    from strategies import draw_recipes
+    target = Target.of(target)
     name, precision, width = target
-    unit_id = f"{device}-{name}.{precision}.w{width}-{serial:06d}"
+    unit_id = f"{device}-{target.id}-{serial:06d}"
     if serial == 0:
         return WorkUnit(unit_id, name, seed, 0, (), True, precision, width,
                         tuple(tuple(int(b) for b in t) for t in replay))
     unit_seed = _unit_seed(seed, serial, target)
     parts = [int(per_recipe)] * max(1, int(recipes_per_unit)) if size is None \
         else split_size(size)
-    if is_conversion(name):
-        # one part per seed derived from the unit's: regenerated part by part
-        seeds = np.random.SeedSequence([unit_seed, 0x636f6e76]).generate_state(len(parts),
-                                                                              np.uint32)
-        recipes = tuple({"seed": int(s_), "n": n} for s_, n in zip(seeds, parts))
-        return WorkUnit(unit_id, name, unit_seed, int(per_recipe), recipes, False,
-                        precision, width)
-    drawn = draw_recipes(catalogue.function(name), unit_seed, len(parts))
-    recipes = tuple({**r.to_dict(), "n": n} for r, n in zip(drawn, parts))
+    recipes = kind_of(target).draw_recipes(target, unit_seed, parts)
     return WorkUnit(unit_id, name, unit_seed, int(per_recipe), recipes, False, precision,
                     width)
-
-
-def _recipe_of(d: dict):
-    from strategies import Recipe
-    return Recipe.from_dict({k: v for k, v in d.items() if k != "n"})
 
 
 def make_inputs(unit: WorkUnit) -> dict[str, np.ndarray]:
@@ -239,50 +175,13 @@ def make_inputs(unit: WorkUnit) -> dict[str, np.ndarray]:
     Element-wise built-ins: any length (the device pads to the width); geometric
     built-ins: a multiple of the width (whole vectors); conversions: ``{"x": source
     values}`` in the source type's buffer dtype.  Deterministic in the unit: each recipe
-    is expanded by ``strategies.expand`` straight into its slice of the result."""
-    from strategies import expand
-
-    fmt = format_named(unit.precision)
-    if is_conversion(unit.function):
-        from strategies import conversions as conversion_inputs
-        from fuzzfarm.verdict import conversions
-        conv = conversions.parse(unit.function)
-        if unit.special:
-            return {"x": conversion_inputs.special_inputs(conv)}
-        if not unit.recipes:            # the layout before units recorded their parts
-            return {"x": conversion_inputs.inputs(conv, unit.per_recipe, unit.seed)}
-        return {"x": np.concatenate([conversion_inputs.inputs(conv, n, int(r["seed"]))
-                                     for r, n in zip(unit.recipes, unit.part_sizes())])}
-    fn = catalogue.function(unit.function)
-    if not fn.is_elementwise:
-        from fuzzfarm.verdict import geometric
-        if unit.special:
-            return geometric.special_inputs(fn, fmt, unit.vector_width)
-        n = unit.size if unit.recipes else unit.per_recipe
-        return geometric.inputs(fn, fmt, unit.vector_width, n, unit.seed)
+    is expanded by ``strategies.expand`` straight into its slice of the result
+    (``fuzzfarm.work.kinds``)."""
+    target = unit.target
+    kind = kind_of(target)
     if unit.special:
-        pool = special_inputs(fn, fmt)
-        if not unit.replay:
-            return pool
-        first = {}
-        for j, a in enumerate(fn.inputs):
-            bits = np.array([int(t[j]) for t in unit.replay], dtype=np.uint64)
-            if a.kind == "int":       # two's complement in the low 32 bits
-                first[a.name] = (bits & np.uint64(0xFFFFFFFF)).astype(np.uint32).view(np.int32)
-            else:
-                first[a.name] = bits.astype(fmt.uint)
-        return {a.name: np.concatenate([first[a.name].astype(pool[a.name].dtype),
-                                        pool[a.name]]) for a in fn.inputs}
-    sizes = unit.part_sizes()
-    total = sum(sizes)
-    out = {a.name: np.empty(total, dtype=buffer_dtype(a, fmt)) for a in fn.inputs}
-    pos = 0
-    for r, n in zip(unit.recipes, sizes):
-        part = expand(_recipe_of(r), fn, n, fmt)
-        for a in fn.inputs:
-            out[a.name][pos:pos + n] = part[a.name]
-        pos += n
-    return out
+        return kind.special_inputs(target, unit.replay)
+    return kind.drawn_inputs(target, unit)
 
 
 def prepare_targets(runner, targets) -> dict:
@@ -296,9 +195,9 @@ def prepare_targets(runner, targets) -> dict:
     device, not a reason to stop."""
     from fuzzfarm.device.runner import KernelBuildError
     groups: dict = {}
-    for name, precision, width in targets:
-        if not is_conversion(name):
-            groups.setdefault((precision, width), []).append(name)
+    for target in map(Target.of, targets):
+        if kind_of(target).builds_with_others():
+            groups.setdefault((target.precision, target.width), []).append(target.name)
     failed: dict = {}
     for (precision, width), names in groups.items():
         try:
@@ -326,46 +225,17 @@ class _Finished:
         return self._outputs
 
 
-class _Renamed:
-    """A pending ``submit_source`` run whose single output is returned as {"ret": ...}."""
-
-    def __init__(self, pending):
-        self._pending = pending
-
-    @property
-    def device_seconds(self) -> float:
-        return self._pending.device_seconds
-
-    def wait(self, copy: bool = True):
-        (got,) = self._pending.wait(copy)
-        return {"ret": got}
-
-
 def submit_unit(runner, unit: WorkUnit, inputs: dict):
     """Start the unit's kernel on ``runner`` without waiting: returns an object whose
     ``wait()`` gives the outputs by name and whose ``device_seconds`` is then set (a
     fuzzfarm.device.runner.PendingRun; a runner without ``submit`` runs at once)."""
-    fmt = format_named(unit.precision)
+    target = unit.target
+    kind = kind_of(target)
     if not hasattr(runner, "submit"):
         t0 = time.perf_counter()
-        if is_conversion(unit.function):
-            from fuzzfarm.verdict import conversions
-            conv = conversions.parse(unit.function)
-            (got,) = runner.run_source(conversions.program_source([conv], unit.vector_width),
-                                       conversions.kernel_name(conv), [inputs["x"]],
-                                       [conv.dst_dtype], unit.vector_width)
-            out = {"ret": got}
-        else:
-            out = runner.run(catalogue.function(unit.function), inputs, fmt, unit.vector_width)
+        out = kind.run(runner, target, inputs)
         return _Finished(out, time.perf_counter() - t0)
-    if is_conversion(unit.function):
-        from fuzzfarm.verdict import conversions
-        conv = conversions.parse(unit.function)
-        # one small program per conversion, built once and cached by the runner
-        src = conversions.program_source([conv], unit.vector_width)
-        return _Renamed(runner.submit_source(src, conversions.kernel_name(conv), [inputs["x"]],
-                                             [conv.dst_dtype], unit.vector_width))
-    return runner.submit(catalogue.function(unit.function), inputs, fmt, unit.vector_width)
+    return kind.submit(runner, target, inputs)
 
 
 @lru_cache(maxsize=1 << 16)
@@ -395,17 +265,8 @@ _U64 = (1 << 64) - 1
 def _signature(unit: WorkUnit):
     """(input Args, output Args, input format, output format) of the unit's target: how
     its findings' bits are described."""
-    fmt = format_named(unit.precision)
-    if is_conversion(unit.function):
-        from fuzzfarm.verdict import conversions
-        conv = conversions.parse(unit.function)
-        def arg(name, f, dtype, out):   # an integer by its type: ulong prints unsigned
-            return catalogue.Arg(name, "float" if f else np.dtype(dtype).name, out)
-        return ((arg("x", conv.src_format, conv.src_dtype, False),),
-                (arg("ret", conv.dst_format, conv.dst_dtype, True),),
-                conv.src_format or fmt, conv.dst_format or fmt)
-    fn = catalogue.function(unit.function)
-    return fn.inputs, fn.outputs, fmt, fmt
+    target = unit.target
+    return target.inputs, target.outputs, target.input_format, target.output_format
 
 
 #: Finding columns that vary by finding (the rest are the same for a whole unit).
@@ -531,13 +392,9 @@ def stats_row(result: CheckResult, unit: WorkUnit, inputs: dict, device_meta: di
               build_options: str = "") -> dict:
     """The unit's row of store.STATS_SCHEMA (the inputs' classes counted with numpy:
     ``strategies.input_class_counts``)."""
-    from strategies import input_class_counts
-
-    fmt = format_named(unit.precision)
-    if is_conversion(unit.function):
-        by_class = {}
-    else:
-        by_class = input_class_counts(inputs, catalogue.function(unit.function), fmt)
+    target = unit.target
+    kind = kind_of(target)
+    by_class = kind.class_counts(target, inputs)
     fails = result.counts_by_rule("fail")
     notes = result.counts_by_rule("note")
     row = {
@@ -554,21 +411,17 @@ def stats_row(result: CheckResult, unit: WorkUnit, inputs: dict, device_meta: di
         "time": datetime.now(timezone.utc),
     }
     e = result.max_ulp_element
-    if e >= 0 and not is_conversion(unit.function):
-        fn = catalogue.function(unit.function)
-        if fn.is_elementwise:     # the inputs of the element with the largest error
-            row["max_ulp_inputs"] = [int(inputs[a.name][e]) & _U64 for a in fn.inputs]
+    if e >= 0:                    # the inputs of the element with the largest error
+        at = kind.element_inputs(target, inputs, e)
+        if at is not None:
+            row["max_ulp_inputs"] = at
     return row
 
 
 def check_result(unit: WorkUnit, inputs: dict, outputs: dict, claims: Claims) -> CheckResult:
     """The verdict on one unit's outputs (built-in, geometric or conversion)."""
-    if is_conversion(unit.function):
-        from fuzzfarm.verdict import conversions
-        return conversions.check(conversions.parse(unit.function), inputs["x"], outputs["ret"],
-                                 claims)
-    return check_batch(catalogue.function(unit.function), inputs, outputs, claims,
-                       width=unit.vector_width)
+    target = unit.target
+    return kind_of(target).check(target, inputs, outputs, claims)
 
 
 def check_unit(unit: WorkUnit, inputs: dict, outputs: dict, claims: Claims,
@@ -590,16 +443,8 @@ def unit_kernel_source(unit: WorkUnit, sweep: bool = False) -> str:
     """The OpenCL C source of the kernel ``unit`` runs (a sweep kernel with ``sweep``),
     for a device-fault finding; '' where it cannot be made.  Never raises."""
     try:
-        fmt = format_named(unit.precision)
-        if is_conversion(unit.function):
-            from fuzzfarm.verdict import conversions
-            return conversions.kernel_source(conversions.parse(unit.function),
-                                             unit.vector_width)
-        from fuzzfarm.device import kernels
-        fn = catalogue.function(unit.function)
-        if sweep:
-            return kernels.sweep_source(fn, fmt)
-        return kernels.kernel_source(fn, fmt, unit.vector_width)
+        target = unit.target
+        return kind_of(target).kernel_source(target, sweep)
     except Exception:           # noqa: BLE001 - a description, never a reason to stop
         return ""
 

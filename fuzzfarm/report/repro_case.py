@@ -1,6 +1,6 @@
 """What a reproducer runs and how it judges (fuzzfarm repro, part 1 of 3).
 
-``Slot`` and ``Target``: the kernel buffers and the one work-item a candidate input is run
+``Slot`` and ``Case``: the kernel buffers and the one work-item a candidate input is run
 as; ``target_for`` a finding row's target; ``acceptance`` what results are allowed (the
 alternatives repro_judge.acceptable checks); ``Reproducer`` runs candidates on a device
 and judges them; ``device_call`` the launch.  Used by fuzzfarm.report.repro_shrink and
@@ -14,12 +14,14 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from edgecases import bounds, catalogue
+from edgecases import bounds
 from fuzzfarm import formats
-from fuzzfarm.formats import FloatFormat, format_named
+from fuzzfarm.device.kernels import buffer_dtype
+from fuzzfarm.formats import FloatFormat
+from fuzzfarm.target import Target
 from fuzzfarm.report.repro_judge import acceptable
 
-__all__ = ["Slot", "Target", "Outcome", "Reproducer", "target_for", "claims_for",
+__all__ = ["Slot", "Case", "Outcome", "Reproducer", "target_for", "claims_for",
            "acceptance", "device_call", "MAX_EVALUATIONS"]
 
 #: At most this many predicate evaluations (device launches) per minimization: beyond
@@ -54,7 +56,7 @@ class Slot:
 
 
 @dataclass(frozen=True)
-class Target:
+class Case:
     """What one candidate input is run as.
 
     ``width``: the vector width of the kernel; ``lane``: the lane of the work-item whose
@@ -75,41 +77,45 @@ class Target:
     context: tuple | None = None
 
     @property
+    def target(self) -> Target:
+        """What is under test: (function, precision, width)."""
+        return Target(self.function, self.precision, self.width)
+
+    @property
     def is_conversion(self) -> bool:
-        return self.function.startswith("convert_")
+        return self.target.is_conversion
 
     @property
     def conversion(self):
-        from fuzzfarm.verdict import conversions
-        return conversions.parse(self.function)
+        return self.target.conversion
 
     @property
     def fn(self):
-        return catalogue.function(self.function)
+        return self.target.fn
 
     @property
     def geometric(self) -> bool:
-        return not self.is_conversion and not self.fn.is_elementwise
+        return self.target.kind == "geometric"
 
     @property
     def fmt(self) -> FloatFormat:
-        return format_named(self.precision)
+        return self.target.fmt
 
     def inputs(self) -> list[Slot]:
+        """The input buffers (a conversion's source in its type)."""
         if self.is_conversion:
             c = self.conversion
             return [Slot("x", "float" if c.src_format else "int", np.dtype(c.src_dtype),
                          c.src_format)]
-        from fuzzfarm.device.kernels import buffer_dtype
         return [Slot(a.name, a.kind, np.dtype(buffer_dtype(a, self.fmt)), self.fmt)
                 for a in self.fn.inputs]
 
     def outputs(self) -> list[Slot]:
+        """The output buffers, ``ret`` first (a geometric sgentype result is scalar)."""
         if self.is_conversion:
             c = self.conversion
             return [Slot("ret", "float" if c.dst_format else "int", np.dtype(c.dst_dtype),
                          c.dst_format)]
-        from fuzzfarm.device.kernels import buffer_dtype
         return [Slot(o.name, o.kind, np.dtype(buffer_dtype(o, self.fmt)), self.fmt,
                      bool(o.scalar and self.geometric)) for o in self.fn.outputs]
 
@@ -178,9 +184,10 @@ class Target:
     def kernel(self) -> tuple[str, str]:
         """(kernel name, OpenCL C source): the source fuzzfarm runs."""
         if self.is_conversion:
-            from fuzzfarm.verdict import conversions
+            from fuzzfarm.device import conversion_kernels
             c = self.conversion
-            return conversions.kernel_name(c), conversions.program_source([c], self.width)
+            return (conversion_kernels.kernel_name(c),
+                    conversion_kernels.program_source([c], self.width))
         from fuzzfarm.device.kernels import kernel_name, kernel_source
         return kernel_name(self.fn), kernel_source(self.fn, self.fmt, self.width)
 
@@ -228,15 +235,15 @@ def claims_for(info, precision: str, build_options: str, constants: dict | None,
 
 
 def target_for(row: dict, width: int | None = None, lane: int | None = None,
-               context: tuple | None = None) -> Target:
-    """The Target of a finding row (its vector width, or ``width``)."""
+               context: tuple | None = None) -> Case:
+    """The Case of a finding row (its vector width, or ``width``)."""
     w = int(row["vector_width"]) if width is None else int(width)
-    t = Target(row["function"], row["precision"], w, row.get("build_options") or "",
+    t = Case(row["function"], row["precision"], w, row.get("build_options") or "",
                row["rule_class"], row["severity"], row["output"] or "ret", 0, context)
     if t.geometric:
         return t
     el = int(row["element"])
-    return Target(t.function, t.precision, w, t.build_options, t.rule_class, t.severity,
+    return Case(t.function, t.precision, w, t.build_options, t.rule_class, t.severity,
                   t.output, (el % w) if lane is None else lane, context)
 
 
@@ -298,7 +305,7 @@ def _parse_expected(text: str, slot: Slot) -> list | None:
     return alts or None
 
 
-def _ulp_limit(target: Target, claims, cand: tuple, severity: str) -> tuple[float, float] | None:
+def _ulp_limit(target: Case, claims, cand: tuple, severity: str) -> tuple[float, float] | None:
     """(ULPs, absolute) the bound allows the target's element, or None (unknown)."""
     fn = target.fn
     try:
@@ -329,7 +336,7 @@ def _ulp_limit(target: Target, claims, cand: tuple, severity: str) -> tuple[floa
     return u, a
 
 
-def acceptance(target: Target, claims, finding, cand: tuple, values: tuple) -> list:
+def acceptance(target: Case, claims, finding, cand: tuple, values: tuple) -> list:
     """The acceptance alternatives (``acceptable``) of one finding of the target: the
     prescribed result of its rule (exact bits, any NaN, a quiet NaN, a zero, an int, NaN
     payloads), for a ULP bound the correctly rounded reference with the bound in ULPs
@@ -359,7 +366,7 @@ def acceptance(target: Target, claims, finding, cand: tuple, values: tuple) -> l
 
 
 class Reproducer:
-    """Runs candidates of one Target through ``call`` and judges them.
+    """Runs candidates of one Case through ``call`` and judges them.
 
     ``call(inputs) -> outputs``: input arrays by argument name (buffer dtypes: float bit
     patterns as unsigned ints, int arguments as int32...) to output arrays by output name;
@@ -367,7 +374,7 @@ class Reproducer:
     (a dict of them by format for a conversion).  Verdicts are cached per candidate;
     ``launches`` counts the calls of ``call``."""
 
-    def __init__(self, target: Target, call: Callable[[dict], dict], claims):
+    def __init__(self, target: Case, call: Callable[[dict], dict], claims):
         self.target, self.call, self.claims = target, call, claims
         self.cache: dict = {}
         self.launches = 0
@@ -422,7 +429,7 @@ class Reproducer:
         return self.evaluate([cand])[0].holds
 
 
-def device_call(runner, target: Target) -> Callable[[dict], dict]:
+def device_call(runner, target: Case) -> Callable[[dict], dict]:
     """``call`` for a Reproducer: run the target's kernel on a DeviceRunner."""
     from fuzzfarm.work.units import run_unit
     unit = target.unit()
