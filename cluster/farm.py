@@ -346,7 +346,7 @@ class DeviceActor:
 
     def _runner(self, build_options: str):
         if build_options not in self.runners:
-            from fuzzfarm.verdict.checker import Claims
+            from fuzzfarm.verdict.claims import Claims
             from fuzzfarm.device.runner import DeviceRunner
             r = DeviceRunner(self.info, build_options)
             r.planted_build = tuple(self.faults.get("build", ()))  # the driver's plants

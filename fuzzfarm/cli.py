@@ -441,51 +441,6 @@ def sweep(function, precision, device, out, build_options, workers, chunk_bits, 
         raise SystemExit(1)
 
 
-def _governing(rule_id: str) -> dict:
-    """{'text': governing text, 'verb': its modal verb} of a rule (modality.toml)."""
-    from edgecases.modality import governing
-    text, verb = governing(rule_id)
-    return {"text": text, "verb": verb}
-
-
-def _catalogue_records(precisions, profile_names) -> dict:
-    """The catalogue as plain data: functions x precisions x profiles with their bounds,
-    every rule, the general rules and the conversions."""
-    from edgecases import bounds, catalogue, conversions
-
-    fns = []
-    for f in catalogue.functions().values():
-        for p in f.precisions:
-            if p not in precisions:
-                continue
-            entry = {"function": f.name, "family": f.family, "signature": f.signature,
-                     "precision": p, "widths": list(f.widths),
-                     "rules": [r.id for r in catalogue.rules_for(f.name)], "bounds": {}}
-            for prof, relaxed in profile_names:
-                try:
-                    b = bounds.bound(f.name, p, prof, relaxed)
-                except KeyError:
-                    continue
-                key = prof + (".relaxed" if relaxed else "")
-                entry["bounds"][key] = {"bound": b.describe(f.widths[0] if f.family == "geometric" else 1),
-                                        "source": b.source}
-            fns.append(entry)
-    rules = [{"id": r.id, "function": r.function, "section": r.section,
-              "condition": " and ".join(f"{a} {w}" for a, w in r.when) or "always",
-              "result": "; ".join(f"{k} = {v.text}" for k, v in r.results.items()),
-              "severity": r.severity, "sentence": r.sentence, "reading": r.reading,
-              **_governing(r.id)}
-             for r in catalogue.rules()]
-    general = [{"id": g.id, "section": g.section, "severity": g.severity,
-                "sentence": g.sentence, "reading": g.reading, **_governing(g.id)}
-               for g in catalogue.general_rules().values()]
-    convs = [c.id for c in conversions.conversions()]
-    return {"counts": {"functions": len(catalogue.functions()),
-                       "function_precision_pairs": len(fns), "rules": len(rules),
-                       "general_rules": len(general), "conversions": len(convs)},
-            "functions": fns, "rules": rules, "general_rules": general, "conversions": convs}
-
-
 @main.command("catalogue")
 @click.option("--json", "as_json", is_flag=True, help="Print the whole catalogue as JSON.")
 @click.option("--function", "-f", "only", default=None, metavar="NAME",
@@ -499,13 +454,14 @@ def catalogue_cmd(as_json, only, precisions) -> None:
     from rich.table import Table
 
     from edgecases import catalogue
+    from edgecases.export import catalogue_records
     from fuzzfarm.orchestrate.run import _parse_list, _precision
 
     precs = _parse_list(precisions, "precisions", _precision)
     if only and only not in catalogue.functions():
         raise click.UsageError(f"--function: unknown function {only!r}; see `fuzzfarm catalogue`")
     profiles = [("full", False), ("embedded", False), ("full", True), ("embedded", True)]
-    data = _catalogue_records(precs, profiles)
+    data = catalogue_records(precs, profiles)
     if only:
         data["functions"] = [f for f in data["functions"] if f["function"] == only]
         ids = {x.id for x in catalogue.rules_for(only)}
@@ -543,26 +499,6 @@ def catalogue_cmd(as_json, only, precisions) -> None:
 
 
 #: How ``fuzzfarm findings`` groups signatures: (severity, title, what it means).
-_FINDING_SECTIONS = (
-    ("fail", "Failures", "the governing text requires the result (shall, must, or a "
-                         "statement such as 'returns' or '=')"),
-    ("note", "Notes", "recommendations, permissions, implementation-defined results "
-                      "(should, may): never failures"),
-    ("fault", "Device faults", "a work unit crashed or hung the device"),
-)
-
-
-def findings_summary_line(summary: list[dict]) -> str:
-    """'N failures in K signatures; M notes in J signatures; F device faults in L
-    signatures' of ``signatures.summarize`` rows (as dicts)."""
-    parts = []
-    for sev, label in (("fail", "failures"), ("note", "notes"), ("fault", "device faults")):
-        rows = [r for r in summary if r["severity"] == sev]
-        parts.append(f"{sum(r['count'] for r in rows):,} {label} in {len(rows)} "
-                     f"signature{'s' if len(rows) != 1 else ''}")
-    return "; ".join(parts)
-
-
 @main.command()
 @click.argument("results", type=click.Path())
 @click.option("--severity", type=click.Choice(["fail", "fault", "note", "all"]),
@@ -602,35 +538,8 @@ def findings(results, severity, functions, limit, as_json) -> None:
             click.echo(json.dumps(r, default=str, sort_keys=True))
         return
     from rich.console import Console
-    from rich.markup import escape
-    from rich.table import Table
-    console = Console()
-    shown = summary if not limit else summary[:limit]
-    for sev, title, why in _FINDING_SECTIONS:
-        rows = [r for r in shown if r["severity"] == sev]
-        if not rows:
-            continue
-        of = sum(r["severity"] == sev for r in summary)
-        t = Table(title=escape(f"{title}: {len(rows)} signature(s)"
-                               + (f" of {of}" if len(rows) < of else "") + f" — {why}"),
-                  show_lines=True)
-        for col in ("signature", "device / driver", "target", "rule class", "governed by",
-                    "count", "runs", "first / last seen", "max ULP", "example"):
-            t.add_column(col, overflow="fold",
-                         justify="right" if col in ("count", "runs", "max ULP") else "left")
-        for r in rows:
-            target = f"{r['function']} {r['precision']} w{r['vector_width']}" + (
-                f" {r['build_options']}" if r["build_options"] else "")
-            ulp = "-" if r["max_ulp_error"] is None else f"{r['max_ulp_error']:.3g}"
-            governed = f"{r['text']}\n({r['verb']})" if r["text"] else "-"
-            t.add_row(*map(escape, (
-                r["signature"], f"{r['device']}\n{r['driver_version']}", target,
-                r["rule_class"], governed, f"{r['count']:,}", str(r["runs"]),
-                f"{r['first_seen']:%Y-%m-%d %H:%M}\n{r['last_seen']:%Y-%m-%d %H:%M}", ulp,
-                f"{r['example_inputs']} -> {r['example_outputs']}\n"
-                f"(expected {r['example_expected']})")))
-        console.print(t)
-    console.print(escape(f"{results}: " + findings_summary_line(summary)), highlight=False)
+    from fuzzfarm.report import findings as report
+    report.print_signatures(Console(), summary, limit, results)
 
 
 @main.command()

@@ -20,7 +20,7 @@ derived from the specification data (``edgecases``):
   that apply (OpenCL C 3.0 §7.4, §7.5, SPIR-V Env §3.8).
 
 The device's side of a verdict (profile, denormal support, rounding modes, build options)
-is not part of the target: it is what the device claims (``fuzzfarm.verdict.checker.Claims``),
+is not part of the target: it is what the device claims (``fuzzfarm.verdict.claims.Claims``),
 read from the device when it is opened.
 """
 from __future__ import annotations

@@ -6,7 +6,8 @@ import pytest
 
 from edgecases import bounds, catalogue
 from edgecases.predicates import evaluate
-from fuzzfarm.verdict.checker import Claims, check_batch
+from fuzzfarm.verdict.checker import check_batch
+from fuzzfarm.verdict.claims import Claims
 from fuzzfarm.formats import BINARY32, format_named
 from fuzzfarm.device.kernels import buffer_dtype
 from fuzzfarm.oracle import (EXACT_FUNCTIONS, Congruent, Exact, OneOf, Unspecified, reference,

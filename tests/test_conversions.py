@@ -17,7 +17,7 @@ from strategies import conversions as CI
 from edgecases import conversions as CT
 from fuzzfarm.device import conversion_kernels as CK
 from fuzzfarm.verdict import conversions as C
-from fuzzfarm.verdict.checker import Claims
+from fuzzfarm.verdict.claims import Claims
 from fuzzfarm.formats import BINARY16, BINARY32, BINARY64, classify, is_nan, to_float
 
 H, F, D = BINARY16, BINARY32, BINARY64

@@ -18,7 +18,7 @@ from mpmath import mpf
 from edgecases import bounds, catalogue
 from fuzzfarm import formats
 from fuzzfarm.verdict import geometric
-from fuzzfarm.verdict.checker import Claims
+from fuzzfarm.verdict.claims import Claims
 from fuzzfarm.formats import BINARY16, BINARY32, BINARY64
 from fuzzfarm.verdict.geometric import NOT_JUDGED, GeometricError
 from fuzzfarm.oracle import Exact, round_to_bits, ulp_error

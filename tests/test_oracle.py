@@ -1011,7 +1011,7 @@ def test_reference_agrees_with_every_prescribed_rule():
     allow it: it meets the rule's special inputs in every format (an mpf rounded to
     nearest; mpf(0) as either zero; None as a NaN)."""
     from edgecases.predicates import evaluate
-    from fuzzfarm.verdict.checker import Claims
+    from fuzzfarm.verdict.claims import Claims
     from strategies import special_inputs
     consts = Claims().consts
     fmts = {f.name: f for f in FORMATS}

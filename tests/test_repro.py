@@ -26,7 +26,7 @@ from devices import pypi_pocl, require_device
 from fuzzfarm.report import repro
 from fuzzfarm.report import repro_case
 from fuzzfarm.store import dataset as store
-from fuzzfarm.verdict.checker import Claims
+from fuzzfarm.verdict.claims import Claims
 from fuzzfarm.cli import main
 
 T0 = datetime(2026, 11, 1, tzinfo=timezone.utc)

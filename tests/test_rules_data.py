@@ -156,15 +156,9 @@ except catalogue.CatalogueError as exc:  # reported by test_catalogue_loads
 BY_ID = {r.id: r for r in RULES}
 FUNCTIONS = catalogue.functions()
 
-# The checker and the special-value pool of fuzzfarm.work.units are being extended in parallel;
-# the tests that need them skip (naming the error) until they import.
-try:
-    from fuzzfarm.verdict import checker as CHECKER
-    from strategies import special_inputs
-    CHECKER_ERROR = None
-except Exception as exc:  # noqa: BLE001 - any import-time error of work in progress
-    CHECKER = special_inputs = None
-    CHECKER_ERROR = exc
+from fuzzfarm.verdict import checker as CHECKER  # noqa: E402
+from fuzzfarm.verdict.claims import Claims  # noqa: E402
+from strategies import special_inputs  # noqa: E402
 
 
 # -- the special-value pools -----------------------------------------------------------------
@@ -874,11 +868,9 @@ def _catalogue_failures(res, rule) -> list:
 
 @pytest.mark.parametrize("rule_id,fmt_name", _by_format(_rule_ids()))
 def test_rule_flags_wrong_and_passes_allowed_through_check_batch(rule_id, fmt_name, monkeypatch):
-    if CHECKER_ERROR is not None:
-        pytest.skip(f"fuzzfarm.verdict.checker / fuzzfarm.work.units do not import yet: {CHECKER_ERROR!r}")
     rule, fmt = BY_ID[rule_id], FORMATS[fmt_name]
     fn = FUNCTIONS[rule.function]
-    claims = CHECKER.Claims(precision=fmt_name)
+    claims = Claims(precision=fmt_name)
     consts = claims.consts
     inputs = _special(fn.name, fmt_name)
     idx = np.nonzero(_applies(rule, inputs, fmt))[0]
@@ -917,7 +909,7 @@ def test_rule_flags_wrong_and_passes_allowed_through_check_batch(rule_id, fmt_na
 
     # the flush-to-zero alternative (3.8.3) passes on a device without denormals
     if rule.ftz_results:
-        ftz = CHECKER.Claims(precision=fmt_name, denormals=False)
+        ftz = Claims(precision=fmt_name, denormals=False)
         outs = [{**f, **{o: _allowed(s, a, fmt, consts)[0] for o, s in rule.ftz_results.items()}}
                 for f, a in zip(first, one)]
         res = _check(fn, *_batch(fn, rows, outs, fmt), ftz, monkeypatch)
@@ -929,14 +921,12 @@ def test_rule_flags_wrong_and_passes_allowed_through_check_batch(rule_id, fmt_na
 def test_rounded_constant_on_a_round_toward_zero_device_through_check_batch():
     """digest §14 D9 through the checker: atan(+inf) rounded toward zero passes on a device
     that claims RTZ only and fails (F9.atan.2) on a round-to-nearest device."""
-    if CHECKER_ERROR is not None:
-        pytest.skip(f"fuzzfarm.verdict.checker does not import yet: {CHECKER_ERROR!r}")
-    if "rounding" not in CHECKER.Claims(rounding=("rtz",)).consts:
+    if "rounding" not in Claims(rounding=("rtz",)).consts:
         pytest.skip("the checker does not pass Claims.rounding to the rules (consts['rounding']) yet")
     fn = FUNCTIONS["atan"]
     ins = {"x": np.asarray([0x7F800000, 0xFF800000], np.uint32)}
     outs = {"ret": np.asarray([0x3FC90FDA, 0xBFC90FDA], np.uint32)}  # pi/2 rounded toward zero
-    rtz = CHECKER.check_batch(fn, ins, outs, CHECKER.Claims(rounding=("rtz",)))
+    rtz = CHECKER.check_batch(fn, ins, outs, Claims(rounding=("rtz",)))
     assert not [f for f in rtz.findings if f.rule_id == "F9.atan.2"]
-    rte = CHECKER.check_batch(fn, ins, outs, CHECKER.Claims())
+    rte = CHECKER.check_batch(fn, ins, outs, Claims())
     assert {f.index for f in rte.findings if f.rule_id == "F9.atan.2"} == {0, 1}

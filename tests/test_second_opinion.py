@@ -29,7 +29,7 @@ import pytest
 from fuzzfarm.verdict import checker
 from edgecases import conversions as conversion_table
 from fuzzfarm.verdict import conversions
-from fuzzfarm.verdict.checker import Claims
+from fuzzfarm.verdict.claims import Claims
 
 MIN_CASES = 10_000
 

@@ -21,7 +21,7 @@ from edgecases.catalogue import function
 from devices import require_device, selector
 from fuzzfarm.store import dataset as store
 from fuzzfarm.orchestrate import sweep as sw
-from fuzzfarm.verdict.checker import Claims
+from fuzzfarm.verdict.claims import Claims
 from fuzzfarm.formats import BINARY16, BINARY32
 from fuzzfarm.device.kernels import sweep_source
 

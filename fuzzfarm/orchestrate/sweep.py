@@ -184,7 +184,7 @@ def _slot_views(slot: int, space: Space, count: int) -> dict[str, np.ndarray]:
 def check_chunk(job: dict, outputs: dict | None = None) -> dict:
     """Check one chunk and write its findings and stats row (atomically).
 
-    ``job``: {unit (SweepUnit), space (Space), claims (checker.Claims), meta (device
+    ``job``: {unit (SweepUnit), space (Space), claims (verdict.claims.Claims), meta (device
     columns of store.STATS_SCHEMA), run_id, out, build_options, device_seconds, slot}.
     ``outputs`` (tests): the chunk's outputs instead of shared slot ``job['slot']``.
     Returns {unit_id, inputs, failures, notes, max_ulp_error, max_inputs (the input bits
@@ -356,7 +356,7 @@ def _pipeline(opts, run_id, todo, slot_bytes, meta, progress, done_inputs) -> bo
     """Device -> shared slots -> worker pool; returns True if interrupted."""
     global _SLOTS
     from fuzzfarm.store import dataset as store
-    from fuzzfarm.verdict.checker import Claims
+    from fuzzfarm.verdict.claims import Claims
 
     space, info = opts.space, opts.device
     _SLOTS = [mmap.mmap(-1, slot_bytes) for _ in range(opts.slots)]

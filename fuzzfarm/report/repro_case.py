@@ -228,7 +228,7 @@ def claims_for(info, precision: str, build_options: str, constants: dict | None,
     """The Claims a run gives the checker for ``info`` (a DeviceInfo): per precision the
     device's fp config flags, its profile, FP_ILOGB0/FP_ILOGBNAN and the build options;
     a conversion gets a dict of them by format."""
-    from fuzzfarm.verdict.checker import Claims
+    from fuzzfarm.verdict.claims import Claims
     if conversion:
         return Claims.by_precision(info, constants, build_options)
     return Claims.for_device(info, precision, constants, build_options)

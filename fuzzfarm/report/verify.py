@@ -25,7 +25,7 @@ import numpy as np
 from edgecases import catalogue
 from fuzzfarm.formats import format_named
 from fuzzfarm.target import Target, is_conversion_name
-from fuzzfarm.verdict.checker import Claims
+from fuzzfarm.verdict.claims import Claims
 from fuzzfarm.work.kinds import kind_of
 from fuzzfarm.work.units import WorkUnit, run_unit
 

@@ -55,7 +55,8 @@ from edgecases.conversions import INT_TYPES, ROUNDINGS, RULE_IDS, Conversion, in
 from fuzzfarm import formats
 from fuzzfarm.formats import BINARY16, BINARY64, FloatFormat
 from fuzzfarm.oracle import ulp_error
-from fuzzfarm.verdict.checker import CheckResult, Claims, Finding
+from fuzzfarm.verdict.claims import Claims
+from fuzzfarm.verdict.findings import CheckResult, Finding
 
 __all__ = ["ConversionResult", "reference", "check", "LANGUAGES", "MAX_MEASURED"]
 
@@ -216,7 +217,7 @@ def _claims_for(fmt: FloatFormat, claims) -> Claims | None:
                 return claims[key]
         raise KeyError(f"claims has no entry for {fmt.name}; give one Claims per format "
                        f"the conversion involves, keyed 'binary16'/'binary32'/'binary64'")
-    raise TypeError(f"claims={claims!r}: give a fuzzfarm.verdict.checker.Claims or a dict of them")
+    raise TypeError(f"claims={claims!r}: give a fuzzfarm.verdict.claims.Claims or a dict of them")
 
 
 def _flushes(fmt: FloatFormat | None, claims) -> bool:
@@ -417,7 +418,7 @@ def check(conv: Conversion, src: np.ndarray, got: np.ndarray, claims=None,
 
     ``src``: 1-D ``conv.src_dtype`` array (float bits); ``got``: the device's results, 1-D
     ``conv.dst_dtype`` of the same length (float bits; same-size integer arrays are
-    reinterpreted).  ``claims``: a fuzzfarm.verdict.checker.Claims, or a dict of them keyed by
+    reinterpreted).  ``claims``: a fuzzfarm.verdict.claims.Claims, or a dict of them keyed by
     format name ('binary16', 'binary32', 'binary64') for a conversion between two float
     formats; None means a full-profile device with subnormals and round to nearest.  A
     single Claims speaks for the format of its ``precision``; for another binary16 or
@@ -432,7 +433,7 @@ def check(conv: Conversion, src: np.ndarray, got: np.ndarray, claims=None,
     decoration: "NaN is converted to 0").
 
     Returns a ConversionResult (a CheckResult): ``function`` is ``conv.id``; findings
-    (fuzzfarm.verdict.checker.Finding, sorted by element) with rule ids of
+    (fuzzfarm.verdict.findings.Finding, sorted by element) with rule ids of
     edgecases/data/conversions.toml, inputs and outputs as bits (float) or values (int),
     ``ulp_error`` in ULPs of the destination for failing float results (the first
     ``MAX_MEASURED``); ``exact`` counts judged elements, ``unjudged`` the

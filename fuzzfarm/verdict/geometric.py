@@ -48,7 +48,7 @@ False) every subset of the subnormal input lanes may be read as a zero of either
 a result lane that is subnormal before rounding may be flushed (OpenCL SPIR-V Env 3.8.3);
 fast_* may also flush elements below sqrt(FLT_MIN) (§6.15.5).  ``claims.rounding`` gives the
 modes of a correctly rounded result, ``claims.profile`` and ``claims.relaxed`` pick the bound.
-The build options of fuzzfarm.verdict.checker.Claims are honoured as the element-wise checker does:
+The build options of fuzzfarm.verdict.claims.Claims are honoured as the element-wise checker does:
 without CL_FP_INF_NAN or under -cl-finite-math-only (``judges_specials`` False) vectors with an
 infinite or NaN element, or whose result is infinite, are not judged; under
 -cl-unsafe-math-optimizations (``relaxed``) departures from the edge-case rules become notes
@@ -121,7 +121,7 @@ class _Ctx:
         self.prec = prec or 2 * self.fmt.precision + 48
         self.flush = not claims.denormals
         self.rounding = tuple(claims.rounding)
-        # Build options and INF_NAN (fuzzfarm.verdict.checker.Claims; absent fields: the defaults)
+        # Build options and INF_NAN (fuzzfarm.verdict.claims.Claims; absent fields: the defaults)
         self.judges_specials = bool(getattr(claims, "judges_specials", True))
         self.relaxed = bool(getattr(claims, "relaxed", False))
         self.signed_zeros = bool(getattr(claims, "signed_zeros", True))
@@ -514,7 +514,7 @@ def check(fn, inputs: dict, outputs: dict, claims, width: int, prec: int | None 
     ``inputs`` maps each input name to a flat ``fmt.uint`` array of length n*width (vector i
     = lanes [i*width, (i+1)*width)); ``outputs['ret']`` is a flat array of length n (scalar
     result) or n*width (cross, normalize, fast_normalize).  ``claims`` is a
-    fuzzfarm.verdict.checker.Claims (precision, profile, denormals, rounding; ``relaxed`` if it has
+    fuzzfarm.verdict.claims.Claims (precision, profile, denormals, rounding; ``relaxed`` if it has
     one).  ``prec`` is the mpmath precision in bits of the square roots (default 2p + 48).
     ``bound`` overrides the edgecases bound (a Bound with ``limits``), for tests.
 

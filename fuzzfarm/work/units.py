@@ -26,7 +26,8 @@ import numpy as np
 
 from edgecases import catalogue, modality
 from fuzzfarm import formats
-from fuzzfarm.verdict.checker import CheckResult, Claims
+from fuzzfarm.verdict.claims import Claims
+from fuzzfarm.verdict.findings import CheckResult
 from fuzzfarm.formats import FloatFormat, format_named
 from fuzzfarm.target import Target
 from fuzzfarm.work.kinds import kind_of
