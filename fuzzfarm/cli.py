@@ -680,7 +680,7 @@ def triage_cmd(baseline, current, out, pairs) -> None:
 
     Exit status: 1 when there are new failures, 0 otherwise, 2 for bad input.
     """
-    from fuzzfarm.report import triage as triager
+    from fuzzfarm.report import triage_report as triager
     mapping = {}
     for p in pairs:
         base, sep, cur = p.partition("=")

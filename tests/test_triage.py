@@ -8,7 +8,7 @@ from click.testing import CliRunner
 
 from fuzzfarm.store import signatures
 from fuzzfarm.store import dataset as store
-from fuzzfarm.report import triage
+from fuzzfarm.report import triage, triage_report
 from fuzzfarm.cli import main
 
 ONE = 0x3F800000            # 1.0f: x:pos_normal
@@ -214,7 +214,7 @@ def test_notes_alone_are_never_new_failures(tmp_path):
     b, c = tmp_path / "b", tmp_path / "c"
     unit(b, "r1", "fabs")
     unit(c, "r2", "fabs", [("nan.payload", {"severity": "note"})])
-    t = triage.run(b, c, tmp_path / "out")
+    t = triage_report.run(b, c, tmp_path / "out")
     assert t.exit_code == 0 and not t.new
     assert [i.status for i in t.issues] == ["note"]
     root = ET.parse(tmp_path / "out" / "junit.xml").getroot()
@@ -253,7 +253,7 @@ def test_new_needs_the_baseline_to_have_tested_the_target(tmp_path):
     (row,) = t.issues
     assert row.status == "untested" and row.untested_in == "baseline"
     assert t.exit_code == 0
-    triage.write_junit(t, tmp_path / "j.xml")
+    triage_report.write_junit(t, tmp_path / "j.xml")
     (f,) = ET.parse(tmp_path / "j.xml").getroot().iter("failure")
     assert f.get("type") == "not-in-baseline"
 
@@ -263,7 +263,7 @@ def test_disjoint_devices_are_reported(tmp_path):
     unit(b, "r1", "sinpi", [("CL.sinpi.positive_integer", {})], device="NVIDIA H100")
     unit(b, "r1", "sinpi", serial=1, device="Other GPU")
     unit(c, "r2", "sinpi", [("CL.sinpi.positive_integer", {})], device="pthread-cpu")
-    t = triage.run(b, c, tmp_path / "out")
+    t = triage_report.run(b, c, tmp_path / "out")
     assert t.devices_disjoint and t.common_devices == [] and not t.paired
     assert not t.new and not t.fixed and len(t.untested) == 2 and t.exit_code == 0
     md = (tmp_path / "out" / "report.md").read_text()
@@ -281,7 +281,7 @@ def test_build_options_and_widths_are_part_of_the_target(tmp_path):
     assert row.status == "new" and row.build_options == "-cl-fast-relaxed-math"
     assert row.issue == issue("sinpi", "CL.sinpi.positive_integer", width=4,
                               opts="-cl-fast-relaxed-math")
-    triage.write_junit(t, tmp_path / "j.xml")
+    triage_report.write_junit(t, tmp_path / "j.xml")
     (case,) = ET.parse(tmp_path / "j.xml").getroot().iter("testcase")
     assert case.get("name") == "CL.sinpi.positive_integer [w4] [-cl-fast-relaxed-math]"
 
@@ -336,7 +336,7 @@ def test_one_device_model_each_is_paired_and_pairs_can_be_named(tmp_path):
     unit(c, "r2", "sinpi", [("CL.sinpi.positive_integer", {})], device="pthread-avx-cpu",
          driver="3.1")
     unit(c, "r2", "cospi", device="pthread-avx-cpu", driver="3.1")
-    t = triage.run(b, c, tmp_path / "out")
+    t = triage_report.run(b, c, tmp_path / "out")
     assert t.paired == {"pthread-cpu": "pthread-avx-cpu"} and not t.devices_disjoint
     assert [i.rule_class for i in t.still_failing] == ["CL.sinpi.positive_integer"]
     assert [i.rule_class for i in t.fixed] == ["CL.cospi.half_integer"]
@@ -365,10 +365,10 @@ def test_the_report_says_which_text_governed_each_issue_and_counts_both_kinds(se
     assert by_rule["CL.convert.sat_nan_zero"].governed_by == "OpenCL C 3.0 (should)"
     assert by_rule["CL.convert.sat_nan_zero"].status == "note"
     assert by_rule["CL.sinpi.positive_integer"].governed_by == "OpenCL SPIR-V Env (is)"
-    line = triage.trust_line(t)
+    line = triage_report.trust_line(t)
     fails = sum(i.status != "note" for i in t.issues)
     assert line.startswith(f"{fails} failure issue(s)") and f"{len(t.notes)} note(s)" in line
-    triage.run(b, c, tmp_path / "rep")
+    triage_report.run(b, c, tmp_path / "rep")
     md = (tmp_path / "rep" / "report.md").read_text()
     assert line in _section(md, "Summary")
     assert "OpenCL C 3.0 (should)" in _section(md, "Notes")
@@ -394,7 +394,7 @@ def test_the_cross_implementation_matrix_has_every_implementation_even_without_f
     assert {k: v[0] for k, v in sinpi.items()} == {"Synthetic: impl-A (1)": 2,
                                                   "Synthetic: impl-B (7)": 1}
     assert all(sig.startswith("s") and len(sig) == 13 for _, sig in sinpi.values())
-    triage.run(b, c, tmp_path / "rep")
+    triage_report.run(b, c, tmp_path / "rep")
     md = _section((tmp_path / "rep" / "report.md").read_text(), "Across implementations")
     assert "| rule | Synthetic: impl-A (1) | Synthetic: impl-B (7) | Synthetic: impl-C (2) |" in md
     assert "| device.build_failure | - | 1 (s" in md
