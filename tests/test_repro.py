@@ -499,3 +499,11 @@ def test_a_build_failure_reproducer_is_the_kernel_its_log_and_programs_that_buil
     away = fault_repro.export(_build_failure_row(good, "0123456789ab"), tmp_path / "a")
     assert away.info is None and "not re-verified" in "\n".join(fault_repro.summary(away))
     assert "no (the device is not attached here)" in (tmp_path / "a" / "README.md").read_text()
+
+
+def test_example_database_keys_are_stable():
+    """Saved examples (RESULTS/_hypothesis) stay found across versions: the keys are a
+    fixed format, not derived from module paths."""
+    from fuzzfarm.report.repro_shrink import class_key
+    assert class_key("sinpi", "binary32", "CL.sinpi.positive_integer") == \
+        b"fuzzfarm.repro:sinpi:binary32:CL.sinpi.positive_integer"

@@ -332,9 +332,9 @@ def _bundled_pocl_libraries() -> list[str]:
 def _bundled_pocl_fingerprints() -> dict[str, str]:
     """fingerprint -> bundled libpocl path, for every device each bundled library gives
     when it is the only ICD (OCL_ICD_VENDORS naming it alone, in a child process)."""
-    code = ("from fuzzfarm.device.runner import list_devices\n"
+    code = ("from fuzzfarm.device.discovery import list_devices\n"
             "print(' '.join(d.fingerprint for d in list_devices()))")
-    root = str(Path(__file__).resolve().parent.parent)
+    root = str(Path(__file__).resolve().parents[2])   # the folder holding fuzzfarm/
     out: dict[str, str] = {}
     for lib in _bundled_pocl_libraries():
         with tempfile.TemporaryDirectory(prefix="fuzzfarm-icd-") as tmp:

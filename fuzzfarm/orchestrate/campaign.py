@@ -589,7 +589,7 @@ class _Loader:
 
 def _job_seed(campaign_seed: int, number: int) -> int:
     """Job ``number``'s default seed: stable across processes and Python versions."""
-    digest = hashlib.sha256(f"fuzzfarm.orchestrate.campaign:{campaign_seed}:{number}".encode()).digest()
+    digest = hashlib.sha256(f"fuzzfarm.campaign:{campaign_seed}:{number}".encode()).digest()
     return int.from_bytes(digest[:4], "big") >> 1          # 0 .. 2**31 - 1
 
 

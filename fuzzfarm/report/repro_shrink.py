@@ -107,11 +107,11 @@ def encode(target: Case, cand: tuple) -> list:
 
 def class_key(function: str, precision: str, rule_class: str) -> bytes:
     """The example-database key of one rule class of a built-in in one precision."""
-    return f"fuzzfarm.report.repro:{function}:{precision}:{rule_class}".encode()
+    return f"fuzzfarm.repro:{function}:{precision}:{rule_class}".encode()
 
 
 def _index_key(function: str, precision: str) -> bytes:
-    return f"fuzzfarm.report.repro:{function}:{precision}".encode()
+    return f"fuzzfarm.repro:{function}:{precision}".encode()
 
 
 def db_dir(results: str | os.PathLike) -> Path:
@@ -237,7 +237,7 @@ def shrink(rep: Reproducer, original: tuple, max_examples: int = DEFAULT_MAX_EXA
     if pool:
         failing += [o.candidate for o in rep.evaluate(pool) if o.holds]
     db = InMemoryExampleDatabase()
-    key = b"fuzzfarm.report.repro.search"
+    key = b"fuzzfarm.repro.search"
     try:
         from hypothesis.database import choices_to_bytes
     except ImportError:
