@@ -415,3 +415,20 @@ def test_cli_devices_with_no_device(monkeypatch):
 def test_cli_version():
     result = CliRunner().invoke(main, ["--version"])
     assert result.exit_code == 0 and "fuzzfarm, version" in result.output
+
+
+def test_the_bundled_pocl_is_recognised_where_the_wheel_ships_it():
+    """pyopencl's wheel ships libpocl: each of its devices is found by fingerprint, in a
+    child process that sees that library alone (a broken child must not pass as 'no
+    bundled PoCL here', which would skip every test that needs it)."""
+    from fuzzfarm.device import discovery
+    libs = discovery._bundled_pocl_libraries()
+    if not libs:
+        pytest.skip("this pyopencl ships no libpocl")
+    found = discovery._bundled_pocl_fingerprints()
+    assert found and set(found.values()) <= set(libs)
+    pocl = [d for d in list_devices() if "portable computing language" in d.platform_name.lower()]
+    bundled = [d for d in pocl if discovery.bundled_pocl_library(d)]
+    assert bundled, [d.label for d in pocl]
+    others = [d for d in list_devices() if d not in pocl]     # Oclgrind, Intel: never PoCL
+    assert not any(discovery.bundled_pocl_library(d) for d in others)

@@ -104,7 +104,7 @@ from fuzzfarm.report.repro_judge import acceptable  # noqa: E402
 
 def _judge_source() -> str:
     """The functions of fuzzfarm/report/repro_judge.py, as a repro.py embeds them."""
-    text = resources.files("fuzzfarm").joinpath("repro_judge.py").read_text()
+    text = resources.files("fuzzfarm.report").joinpath("repro_judge.py").read_text()
     return text[text.index('"""', 3) + 3:].strip("\n") + "\n"
 
 
