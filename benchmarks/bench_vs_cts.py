@@ -87,6 +87,7 @@ def find_cts(args) -> Path:
         p = build_cts(Path(args.cts_source))
     else:
         fail("no test_bruteforce: give --cts PATH, set FUZZFARM_CTS or --cts-source DIR")
+    p = p.resolve()
     if not (p.is_file() and os.access(p, os.X_OK)):
         fail(f"{p} is not an executable test_bruteforce")
     return p
@@ -98,7 +99,7 @@ def run_cts(binary: Path, fn: str, args) -> dict:
     if args.cts_icd:
         env["OCL_ICD_VENDORS"] = args.cts_icd
     if args.loader:
-        env["LD_LIBRARY_PATH"] = args.loader + os.pathsep + env.get("LD_LIBRARY_PATH", "")
+        env["LD_LIBRARY_PATH"] = str(Path(args.loader).resolve()) + os.pathsep + env.get("LD_LIBRARY_PATH", "")
     cmd = [str(binary), "-d", "-r", "-1", "-t", str(args.threads)]
     cmd += (["-w"] if args.wimpy else []) + [fn]
     t0 = time.perf_counter()
