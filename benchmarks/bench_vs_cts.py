@@ -103,7 +103,14 @@ def run_cts(binary: Path, fn: str, args) -> dict:
     cmd = [str(binary), "-d", "-r", "-1", "-t", str(args.threads)]
     cmd += (["-w"] if args.wimpy else []) + [fn]
     t0 = time.perf_counter()
-    r = subprocess.run(cmd, cwd=binary.parent, env=env, capture_output=True, text=True)
+    try:
+        r = subprocess.run(cmd, cwd=binary.parent, env=env, capture_output=True, text=True,
+                           timeout=args.timeout)
+    except subprocess.TimeoutExpired as exc:
+        out = (exc.stdout or b"").decode(errors="replace") if isinstance(exc.stdout, bytes) \
+            else (exc.stdout or "")
+        return {"cts_s": None, "cts_result": f"timeout after {args.timeout} s",
+                "cts_tail": out.strip().splitlines()[-8:]}
     wall = time.perf_counter() - t0
     out = r.stdout + r.stderr
     if "FAILED test." in out:
@@ -132,6 +139,8 @@ def main() -> None:
     ap.add_argument("--cts-icd", help="OCL_ICD_VENDORS for the suite only: a folder with "
                                       "the one device's .icd file")
     ap.add_argument("--threads", type=int, default=16, help="the suite's host threads")
+    ap.add_argument("--timeout", type=float, default=600.0,
+                    help="seconds a suite run may take before it is recorded as a timeout")
     ap.add_argument("--workers", type=int, default=None, help="fuzzfarm sweep -j")
     ap.add_argument("--skip-cts", action="store_true", help="time fuzzfarm only")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
@@ -159,6 +168,8 @@ def main() -> None:
                "host_cpus": os.cpu_count()}
         if binary is not None:
             rec.update(run_cts(binary, fn, args))
+            print(f"{fn:8s} suite: {rec['cts_s']} s, {rec['cts_result']}: "
+                  f"{' | '.join(rec['cts_tail'][-3:])}", flush=True)
         with tempfile.TemporaryDirectory(prefix="bench-vs-cts-") as tmp:
             meta = sweep_once(fn, sweep_args, Path(tmp) / "res")
         dev = (meta.get("devices") or [{}])[0]
