@@ -270,3 +270,29 @@ def test_a_sweep_kernel_that_does_not_build_is_a_recorded_device_fault(tmp_path)
     detail = json.loads(rows[0]["fault_detail"])
     assert "planted build failure" in detail["build_log"] and "sinpi(" in detail["kernel_source"]
     assert detail["error_code"] == -11
+
+
+@pytest.mark.parametrize("fmt_name", ["binary16", "binary32"])
+def test_class_counts_from_the_numbering_equal_the_counted_ones(fmt_name):
+    """A sweep chunk's input classes come from its index range alone; they equal
+    strategies.input_class_counts over the chunk's actual inputs, at every class
+    boundary (zero, subnormal, normal, infinity, signaling and quiet NaNs), for odd and
+    even starts and lengths."""
+    from strategies import input_class_counts
+    space = sw.space_for("sin", fmt_name)
+    f = space.fmt
+    edges = [0, 1, 2, f.min_normal, f.pos_inf, f.pos_inf + 1, f.pos_inf | f.quiet_bit,
+             f.abs_mask]
+    rng = np.random.default_rng(7)
+    cases = [(2 * e + d, n) for e in edges for d in (-3, -1, 0, 1, 2)
+             for n in (1, 2, 5, 64)] + [(int(s), int(n)) for s, n in
+                                       zip(rng.integers(0, space.size - 5000, 40),
+                                           rng.integers(1, 5000, 40))]
+    cases.append((0, space.size if f.bits == 16 else 1 << 20))
+    for start, count in cases:
+        start = max(0, min(start, space.size - 1))
+        count = min(count, space.size - start)
+        want = input_class_counts(space.inputs(start, count), space.fn, f)
+        assert space.class_counts(start, count) == want, (start, count)
+    if fmt_name == "binary16":           # two arguments: counted from the data
+        assert sw.space_for("atan2", fmt_name).class_counts(0, 10) is None

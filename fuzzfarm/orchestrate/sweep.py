@@ -38,7 +38,7 @@ import numpy as np
 
 from edgecases import catalogue
 from fuzzfarm.errors import BadInput
-from fuzzfarm.formats import FloatFormat, format_named
+from fuzzfarm.formats import INPUT_CLASSES, FloatFormat, format_named
 from fuzzfarm.device.kernels import buffer_dtype
 from fuzzfarm.work.units import WorkUnit
 
@@ -81,6 +81,38 @@ class Space:
     def output_bytes(self) -> int:
         """Bytes of output per input (every output's buffer element)."""
         return sum(buffer_dtype(o, self.fmt).itemsize for o in self.fn.outputs)
+
+    def class_counts(self, start: int, count: int) -> dict[str, int] | None:
+        """Inputs per IEEE class of inputs ``start .. start+count-1``, as
+        ``strategies.input_class_counts`` gives them ({"x:pos_normal": n, ...}), computed
+        from the numbering alone (no pass over the data); None for a space of two
+        arguments (counted from the data)."""
+        if len(self.fn.inputs) != 1:
+            return None
+        f = self.fmt
+        end = start + count
+        # magnitude ranges [lo, hi) of each class, positive then negative
+        ranges = {"zero": (0, 1), "subnormal": (1, f.min_normal),
+                  "normal": (f.min_normal, f.pos_inf), "inf": (f.pos_inf, f.pos_inf + 1),
+                  "snan": (f.pos_inf + 1, f.pos_inf | f.quiet_bit),
+                  "qnan": (f.pos_inf | f.quiet_bit, f.abs_mask + 1)}
+
+        def inside(lo: int, hi: int, sign: int) -> int:
+            # g = 2 m + sign for magnitude m: how many g in [start, end) have m in [lo, hi)
+            a = max(lo, -(-(start - sign) // 2))
+            b = min(hi, (end - 1 - sign) // 2 + 1)
+            return max(0, b - a)
+
+        name = self.fn.inputs[0].name
+        out = {}
+        for cls in INPUT_CLASSES:
+            if cls in ("qnan", "snan"):
+                n = sum(inside(*ranges[cls], s) for s in (0, 1))
+            else:
+                sign = 1 if cls.startswith("neg_") else 0
+                n = inside(*ranges[cls.split("_", 1)[1]], sign)
+            out[f"{name}:{cls}"] = n
+        return out
 
     def inputs(self, start: int, count: int) -> dict[str, np.ndarray]:
         """Inputs ``start .. start+count-1`` as {argument name: fmt.uint array (count,)}."""
@@ -204,7 +236,8 @@ def check_chunk(job: dict, outputs: dict | None = None) -> dict:
     dt = time.perf_counter() - t0
     rows = finding_rows(total, unit, job["meta"], job["run_id"], job["build_options"])
     stats = stats_row(total, unit, inputs, job["meta"], job["run_id"],
-                      job["device_seconds"], dt, job["build_options"])
+                      job["device_seconds"], dt, job["build_options"],
+                      by_class=space.class_counts(start, count))
     store.write_findings(job["out"], job["run_id"], unit.unit_id, rows)
     store.write_stats(job["out"], job["run_id"], unit.unit_id, stats)
     return {"unit_id": unit.unit_id, "inputs": count, "failures": stats["failures"],

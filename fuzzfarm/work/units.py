@@ -390,12 +390,13 @@ def finding_table(result: CheckResult, unit: WorkUnit, device_meta: dict, run_id
 
 def stats_row(result: CheckResult, unit: WorkUnit, inputs: dict, device_meta: dict,
               run_id: str, device_seconds: float, check_seconds: float,
-              build_options: str = "") -> dict:
+              build_options: str = "", by_class: dict | None = None) -> dict:
     """The unit's row of store.STATS_SCHEMA (the inputs' classes counted with numpy:
-    ``strategies.input_class_counts``)."""
+    ``strategies.input_class_counts``, unless the caller knows them: ``by_class``)."""
     target = unit.target
     kind = kind_of(target)
-    by_class = kind.class_counts(target, inputs)
+    if by_class is None:
+        by_class = kind.class_counts(target, inputs)
     fails = result.counts_by_rule("fail")
     notes = result.counts_by_rule("note")
     row = {
