@@ -366,9 +366,18 @@ class CampaignRun:
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
         self.plants = planted_faults()
-        prior = store.read_status(self.out, self.run_id) if self.resumed else None
-        self.elapsed_before = float((prior or {}).get("elapsed_work") or 0.0)
-        self._start_ray()
+        # one writer per results directory; what a killed writer left goes first
+        self.lock = store.ResultsLock(self.out, f"campaign {self.run_id}")
+        if self.lock.acquire():
+            self.console.print(f"removed {self.lock.removed} unfinished temporary file(s) "
+                               f"a stopped writer left in {self.out}")
+        try:
+            prior = store.read_status(self.out, self.run_id) if self.resumed else None
+            self.elapsed_before = float((prior or {}).get("elapsed_work") or 0.0)
+            self._start_ray()
+        except BaseException:
+            self.lock.release()
+            raise
         interrupted = False
         old = signal.getsignal(signal.SIGINT)
         meta = {"run_id": self.run_id, "campaign": self.c.to_dict(), "resumed": self.resumed,
@@ -505,6 +514,7 @@ class CampaignRun:
                     pass
                 store.write_run(self.out, self.run_id, meta)
             ray.shutdown()
+            self.lock.release()
         meta["interrupted"] = interrupted
         return meta
 

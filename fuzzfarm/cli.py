@@ -351,6 +351,44 @@ def verify(results, run_id, sample, no_device, json_path) -> None:
         raise SystemExit(1)
 
 
+def _sweep_under_lock(sw, space, info, out, chunk_bits, build_options, limit, workers,
+                      function, lock) -> dict:
+    """The body of ``fuzzfarm sweep`` while it holds the results directory's lock."""
+    import time
+    from pathlib import Path
+
+    from rich.console import Console
+    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
+                               TimeElapsedColumn, TimeRemainingColumn)
+
+    opts = sw.SweepOptions(space, info, Path(out), 1 << chunk_bits, build_options=build_options,
+                           limit=limit, **({"workers": workers} if workers else {}))
+    _, _, todo = sw.resume_state(opts)
+    console = Console(stderr=True)
+    if lock.removed:
+        console.print(f"removed {lock.removed} unfinished temporary file(s) a stopped "
+                      f"writer left in {out}")
+    if len(todo) < -(-space.size // opts.chunk):
+        console.print(f"resuming: {len(todo)} chunks left")
+    console.print(f"[bold]sweep[/] {function} {space.fmt.name}: 2^{space.bits} inputs on "
+                  f"{info.label}, chunks of 2^{chunk_bits}, {opts.workers} checking processes")
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TextColumn("{task.fields[rate]}"), TextColumn("failures {task.fields[fails]}"),
+                  TimeElapsedColumn(), TimeRemainingColumn(), console=console) as bar:
+        task = bar.add_task("inputs", total=space.size, rate="", fails=0)
+        t0 = time.perf_counter()
+        base: list = []         # inputs already done when this invocation started
+
+        def progress(done, total, res):
+            if not base:
+                base.append(done - res["inputs"])
+            rate = (done - base[0]) / max(time.perf_counter() - t0, 1e-9)
+            fails = bar.tasks[0].fields["fails"] + res["failures"]
+            bar.update(task, completed=done, rate=f"{rate / 1e6:,.1f} M/s", fails=fails)
+        meta = sw.sweep(opts, progress, locked=True)
+    return meta
+
+
 @main.command()
 @click.argument("function")
 @click.option("--precision", "-p", default="binary32", show_default=True,
@@ -376,12 +414,7 @@ def sweep(function, precision, device, out, build_options, workers, chunk_bits, 
     that does not build, an OpenCL error: recorded as a finding), 2 for bad input, 130 when
     interrupted (finished chunks are kept).
     """
-    import time
-    from pathlib import Path
-
     from rich.console import Console
-    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
-                               TimeElapsedColumn, TimeRemainingColumn)
 
     from fuzzfarm.store import dataset as store
     from fuzzfarm.orchestrate import sweep as sw
@@ -397,28 +430,13 @@ def sweep(function, precision, device, out, build_options, workers, chunk_bits, 
     if not info.supports(space.fmt):
         raise click.UsageError(f"--device: {info.label} lacks {space.fmt.name}")
     store.check_writable(out)
-    opts = sw.SweepOptions(space, info, Path(out), 1 << chunk_bits, build_options=build_options,
-                           limit=limit, **({"workers": workers} if workers else {}))
-    _, _, todo = sw.resume_state(opts)
-    console = Console(stderr=True)
-    if len(todo) < -(-space.size // opts.chunk):
-        console.print(f"resuming: {len(todo)} chunks left")
-    console.print(f"[bold]sweep[/] {function} {space.fmt.name}: 2^{space.bits} inputs on "
-                  f"{info.label}, chunks of 2^{chunk_bits}, {opts.workers} checking processes")
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TextColumn("{task.fields[rate]}"), TextColumn("failures {task.fields[fails]}"),
-                  TimeElapsedColumn(), TimeRemainingColumn(), console=console) as bar:
-        task = bar.add_task("inputs", total=space.size, rate="", fails=0)
-        t0 = time.perf_counter()
-        base: list = []         # inputs already done when this invocation started
-
-        def progress(done, total, res):
-            if not base:
-                base.append(done - res["inputs"])
-            rate = (done - base[0]) / max(time.perf_counter() - t0, 1e-9)
-            fails = bar.tasks[0].fields["fails"] + res["failures"]
-            bar.update(task, completed=done, rate=f"{rate / 1e6:,.1f} M/s", fails=fails)
-        meta = sw.sweep(opts, progress)
+    lock = store.ResultsLock(out, f"sweep {function} {space.fmt.name}")
+    lock.acquire()          # before anything is printed: a second writer gets one line
+    try:
+        meta = _sweep_under_lock(sw, space, info, out, chunk_bits, build_options, limit,
+                                 workers, function, lock)
+    finally:
+        lock.release()
     report = Console()
     m = meta.get("max_ulp_error")
     where = f" at {', '.join(meta['max_ulp_inputs'])}" if meta.get("max_ulp_inputs") else ""

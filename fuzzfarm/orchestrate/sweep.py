@@ -305,15 +305,25 @@ def resume_state(opts: SweepOptions) -> tuple[str, dict, list]:
     return run_id, meta, todo
 
 
-def sweep(opts: SweepOptions, progress=None) -> dict:
+def sweep(opts: SweepOptions, progress=None, locked: bool = False) -> dict:
     """Run (or resume) a sweep; returns the run metadata with its summary (see
     ``summarize``), ``status`` ('completed', 'partial' after --chunks, 'interrupted') and
     ``interrupted``.
 
     ``progress(done_inputs, total_inputs, chunk_summary)`` is called after each chunk.
     The first Ctrl-C stops launching and finishes the chunks in flight; a second one
-    abandons them (their files are never half-written).  Raises SweepError (see
-    ``resume_state``) and whatever a worker raised."""
+    abandons them (their files are never half-written).  The sweep holds the results
+    directory's ResultsLock (``locked``: the caller holds it already).  Raises SweepError
+    (see ``resume_state``), store.ResultsInUse, and whatever a worker raised."""
+    from fuzzfarm.store import dataset as store
+
+    if locked:
+        return _sweep_locked(opts, progress)
+    with store.ResultsLock(opts.out, f"sweep {opts.space.fn.name} {opts.space.fmt.name}"):
+        return _sweep_locked(opts, progress)
+
+
+def _sweep_locked(opts: SweepOptions, progress) -> dict:
     from fuzzfarm.store import dataset as store
 
     space = opts.space

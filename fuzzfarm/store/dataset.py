@@ -24,17 +24,19 @@ import os
 import tempfile
 import time
 import uuid
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from fuzzfarm.errors import CorruptResults
+from fuzzfarm.errors import BadInput, CorruptResults
 
 __all__ = ["FINDINGS_SCHEMA", "STATS_SCHEMA", "new_run_id", "check_writable", "write_findings",
            "write_findings_table", "write_stats", "write_run", "read_findings", "read_stats",
            "StoreError", "campaign_dir", "Journal", "read_journal", "done_units",
-           "write_json", "read_status", "latest_campaign", "write_fault_inputs"]
+           "write_json", "read_status", "latest_campaign", "write_fault_inputs",
+           "ResultsLock", "ResultsInUse", "remove_orphans"]
 
 
 class StoreError(CorruptResults):
@@ -98,9 +100,15 @@ def check_writable(out: str | os.PathLike) -> Path:
     return p
 
 
+#: Temporary files of the atomic writes: a leading dot (pyarrow's dataset discovery skips
+#: them) and a suffix no reader globs for (``*.parquet`` never matches one).
+TEMP_PREFIX, TEMP_SUFFIX = ".tmp-", ".part"
+
+
 def _atomic_write(path: Path, write) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=path.suffix, dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=path.suffix + TEMP_SUFFIX,
+                               dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             write(fh)
@@ -174,6 +182,92 @@ def _read(path: Path, schema: pa.Schema) -> pa.Table:
         return ds.dataset(path, schema=schema, format="parquet").to_table()
     except (pa.ArrowInvalid, OSError) as exc:
         raise StoreError(f"results directory {str(path)!r} is corrupt: {exc}") from None
+
+
+# --------------------------------------------------------------------------- ownership
+#: The lock file of a results directory, and the note beside it naming its holder.
+LOCK_NAME, HOLDER_NAME = ".fuzzfarm.lock", ".fuzzfarm.holder.json"
+
+
+class ResultsInUse(BadInput):
+    """Another process is writing to the results directory (one line, naming it)."""
+
+
+class ResultsLock:
+    """Exclusive ownership of a results directory for one writing process (``run``,
+    ``sweep``, a campaign's driver): a ``filelock.FileLock`` on ``DIR/.fuzzfarm.lock``, held
+    until ``release`` (or the process's end: the OS drops the lock of a killed process), and
+    a note naming the holder (pid, host, command, start time), removed on release.  The
+    empty lock file itself stays (deleting it would let a process that opened it just
+    before lock a file no longer on the path).  Readers (findings, triage,
+    repro) take no lock: every file they see was renamed into place whole.
+
+    ``acquire()`` raises ResultsInUse naming the directory and the holder when another
+    process holds it; then it removes what dead writers left (``remove_orphans``) and
+    returns how many files that was."""
+
+    def __init__(self, out: str | os.PathLike, what: str = "fuzzfarm"):
+        import filelock
+        self.out = Path(out)
+        self.what = what
+        self._lock = filelock.FileLock(str(self.out / LOCK_NAME))
+        self.removed = 0
+
+    def acquire(self) -> int:
+        import filelock
+        self.out.mkdir(parents=True, exist_ok=True)
+        try:
+            self._lock.acquire(timeout=0)
+        except filelock.Timeout:
+            raise ResultsInUse(f"results directory {str(self.out)!r} is in use by "
+                               f"{_holder(self.out)}; wait for it, or give another --out") \
+                from None
+        import socket
+        import sys
+        write_json(self.out / HOLDER_NAME, {
+            "pid": os.getpid(), "host": socket.gethostname(), "what": self.what,
+            "argv": sys.argv, "since": datetime.now(timezone.utc).isoformat(timespec="seconds")})
+        self.removed = remove_orphans(self.out)
+        return self.removed
+
+    def release(self) -> None:
+        if self._lock.is_locked:
+            try:
+                (self.out / HOLDER_NAME).unlink()
+            except OSError:
+                pass
+            self._lock.release()
+
+    def __enter__(self) -> "ResultsLock":
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
+
+def _holder(out: Path) -> str:
+    try:
+        h = json.loads((out / HOLDER_NAME).read_text())
+        return (f"process {h.get('pid')} on {h.get('host')} ({h.get('what')}, since "
+                f"{h.get('since')})")
+    except (OSError, ValueError):
+        return "another process"
+
+
+def remove_orphans(out: str | os.PathLike) -> int:
+    """Remove the temporary files of writes that never finished (a writer killed between
+    creating and renaming its file) anywhere under ``out``; returns how many.  Call it only
+    while holding the directory's ResultsLock: a live writer's file would go too."""
+    n = 0
+    for p in Path(out).rglob(TEMP_PREFIX + "*"):
+        if p.is_file():
+            try:
+                p.unlink()
+                n += 1
+            except OSError:
+                pass
+    return n
 
 
 # --------------------------------------------------------------------------- campaigns

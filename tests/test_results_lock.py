@@ -1,0 +1,124 @@
+"""One writer per results directory, and nothing left over by a killed one (issue 18,
+items 1 and 2): ResultsLock refuses a second writer with one line naming the directory and
+the holder, is released by the OS when its holder is killed, and removes the temporary
+files of writes that never finished; readers never see those files."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from devices import selector
+from fuzzfarm.cli import main
+from fuzzfarm.store import dataset as store
+
+ROOT = Path(__file__).resolve().parent.parent
+
+HOLD = """
+import sys, time
+from fuzzfarm.store import dataset as store
+lock = store.ResultsLock(sys.argv[1], "test holder")
+lock.acquire()
+print("held", flush=True)
+time.sleep(120)
+"""
+
+
+def _holder(out: Path) -> subprocess.Popen:
+    p = subprocess.Popen([sys.executable, "-c", HOLD, str(out)], cwd=ROOT,
+                         stdout=subprocess.PIPE, text=True,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert p.stdout.readline().strip() == "held"
+    return p
+
+
+def test_a_second_writer_is_refused_naming_the_directory_and_the_holder(tmp_path):
+    out = tmp_path / "res"
+    p = _holder(out)
+    try:
+        with pytest.raises(store.ResultsInUse) as e:
+            store.ResultsLock(out).acquire()
+        msg = str(e.value)
+        assert str(out) in msg and f"process {p.pid}" in msg and "test holder" in msg
+        assert "\n" not in msg
+    finally:
+        p.kill()
+        p.wait()
+    # the OS released the killed holder's lock: the next writer gets it
+    lock = store.ResultsLock(out)
+    lock.acquire()
+    lock.release()
+    assert not (out / store.HOLDER_NAME).exists()
+
+
+def test_the_cli_refuses_a_second_sweep_with_exit_2(tmp_path):
+    out = tmp_path / "res"
+    p = _holder(out)
+    try:
+        res = CliRunner().invoke(main, ["sweep", "sin", "--out", str(out), "--chunks", "1",
+                                        "--device", selector()])
+    finally:
+        p.kill()
+        p.wait()
+    assert res.exit_code == 2, res.output
+    lines = [ln for ln in res.output.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "in use by process" in lines[0] and str(out) in lines[0]
+
+
+def test_orphans_of_killed_writers_are_removed_and_never_read(tmp_path):
+    out = tmp_path / "res"
+    (out / "run1").mkdir(parents=True)
+    (out / "_stats" / "run1").mkdir(parents=True)
+    store.write_findings(out, "run1", "u1", [{"run_id": "run1", "unit_id": "u1",
+                                              "function": "sin", "rule_id": "r"}])
+    # what a writer killed between mkstemp and rename leaves: a partly written file
+    orphans = [out / "run1" / f"{store.TEMP_PREFIX}abc.parquet{store.TEMP_SUFFIX}",
+               out / "_stats" / "run1" / f"{store.TEMP_PREFIX}def.parquet{store.TEMP_SUFFIX}",
+               out / "run1" / f"{store.TEMP_PREFIX}old.parquet"]      # the former naming
+    for o in orphans:
+        o.write_bytes(b"PAR1\x00truncated")
+    # readers skip them (dot files); a *.parquet glob matches only the former naming
+    assert store.read_findings(out).num_rows == 1
+    assert sorted(p.name for p in out.glob("*/*.parquet")) == [".tmp-old.parquet", "u1.parquet"]
+    with store.ResultsLock(out) as lock:
+        assert lock.removed == 3
+    assert not any(o.exists() for o in orphans)
+    assert sorted(p.name for p in out.glob("*/*.parquet")) == ["u1.parquet"]
+    assert store.read_findings(out).num_rows == 1
+
+
+def test_an_interrupted_atomic_write_leaves_nothing(tmp_path):
+    out = tmp_path / "res"
+
+    def boom(fh):
+        fh.write(b"PAR1 half")
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        store._atomic_write(out / "run1" / "u1.parquet", boom)
+    assert list((out / "run1").iterdir()) == []
+
+
+def test_a_killed_writer_leaves_a_temp_file_that_the_next_run_removes(tmp_path):
+    """SIGKILL inside the write (after the temporary file exists, before the rename)."""
+    out = tmp_path / "res"
+    code = ("import os, signal, sys\n"
+            "from pathlib import Path\n"
+            "from fuzzfarm.store import dataset as store\n"
+            "def die(fh):\n"
+            "    fh.write(b'PAR1 half'); fh.flush(); os.kill(os.getpid(), signal.SIGKILL)\n"
+            "store._atomic_write(Path(sys.argv[1]) / 'run1' / 'u1.parquet', die)\n")
+    r = subprocess.run([sys.executable, "-c", code, str(out)], cwd=ROOT,
+                       env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert r.returncode == -signal.SIGKILL
+    left = list((out / "run1").iterdir())
+    assert len(left) == 1 and left[0].name.startswith(store.TEMP_PREFIX)
+    assert not list(out.glob("*/*.parquet"))
+    with store.ResultsLock(out) as lock:
+        assert lock.removed == 1
+    assert list((out / "run1").iterdir()) == []
