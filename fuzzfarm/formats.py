@@ -18,7 +18,7 @@ import numpy as np
 __all__ = [
     "FloatFormat", "BINARY16", "BINARY32", "BINARY64", "FORMATS", "format_named",
     "INPUT_CLASSES", "INT_CLASSES", "classify", "classify_int", "INT_KINDS",
-    "describe_value", "parse_value",
+    "describe_value", "parse_value", "c99_hex",
 ]
 
 
@@ -236,11 +236,31 @@ def _int_value(kind: str, bits: int) -> int:
     return v
 
 
+def c99_hex(bits: int, fmt: FloatFormat) -> str:
+    """The value of pattern ``bits`` of ``fmt`` as C99's ``printf("%a", (double)v)`` prints
+    it with glibc (C99 §7.19.6.1: a hexadecimal significand, trailing zeros dropped, a
+    binary exponent): ``0x1.8p+1``, ``-0x0p+0``, ``0x1p-149`` (a binary32 subnormal is
+    normal as a double), ``inf``, ``-inf``; a NaN as ``qNaN`` or ``sNaN`` (the payload is in
+    the bits).  Pastes into C source as a literal of the exact value."""
+    b = int(bits) & ((1 << fmt.bits) - 1)
+    if (b & fmt.abs_mask) > fmt.exp_mask:
+        return "qNaN" if b & fmt.quiet_bit else "sNaN"
+    v = fmt.value(b)
+    if v in (float("inf"), float("-inf")):
+        return "inf" if v > 0 else "-inf"
+    text = v.hex()                              # '0x1.8000000000000p+1'
+    mant, _, exp = text.partition("p")
+    if "." in mant:
+        mant = mant.rstrip("0").rstrip(".")
+    return f"{mant}p{exp}"
+
+
 def describe_value(kind: str, bits: int, fmt: FloatFormat | None = None) -> str:
     """The text fuzzfarm prints for one value a device took or returned.
 
-    ``kind``: 'float' (``bits`` a pattern of ``fmt``: ``0x3f800000 (1.0)``, a NaN as
-    ``0x7fc00000 (qNaN)`` or ``(sNaN)``, a zero with its sign ``0x80000000 (-0.0)``); an
+    ``kind``: 'float' (``bits`` a pattern of ``fmt``: the value as C99 ``%a`` then the
+    bits, ``0x1p+0 (0x3f800000)``; a NaN as ``qNaN (0x7fc00000)`` or ``sNaN (...)``, a zero
+    with its sign ``-0x0p+0 (0x80000000)``: ``c99_hex``); an
     integer type of INT_KINDS by its numpy name (``bits`` the value or its two's
     complement in any wider unsigned integer; printed in decimal *as that type*, so a
     uint64 0x8000000000000000 is ``9223372036854775808`` and an int64 one
@@ -252,11 +272,7 @@ def describe_value(kind: str, bits: int, fmt: FloatFormat | None = None) -> str:
         if fmt is None:
             raise ValueError("kind='float' needs the value's FloatFormat")
         b = int(bits) & ((1 << fmt.bits) - 1)
-        if (b & fmt.abs_mask) > fmt.exp_mask:
-            val = "qNaN" if b & fmt.quiet_bit else "sNaN"
-        else:
-            val = repr(fmt.value(b))
-        return f"{fmt.hex(b)} ({val})"
+        return f"{c99_hex(b, fmt)} ({fmt.hex(b)})"
     if kind == "uint":
         return hex(int(bits) & _U64)
     if kind not in INT_KINDS:
@@ -264,19 +280,37 @@ def describe_value(kind: str, bits: int, fmt: FloatFormat | None = None) -> str:
     return str(_int_value(kind, bits))
 
 
+def _older_float_text(bits: int, fmt: FloatFormat) -> str:
+    """How describe_value printed a float before the %a form."""
+    b = int(bits) & ((1 << fmt.bits) - 1)
+    if (b & fmt.abs_mask) > fmt.exp_mask:
+        val = "qNaN" if b & fmt.quiet_bit else "sNaN"
+    else:
+        val = repr(fmt.value(b))
+    return f"{fmt.hex(b)} ({val})"
+
+
 def parse_value(kind: str, text: str, fmt: FloatFormat | None = None) -> int:
     """The stored bits of a value printed by ``describe_value``: a float's pattern, an
     integer as its two's complement in 64 bits (the findings' ``input_bits`` and
     ``output_bits`` form: ``int8`` -1 gives 0xffffffffffffffff).  Strict: the text must
-    be exactly what ``describe_value`` prints for those bits.  Raises ValueError for a
-    text that is not (naming the text and the kind) or an unknown kind.
+    be exactly what ``describe_value`` prints for those bits, or for a float what it
+    printed before the ``%a`` form (``0x3f800000 (1.0)``: findings stored by older
+    versions).  Raises ValueError for a text that is not (naming the text and the kind) or
+    an unknown kind.
     """
     text = text.strip()
     try:
         if kind == "float":
             if fmt is None:
                 raise ValueError("kind='float' needs the value's FloatFormat")
-            bits = int(text.split(" ", 1)[0], 16)
+            head, _, tail = text.partition(" (")
+            if tail.startswith("0x"):                       # '0x1p+0 (0x3f800000)'
+                bits = int(tail.rstrip(")"), 16)
+            else:                                           # '0x3f800000 (1.0)': older
+                bits = int(head, 16)
+                if _older_float_text(bits, fmt) == text:
+                    return bits
         elif kind == "uint":
             bits = int(text, 16)
         elif kind in INT_KINDS:

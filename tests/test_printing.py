@@ -154,3 +154,28 @@ def test_every_catalogue_result_kind_round_trips_through_the_findings():
         rows = _rows("sin", fmt.name, pats, pats)
         for row, b in zip(rows, pats):
             assert parse_value("float", row["outputs"].removeprefix("ret="), fmt) == b
+
+
+@pytest.mark.parametrize("fmt, bits, text", [
+    (BINARY32, 0x3F800000, "0x1p+0"), (BINARY32, 0x40400000, "0x1.8p+1"),
+    (BINARY32, 0x80000000, "-0x0p+0"), (BINARY32, 0x00000001, "0x1p-149"),
+    (BINARY32, 0x7F7FFFFF, "0x1.fffffep+127"), (BINARY32, 0xFF800000, "-inf"),
+    (BINARY32, 0x7FC00000, "qNaN"), (BINARY32, 0x7F800001, "sNaN"),
+    (BINARY64, 0x0000000000000001, "0x0.0000000000001p-1022"),
+    (BINARY64, 0x3FB999999999999A, "0x1.999999999999ap-4"),
+    (BINARY16, 0x3555, "0x1.554p-2"), (BINARY16, 0x0001, "0x1p-24"),
+])
+def test_c99_hex_prints_as_glibc_printf_a(fmt, bits, text):
+    """Known values of printf("%a", (double)v) (glibc); the text reads back exactly."""
+    from fuzzfarm.formats import c99_hex
+    assert c99_hex(bits, fmt) == text
+    if text not in ("qNaN", "sNaN"):
+        assert float.fromhex(text.replace("inf", "infinity")) == fmt.value(bits)
+
+
+def test_older_float_text_still_parses():
+    """Findings stored before the %a form print as '0x3f800000 (1.0)'."""
+    assert parse_value("float", "0x3f800000 (1.0)", BINARY32) == 0x3F800000
+    assert parse_value("float", "0x7fc00000 (qNaN)", BINARY32) == 0x7FC00000
+    with pytest.raises(ValueError):
+        parse_value("float", "0x3f800000 (2.0)", BINARY32)

@@ -331,10 +331,10 @@ def test_finding_table_is_finding_rows_as_a_table():
     rows = units.finding_rows(r, u, meta, "run")
     table = units.finding_table(r, u, meta, "run")
     assert table.schema == store.FINDINGS_SCHEMA and table.num_rows == 3
-    assert rows[0]["inputs"] == "x=0x3f800000 (1.0), y=0x7f800001 (sNaN)"
-    assert rows[1]["inputs"] == "x=0xffc00001 (qNaN), y=0x80000000 (-0.0)"
+    assert rows[0]["inputs"] == "x=0x1p+0 (0x3f800000), y=sNaN (0x7f800001)"
+    assert rows[1]["inputs"] == "x=qNaN (0xffc00001), y=-0x0p+0 (0x80000000)"
     assert rows[1]["input_bits"] == [0xFFC00001, 0x80000000]
-    assert rows[0]["outputs"] == "ret=0x80000000 (-0.0)"
+    assert rows[0]["outputs"] == "ret=-0x0p+0 (0x80000000)"
     want = pa_rows(rows)
     got = table.to_pylist()
     for a, b in zip(want, got):

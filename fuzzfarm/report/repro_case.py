@@ -192,7 +192,7 @@ class Case:
         return kernel_name(self.fn), kernel_source(self.fn, self.fmt, self.width)
 
     def describe(self, cand: tuple) -> str:
-        """``x=0x3f800000 (1.0), y=2``; geometric vectors as tuples."""
+        """``x=0x1p+0 (0x3f800000), y=2``; geometric vectors as tuples."""
         slots = self.inputs()
         parts = []
         for i, s in enumerate(slots):

@@ -245,7 +245,7 @@ def _describe_cached(kind: str, v: int, fmt: FloatFormat) -> str:
 
 
 def _hex_row(values, fmt: FloatFormat, which) -> str:
-    """``name=0x3f800000 (1.0), k=3``; vectors (more values than names) as tuples."""
+    """``name=0x1p+0 (0x3f800000), k=3``; vectors (more values than names) as tuples."""
     values = list(values)
     if not which:
         return ""
