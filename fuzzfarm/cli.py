@@ -526,8 +526,12 @@ def catalogue_cmd(as_json, only, precisions) -> None:
               help="Only these built-ins or conversion ids (comma-separated).")
 @click.option("--limit", type=int, default=50, show_default=True,
               help="Rows to print (0: all).")
-@click.option("--json", "as_json", is_flag=True, help="Print every signature as JSON lines.")
-def findings(results, severity, functions, limit, as_json) -> None:
+@click.option("--json", "as_json", is_flag=True,
+              help="Print every signature as JSON lines (NDJSON), every field.")
+@click.option("--wide", is_flag=True,
+              help="Tables with every column (device, driver, governing text, runs, dates, "
+                   "max ULP, expected) instead of one line per signature.")
+def findings(results, severity, functions, limit, as_json, wide) -> None:
     """List the distinct problems (signatures) of the findings in RESULTS: failures (the
     governing text says shall, must, or states the result) apart from notes (should, may,
     implementation-defined) and device faults.  Per signature the device and driver,
@@ -555,9 +559,15 @@ def findings(results, severity, functions, limit, as_json) -> None:
         for r in summary:
             click.echo(json.dumps(r, default=str, sort_keys=True))
         return
-    from rich.console import Console
     from fuzzfarm.report import findings as report
-    report.print_signatures(Console(), summary, limit, results)
+    if wide:
+        from rich.console import Console
+        report.print_signatures(Console(), summary, limit, results)
+        return
+    import shutil
+    width = shutil.get_terminal_size((80, 24)).columns
+    for line in report.lines(summary, limit, results, width):
+        click.echo(line)
 
 
 @main.command()

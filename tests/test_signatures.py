@@ -130,7 +130,8 @@ def test_findings_command_lists_filters_and_rejects_bad_directories(tmp_path):
     assert [json.loads(ln)["severity"] for ln in res.output.splitlines()] == ["note"]
     res = CliRunner().invoke(main, ["findings", str(tmp_path), "--function", "cos", "--json"])
     assert res.output == ""
-    res = CliRunner().invoke(main, ["findings", str(tmp_path)], env={"COLUMNS": "200"})
+    res = CliRunner().invoke(main, ["findings", str(tmp_path), "--wide"],
+                             env={"COLUMNS": "200"})
     assert res.exit_code == 0 and signature_id(fields()) in res.output
     res = CliRunner().invoke(main, ["findings", str(tmp_path / "nope")])
     assert res.exit_code == 2 and "no such results directory" in res.output
@@ -192,7 +193,8 @@ def test_findings_command_shows_failures_apart_from_notes_with_their_texts(tmp_p
         finding(rule_id="CL.convert.sat_nan_zero", severity="note",
                 function="convert_int_sat(float)", element=4),
         finding(rule_id="device.hang", severity="fault", element=-1, input_bits=[])])
-    res = CliRunner().invoke(main, ["findings", str(tmp_path)], env={"COLUMNS": "250"})
+    res = CliRunner().invoke(main, ["findings", str(tmp_path), "--wide"],
+                             env={"COLUMNS": "250"})
     assert res.exit_code == 0, res.output
     out = res.output
     fails, notes, faults = (out.index(t) for t in ("Failures: 1 signature",
@@ -203,6 +205,6 @@ def test_findings_command_shows_failures_apart_from_notes_with_their_texts(tmp_p
     assert "OpenCL C 3.0" in out[notes:faults] and "(should)" in out[notes:faults]
     assert out.strip().splitlines()[-1].endswith(
         "2 failures in 1 signature; 1 notes in 1 signature; 1 device faults in 1 signature")
-    res = CliRunner().invoke(main, ["findings", str(tmp_path), "--severity", "note"],
+    res = CliRunner().invoke(main, ["findings", str(tmp_path), "--severity", "note", "--wide"],
                              env={"COLUMNS": "250"})
     assert "Failures:" not in res.output and "0 failures in 0 signatures" in res.output
