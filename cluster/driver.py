@@ -433,8 +433,12 @@ class CampaignRun:
 
             signal.signal(signal.SIGINT, on_sigint)
             totals = []
-            live_cls = Live if Live is not None and Console is not None and \
-                isinstance(self.console, Console) else _PlainLive
+            if hasattr(self.console, "progress"):       # a LineLog: one line per event
+                live_cls = _LineLive
+            elif Live is not None and Console is not None and isinstance(self.console, Console):
+                live_cls = Live
+            else:
+                live_cls = _PlainLive
             last_status = last_nodes = 0.0
             with live_cls(console=self.console, refresh_per_second=2, transient=False) as live:
                 while work:
@@ -460,7 +464,10 @@ class CampaignRun:
                             self._reap_lost_nodes(work)
                             last_nodes = time.time()
                         snap = ray.get(self.coord.snapshot.remote())
-                        live.update(_progress_table(snap, self, session_started))
+                        if live_cls is _LineLive:
+                            live.update(_progress_fields(snap, self, session_started))
+                        else:
+                            live.update(_progress_table(snap, self, session_started))
                         if time.time() - last_status >= self.status_interval:
                             store.write_json(self.dir / "status.json",
                                              self.status(snap, session_started))
@@ -548,9 +555,10 @@ class _PlainConsole:
     """What the driver needs of a rich Console, as plain lines on stderr."""
 
     def print(self, *parts, **_):
-        import re
         import sys
-        text = " ".join(re.sub(r"\[/?[a-z ]*\]", "", str(p)) for p in parts)
+
+        from fuzzfarm.orchestrate.progress import strip_markup
+        text = " ".join(strip_markup(p) for p in parts)
         print(text, file=sys.stderr, flush=True)
 
 
@@ -570,6 +578,44 @@ class _PlainLive:
         if time.time() - self.last >= 5:
             self.last = time.time()
             self.console.print(renderable)
+
+
+class _LineLive:
+    """The live display of a LineLog: a progress line every few seconds, and one at the
+    end."""
+
+    def __init__(self, console=None, **_):
+        self.log, self.fields = console, None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if self.fields is not None:
+            self.log.progress(force=True, **self.fields)
+        return False
+
+    def update(self, fields: dict):
+        self.fields = fields
+        self.log.progress(**fields)
+
+
+def _progress_fields(snap: dict, run: CampaignRun, started: float) -> dict:
+    """The campaign's progress as plain fields (a LineLog line): elapsed seconds, units
+    done, inputs checked, failures, notes, device faults, inputs per second, devices up."""
+    elapsed = max(time.time() - started, 1e-9)
+    devs = snap["devices"].values()
+    inputs = sum(d["inputs"] for d in devs)
+    fields = {"campaign": run.c.name, "elapsed_s": round(elapsed),
+              "units": snap["done"], "inputs": inputs,
+              "failures": sum(d["failures"] for d in devs),
+              "notes": sum(d["notes"] for d in devs), "faults": snap["faults"],
+              "rate_per_s": round(inputs / elapsed),
+              "devices_up": sum(1 for k, d in snap["devices"].items()
+                                if d["alive"] and k not in run.dead)}
+    if run.c.time_budget is not None:
+        fields["budget_s"] = round(max(0.0, run.c.time_budget - run.elapsed_before))
+    return fields
 
 
 def _progress_table(snap: dict, run: CampaignRun, started: float):

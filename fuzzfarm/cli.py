@@ -160,6 +160,34 @@ def _device_row(d) -> dict[str, str]:
     }
 
 
+LOG_OPTIONS = [
+    click.option("--log-format", type=click.Choice(["auto", "rich", "text", "json"]),
+                 default="auto", show_default=True,
+                 help="Progress as rich live tables (a terminal), one line per event "
+                      "(text), or JSON lines; auto: rich on a terminal, text elsewhere "
+                      "(cron, CI, a file)."),
+    click.option("--quiet", "-q", is_flag=True,
+                 help="No progress lines: warnings and the end only."),
+]
+
+
+def log_options(f):
+    for opt in reversed(LOG_OPTIONS):
+        f = opt(f)
+    return f
+
+
+def _line_log(log_format: str, quiet: bool):
+    """A LineLog on stdout for the line forms, None for rich (orchestrate.progress)."""
+    import sys
+
+    from fuzzfarm.orchestrate.progress import LineLog, resolve
+    mode = resolve(log_format, sys.stdout)
+    if mode == "rich" and not quiet:
+        return None
+    return LineLog("json" if mode == "json" else "text", stream=sys.stdout, quiet=quiet)
+
+
 @main.command()
 @click.option("--functions", "-f", default=None, metavar="NAMES",
               help="Comma-separated built-ins, conversions or groups (default: all of "
@@ -193,9 +221,10 @@ def _device_row(d) -> dict[str, str]:
 @click.option("--fail-on-findings", is_flag=True,
               help="Exit with status 1 when a failure or a device fault was found (for CI "
                    "gates).")
+@log_options
 @click.pass_context
 def run(ctx, functions, precisions, widths, build_options, device, budget, seed, out, address,
-        campaign_file, resume_dir, dashboard, fail_on_findings) -> None:
+        campaign_file, resume_dir, dashboard, fail_on_findings, log_format, quiet) -> None:
     """Fuzz the selected devices' built-ins for a time budget, or run a campaign, and
     report violations.
 
@@ -255,15 +284,21 @@ def run(ctx, functions, precisions, widths, build_options, device, budget, seed,
         opts = runner.validate(functions, budget, seed, out, device, address,
                                build_options, precisions, widths)
         camp, out = campaigns.of_run_options(opts), opts.out
-    console = Console(stderr=True)
+    log = _line_log(log_format, quiet)
     meta = run_campaign(camp, out, address=address, run_id=run_id, dashboard=dashboard,
-                        console=console)
-    report = Console()
-    for table in runner.summary_tables(out, meta["run_id"]):
-        report.print(table)
+                        console=log or Console(stderr=True))
     failures = sum(t.get("failures", 0) for t in meta.get("totals", []))
-    report.print(f"run {meta['run_id']}: {meta['status']}; results in {out}/ "
-                 f"(pyarrow.dataset.dataset({str(out)!r}))")
+    if log is not None:
+        for row in runner.summary_rows(out, meta["run_id"]):
+            log.event("summary", **row)
+        log.event("end", run_id=meta["run_id"], status=meta["status"], failures=failures,
+                  faults=len(meta.get("faults") or []), results=str(out))
+    else:
+        report = Console()
+        for table in runner.summary_tables(out, meta["run_id"]):
+            report.print(table)
+        report.print(f"run {meta['run_id']}: {meta['status']}; results in {out}/ "
+                     f"(pyarrow.dataset.dataset({str(out)!r}))")
     if meta.get("interrupted"):
         raise SystemExit(130)
     if meta["status"] == "incomplete":
@@ -351,44 +386,6 @@ def verify(results, run_id, sample, no_device, json_path) -> None:
         raise SystemExit(1)
 
 
-def _sweep_under_lock(sw, space, info, out, chunk_bits, build_options, limit, workers,
-                      function, lock) -> dict:
-    """The body of ``fuzzfarm sweep`` while it holds the results directory's lock."""
-    import time
-    from pathlib import Path
-
-    from rich.console import Console
-    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
-                               TimeElapsedColumn, TimeRemainingColumn)
-
-    opts = sw.SweepOptions(space, info, Path(out), 1 << chunk_bits, build_options=build_options,
-                           limit=limit, **({"workers": workers} if workers else {}))
-    _, _, todo = sw.resume_state(opts)
-    console = Console(stderr=True)
-    if lock.removed:
-        console.print(f"removed {lock.removed} unfinished temporary file(s) a stopped "
-                      f"writer left in {out}")
-    if len(todo) < -(-space.size // opts.chunk):
-        console.print(f"resuming: {len(todo)} chunks left")
-    console.print(f"[bold]sweep[/] {function} {space.fmt.name}: 2^{space.bits} inputs on "
-                  f"{info.label}, chunks of 2^{chunk_bits}, {opts.workers} checking processes")
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TextColumn("{task.fields[rate]}"), TextColumn("failures {task.fields[fails]}"),
-                  TimeElapsedColumn(), TimeRemainingColumn(), console=console) as bar:
-        task = bar.add_task("inputs", total=space.size, rate="", fails=0)
-        t0 = time.perf_counter()
-        base: list = []         # inputs already done when this invocation started
-
-        def progress(done, total, res):
-            if not base:
-                base.append(done - res["inputs"])
-            rate = (done - base[0]) / max(time.perf_counter() - t0, 1e-9)
-            fails = bar.tasks[0].fields["fails"] + res["failures"]
-            bar.update(task, completed=done, rate=f"{rate / 1e6:,.1f} M/s", fails=fails)
-        meta = sw.sweep(opts, progress, locked=True)
-    return meta
-
-
 @main.command()
 @click.argument("function")
 @click.option("--precision", "-p", default="binary32", show_default=True,
@@ -405,7 +402,9 @@ def _sweep_under_lock(sw, space, info, out, chunk_bits, build_options, limit, wo
                    "each in-flight chunk holds 2^bits outputs).")
 @click.option("--chunks", "limit", type=click.IntRange(1), default=None,
               help="Do at most this many chunks now (resume later by running it again).")
-def sweep(function, precision, device, out, build_options, workers, chunk_bits, limit) -> None:
+@log_options
+def sweep(function, precision, device, out, build_options, workers, chunk_bits, limit,
+          log_format, quiet) -> None:
     """Check every input of FUNCTION's space on one device (all 2^32 binary32 bit patterns
     of a one-argument built-in), generated on the device from the global id.
 
@@ -418,6 +417,7 @@ def sweep(function, precision, device, out, build_options, workers, chunk_bits, 
 
     from fuzzfarm.store import dataset as store
     from fuzzfarm.orchestrate import sweep as sw
+    from fuzzfarm.orchestrate.progress import sweep_with_progress
     from fuzzfarm.orchestrate.run import _precision
 
     dev = load_devices()
@@ -432,11 +432,26 @@ def sweep(function, precision, device, out, build_options, workers, chunk_bits, 
     store.check_writable(out)
     lock = store.ResultsLock(out, f"sweep {function} {space.fmt.name}")
     lock.acquire()          # before anything is printed: a second writer gets one line
+    log = _line_log(log_format, quiet)
     try:
-        meta = _sweep_under_lock(sw, space, info, out, chunk_bits, build_options, limit,
-                                 workers, function, lock)
+        meta = sweep_with_progress(sw, space, info, out, chunk_bits, build_options, limit,
+                                   workers, function, lock, log)
     finally:
         lock.release()
+    if log is not None:
+        log.event("end", run_id=meta["run_id"], status=meta["status"],
+                  inputs=meta["inputs"], failures=meta["failures"], notes=meta["notes"],
+                  max_ulp=meta.get("max_ulp_error"), seconds=round(meta["wall_seconds_last"], 1),
+                  failures_by_rule=",".join(f"{k}:{v}" for k, v in
+                                            sorted(meta["failures_by_rule"].items())) or "-")
+        if meta.get("device_fault"):
+            f = meta["device_fault"]
+            log.event("device_fault", rule_id=f["rule_id"], unit=f["unit_id"], error=f["error"])
+        if meta.get("interrupted"):
+            raise SystemExit(130)
+        if meta["failures"] or meta.get("device_fault"):
+            raise SystemExit(1)
+        return
     report = Console()
     m = meta.get("max_ulp_error")
     where = f" at {', '.join(meta['max_ulp_inputs'])}" if meta.get("max_ulp_inputs") else ""

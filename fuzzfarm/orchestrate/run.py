@@ -198,14 +198,10 @@ def validate(functions: str | None, budget: str, seed: int | None, out: str,
                       widths=wids, targets=targets)
 
 
-def summary_tables(out: str, run_id: str) -> list[Table]:
-    """Per-function summary and one example per failing rule, from the stored Parquet."""
-    import pyarrow.compute as pc
-
+def _per_function(out: str, run_id: str) -> dict:
     from fuzzfarm.store import dataset as store
 
     stats = store.read_stats(out, run_id).to_pylist()
-    findings = store.read_findings(out, run_id)
     per_fn: dict = {}
     for s in stats:
         d = per_fn.setdefault(s["function"], {"inputs": 0, "failures": 0, "notes": 0,
@@ -218,6 +214,26 @@ def summary_tables(out: str, run_id: str) -> list[Table]:
         m = s["max_ulp_error"]
         if m is not None and (d["max_ulp"] is None or m > d["max_ulp"]):
             d["max_ulp"] = m
+    return per_fn
+
+
+def summary_rows(out: str, run_id: str) -> list[dict]:
+    """Per function of run ``run_id``: inputs, failures, notes, the largest ULP error and
+    the failing rules (a line log's 'summary' events)."""
+    return [{"function": name, "inputs": d["inputs"], "failures": d["failures"],
+             "notes": d["notes"], "max_ulp": d["max_ulp"] if d["max_ulp"] is not None else "-",
+             "failing_rules": ",".join(sorted(d["rules"])) or "-"}
+            for name, d in _per_function(out, run_id).items()]
+
+
+def summary_tables(out: str, run_id: str) -> list[Table]:
+    """Per-function summary and one example per failing rule, from the stored Parquet."""
+    import pyarrow.compute as pc
+
+    from fuzzfarm.store import dataset as store
+
+    findings = store.read_findings(out, run_id)
+    per_fn = _per_function(out, run_id)
     t = Table(title=f"Summary of run {run_id}")
     for col in ("function", "inputs", "failures", "notes", "max ULP error", "failing rules"):
         t.add_column(col, justify="left" if col in ("function", "failing rules") else "right")
