@@ -57,15 +57,18 @@ def _value(v) -> str:
 
 
 class LineLog:
-    """One line per event on ``stream`` (default stderr), ``fmt`` 'text' or 'json'.
-    ``quiet``: progress events are dropped; messages and the end are kept.  ``every``:
-    the least seconds between two progress lines."""
+    """One line per event on ``stream`` (default stderr), ``fmt`` 'text' or 'json';
+    messages (warnings such as a device fault, written for a terminal) go to ``messages``
+    (default stderr), in the same line form.  ``quiet``: progress events are dropped;
+    messages and the end are kept.  ``every``: the least seconds between two progress
+    lines."""
 
     def __init__(self, fmt: str = "text", stream=None, quiet: bool = False,
-                 every: float = 5.0):
+                 every: float = 5.0, messages=None):
         if fmt not in ("text", "json"):
             raise ValueError(f"fmt={fmt!r}; a LineLog writes 'text' or 'json'")
         self.fmt, self.stream, self.quiet, self.every = fmt, stream, quiet, every
+        self.messages = messages
         self._last = 0.0
 
     def _out(self):
@@ -90,12 +93,15 @@ class LineLog:
         self.event("progress", **fields)
 
     def message(self, text: str = "") -> None:
-        """A message written for a terminal, markup removed; blank ones are dropped."""
+        """A message written for a terminal, markup removed, on ``messages``; blank ones
+        are dropped."""
         text = strip_markup(text).strip()
-        if text:
-            self.event("message", text=text) if self.fmt == "json" else \
-                print(f"{datetime.now(timezone.utc).isoformat(timespec='seconds')[:19]}Z "
-                      f"{text}", file=self._out(), flush=True)
+        if not text:
+            return
+        now = datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+        line = (json.dumps({"time": now, "event": "message", "text": text})
+                if self.fmt == "json" else f"{now} {text}")
+        print(line, file=self.messages or sys.stderr, flush=True)
 
     # the part of a rich Console the driver uses
     def print(self, *parts, **_) -> None:
