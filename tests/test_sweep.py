@@ -264,7 +264,9 @@ def test_a_sweep_kernel_that_does_not_build_is_a_recorded_device_fault(tmp_path)
                                     "--chunks", "1", "-j", "1"],
                              env={"FUZZFARM_PLANT_FAULTS": json.dumps({"build": ["sinpi"]})})
     assert res.exit_code == 1, res.output
-    assert "device fault device.build_failure" in res.output
+    # stdout is no terminal here: the line log's event, one line
+    (fault,) = [ln for ln in res.output.splitlines() if " device_fault " in ln]
+    assert "rule_id=device.build_failure" in fault and "Traceback" not in res.output
     rows = store.read_findings(tmp_path).to_pylist()
     assert [r["rule_id"] for r in rows] == ["device.build_failure"]
     detail = json.loads(rows[0]["fault_detail"])
