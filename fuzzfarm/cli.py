@@ -532,6 +532,36 @@ def catalogue_cmd(as_json, only, precisions) -> None:
 
 
 #: How ``fuzzfarm findings`` groups signatures: (severity, title, what it means).
+@main.command("check")
+@click.argument("results", type=click.Path())
+@click.option("--quarantine", is_flag=True,
+              help="Move the damaged files to RESULTS/_quarantine/ (kept, never read).")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per damaged file.")
+def check_cmd(results, quarantine, as_json) -> None:
+    """List the files of RESULTS that a reader would trip on (truncated or foreign
+    Parquet files, a journal torn before its end), one line each, and with --quarantine
+    move them aside so the rest reads.  Exit status: 0 when nothing is damaged (or all of
+    it was quarantined), 1 when damage is left, 2 for a missing directory."""
+    import os
+
+    from fuzzfarm.store import dataset as store
+    if not os.path.isdir(results):
+        raise click.UsageError(f"no such results directory: {results!r}")
+    bad = store.damaged_files(results)
+    moved = store.quarantine(results, [f for f, _ in bad]) if quarantine and bad else []
+    for k, (f, why) in enumerate(bad):
+        if as_json:
+            click.echo(json.dumps({"file": str(f), "problem": why,
+                                   "quarantined": str(moved[k]) if moved else None}))
+        else:
+            click.echo(f"{'quarantined' if moved else 'damaged'}: {f}: {why}")
+    if not as_json:
+        click.echo(f"{results}: {len(bad)} damaged file(s)"
+                   + (f", moved to {os.path.join(results, store.QUARANTINE)}" if moved else ""))
+    if bad and not moved:
+        raise SystemExit(1)
+
+
 @main.command()
 @click.argument("results", type=click.Path())
 @click.option("--severity", type=click.Choice(["fail", "fault", "note", "all"]),
@@ -611,28 +641,9 @@ def status(results, run_id, as_json) -> None:
                               indent=2, sort_keys=True))
         return
     from rich.console import Console
-    from rich.table import Table
-    state = st.get("state", "?")
-    if stale:
-        state += f" (driver not responding: last update {age:.0f}s ago; `fuzzfarm run " \
-                 f"--resume {results}` continues)"
-    units = st.get("units", {})
-    budget = st.get("time_budget")
-    t = Table(title=f"campaign {st.get('campaign')} [{st.get('run_id')}]: {state}; "
-                    f"{st.get('elapsed_work', 0):.0f}s"
-                    + (f" of {budget:.0f}s" if budget else "")
-                    + f"; units done {units.get('done', 0)}, retried {units.get('retried', 0)}, "
-                      f"device faults {units.get('faults', 0)}")
-    for col in ("device", "node", "state", "units", "inputs", "inputs/s", "failures", "notes",
-                "faults"):
-        t.add_column(col, justify="left" if col in ("device", "node", "state") else "right")
-    for key, d in sorted(st.get("devices", {}).items()):
-        dstate = d.get("given_up") or ("up" if d.get("alive") else "down")
-        t.add_row(f"{d.get('label', '?')} [{key}]", str(d.get("node", ""))[:8], dstate,
-                  str(d.get("units", 0)), f"{d.get('inputs', 0):,}",
-                  f"{d.get('inputs_per_second', 0):,.0f}", str(d.get("failures", 0)),
-                  str(d.get("notes", 0)), str(d.get("faults", 0)))
-    Console().print(t)
+
+    from fuzzfarm.report.status import status_table
+    Console().print(status_table(st, results, stale, age))
     for f in st.get("faults", []):
         click.echo(f"device fault: {f['unit_id']} ({f['reason']}) on {f['device']}")
     if st.get("dashboard"):

@@ -36,7 +36,7 @@ __all__ = ["FINDINGS_SCHEMA", "STATS_SCHEMA", "new_run_id", "check_writable", "w
            "write_findings_table", "write_stats", "write_run", "read_findings", "read_stats",
            "StoreError", "campaign_dir", "Journal", "read_journal", "done_units",
            "write_json", "read_status", "latest_campaign", "write_fault_inputs",
-           "ResultsLock", "ResultsInUse", "remove_orphans"]
+           "ResultsLock", "ResultsInUse", "remove_orphans", "damaged_files", "quarantine"]
 
 
 class StoreError(CorruptResults):
@@ -115,11 +115,14 @@ def _atomic_write(path: Path, write) -> None:
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        if isinstance(exc, OSError):        # a full disk (ENOSPC), a read-only mount, ...
+            raise StoreError(f"cannot write {str(path)!r}: {exc.strerror or exc}; nothing "
+                             f"of it was kept") from None
         raise
 
 
@@ -181,7 +184,73 @@ def _read(path: Path, schema: pa.Schema) -> pa.Table:
     try:
         return ds.dataset(path, schema=schema, format="parquet").to_table()
     except (pa.ArrowInvalid, OSError) as exc:
+        bad = damaged_files(path)
+        if bad:
+            f, why = bad[0]
+            more = f" and {len(bad) - 1} more" if len(bad) > 1 else ""
+            raise StoreError(f"damaged results file {str(f)!r} ({why}){more}; `fuzzfarm "
+                             f"check {_root_of(path)} --quarantine` moves damaged files "
+                             f"aside") from None
         raise StoreError(f"results directory {str(path)!r} is corrupt: {exc}") from None
+
+
+def _root_of(path: Path) -> str:
+    """The results directory a findings or stats path is in (for the hint)."""
+    p = Path(path)
+    for parent in (p, *p.parents):
+        if (parent / "_runs").is_dir() or (parent / "_stats").is_dir():
+            return str(parent)
+    return str(p)
+
+
+#: Where ``quarantine`` moves damaged files (kept, not deleted: evidence for a report).
+QUARANTINE = "_quarantine"
+
+
+def damaged_files(out: str | os.PathLike) -> list[tuple[Path, str]]:
+    """Every file under ``out`` that a reader would trip on, with why, sorted: a Parquet
+    file whose footer does not read (truncated, overwritten, not Parquet) or whose columns
+    are not those of its kind (findings or stats), and a journal with an unreadable line
+    before its last (a torn last line is a crash's and is skipped by readers).  Files in
+    ``_quarantine`` and temporary files are not looked at."""
+    root = Path(out)
+    found = []
+    if not root.exists():
+        return found
+    for f in sorted(root.rglob("*.parquet")):
+        rel = f.relative_to(root).parts
+        if f.name.startswith(".") or QUARANTINE in rel:
+            continue
+        try:
+            meta = pq.read_metadata(f)
+        except Exception as exc:  # noqa: BLE001 - pyarrow raises several kinds
+            found.append((f, f"not a readable Parquet file: {' '.join(str(exc).split())[:120]}"))
+            continue
+        want = STATS_SCHEMA if "_stats" in rel else FINDINGS_SCHEMA
+        names = set(meta.schema.to_arrow_schema().names)
+        missing = [c for c in ("run_id", "unit_id") if c in want.names and c not in names]
+        if missing:
+            found.append((f, f"no column {missing[0]!r}: not a fuzzfarm results file"))
+    for j in sorted(root.glob("_campaign/*/journal.jsonl")):
+        try:
+            read_journal(j)
+        except StoreError as exc:
+            found.append((j, str(exc).split(": ", 1)[-1]))
+    return found
+
+
+def quarantine(out: str | os.PathLike, files) -> list[Path]:
+    """Move ``files`` (paths under ``out``) to ``out/_quarantine/`` keeping their relative
+    paths; returns the new paths.  Readers never look there."""
+    root = Path(out)
+    moved = []
+    for f in files:
+        f = Path(f)
+        dest = root / QUARANTINE / f.relative_to(root)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(f, dest)
+        moved.append(dest)
+    return moved
 
 
 # --------------------------------------------------------------------------- ownership
