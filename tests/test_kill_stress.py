@@ -1,0 +1,123 @@
+"""Kill the driver at random moments, over and over (issue 18, item 1): a campaign whose
+driver (and with it its local Ray cluster) is SIGKILLed at a random moment, then resumed,
+cycle after cycle, ends with every unit's results present exactly once, no temporary file
+left, and a dataset that reads whole.  A few cycles here; the long tier (``-m soak``,
+``FUZZFARM_KILL_CYCLES``, default 20) kills more."""
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pyarrow.dataset as ds
+import pytest
+
+from devices import selector
+
+ROOT = Path(__file__).resolve().parent.parent
+
+pytestmark = [pytest.mark.device, pytest.mark.timeout(1800)]
+
+CAMPAIGN = """\
+name = "killed"
+seed = 5
+[unit]
+inputs = 16384
+[[jobs]]
+functions = ["sinpi", "exp"]
+units = 10
+"""
+#: 2 targets x (special unit + 10)
+N_UNITS = 2 * 11
+
+
+def _ray_processes() -> set[int]:
+    r = subprocess.run(["pgrep", "-f", "raylet|gcs_server"], capture_output=True, text=True)
+    return {int(p) for p in r.stdout.split()}
+
+
+def _start(args: list, out: Path) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "fuzzfarm", "run", *args, "--out", str(out),
+                             "--log-format", "text"],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)}, start_new_session=True)
+
+
+def _next_args(spec: Path, out: Path) -> list | None:
+    """How to go on: resume the unfinished campaign, start it (a kill before it was saved
+    leaves nothing to resume), or None when it has completed."""
+    from fuzzfarm.store import dataset as store
+    if out.exists() and store.latest_campaign(out, unfinished=True):
+        return ["--resume", str(out)]
+    if out.exists() and store.latest_campaign(out):
+        return None
+    return ["--campaign", str(spec)]
+
+
+def _stats_files(out: Path) -> int:
+    d = out / "_stats"
+    return len(list(d.glob("*/*.parquet"))) if d.exists() else 0
+
+
+def _kill_cycles(tmp_path, cycles: int, seed: int) -> None:
+    rng = random.Random(seed)
+    spec = tmp_path / "campaign.toml"
+    spec.write_text(CAMPAIGN.replace('name = "killed"',
+                                     f'name = "killed"\ndevices = ["{selector()}"]'))
+    out = tmp_path / "res"
+    before = _ray_processes()
+    kills = 0
+    for cycle in range(cycles):
+        args = _next_args(spec, out)
+        if args is None:
+            break
+        p = _start(args, out)
+        # a random moment: during start-up (no unit yet), among the units, or at the end
+        done = _stats_files(out)
+        target = rng.randint(done, N_UNITS)
+        jitter = rng.uniform(0.0, 0.5)
+        while p.poll() is None and _stats_files(out) < target:
+            time.sleep(0.02)
+        time.sleep(jitter)
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            kills += 1
+        p.communicate(timeout=120)
+    # finish the campaign
+    args = _next_args(spec, out)
+    if args is not None:
+        p = _start(args, out)
+        _, err = p.communicate(timeout=600)
+        assert p.returncode == 0, err[-3000:]
+    assert kills >= 1
+    print(f"{kills} driver kills in {cycle + 1} cycles, then a resume to the end")
+
+    rows = ds.dataset(out / "_stats").to_table().to_pylist()
+    per_unit = Counter(r["unit_id"] for r in rows)
+    assert len(per_unit) == N_UNITS and set(per_unit.values()) == {1}, per_unit
+    files = [f for f in out.rglob("*") if f.is_file()]
+    assert not [f for f in files if f.name.startswith(".tmp-")]
+    findings = ds.dataset(out).to_table()               # reads whole
+    assert set(findings["unit_id"].to_pylist()) <= set(per_unit)
+    assert {f.stem for f in out.glob("*/*.parquet") if f.parent.name != "_stats"} \
+        <= set(per_unit)
+    # Ray's own processes die with their driver (fate sharing), within seconds
+    deadline = time.monotonic() + 60
+    while _ray_processes() - before and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert _ray_processes() - before == set(), "a killed driver left Ray processes"
+
+
+def test_a_driver_killed_at_random_moments_loses_nothing(tmp_path):
+    _kill_cycles(tmp_path, cycles=3, seed=int(os.environ.get("FUZZFARM_KILL_SEED", "1")))
+
+
+@pytest.mark.soak
+def test_a_driver_killed_twenty_times(tmp_path):
+    _kill_cycles(tmp_path, cycles=int(os.environ.get("FUZZFARM_KILL_CYCLES", "20")),
+                 seed=int(os.environ.get("FUZZFARM_KILL_SEED", "2")))
