@@ -30,10 +30,8 @@ seed = 5
 inputs = 16384
 [[jobs]]
 functions = ["sinpi", "exp"]
-units = 10
+units = {units}
 """
-#: 2 targets x (special unit + 10)
-N_UNITS = 2 * 11
 
 
 def _ray_processes() -> set[int]:
@@ -65,10 +63,14 @@ def _stats_files(out: Path) -> int:
 
 
 def _kill_cycles(tmp_path, cycles: int, seed: int) -> None:
+    """``cycles`` starts of the campaign, each SIGKILLed once a random number of its units
+    are written (its size grows with ``cycles`` so that each start has units to do)."""
     rng = random.Random(seed)
+    units = 4 * cycles
+    n_units = 2 * (units + 1)                   # 2 targets x (special unit + units)
     spec = tmp_path / "campaign.toml"
-    spec.write_text(CAMPAIGN.replace('name = "killed"',
-                                     f'name = "killed"\ndevices = ["{selector()}"]'))
+    spec.write_text(CAMPAIGN.format(units=units).replace(
+        'name = "killed"', f'name = "killed"\ndevices = ["{selector()}"]'))
     out = tmp_path / "res"
     before = _ray_processes()
     kills = 0
@@ -79,7 +81,7 @@ def _kill_cycles(tmp_path, cycles: int, seed: int) -> None:
         p = _start(args, out)
         # a random moment: during start-up (no unit yet), among the units, or at the end
         done = _stats_files(out)
-        target = rng.randint(done, N_UNITS)
+        target = rng.randint(done, n_units - 1)
         jitter = rng.uniform(0.0, 0.5)
         while p.poll() is None and _stats_files(out) < target:
             time.sleep(0.02)
@@ -87,19 +89,21 @@ def _kill_cycles(tmp_path, cycles: int, seed: int) -> None:
         if p.poll() is None:
             os.killpg(p.pid, signal.SIGKILL)
             kills += 1
-        p.communicate(timeout=120)
+        _, cycle_err = p.communicate(timeout=120)
+        print(f"cycle {cycle}: {args[0]} rc={p.returncode} {cycle_err.strip()[-200:]!r}")
     # finish the campaign
     args = _next_args(spec, out)
     if args is not None:
         p = _start(args, out)
         _, err = p.communicate(timeout=600)
         assert p.returncode == 0, err[-3000:]
-    assert kills >= 1
-    print(f"{kills} driver kills in {cycle + 1} cycles, then a resume to the end")
+    assert kills >= min(cycles, 3) - 1
+    print(f"{kills} driver kills in {cycle + 1} cycles, then a resume to the end; "
+          f"{n_units} units each once")
 
     rows = ds.dataset(out / "_stats").to_table().to_pylist()
     per_unit = Counter(r["unit_id"] for r in rows)
-    assert len(per_unit) == N_UNITS and set(per_unit.values()) == {1}, per_unit
+    assert len(per_unit) == n_units and set(per_unit.values()) == {1}, per_unit
     files = [f for f in out.rglob("*") if f.is_file()]
     assert not [f for f in files if f.name.startswith(".tmp-")]
     findings = ds.dataset(out).to_table()               # reads whole
