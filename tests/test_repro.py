@@ -266,18 +266,36 @@ def test_bad_references_are_one_line_exit_2(results, tmp_path, ref, words):
     assert not out.exists()
 
 
-def test_missing_results_dir_and_missing_device_are_exit_2(results, tmp_path):
+def test_missing_results_dir_and_bad_device_are_exit_2(results, tmp_path):
     out = tmp_path / "out"
     res = _run("s0123456789ab", tmp_path / "nowhere", "--out", out)
     assert res.exit_code == 2 and "not a results directory" in res.output
-    res = _run("r1/u1#3", results, "--out", out)          # imaginary-gpu is not here
-    assert res.exit_code == 2, res.output
-    assert "not attached here" in res.output and "imaginary-gpu" in res.output
     res = _run("r1/u1#3", results, "--out", out, "--device", "no-such-device-xyz")
     assert res.exit_code == 2 and "no-such-device-xyz" in res.output
     res = _run("r1/u1#3", results)                          # --out is required
     assert res.exit_code == 2 and "--out" in res.output
     assert not out.exists()
+
+
+def test_a_finding_whose_device_is_not_here_is_exported_unverified(results, tmp_path):
+    """The results copied to a machine without the device (imaginary-gpu): the recorded
+    finding becomes a reproducer, marked not re-verified, with the recorded values as
+    C99 %a and bits."""
+    out = tmp_path / "out"
+    res = _run("r1/u1#3", results, "--out", out)
+    assert res.exit_code == 0, res.output
+    assert "not attached here" in res.output and "imaginary-gpu" in res.output
+    assert "not re-verified" in res.output
+    for name in ("kernel.cl", "repro.py", "repro.c", "README.md", "repro.json"):
+        assert (out / name).is_file(), name
+    readme = (out / "README.md").read_text()
+    assert "NOT RE-VERIFIED" in readme and "imaginary-gpu" in readme
+    assert "0x1p+0 (0x3f800000)" in readme                  # the input, %a and bits
+    spec = json.loads((out / "repro.json").read_text())
+    assert spec["runs"] == 0 and spec["input_bits"] == [ONE]
+    assert spec["got_bits"] == {"ret": [NEG_ZERO]}
+    assert spec["judge"]["accept"] == [{"kind": "bits", "value": 0}]     # +0 only
+    compile(( out / "repro.py").read_text(), "repro.py", "exec")          # valid Python
 
 
 def test_lookup_by_signature_gives_the_earliest_failure(results):

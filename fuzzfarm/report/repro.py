@@ -306,7 +306,9 @@ def reproduce(results: str | os.PathLike, ref: str, out: str | os.PathLike,
     """``fuzzfarm repro``: look the finding up, run it on its device (or the one ``device``
     selects), reduce it to one element, minimize it (unless ``do_shrink`` is False),
     re-verify it REPEATS times, export the reproducers to ``out`` and save the example
-    in ``RESULTS/_hypothesis``.  ``row``: the finding ``lookup`` gave for ``ref``, when
+    in ``RESULTS/_hypothesis``.  Where the finding's device is not attached and no
+    ``device`` is given, the recorded finding is exported as it is, marked not
+    re-verified (``repro_recorded.export_recorded``; the report's ``runs`` is 0).  ``row``: the finding ``lookup`` gave for ``ref``, when
     the caller has it already.  Raises ReproError (bad input) or NotReproducible."""
     from fuzzfarm.device import discovery
     from fuzzfarm.device.runner import DeviceRunner
@@ -317,13 +319,19 @@ def reproduce(results: str | os.PathLike, ref: str, out: str | os.PathLike,
     row = row if row is not None else lookup(results, ref)
     info = repro_device(row, device)
     if info is None:
-        infos = discovery.list_devices()
-        raise ReproError(
-            f"the finding's device {row['device']} ({row['platform']}, driver "
-            f"{row['driver_version']}) [{row['device_fingerprint']}] is not attached "
-            f"here; choose another with --device (available: "
-            + ("; ".join(f"{d.index} {d.label} [{d.fingerprint}]" for d in infos)
-               or "none") + ")")
+        # the finding's device is not attached here: the recorded finding, exported as
+        # it is and marked not re-verified (fuzzfarm.report.repro_recorded)
+        from fuzzfarm.report.repro_recorded import export_recorded
+        try:
+            store.check_writable(out)
+        except store.StoreError as exc:
+            raise ReproError(str(exc)) from None
+        others = "; ".join(f"{d.index} {d.label} [{d.fingerprint}]"
+                           for d in discovery.list_devices()) or "none"
+        log(f"the finding's device {row['device']} ({row['platform']}, driver "
+            f"{row['driver_version']}) [{row['device_fingerprint']}] is not attached here "
+            f"(attached: {others}); exporting the recorded finding, not re-verified")
+        return export_recorded(results, row, out)
     base = target_for(row)
     needs = {base.precision}
     if base.is_conversion:
@@ -632,7 +640,10 @@ def _readme(spec: dict, report: ReproReport, icd_dir: str | None) -> str:
         f"- got: `{spec['got']}`",
         f"- expected: `{spec['expected']}`",
         f"- acceptable: {_accept_text(spec)}",
-        f"- reproduced {spec['runs']} times in a row before export.",
+        (f"- reproduced {spec['runs']} times in a row before export." if spec["runs"] else
+         "- **NOT RE-VERIFIED**: exported from the stored finding alone (its device was not "
+         "attached where this was made); the input, the results and the device above are "
+         "the recorded ones. Run a reproducer on that device to confirm it."),
         "",
         "The kernel (`kernel.cl`) is the one fuzzfarm runs: the input crosses as raw bits and "
         "is reinterpreted with `as_float`-style casts, the result is written back as raw "
@@ -723,7 +734,8 @@ def summary(report: ReproReport) -> list[str]:
         lines.append(f"  input: {t.describe(report.minimized)} (not minimized)")
     slot = t.output_slot(o.finding.output)
     lines.append(f"  got {o.finding.output}=" + ", ".join(slot.describe(v) for v in o.values)
-                 + f"  expected {o.expected}  ({report.runs} of {report.runs} runs fail)")
+                 + f"  expected {o.expected}  " + (f"({report.runs} of {report.runs} runs fail)"
+                                                   if report.runs else "(recorded; not re-verified)"))
     lines.append(f"  wrote {', '.join(p.name for p in report.files)} to {report.out}/")
     return lines
 

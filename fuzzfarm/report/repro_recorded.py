@@ -1,0 +1,92 @@
+"""A reproducer exported from a stored finding alone (issue 18, item 7): the nightly
+machine that triages is often not the one with the GPU.  ``export_recorded`` writes the
+same files as ``fuzzfarm repro`` (kernel.cl, repro.py, repro.c, README.md, repro.json),
+built from the finding's row: its kernel, its recorded input and results, the recorded
+device's identity; the README and the terminal say it is **not re-verified**, and the
+input is the original (not minimized: that needs the device)."""
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+
+from fuzzfarm.report.repro_case import Outcome, acceptance, target_for
+
+__all__ = ["RecordedDevice", "export_recorded"]
+
+_U64 = (1 << 64) - 1
+
+
+class RecordedDevice:
+    """What a reproducer needs of a DeviceInfo, from a finding row (device, platform,
+    driver, OpenCL version, profile, fp config, fingerprint)."""
+
+    def __init__(self, row: dict):
+        self.name = row.get("device") or ""
+        self.platform_name = row.get("platform") or ""
+        self.platform_version = row.get("opencl_version") or ""
+        self.vendor = ""
+        self.driver_version = row.get("driver_version") or ""
+        self.version = row.get("opencl_version") or ""
+        self.fingerprint = row.get("device_fingerprint") or ""
+        self.profile = row.get("profile") or ""
+        self.label = f"{self.name} ({self.platform_name} {self.driver_version})".strip()
+        self._flags = tuple((row.get("fp_config") or "").split())
+
+    def fp_flags(self, precision: str) -> tuple:
+        return self._flags
+
+
+def _outputs(case, bits: list) -> dict:
+    """The recorded results by output name, as each buffer's values."""
+    out, k = {}, 0
+    for s in case.outputs():
+        m = 1 if (s.scalar or not case.geometric) else case.width
+        vals = []
+        for b in bits[k:k + m]:
+            if s.kind == "float":
+                vals.append(int(b) & ((1 << s.fmt.bits) - 1))
+            else:
+                u = np.array([int(b) & _U64], np.uint64).astype(np.dtype(f"u{s.dtype.itemsize}"))
+                vals.append(int(u.view(s.dtype)[0]))
+        out[s.name] = tuple(vals)
+        k += m
+    return out
+
+
+def export_recorded(results, row: dict, out):
+    """Write a reproducer of finding ``row`` (a dict of the findings' columns) to ``out``
+    without running anything; returns the ReproReport (``runs`` 0: not re-verified).
+    Raises ReproError for a row whose input or results do not fit its target."""
+    from fuzzfarm.report.repro import ReproError, ReproReport, _original_context, export
+    from fuzzfarm.report.verify import run_constants
+    from fuzzfarm.verdict.claims import Claims
+
+    w = int(row["vector_width"])
+    base = target_for(row)
+    context = _original_context(row, results, w) if w > 1 and not base.geometric else None
+    case = target_for(row, context=context)
+    try:
+        cand = case.from_u64(row["input_bits"])
+        outputs = _outputs(case, list(row["output_bits"] or []))
+    except (ValueError, KeyError) as exc:
+        raise ReproError(f"the stored finding does not fit {row['function']}: {exc}") from None
+    finding = SimpleNamespace(rule_id=row["rule_id"], severity=row["severity"],
+                              section=row.get("section") or "", sentence=row.get("sentence") or "",
+                              reading=row.get("reading") or "", output=row["output"] or "ret",
+                              expected=row.get("expected") or "", ulp_error=row.get("ulp_error"))
+    consts = run_constants(results).get(row["device_fingerprint"])
+    claims = Claims.from_fp_config(tuple((row.get("fp_config") or "").split()),
+                                   row.get("profile") or "FULL_PROFILE", row["precision"],
+                                   consts, row.get("build_options") or "")
+    values = outputs.get(finding.output, ())
+    outcome = Outcome(cand, finding, values, outputs,
+                      acceptance(case, claims, finding, cand, values),
+                      finding.expected, True)
+    report = ReproReport(row, RecordedDevice(row), case, cand, cand, outcome, None, [],
+                         Path(out), 0,
+                         ["not re-verified: the finding's device is not attached here; "
+                          "exported from the stored finding (recorded input and results)"])
+    report.files = export(report)
+    return report
