@@ -81,7 +81,9 @@ def _kill_cycles(tmp_path, cycles: int, seed: int) -> None:
         p = _start(args, out)
         # a random moment: during start-up (no unit yet), among the units, or at the end
         done = _stats_files(out)
-        target = rng.randint(done, n_units - 1)
+        # spread the kills over the campaign: a random point of this cycle's share
+        share = max(1, (n_units - done) // (cycles - cycle + 1))
+        target = min(n_units - 1, done + rng.randint(0, share))
         jitter = rng.uniform(0.0, 0.5)
         while p.poll() is None and _stats_files(out) < target:
             time.sleep(0.02)
@@ -97,7 +99,7 @@ def _kill_cycles(tmp_path, cycles: int, seed: int) -> None:
         p = _start(args, out)
         _, err = p.communicate(timeout=600)
         assert p.returncode == 0, err[-3000:]
-    assert kills >= min(cycles, 3) - 1
+    assert kills >= cycles - max(1, cycles // 5)       # a few runs may end before their kill
     print(f"{kills} driver kills in {cycle + 1} cycles, then a resume to the end; "
           f"{n_units} units each once")
 
