@@ -766,10 +766,9 @@ def repro_cmd(ref, results, out, device, no_shrink, max_examples) -> None:
     (default results).  The input is reduced to one element and minimized with
     hypothesis on the live device (the simplest input that still fails the same rule
     class), run three more times, and written to --out as a pyopencl script, a C
-    program, the kernel and a README; the example is saved in RESULTS/_hypothesis.
-    A kernel that did not build (device.build_failure) gives the kernel, its build log and
-    programs that build it and print the log (re-tried first where the device is
-    attached; exported unverified where it is not).
+    program, the kernel and a README; the example is saved in RESULTS/_hypothesis.  Where
+    the finding's device is not attached (and no --device) the recorded finding is exported,
+    marked not re-verified; a kernel that did not build gives its build log and programs.
 
     Exit status: 0 exported (the bug reproduces), 1 not reproducible, 2 bad input.
     """
@@ -777,17 +776,21 @@ def repro_cmd(ref, results, out, device, no_shrink, max_examples) -> None:
     from fuzzfarm.report import repro as reproducer
 
     load_devices()
+
+    def log(msg):
+        click.echo(msg, err=True)
     try:
         row = reproducer.lookup(results, ref)
         if row["rule_id"] in fault_repro.REPRODUCIBLE:      # a kernel that does not build
-            rep = fault_repro.export(row, out, device=device,
-                                     log=lambda msg: click.echo(msg, err=True))
-            for line in fault_repro.summary(rep):
+            for line in fault_repro.summary(fault_repro.export(row, out, device, log=log)):
                 click.echo(line)
             return
-        report = reproducer.reproduce(
-            results, ref, out, device=device, do_shrink=not no_shrink,
-            max_examples=max_examples, log=lambda msg: click.echo(msg, err=True), row=row)
+        if device is None and reproducer.repro_device(row, None) is None:
+            from fuzzfarm.report.repro_recorded import export_recorded
+            report = export_recorded(results, row, out, log)     # device not here
+        else:
+            report = reproducer.reproduce(results, ref, out, device=device, row=row, log=log,
+                                          do_shrink=not no_shrink, max_examples=max_examples)
     except reproducer.ReproError as exc:
         raise click.UsageError(" ".join(str(exc).split())) from None
     except reproducer.NotReproducible as exc:

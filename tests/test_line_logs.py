@@ -4,7 +4,11 @@ write one concise line per event (time, what, key=value), no tables and no escap
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -13,6 +17,7 @@ from devices import selector
 from fuzzfarm.cli import main
 from fuzzfarm.orchestrate.progress import LineLog, resolve
 
+ROOT = Path(__file__).resolve().parent.parent
 STAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ ")
 
 
@@ -41,12 +46,18 @@ def test_resolve_and_line_forms(capsys):
 
 @pytest.mark.device
 def test_a_run_with_stdout_to_a_file_writes_a_line_log(tmp_path):
-    res = CliRunner().invoke(main, ["run", "-f", "sinpi", "-b", "3s", "--out",
-                                    str(tmp_path / "res"), "-d", selector()])
-    assert res.exit_code == 0, res.output
-    lines = res.output.splitlines()
+    """`fuzzfarm run ... > log` (its own process: Ray is started and stopped there)."""
+    log = tmp_path / "run.log"
+    with open(log, "w") as fh:
+        p = subprocess.run([sys.executable, "-m", "fuzzfarm", "run", "-f", "sinpi", "-b", "3s",
+                            "--out", str(tmp_path / "res"), "-d", selector()],
+                           cwd=ROOT, stdout=fh, stderr=subprocess.PIPE, text=True,
+                           env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    output = log.read_text()
+    lines = output.splitlines()
     assert lines and all(STAMP.match(ln) for ln in lines), lines
-    assert "\x1b[" not in res.output and "┃" not in res.output and "│" not in res.output
+    assert "\x1b[" not in output and "┃" not in output and "│" not in output
     events = [ln.split(" ", 2)[1] for ln in lines]
     assert "progress" in events and events[-1] == "end"
     end = dict(kv.split("=", 1) for kv in lines[-1].split(" ")[2:])

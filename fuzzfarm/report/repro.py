@@ -299,6 +299,13 @@ def repro_device(row: dict, device: str | None = None):
     return next((d for d in infos if d.fingerprint == row["device_fingerprint"]), None)
 
 
+def _attached() -> str:
+    """The attached devices, for messages: 'index label [fingerprint]; ...' or 'none'."""
+    from fuzzfarm.device import discovery
+    return "; ".join(f"{d.index} {d.label} [{d.fingerprint}]"
+                     for d in discovery.list_devices()) or "none"
+
+
 def reproduce(results: str | os.PathLike, ref: str, out: str | os.PathLike,
               device: str | None = None, do_shrink: bool = True,
               max_examples: int = DEFAULT_MAX_EXAMPLES, log: Callable[[str], None] = None,
@@ -306,11 +313,10 @@ def reproduce(results: str | os.PathLike, ref: str, out: str | os.PathLike,
     """``fuzzfarm repro``: look the finding up, run it on its device (or the one ``device``
     selects), reduce it to one element, minimize it (unless ``do_shrink`` is False),
     re-verify it REPEATS times, export the reproducers to ``out`` and save the example
-    in ``RESULTS/_hypothesis``.  Where the finding's device is not attached and no
-    ``device`` is given, the recorded finding is exported as it is, marked not
-    re-verified (``repro_recorded.export_recorded``; the report's ``runs`` is 0).  ``row``: the finding ``lookup`` gave for ``ref``, when
-    the caller has it already.  Raises ReproError (bad input) or NotReproducible."""
-    from fuzzfarm.device import discovery
+    in ``RESULTS/_hypothesis``.  ``row``: the finding ``lookup`` gave for ``ref``, when
+    the caller has it already.  (Where the finding's device is not attached,
+    ``repro_recorded.export_recorded`` exports the recorded finding, unverified.)  Raises
+    ReproError (bad input) or NotReproducible."""
     from fuzzfarm.device.runner import DeviceRunner
     from fuzzfarm.store import dataset as store
     from fuzzfarm.report.verify import run_constants
@@ -319,19 +325,10 @@ def reproduce(results: str | os.PathLike, ref: str, out: str | os.PathLike,
     row = row if row is not None else lookup(results, ref)
     info = repro_device(row, device)
     if info is None:
-        # the finding's device is not attached here: the recorded finding, exported as
-        # it is and marked not re-verified (fuzzfarm.report.repro_recorded)
-        from fuzzfarm.report.repro_recorded import export_recorded
-        try:
-            store.check_writable(out)
-        except store.StoreError as exc:
-            raise ReproError(str(exc)) from None
-        others = "; ".join(f"{d.index} {d.label} [{d.fingerprint}]"
-                           for d in discovery.list_devices()) or "none"
-        log(f"the finding's device {row['device']} ({row['platform']}, driver "
-            f"{row['driver_version']}) [{row['device_fingerprint']}] is not attached here "
-            f"(attached: {others}); exporting the recorded finding, not re-verified")
-        return export_recorded(results, row, out)
+        raise ReproError(
+            f"the finding's device {row['device']} ({row['platform']}, driver "
+            f"{row['driver_version']}) [{row['device_fingerprint']}] is not attached "
+            f"here; choose another with --device (available: " + _attached() + ")")
     base = target_for(row)
     needs = {base.precision}
     if base.is_conversion:

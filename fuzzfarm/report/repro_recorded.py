@@ -55,13 +55,24 @@ def _outputs(case, bits: list) -> dict:
     return out
 
 
-def export_recorded(results, row: dict, out):
+def export_recorded(results, row: dict, out, log=None):
     """Write a reproducer of finding ``row`` (a dict of the findings' columns) to ``out``
     without running anything; returns the ReproReport (``runs`` 0: not re-verified).
-    Raises ReproError for a row whose input or results do not fit its target."""
-    from fuzzfarm.report.repro import ReproError, ReproReport, _original_context, export
+    ``log(text)`` hears why.  Raises ReproError for an unwritable ``out`` or a row whose
+    input or results do not fit its target."""
+    from fuzzfarm.report.repro import ReproError, ReproReport, _attached, _original_context, export
     from fuzzfarm.report.verify import run_constants
+    from fuzzfarm.store import dataset as store
     from fuzzfarm.verdict.claims import Claims
+
+    try:
+        store.check_writable(out)
+    except store.StoreError as exc:
+        raise ReproError(str(exc)) from None
+    (log or (lambda text: None))(
+        f"the finding's device {row['device']} ({row['platform']}, driver "
+        f"{row['driver_version']}) [{row['device_fingerprint']}] is not attached here "
+        f"(attached: {_attached()}); exporting the recorded finding, not re-verified")
 
     w = int(row["vector_width"])
     base = target_for(row)
