@@ -65,7 +65,7 @@ def print_signatures(console, summary: list[dict], limit: int, results: str) -> 
                 r["signature"], f"{r['device']}\n{r['driver_version']}", target,
                 r["rule_class"], governed, f"{r['count']:,}", str(r["runs"]),
                 f"{r['first_seen']:%Y-%m-%d %H:%M}\n{r['last_seen']:%Y-%m-%d %H:%M}", ulp,
-                f"{r['example_inputs']} -> {r['example_outputs']}\n"
+                f"{_modern(r['example_inputs'])} -> {_modern(r['example_outputs'])}\n"
                 f"(expected {r['example_expected']})")))
         console.print(t)
     console.print(escape(f"{results}: " + summary_line(summary)), highlight=False)
@@ -88,7 +88,7 @@ def _modern(text: str) -> str:
 
 
 def _count(n: int) -> str:
-    """A count in at most 6 characters: 1,234; 56.7k; 880.8M; 4.3G."""
+    """A count in at most 6 characters: 1,234; 16.8k; 881M; 4.3G."""
     if n < 10_000:
         return f"{n:,}"
     for unit, div in (("k", 1e3), ("M", 1e6), ("G", 1e9)):
