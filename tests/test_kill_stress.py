@@ -110,6 +110,16 @@ def _kill_cycles(tmp_path, cycles: int, seed: int) -> None:
     assert not [f for f in files if f.name.startswith(".tmp-")]
     findings = ds.dataset(out).to_table()               # reads whole
     assert set(findings["unit_id"].to_pylist()) <= set(per_unit)
+    # and so do the other readers a user points at it (the [test] extra installs them)
+    import duckdb
+    import polars as pl
+    files = sorted(str(f) for f in out.glob("*/*.parquet") if not f.parent.name.startswith("_"))
+    if files:
+        assert pl.scan_parquet(files).select(pl.len()).collect().item() == findings.num_rows
+        assert duckdb.sql(f"select count(*) from read_parquet({files!r})").fetchall()[0][0] \
+            == findings.num_rows
+    stats = sorted(str(f) for f in (out / "_stats").glob("*/*.parquet"))
+    assert pl.scan_parquet(stats).select(pl.len()).collect().item() == len(rows)
     assert {f.stem for f in out.glob("*/*.parquet") if f.parent.name != "_stats"} \
         <= set(per_unit)
     # Ray's own processes die with their driver (fate sharing), within seconds
