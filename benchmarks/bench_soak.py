@@ -102,7 +102,9 @@ def main() -> None:
         log.close()
         end = [json.loads(ln) for ln in (Path(tmp) / "run.log").read_text().splitlines()
                if ln.startswith("{") and '"event": "end"' in ln]
-    steady = [s for s in samples if s["t_s"] >= args.skip] or samples
+    # after the warm-up, while the run is whole (its last sample may catch the shutdown)
+    most = max((s["processes"] for s in samples), default=0)
+    steady = [s for s in samples if s["t_s"] >= args.skip and s["processes"] == most] or samples
     hours = [s["t_s"] / 3600 for s in steady]
     doc = {
         "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
