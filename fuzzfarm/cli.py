@@ -413,11 +413,9 @@ def sweep(function, precision, device, out, build_options, workers, chunk_bits, 
     that does not build, an OpenCL error: recorded as a finding), 2 for bad input, 130 when
     interrupted (finished chunks are kept).
     """
-    from rich.console import Console
-
     from fuzzfarm.store import dataset as store
     from fuzzfarm.orchestrate import sweep as sw
-    from fuzzfarm.orchestrate.progress import sweep_with_progress
+    from fuzzfarm.orchestrate.progress import sweep_end, sweep_with_progress
     from fuzzfarm.orchestrate.run import _precision
 
     dev = load_devices()
@@ -438,36 +436,8 @@ def sweep(function, precision, device, out, build_options, workers, chunk_bits, 
                                    workers, function, lock, log)
     finally:
         lock.release()
-    if log is not None:
-        log.event("end", run_id=meta["run_id"], status=meta["status"],
-                  inputs=meta["inputs"], failures=meta["failures"], notes=meta["notes"],
-                  max_ulp=meta.get("max_ulp_error"), seconds=round(meta["wall_seconds_last"], 1),
-                  failures_by_rule=",".join(f"{k}:{v}" for k, v in
-                                            sorted(meta["failures_by_rule"].items())) or "-")
-        if meta.get("device_fault"):
-            f = meta["device_fault"]
-            log.event("device_fault", rule_id=f["rule_id"], unit=f["unit_id"], error=f["error"])
-        if meta.get("interrupted"):
-            raise SystemExit(130)
-        if meta["failures"] or meta.get("device_fault"):
-            raise SystemExit(1)
-        return
-    report = Console()
-    m = meta.get("max_ulp_error")
-    where = f" at {', '.join(meta['max_ulp_inputs'])}" if meta.get("max_ulp_inputs") else ""
-    report.print(f"sweep {meta['run_id']}: {meta['status']}; {meta['inputs']:,} of "
-                 f"{space.size:,} inputs checked ({meta['screened']:,} screened, "
-                 f"{meta['exact']:,} exact, {meta['unjudged']:,} unjudged); "
-                 f"max ULP error {'-' if m is None else f'{m:.6g}'}{where}; "
-                 f"{meta['failures']:,} failures, {meta['notes']:,} notes; "
-                 f"{meta['wall_seconds_last']:.1f} s")
-    for rule, k in sorted(meta["failures_by_rule"].items(), key=lambda kv: -kv[1]):
-        report.print(f"  {rule}: {k:,}")
     fault = meta.get("device_fault")
-    if fault:
-        report.print(f"device fault {fault['rule_id']} in {fault['unit_id']}: "
-                     f"{fault['error']} (recorded in {out}; `fuzzfarm findings {out} "
-                     f"--severity fault`)", markup=False, highlight=False)
+    sweep_end(meta, space, out, log)
     if meta.get("interrupted"):
         raise SystemExit(130)
     if meta["failures"] or fault:

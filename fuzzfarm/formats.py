@@ -11,6 +11,7 @@ All array functions take and return numpy arrays of the format's unsigned dtype
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,7 +19,7 @@ import numpy as np
 __all__ = [
     "FloatFormat", "BINARY16", "BINARY32", "BINARY64", "FORMATS", "format_named",
     "INPUT_CLASSES", "INT_CLASSES", "classify", "classify_int", "INT_KINDS",
-    "describe_value", "parse_value", "c99_hex",
+    "describe_value", "parse_value", "c99_hex", "modernize",
 ]
 
 
@@ -288,6 +289,23 @@ def _older_float_text(bits: int, fmt: FloatFormat) -> str:
     else:
         val = repr(fmt.value(b))
     return f"{fmt.hex(b)} ({val})"
+
+
+#: A float as printed before the %a form: '0x3f800000 (1.0)'; its width in hex digits
+#: (4, 8 or 16) names its format.
+_OLDER_FLOAT = re.compile(r"\b0x([0-9a-f]{4}|[0-9a-f]{8}|[0-9a-f]{16}) "
+                          r"\((-?[0-9.e+-]+|-?inf|[qs]NaN)\)")
+
+
+def modernize(text: str) -> str:
+    """``text`` (stored findings' inputs or outputs) with every float printed in the older
+    form ('0x3f800000 (1.0)') re-printed as ``describe_value`` prints it now
+    ('0x1p+0 (0x3f800000)'); other text unchanged."""
+    by_digits = {4: BINARY16, 8: BINARY32, 16: BINARY64}
+
+    def one(m):
+        return describe_value("float", int(m.group(1), 16), by_digits[len(m.group(1))])
+    return _OLDER_FLOAT.sub(one, text or "")
 
 
 def parse_value(kind: str, text: str, fmt: FloatFormat | None = None) -> int:

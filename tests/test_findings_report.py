@@ -68,10 +68,11 @@ def test_wide_and_json(tmp_path):
 
 
 def test_older_stored_values_print_in_the_current_form():
-    assert report._modern("x=0x3f800000 (1.0), y=0x7f800001 (sNaN)") == \
+    from fuzzfarm.formats import modernize
+    assert modernize("x=0x3f800000 (1.0), y=0x7f800001 (sNaN)") == \
         "x=0x1p+0 (0x3f800000), y=sNaN (0x7f800001)"
-    assert report._modern("ret=0x8000 (-0.0)") == "ret=-0x0p+0 (0x8000)"
-    assert report._modern("n=3") == "n=3"
+    assert modernize("ret=0x8000 (-0.0)") == "ret=-0x0p+0 (0x8000)"
+    assert modernize("n=3") == "n=3"
 
 
 def test_counts_stay_short():

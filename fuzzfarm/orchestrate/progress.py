@@ -19,7 +19,7 @@ import sys
 import time
 from datetime import datetime, timezone
 
-__all__ = ["FORMATS", "resolve", "LineLog", "sweep_with_progress", "strip_markup"]
+__all__ = ["FORMATS", "resolve", "LineLog", "sweep_with_progress", "sweep_end", "strip_markup"]
 
 #: The --log-format choices.
 FORMATS = ("auto", "rich", "text", "json")
@@ -50,6 +50,11 @@ def resolve(fmt: str, stream=None) -> str:
         return "text"
 
 
+def _now() -> str:
+    """UTC now as 2026-11-25T12:20:01Z."""
+    return datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
 def _value(v) -> str:
     if isinstance(v, float):
         return f"{v:.3g}" if abs(v) < 1e4 else f"{v:.0f}"
@@ -76,7 +81,7 @@ class LineLog:
 
     def event(self, kind: str, **fields) -> None:
         """Write one ``kind`` event with ``fields`` (numbers, strings)."""
-        now = datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+        now = _now()
         if self.fmt == "json":
             line = json.dumps({"time": now, "event": kind, **fields}, default=str)
         else:
@@ -98,7 +103,7 @@ class LineLog:
         text = strip_markup(text).strip()
         if not text:
             return
-        now = datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+        now = _now()
         line = (json.dumps({"time": now, "event": "message", "text": text})
                 if self.fmt == "json" else f"{now} {text}")
         print(line, file=self.messages or sys.stderr, flush=True)
@@ -163,3 +168,36 @@ def sweep_with_progress(sw, space, info, out, chunk_bits, build_options, limit, 
             bar.update(task, completed=done, rate=f"{rate / 1e6:,.1f} M/s", fails=fails)
         meta = sw.sweep(opts, progress, locked=True)
     return meta
+
+
+def sweep_end(meta: dict, space, out, log=None) -> None:
+    """The end of ``fuzzfarm sweep``: with ``log`` (a LineLog) an ``end`` event (and a
+    ``device_fault`` one), else totals, failures by rule and a device fault on the
+    terminal.  ``meta``: the sweep's metadata; ``space``: its Space; ``out``: results."""
+    fault = meta.get("device_fault")
+    if log is not None:
+        log.event("end", run_id=meta["run_id"], status=meta["status"],
+                  inputs=meta["inputs"], failures=meta["failures"], notes=meta["notes"],
+                  max_ulp=meta.get("max_ulp_error"), seconds=round(meta["wall_seconds_last"], 1),
+                  failures_by_rule=",".join(f"{k}:{v}" for k, v in
+                                            sorted(meta["failures_by_rule"].items())) or "-")
+        if fault:
+            log.event("device_fault", rule_id=fault["rule_id"], unit=fault["unit_id"],
+                      error=fault["error"])
+        return
+    from rich.console import Console
+    report = Console()
+    m = meta.get("max_ulp_error")
+    where = f" at {', '.join(meta['max_ulp_inputs'])}" if meta.get("max_ulp_inputs") else ""
+    report.print(f"sweep {meta['run_id']}: {meta['status']}; {meta['inputs']:,} of "
+                 f"{space.size:,} inputs checked ({meta['screened']:,} screened, "
+                 f"{meta['exact']:,} exact, {meta['unjudged']:,} unjudged); "
+                 f"max ULP error {'-' if m is None else f'{m:.6g}'}{where}; "
+                 f"{meta['failures']:,} failures, {meta['notes']:,} notes; "
+                 f"{meta['wall_seconds_last']:.1f} s")
+    for rule, k in sorted(meta["failures_by_rule"].items(), key=lambda kv: -kv[1]):
+        report.print(f"  {rule}: {k:,}")
+    if fault:
+        report.print(f"device fault {fault['rule_id']} in {fault['unit_id']}: "
+                     f"{fault['error']} (recorded in {out}; `fuzzfarm findings {out} "
+                     f"--severity fault`)", markup=False, highlight=False)

@@ -14,7 +14,7 @@ import re
 from rich.markup import escape
 from rich.table import Table
 
-from fuzzfarm.formats import BINARY16, BINARY32, BINARY64, describe_value
+from fuzzfarm.formats import modernize
 
 __all__ = ["SECTIONS", "summary_line", "print_signatures", "lines"]
 
@@ -65,7 +65,7 @@ def print_signatures(console, summary: list[dict], limit: int, results: str) -> 
                 r["signature"], f"{r['device']}\n{r['driver_version']}", target,
                 r["rule_class"], governed, f"{r['count']:,}", str(r["runs"]),
                 f"{r['first_seen']:%Y-%m-%d %H:%M}\n{r['last_seen']:%Y-%m-%d %H:%M}", ulp,
-                f"{_modern(r['example_inputs'])} -> {_modern(r['example_outputs'])}\n"
+                f"{modernize(r['example_inputs'])} -> {modernize(r['example_outputs'])}\n"
                 f"(expected {r['example_expected']})")))
         console.print(t)
     console.print(escape(f"{results}: " + summary_line(summary)), highlight=False)
@@ -73,20 +73,6 @@ def print_signatures(console, summary: list[dict], limit: int, results: str) -> 
 
 _PREC = {"binary16": "f16", "binary32": "f32", "binary64": "f64"}
 _BITS = re.compile(r" \((0x[0-9a-f]+)\)")
-#: A float as findings stored before the %a form: '0x3f800000 (1.0)'.
-_OLDER = re.compile(r"\b0x([0-9a-f]{4}|[0-9a-f]{8}|[0-9a-f]{16}) \((-?[0-9.e+-]+|-?inf|[qs]NaN)\)")
-_BY_DIGITS = {4: BINARY16, 8: BINARY32, 16: BINARY64}
-
-
-def _modern(text: str) -> str:
-    """Older stored values ('0x3f800000 (1.0)') in the current form ('0x1p+0 (0x3f800000)');
-    the pattern's width (4, 8 or 16 hex digits) gives its format."""
-    def one(m):
-        fmt = _BY_DIGITS[len(m.group(1))]
-        return describe_value("float", int(m.group(1), 16), fmt)
-    return _OLDER.sub(one, text or "")
-
-
 def _count(n: int) -> str:
     """A count in at most 6 characters: 1,234; 16.8k; 881M; 4.3G."""
     if n < 10_000:
@@ -105,7 +91,7 @@ def _fit(text: str, width: int) -> str:
 def _example(r: dict, room: int) -> str:
     """'x=0x1p+0 (0x3f800000) -> ret=-0x0p+0 (0x80000000)'; where ``room`` is too small,
     the output's bits go, then the input's, then the end of the text."""
-    ins, outs = _modern(r["example_inputs"]), _modern(r["example_outputs"])
+    ins, outs = modernize(r["example_inputs"]), modernize(r["example_outputs"])
     for text in (f"{ins} -> {outs}",                         # everything
                  f"{ins} -> {_BITS.sub('', outs)}",           # the input's bits only
                  f"{_BITS.sub('', ins)} -> {_BITS.sub('', outs)}"):

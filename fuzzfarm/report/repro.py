@@ -330,11 +330,7 @@ def reproduce(results: str | os.PathLike, ref: str, out: str | os.PathLike,
             f"{row['driver_version']}) [{row['device_fingerprint']}] is not attached "
             f"here; choose another with --device (available: " + _attached() + ")")
     base = target_for(row)
-    needs = {base.precision}
-    if base.is_conversion:
-        c = base.conversion
-        needs |= {f.name for f in (c.src_format, c.dst_format) if f is not None}
-    for p in sorted(needs):
+    for p in sorted(base.target.required_precisions):
         if not info.supports(format_named(p)):
             raise ReproError(f"{info.label} lacks {p}, which {row['function']} needs")
     try:

@@ -9,14 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 from types import SimpleNamespace
 
-import numpy as np
-
 from fuzzfarm.report.repro_case import Outcome, acceptance, target_for
 
 __all__ = ["RecordedDevice", "export_recorded"]
-
-_U64 = (1 << 64) - 1
-
 
 class RecordedDevice:
     """What a reproducer needs of a DeviceInfo, from a finding row (device, platform,
@@ -38,32 +33,14 @@ class RecordedDevice:
         return self._flags
 
 
-def _outputs(case, bits: list) -> dict:
-    """The recorded results by output name, as each buffer's values."""
-    out, k = {}, 0
-    for s in case.outputs():
-        m = 1 if (s.scalar or not case.geometric) else case.width
-        vals = []
-        for b in bits[k:k + m]:
-            if s.kind == "float":
-                vals.append(int(b) & ((1 << s.fmt.bits) - 1))
-            else:
-                u = np.array([int(b) & _U64], np.uint64).astype(np.dtype(f"u{s.dtype.itemsize}"))
-                vals.append(int(u.view(s.dtype)[0]))
-        out[s.name] = tuple(vals)
-        k += m
-    return out
-
-
 def export_recorded(results, row: dict, out, log=None):
     """Write a reproducer of finding ``row`` (a dict of the findings' columns) to ``out``
     without running anything; returns the ReproReport (``runs`` 0: not re-verified).
     ``log(text)`` hears why.  Raises ReproError for an unwritable ``out`` or a row whose
     input or results do not fit its target."""
     from fuzzfarm.report.repro import ReproError, ReproReport, _attached, _original_context, export
-    from fuzzfarm.report.verify import run_constants
+    from fuzzfarm.report.verify import row_arrays, row_claims, run_constants
     from fuzzfarm.store import dataset as store
-    from fuzzfarm.verdict.claims import Claims
 
     try:
         store.check_writable(out)
@@ -80,17 +57,15 @@ def export_recorded(results, row: dict, out, log=None):
     case = target_for(row, context=context)
     try:
         cand = case.from_u64(row["input_bits"])
-        outputs = _outputs(case, list(row["output_bits"] or []))
+        outputs = {k: tuple(int(v) for v in a) for k, a in row_arrays(row)[1].items()}
     except (ValueError, KeyError) as exc:
         raise ReproError(f"the stored finding does not fit {row['function']}: {exc}") from None
     finding = SimpleNamespace(rule_id=row["rule_id"], severity=row["severity"],
                               section=row.get("section") or "", sentence=row.get("sentence") or "",
                               reading=row.get("reading") or "", output=row["output"] or "ret",
                               expected=row.get("expected") or "", ulp_error=row.get("ulp_error"))
-    consts = run_constants(results).get(row["device_fingerprint"])
-    claims = Claims.from_fp_config(tuple((row.get("fp_config") or "").split()),
-                                   row.get("profile") or "FULL_PROFILE", row["precision"],
-                                   consts, row.get("build_options") or "")
+    claims = row_claims(row, row.get("build_options") or "",
+                        run_constants(results).get(row["device_fingerprint"]))
     values = outputs.get(finding.output, ())
     outcome = Outcome(cand, finding, values, outputs,
                       acceptance(case, claims, finding, cand, values),

@@ -29,7 +29,8 @@ from fuzzfarm.verdict.claims import Claims
 from fuzzfarm.work.kinds import kind_of
 from fuzzfarm.work.units import WorkUnit, run_unit
 
-__all__ = ["Verdict", "VerifyReport", "verify_findings", "VERIFY_PRECISION", "decode"]
+__all__ = ["Verdict", "VerifyReport", "verify_findings", "VERIFY_PRECISION", "decode",
+           "row_arrays", "row_claims"]
 
 
 def VERIFY_PRECISION(precision: str) -> int:
@@ -75,8 +76,10 @@ def decode(values, dtype) -> np.ndarray:
     return u.astype(np.dtype(f"u{dt.itemsize}")).view(dt)
 
 
-def _io(row: dict):
-    """(input arrays, output arrays) of one finding row, by name."""
+def row_arrays(row: dict) -> tuple[dict, dict]:
+    """(input arrays, output arrays) of one finding row, by name, in their buffer dtypes
+    (float bits as unsigned ints): ``input_bits``/``output_bits`` split as the row's
+    target lays them out."""
     target = Target.of((row["function"], row["precision"], row["vector_width"]))
     ins_of, outs_of = kind_of(target).values_per_element(target)
     res = []
@@ -93,7 +96,8 @@ def _concat(parts: list) -> dict:
     return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
 
 
-def _claims(row: dict, build_options: str, constants: dict | None) -> Claims:
+def row_claims(row: dict, build_options: str, constants: dict | None) -> Claims:
+    """The Claims recorded with a finding row (its fp config and profile)."""
     flags = (row.get("fp_config") or "").split()
     return Claims.from_fp_config(flags, row.get("profile") or "FULL_PROFILE", row["precision"],
                                  constants, build_options)
@@ -118,8 +122,8 @@ def verify_findings(rows: list, runners: dict | None = None, constants: dict | N
                int(row["vector_width"]), row.get("build_options") or "")
         groups.setdefault(key, []).append(row)
     for (fp, name, precision, width, options), group in groups.items():
-        claims = _claims(group[0], options, constants.get(fp))
-        parts = [_io(r) for r in group]
+        claims = row_claims(group[0], options, constants.get(fp))
+        parts = [row_arrays(r) for r in group]
         ins = _concat([p[0] for p in parts])
         outs = _concat([p[1] for p in parts])
         unit = WorkUnit(f"verify-{name}", name, 0, 0, (), True, precision, width)
