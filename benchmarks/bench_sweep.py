@@ -47,6 +47,8 @@ def sweep_once(name: str, args, out: Path) -> dict:
         cmd += ["--chunks", str(args.chunks)]
     if args.workers:
         cmd += ["-j", str(args.workers)]
+    if getattr(args, "screen", None):
+        cmd += ["--screen", args.screen]
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     t0 = time.perf_counter()
     r = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
@@ -67,6 +69,8 @@ def main() -> None:
     ap.add_argument("--chunk-bits", type=int, default=24)
     ap.add_argument("--chunks", type=int, default=None, help="sweep only this many chunks")
     ap.add_argument("--workers", type=int, default=None)
+    ap.add_argument("--screen", choices=["auto", "device", "host"], default=None,
+                    help="fuzzfarm sweep --screen (default: the sweep's own, auto)")
     ap.add_argument("--keep", default=None, help="keep results under this directory")
     ap.add_argument("--json", default=None, help="also write the figures as JSON here")
     args = ap.parse_args()

@@ -149,6 +149,9 @@ def main() -> None:
                     help="seconds a suite run may take before it is recorded as a timeout")
     ap.add_argument("--workers", type=int, default=None, help="fuzzfarm sweep -j")
     ap.add_argument("--skip-cts", action="store_true", help="time fuzzfarm only")
+    ap.add_argument("--chunk-bits", type=int, default=24, help="fuzzfarm sweep --chunk-bits")
+    ap.add_argument("--screen", choices=["auto", "device", "host"], default=None,
+                    help="fuzzfarm sweep --screen (default: the sweep's own, auto)")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
     ap.add_argument("--tag", default=None, help="device part of the file name")
     ap.add_argument("--wimpy", action="store_true",
@@ -164,8 +167,10 @@ def main() -> None:
     for fn in args.functions:
         if fn not in catalogue.functions():
             fail(f"unknown function {fn!r}")
-    sweep_args = argparse.Namespace(precision="binary32", chunk_bits=22, device=args.device,
-                                    chunks=args.chunks, workers=args.workers)
+    sweep_args = argparse.Namespace(precision="binary32", chunk_bits=args.chunk_bits,
+                                    device=args.device,
+                                    chunks=args.chunks, workers=args.workers,
+                                    screen=args.screen)
     when = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
     records = []
     device_label = ""
@@ -185,6 +190,10 @@ def main() -> None:
                     "fuzzfarm_failures_by_rule": meta.get("failures_by_rule"),
                     "fuzzfarm_status": meta.get("status"),
                     "max_ulp_error": meta.get("max_ulp_error"),
+                    "screen": meta.get("screen"), "screened": meta.get("screened"),
+                    "exact": meta.get("exact"),
+                    "device_seconds": round(meta.get("device_seconds") or 0.0, 2),
+                    "check_seconds": round(meta.get("check_seconds") or 0.0, 2),
                     "device": dev.get("label"), "driver": dev.get("driver_version")})
         if "cts_s" in rec and rec["cts_s"]:
             rec["ratio"] = round(rec["fuzzfarm_s"] / rec["cts_s"], 3)

@@ -402,9 +402,13 @@ def verify(results, run_id, sample, no_device, json_path) -> None:
                    "each in-flight chunk holds 2^bits outputs).")
 @click.option("--chunks", "limit", type=click.IntRange(1), default=None,
               help="Do at most this many chunks now (resume later by running it again).")
+@click.option("--screen", type=click.Choice(["auto", "device", "host"]), default="auto",
+              show_default=True,
+              help="Where the common case is judged: on the device (docs/device_screen.md; "
+                   "auto falls back to the host where it cannot) or on the host.")
 @log_options
 def sweep(function, precision, device, out, build_options, workers, chunk_bits, limit,
-          log_format, quiet) -> None:
+          screen, log_format, quiet) -> None:
     """Check every input of FUNCTION's space on one device (all 2^32 binary32 bit patterns
     of a one-argument built-in), generated on the device from the global id.
 
@@ -433,7 +437,7 @@ def sweep(function, precision, device, out, build_options, workers, chunk_bits, 
     log = _line_log(log_format, quiet)
     try:
         meta = sweep_with_progress(sw, space, info, out, chunk_bits, build_options, limit,
-                                   workers, function, lock, log)
+                                   workers, function, lock, log, screen)
     finally:
         lock.release()
     fault = meta.get("device_fault")

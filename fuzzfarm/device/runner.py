@@ -189,10 +189,11 @@ class DeviceRunner:
             raise ValueError(f"fmt={fmt.name} needs {ext}, which {self.info.label} lacks; "
                              f"use a device whose extensions include it")
 
-    def build(self, source: str, what: str):
-        """Compile OpenCL C ``source`` with this runner's build options; returns the
-        pyopencl Program.  ``what`` names it in errors.  Raises KernelBuildError with the
-        build log on failure."""
+    def build(self, source: str, what: str, options: str | None = None):
+        """Compile OpenCL C ``source`` with this runner's build options (or ``options``);
+        returns the pyopencl Program.  ``what`` names it in errors.  Raises
+        KernelBuildError with the build log on failure."""
+        build_options = self.build_options if options is None else options
         if any(re.search(rf"\b{re.escape(name)}\s*\(", source) for name in self.planted_build):
             source += '\n#error "fuzzfarm: planted build failure (tests)"\n'
         kernels = re.findall(r"__kernel\s+void\s+(\w+)", source)
@@ -201,7 +202,7 @@ class DeviceRunner:
             with warnings.catch_warnings():
                 # pyopencl warns with the log of a successful build; it is noise here.
                 warnings.simplefilter("ignore", cl.CompilerWarning)
-                return program.build(options=self.build_options, devices=[self.device])
+                return program.build(options=build_options, devices=[self.device])
         except cl.Error as exc:
             try:
                 with warnings.catch_warnings():   # "pre-build attribute access": harmless
@@ -214,9 +215,9 @@ class DeviceRunner:
             code, code_name = cl_error_code(exc)
             raise KernelBuildError(
                 f"building {what} for {self.info.label} [{self.info.fingerprint}] with "
-                f"build options {self.build_options!r} failed; build log (first "
+                f"build options {build_options!r} failed; build log (first "
                 f"{BUILD_LOG_LINES} lines):\n{head}",
-                source=source, log=log, options=self.build_options, code=code,
+                source=source, log=log, options=build_options, code=code,
                 code_name=code_name, kernels=kernels) from None
 
     def prepare(self, fns: Iterable[Function], fmt: FloatFormat = BINARY32,

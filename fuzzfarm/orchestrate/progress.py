@@ -114,7 +114,7 @@ class LineLog:
 
 
 def sweep_with_progress(sw, space, info, out, chunk_bits, build_options, limit, workers,
-                        function, lock, log=None) -> dict:
+                        function, lock, log=None, screen: str = "auto") -> dict:
     """``fuzzfarm sweep`` while it holds the results directory's ``lock``: a rich bar with
     rate, failures and ETA on a terminal, or with ``log`` (a LineLog) one line per event.
     ``sw`` is fuzzfarm.orchestrate.sweep.  Returns the sweep's metadata."""
@@ -126,7 +126,8 @@ def sweep_with_progress(sw, space, info, out, chunk_bits, build_options, limit, 
                                TimeElapsedColumn, TimeRemainingColumn)
 
     opts = sw.SweepOptions(space, info, Path(out), 1 << chunk_bits, build_options=build_options,
-                           limit=limit, **({"workers": workers} if workers else {}))
+                           limit=limit, screen=screen,
+                           **({"workers": workers} if workers else {}))
     _, _, todo = sw.resume_state(opts)
     console = log or Console(stderr=True)
     if lock.removed:

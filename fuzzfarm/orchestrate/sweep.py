@@ -114,6 +114,23 @@ class Space:
             out[f"{name}:{cls}"] = n
         return out
 
+    def inputs_at(self, start: int, positions: np.ndarray) -> dict[str, np.ndarray]:
+        """Inputs ``start + positions`` (int array, (m,)) as {argument name: fmt.uint array
+        (m,)}: the candidates a device screen left to the host."""
+        if len(self.fn.inputs) != 1:
+            g = np.uint64(start) + positions.astype(np.uint64)
+            out = {}
+            for k, a in enumerate(self.fn.inputs):
+                out[a.name] = (g >> np.uint64(k * self.fmt.bits)).astype(self.fmt.uint)
+            return out
+        t = self.fmt.uint
+        u = positions.astype(t)
+        u += t(start & ((1 << self.fmt.bits) - 1))
+        x = u >> t(1)
+        u <<= t(self.fmt.bits - 1)
+        x |= u
+        return {self.fn.inputs[0].name: x}
+
     def inputs(self, start: int, count: int) -> dict[str, np.ndarray]:
         """Inputs ``start .. start+count-1`` as {argument name: fmt.uint array (count,)}."""
         if len(self.fn.inputs) == 1:        # in fmt.uint arithmetic: no 64-bit temporaries
@@ -198,6 +215,10 @@ def sweep_run_id(fingerprint: str, space: Space, build_options: str = "") -> str
 _SLOTS: list = []
 
 
+#: Where a sweep judges the common case (SweepOptions.screen).
+SCREENS = ("auto", "device", "host")
+
+
 def _worker_init() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)     # the parent decides when to stop
 
@@ -213,12 +234,38 @@ def _slot_views(slot: int, space: Space, count: int) -> dict[str, np.ndarray]:
     return views
 
 
-def check_chunk(job: dict, outputs: dict | None = None) -> dict:
+def _slot_answer(slot: int, space: Space, count: int, chunk: int):
+    """The device screen's answer for one chunk inside shared slot ``slot`` (after the
+    outputs of a full ``chunk``)."""
+    from fuzzfarm.oracle.device_screen import ScreenChunk
+    return ScreenChunk.views(_SLOTS[slot], chunk * space.output_bytes, count)
+
+
+def _check_candidates(space: Space, start: int, count: int, outputs: dict, answer,
+                      claims):
+    """The verdict on a chunk the device screen has judged (oracle.device_screen): the
+    host's checker judges the candidates (every input the device did not pass, and the
+    passed input of the largest error, measured exactly); the rest count as screened.
+    Returns (CheckResult over the whole chunk, its findings indexed into the candidates;
+    the candidates' inputs)."""
+    from fuzzfarm.oracle.device_screen import candidates
+    from fuzzfarm.verdict.checker import check_batch
+    pos = candidates(answer, count)
+    inputs = space.inputs_at(start, pos)
+    total = check_batch(space.fn, inputs, {k: v[pos] for k, v in outputs.items()}, claims)
+    total.n = count
+    total.screened += count - int(pos.size)
+    return total, inputs
+
+
+def check_chunk(job: dict, outputs: dict | None = None, answer=None) -> dict:
     """Check one chunk and write its findings and stats row (atomically).
 
     ``job``: {unit (SweepUnit), space (Space), claims (verdict.claims.Claims), meta (device
     columns of store.STATS_SCHEMA), run_id, out, build_options, device_seconds, slot}.
-    ``outputs`` (tests): the chunk's outputs instead of shared slot ``job['slot']``.
+    ``outputs`` (tests): the chunk's outputs instead of shared slot ``job['slot']``;
+    ``answer`` (tests) the device screen's answer (oracle.device_screen.ScreenChunk)
+    instead of the slot's, where ``job['device_screen']``.
     Returns {unit_id, inputs, failures, notes, max_ulp_error, max_inputs (the input bits
     of the largest error, or None), check_seconds}.
     """
@@ -231,13 +278,21 @@ def check_chunk(job: dict, outputs: dict | None = None) -> dict:
     start, count = unit.seed, unit.per_recipe
     if outputs is None:
         outputs = _slot_views(job["slot"], space, count)
-    inputs = space.inputs(start, count)
-    total = check_batch(space.fn, inputs, outputs, job["claims"])
+    hist = None
+    if job.get("device_screen"):
+        if answer is None:
+            answer = _slot_answer(job["slot"], space, count, job["chunk"])
+        total, inputs = _check_candidates(space, start, count, outputs, answer,
+                                          job["claims"])
+        hist = answer.hist.copy()
+    else:
+        inputs = space.inputs(start, count)
+        total = check_batch(space.fn, inputs, outputs, job["claims"])
     dt = time.perf_counter() - t0
     rows = finding_rows(total, unit, job["meta"], job["run_id"], job["build_options"])
     stats = stats_row(total, unit, inputs, job["meta"], job["run_id"],
                       job["device_seconds"], dt, job["build_options"],
-                      by_class=space.class_counts(start, count))
+                      by_class=space.class_counts(start, count), histogram=hist)
     store.write_findings(job["out"], job["run_id"], unit.unit_id, rows)
     store.write_stats(job["out"], job["run_id"], unit.unit_id, stats)
     return {"unit_id": unit.unit_id, "inputs": count, "failures": stats["failures"],
@@ -258,7 +313,9 @@ class SweepOptions:
     """A validated sweep: ``space``, ``device`` (device.DeviceInfo), ``out`` directory,
     ``chunk`` inputs per chunk (a power of two), ``workers`` checking processes,
     ``slots`` shared output buffers (the pipeline's bound), ``build_options``,
-    ``limit`` chunks to do in this invocation (None: all)."""
+    ``limit`` chunks to do in this invocation (None: all), ``screen`` where the common
+    case is judged: 'auto' (on a GPU or accelerator where oracle.device_screen can, else
+    on the host), 'device' (a SweepError where it cannot) or 'host'."""
 
     space: Space
     device: object
@@ -268,8 +325,12 @@ class SweepOptions:
     slots: int = 0
     build_options: str = ""
     limit: int | None = None
+    screen: str = "auto"
 
     def __post_init__(self):
+        if self.screen not in SCREENS:
+            raise SweepError(f"sweep: unknown screen {self.screen!r}; use one of "
+                             f"{', '.join(SCREENS)}")
         self.chunk = min(self.chunk, self.space.size)
         if not self.slots:
             per_slot = self.chunk * self.space.output_bytes
@@ -331,7 +392,8 @@ def _sweep_locked(opts: SweepOptions, progress) -> dict:
     done_inputs = space.size - sum(u.per_recipe for u in todo)
     if opts.limit is not None:
         todo = todo[:opts.limit]
-    slot_bytes = opts.chunk * space.output_bytes
+    from fuzzfarm.oracle.device_screen import ScreenChunk
+    slot_bytes = opts.chunk * space.output_bytes + ScreenChunk.nbytes(opts.chunk)
     started = time.perf_counter()
     interrupted = False
     if todo:
@@ -369,21 +431,77 @@ class SweepKernel:
         name = sweep_kernel_name(space.fn)
         program = runner.build(sweep_source(space.fn, space.fmt), f"{name} ({space.fmt.name})")
         self.kernel = cl.Kernel(program, name)
-        self.buffers = [cl.Buffer(runner.context, cl.mem_flags.WRITE_ONLY,
+        self.buffers = [cl.Buffer(runner.context, cl.mem_flags.READ_WRITE,
                                   chunk * buffer_dtype(o, space.fmt).itemsize)
                         for o in space.fn.outputs]
+        self.planted = _planted_results(space)
 
-    def run_into(self, start: int, count: int, views: dict) -> float:
+    def run_into(self, start: int, count: int, views: dict, screen=None,
+                 answer=None) -> float:
         """Compute inputs ``start .. start+count-1`` into ``views`` ({output name: host
-        array (count,)}); returns the seconds spent (kernel and copies)."""
+        array (count,)}) and, with ``screen`` (an oracle.device_screen.DeviceScreen),
+        screen them on the device into ``answer`` (a ScreenChunk); returns the seconds
+        spent (kernels and copies)."""
         import pyopencl as cl
         t0 = time.perf_counter()
         q = self.runner.queue
         self.kernel.set_args(*self.buffers, np.uint64(start))
         ev = cl.enqueue_nd_range_kernel(q, self.kernel, (count,), None)
+        for g, y in self.planted:           # tests: wrong results planted after the kernel
+            if start <= g < start + count:
+                ev = cl.enqueue_copy(q, self.buffers[0], np.asarray([y], self.buffers_dtype),
+                                     dst_offset=(g - start) * self.buffers_dtype.itemsize,
+                                     wait_for=[ev])
+        if screen is not None:
+            screen.enqueue(self.buffers[0], start, count, answer, wait_for=[ev])
+            pos = clean_chunk_candidates(answer, count)
+            if pos is not None:         # the host reads only these results: copy them
+                (o,) = self.space.fn.outputs
+                isz = self.buffers_dtype.itemsize
+                for p in pos:
+                    cl.enqueue_copy(q, views[o.name][p:p + 1], self.buffers[0],
+                                    src_offset=int(p) * isz, is_blocking=False)
+                q.finish()
+                return time.perf_counter() - t0
         for o, buf in zip(self.space.fn.outputs, self.buffers):
-            cl.enqueue_copy(q, views[o.name], buf, wait_for=[ev], is_blocking=True)
+            cl.enqueue_copy(q, views[o.name], buf, wait_for=[ev], is_blocking=False)
+        q.finish()
         return time.perf_counter() - t0
+
+    @property
+    def buffers_dtype(self) -> np.dtype:
+        return buffer_dtype(self.space.fn.outputs[0], self.space.fmt)
+
+
+def clean_chunk_candidates(answer, count: int):
+    """Where the device screen passed every input of a chunk, the few candidates the host
+    still reads (oracle.device_screen.candidates: the largest passed error), else None
+    (the host needs the whole chunk's results)."""
+    from fuzzfarm.oracle.device_screen import WORD, candidates
+    words = answer.passed[:-(-count // WORD)]
+    full = words[:-1] if count % WORD else words
+    if np.any(full != np.uint32(0xFFFFFFFF)):
+        return None
+    if count % WORD and words[-1] != np.uint32((1 << (count % WORD)) - 1):
+        return None
+    return candidates(answer, count)
+
+
+def _planted_results(space: Space) -> list:
+    """Tests: the wrong results planted for ``space`` by runner.FAULTS_ENV's "results"
+    entry ([[built-in, input pattern, result pattern], ...], patterns as integers or hex
+    strings): [(input number, result pattern)] for a single-argument space."""
+    from fuzzfarm.device.runner import planted_faults
+    out = []
+    if len(space.fn.inputs) != 1:
+        return out
+    for name, x, y in planted_faults().get("results", ()):
+        if name != space.fn.name:
+            continue
+        x, y = (int(v, 16) if isinstance(v, str) else int(v) for v in (x, y))
+        sign = x >> (space.fmt.bits - 1)
+        out.append((2 * (x & space.fmt.abs_mask) + sign, y))
+    return out
 
 
 def run_chunk_on(runner, space: Space, start: int, count: int) -> dict[str, np.ndarray]:
@@ -428,6 +546,7 @@ def _pipeline(opts, run_id, todo, slot_bytes, meta, progress, done_inputs) -> bo
         except KernelBuildError as exc:     # a finding about the device: recorded, the end
             _device_fault(opts, run_id, todo[0], dmeta, "build_failure", exc.detail(), meta)
             return False
+        screen = _device_screen(opts, runner, claims, meta)
 
         sigints = [0]
 
@@ -469,9 +588,12 @@ def _pipeline(opts, run_id, todo, slot_bytes, meta, progress, done_inputs) -> bo
             if not pending or errors:
                 continue
             unit = pending.pop(0)
+            answer = None if screen is None else \
+                _slot_answer(slot, space, unit.per_recipe, opts.chunk)
             try:
                 seconds = kernel.run_into(unit.seed, unit.per_recipe,
-                                          _slot_views(slot, space, unit.per_recipe))
+                                          _slot_views(slot, space, unit.per_recipe),
+                                          screen, answer)
             except cl_error() as exc:         # the driver said no: recorded, then stop
                 from fuzzfarm.device.runner import enqueue_error_detail
                 from fuzzfarm.device.kernels import sweep_source
@@ -481,7 +603,8 @@ def _pipeline(opts, run_id, todo, slot_bytes, meta, progress, done_inputs) -> bo
                 continue
             job = {"unit": unit, "space": space, "claims": claims, "meta": dmeta,
                    "run_id": run_id, "out": str(opts.out), "build_options": opts.build_options,
-                   "device_seconds": seconds, "slot": slot}
+                   "device_seconds": seconds, "slot": slot,
+                   "device_screen": screen is not None, "chunk": opts.chunk}
             in_flight += 1
             pool.apply_async(_check_slot, (job,), callback=finished, error_callback=failed)
         if errors:
@@ -495,6 +618,39 @@ def _pipeline(opts, run_id, todo, slot_bytes, meta, progress, done_inputs) -> bo
         pool.close()
         pool.join()
     return interrupted
+
+
+def _device_screen(opts, runner, claims, meta: dict):
+    """The sweep's oracle.device_screen.DeviceScreen, or None to screen on the host;
+    ``meta['screen']`` says which and why.  Raises SweepError for ``--screen device``
+    where the device screen cannot be used."""
+    from fuzzfarm.device.runner import KernelBuildError
+    from fuzzfarm.formats import BINARY64
+    from fuzzfarm.oracle.device_screen import DeviceScreen, plain_bound
+    space = opts.space
+    if opts.screen == "host":
+        meta["screen"] = "host"
+        return None
+    bound = plain_bound(space.fn.name, space.fmt.name, claims)
+    if opts.screen == "auto" and "CPU" in opts.device.device_type.split("|"):
+        why = ("a CPU device shares the host's cores, where the host screen is faster "
+               "(benchmarks/RESULTS.md); --screen device to use it")
+    elif bound is None:
+        why = (f"no device screen for {space.fn.name} in {space.fmt.name} with these "
+               f"build options")
+    elif not opts.device.supports(BINARY64):
+        why = "the device lacks cl_khr_fp64, which the device screen computes in"
+    else:
+        try:
+            screen = DeviceScreen(runner, space.fn.name, bound, opts.chunk)
+            meta["screen"] = "device"
+            return screen
+        except KernelBuildError as exc:
+            why = f"the device screen did not build ({str(exc).splitlines()[0]})"
+    if opts.screen == "device":
+        raise SweepError(f"sweep: --screen device: {why}")
+    meta["screen"] = f"host: {why}"
+    return None
 
 
 def cl_error():

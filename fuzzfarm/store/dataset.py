@@ -74,6 +74,10 @@ STATS_SCHEMA = pa.schema([
     ("unjudged", pa.int64()),
     ("device_seconds", pa.float64()), ("check_seconds", pa.float64()),
     ("time", pa.timestamp("ms", tz="UTC")),
+    # the ULP errors of the inputs a device screen passed (oracle.device_screen: exponent
+    # band of the input, log-spaced error bin), nonzero cells only; null where none
+    ("ulp_histogram", pa.list_(pa.struct([("band", pa.int16()), ("bin", pa.int16()),
+                                          ("count", pa.int64())]))),
 ])
 
 

@@ -1,0 +1,343 @@
+// fuzzfarm's device screen (fuzzfarm/oracle/device_screen.py; the argument in
+// docs/device_screen.md).  Binary64 references of binary32 built-ins made of IEEE basic
+// operations only (+ - * / fma, conversions) and integer arithmetic: no built-in math
+// function of the device is called, so the built-ins under test are not their own judge.
+// The host prepends the constants (TWO_OVER_PI, the polynomial coefficients) and the
+// defines REF (the reference function), C_PASS, NBANDS, NBINS.
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#pragma OPENCL FP_CONTRACT OFF
+
+// What a reference says about f(x) (the kind written next to the value r):
+#define K_VALUE 0      // |r - f| <= REL |f|; r = 0 or NaN: undecided
+#define K_EXACT 1      // f's prescribed result is r exactly, bit for bit (its sign too)
+#define K_OVER 2       // f is beyond the binary32 round-to-nearest overflow threshold, sign of r
+#define K_UNDER 3      // 0 < |f| < 2**-150 (round to nearest gives a zero)
+#define K_NAN 4        // x is outside f's domain: a rule prescribes a NaN (a quiet one passes)
+
+inline double absd(double v) { return as_double(as_ulong(v) & 0x7fffffffffffffffUL); }
+inline double negd(double v) { return as_double(as_ulong(v) ^ 0x8000000000000000UL); }
+inline double copysignd(double v, double s) {
+    return as_double((as_ulong(v) & 0x7fffffffffffffffUL) | (as_ulong(s) & 0x8000000000000000UL));
+}
+// 2**e for -1022 <= e <= 1023, exact
+inline double pow2d(int e) { return as_double((ulong)(e + 1023) << 52); }
+// round to the nearest integer, ties to even, for |v| < 2**51 (one addition and one
+// subtraction in round to nearest); larger v are integers already
+inline double rintd(double v) {
+    if (absd(v) >= 0x1p51) return v;
+    double big = copysignd(0x1.8p52, v);
+    return (v + big) - big;
+}
+
+// sin(z) and cos(z) for |z| <= pi/4: Taylor polynomials to z**17 and z**16 (truncation
+// below 2**-58 relative), Horner with fma
+inline double sin_poly(double z) {
+    double z2 = z * z;
+    double p = SIN_C17;
+    p = fma(p, z2, SIN_C15); p = fma(p, z2, SIN_C13); p = fma(p, z2, SIN_C11);
+    p = fma(p, z2, SIN_C9);  p = fma(p, z2, SIN_C7);  p = fma(p, z2, SIN_C5);
+    p = fma(p, z2, SIN_C3);
+    return fma(z * z2, p, z);
+}
+inline double cos_poly(double z) {
+    double z2 = z * z;
+    double p = COS_C16;
+    p = fma(p, z2, COS_C14); p = fma(p, z2, COS_C12); p = fma(p, z2, COS_C10);
+    p = fma(p, z2, COS_C8);  p = fma(p, z2, COS_C6);  p = fma(p, z2, COS_C4);
+    p = fma(p, z2, COS_C2);
+    return fma(z2, p, 1.0);
+}
+
+// bits b .. b+63 (b >= -1) of the little-endian 32-bit limbs L[0..7]
+inline ulong bits64(const uint *L, int b) {
+    int shift = 0;
+    if (b < 0) { shift = -b; b = 0; }
+    int w = b >> 5, off = b & 31;
+    ulong lo = (ulong)L[w] | ((ulong)L[w + 1] << 32);
+    ulong v = off ? (lo >> off) | ((ulong)L[w + 2] << (64 - off)) : lo;
+    return v << shift;
+}
+
+// Reduction of |x| (binary32 bits ax, biased exponent >= 126) modulo pi/2 with exact
+// integer arithmetic (Payne and Hanek): x * 2/pi = 4 j + q + t, t in [-1/2, 1/2);
+// returns z = t * pi/2 (relative error below 2**-51) and q in 0..3; NaN if t is 0.
+inline double reduce_pio2(uint ax, int *q) {
+    int k = (int)(ax >> 23) - 150;                 // x = m 2**k, m of 24 bits
+    ulong m = (ulong)((ax & 0x7fffffu) | 0x800000u);
+    int i0 = k <= 33 ? 0 : (k - 2) / 32;           // words of 2/pi that reach below 2**2
+    uint L[8];
+    ulong carry = 0;
+    for (int j = 4; j >= 0; j--) {                 // S = m * W[i0 .. i0+4]
+        ulong acc = m * (ulong)TWO_OVER_PI[i0 + j] + carry;
+        L[4 - j] = (uint)acc;
+        carry = acc >> 32;
+    }
+    L[5] = (uint)carry; L[6] = 0u; L[7] = 0u;
+    int p0 = 32 * (i0 + 5) - k;                    // bit p0 of S is the units bit
+    int quad = (int)(bits64(L, p0) & 3UL);
+    ulong fh = bits64(L, p0 - 64), fl = bits64(L, p0 - 128);
+    int neg = 0;
+    if (fh >> 63) {                                // t = fraction - 1
+        fl = ~fl + 1UL;
+        fh = ~fh + (fl == 0UL ? 1UL : 0UL);
+        quad = (quad + 1) & 3;
+        neg = 1;
+    }
+    if (fh == 0UL) { *q = 0; return NAN; }
+    int lz = (int)clz(fh);
+    ulong mant = lz ? (fh << lz) | (fl >> (64 - lz)) : fh;
+    double t = (double)mant * pow2d(-64 - lz);
+    double z = fma(t, PIO2_HI, t * PIO2_LO);
+    *q = quad;
+    return neg ? negd(z) : z;
+}
+
+inline double ref_sin(float xf, int *kind) {
+    uint ax = as_uint(xf) & 0x7fffffffu;
+    double r;
+    if ((ax >> 23) < 126u) {
+        r = sin_poly((double)as_float(ax));
+    } else {
+        int q;
+        double z = reduce_pio2(ax, &q);
+        r = (q & 1) ? cos_poly(z) : sin_poly(z);
+        if (q & 2) r = negd(r);
+    }
+    *kind = K_VALUE;
+    return as_uint(xf) >> 31 ? negd(r) : r;
+}
+
+inline double ref_cos(float xf, int *kind) {
+    uint ax = as_uint(xf) & 0x7fffffffu;
+    double r;
+    if ((ax >> 23) < 126u) {
+        r = cos_poly((double)as_float(ax));
+    } else {
+        int q;
+        double z = reduce_pio2(ax, &q);
+        r = (q & 1) ? sin_poly(z) : cos_poly(z);
+        if (((q + 1) & 2)) r = negd(r);            // q = 1: -sin, q = 2: -cos
+    }
+    *kind = K_VALUE;
+    return r;
+}
+
+// exp2(x) = 2**n 2**t, n = rint(x), |t| <= 1/2 exact; 2**t by Taylor to t**13
+inline double exp2_core(double t) {
+    double p = EXP2_C13;
+    p = fma(p, t, EXP2_C12); p = fma(p, t, EXP2_C11); p = fma(p, t, EXP2_C10);
+    p = fma(p, t, EXP2_C9);  p = fma(p, t, EXP2_C8);  p = fma(p, t, EXP2_C7);
+    p = fma(p, t, EXP2_C6);  p = fma(p, t, EXP2_C5);  p = fma(p, t, EXP2_C4);
+    p = fma(p, t, EXP2_C3);  p = fma(p, t, EXP2_C2);  p = fma(p, t, EXP2_C1);
+    return fma(p, t, 1.0);
+}
+inline double exp_core(double t) {                 // e**t, |t| <= 0.35, Taylor to t**13
+    double p = EXP_C13;
+    p = fma(p, t, EXP_C12); p = fma(p, t, EXP_C11); p = fma(p, t, EXP_C10);
+    p = fma(p, t, EXP_C9);  p = fma(p, t, EXP_C8);  p = fma(p, t, EXP_C7);
+    p = fma(p, t, EXP_C6);  p = fma(p, t, EXP_C5);  p = fma(p, t, EXP_C4);
+    p = fma(p, t, EXP_C3);  p = fma(p, t, EXP_C2);  p = fma(p, t, 1.0);
+    return fma(p, t, 1.0);
+}
+
+inline double ref_exp2(float xf, int *kind) {
+    double x = (double)xf;
+    *kind = K_VALUE;
+    if (x >= 128.0) { *kind = K_OVER; return 1.0; }       // 2**x >= 2**128
+    if (x < -151.0) { *kind = K_UNDER; return 0.0; }      // 0 < 2**x < 2**-151
+    double n = rintd(x);
+    return exp2_core(x - n) * pow2d((int)n);
+}
+
+inline double ref_exp(float xf, int *kind) {
+    double x = (double)xf;
+    *kind = K_VALUE;
+    if (x > 89.0) { *kind = K_OVER; return 1.0; }         // e**89 > 2**128
+    if (x < -104.0) { *kind = K_UNDER; return 0.0; }      // e**-104 < 2**-150
+    double n = rintd(x * INV_LN2);
+    double t = fma(negd(n), LN2_HI, x);                   // exact (LN2_HI: 32 bits)
+    t = t - n * LN2_LO;
+    return exp_core(t) * pow2d((int)n);
+}
+
+// log(m) for m in [sqrt(1/2), sqrt(2)]: 2 atanh(s), s = (m - 1)/(m + 1), to s**21
+inline double log_core(double m) {
+    double s = (m - 1.0) / (m + 1.0);
+    double s2 = s * s;
+    double p = LOG_C21;
+    p = fma(p, s2, LOG_C19); p = fma(p, s2, LOG_C17); p = fma(p, s2, LOG_C15);
+    p = fma(p, s2, LOG_C13); p = fma(p, s2, LOG_C11); p = fma(p, s2, LOG_C9);
+    p = fma(p, s2, LOG_C7);  p = fma(p, s2, LOG_C5);  p = fma(p, s2, LOG_C3);
+    double s_2 = s + s;
+    return fma(s_2 * s2, p, s_2);
+}
+// x > 0 normal binary32: x = m 2**e with m in [sqrt(1/2), sqrt(2))
+inline double split_log(float xf, int *e) {
+    uint b = as_uint(xf);
+    int ex = (int)(b >> 23) - 127;
+    uint mb = (b & 0x7fffffu) | 0x3f800000u;       // m in [1, 2)
+    if ((b & 0x7fffffu) > 0x3504f3u) { mb -= 0x00800000u; ex += 1; }   // m > sqrt(2): m/2
+    *e = ex;
+    return (double)as_float(mb);
+}
+
+inline double ref_log(float xf, int *kind) {
+    *kind = K_VALUE;
+    if (as_uint(xf) >> 31) { *kind = K_NAN; return NAN; }      // F9.log.3: x < 0
+    int e;
+    double lm = log_core(split_log(xf, &e));
+    double de = (double)e;
+    return de * LN2_HI + (de * LN2_LO + lm);       // e * LN2_HI exact
+}
+
+inline double ref_log2(float xf, int *kind) {
+    *kind = K_VALUE;
+    if (as_uint(xf) >> 31) { *kind = K_NAN; return NAN; }      // F9.log2.3: x < 0
+    int e;
+    double lm = log_core(split_log(xf, &e));
+    return (double)e + lm * INV_LN2;
+}
+
+// x = n + y, n = rint(x), |y| <= 1/2 exact; odd: n odd
+inline double split_pi(float xf, int *odd) {
+    double x = (double)xf;
+    double n = rintd(x);
+    *odd = absd(n) < 0x1p31 ? (int)((long)n & 1L) : 0;
+    return x - n;
+}
+
+inline double ref_sinpi(float xf, int *kind) {
+    int odd;
+    double y = split_pi(xf, &odd), ay = absd(y);
+    if (ay == 0.0) {                               // CL.sinpi.*_integer: zero of x's sign
+        *kind = K_EXACT;
+        return copysignd(0.0, (double)xf);
+    }
+    *kind = K_VALUE;
+    double s = ay <= 0.25 ? sin_poly(ay * PI) : cos_poly((0.5 - ay) * PI);
+    return ((y < 0.0) != (odd != 0)) ? negd(s) : s;
+}
+
+inline double ref_cospi(float xf, int *kind) {
+    int odd;
+    double y = split_pi(xf, &odd), ay = absd(y);
+    if (ay == 0.5) { *kind = K_EXACT; return 0.0; }    // CL.cospi.half_integer: +0
+    *kind = K_VALUE;
+    double c = ay <= 0.25 ? cos_poly(ay * PI) : sin_poly((0.5 - ay) * PI);
+    return odd ? negd(c) : c;
+}
+
+inline double ref_tanpi(float xf, int *kind) {
+    int odd;
+    double y = split_pi(xf, &odd), ay = absd(y);
+    *kind = K_EXACT;
+    if (ay == 0.0)                                 // CL.tanpi.even_integer / odd_integer
+        return copysignd(0.0, odd ? negd((double)xf) : (double)xf);
+    if (ay == 0.5)                                 // CL.tanpi.half_integer_even_n / odd_n
+        return (y > 0.0) != (odd != 0) ? INFINITY : -INFINITY;
+    *kind = K_VALUE;
+    double t;
+    if (ay <= 0.25) {
+        double z = ay * PI;
+        t = sin_poly(z) / cos_poly(z);
+    } else {
+        double z = (0.5 - ay) * PI;
+        t = cos_poly(z) / sin_poly(z);
+    }
+    return y < 0.0 ? negd(t) : t;
+}
+
+// The screen of one input: x and y are binary32 patterns, x normal.  Returns 1 where y is
+// proven within the bound (err: its error in ULPs, d / u_lo) or is f's prescribed result
+// bit for bit, or f is beyond the overflow threshold (y the infinity of its sign) or below
+// half the smallest subnormal (y a zero) (err 0); 0 where the host must judge.
+inline int screen_one(uint xb, uint yb, float *err) {
+    int kind;
+    double r = REF(as_float(xb), &kind);
+    *err = 0.0f;
+    if (kind == K_EXACT) return yb == as_uint((float)r);
+    if (kind == K_OVER) return yb == (as_ulong(r) >> 63 ? 0xff800000u : 0x7f800000u);
+    if (kind == K_UNDER) return (yb & 0x7fffffffu) == 0u;
+    if (kind == K_NAN) return (yb & 0x7fc00000u) == 0x7fc00000u;
+    uint ey = (yb >> 23) & 0xffu;
+    if (ey == 0u || ey == 0xffu) return 0;           // zero, subnormal, inf, NaN result
+    double ar = absd(r);                             // NaN r fails every test below
+    double lo = ar * REL_LO;                         // |r| (1 - 4 REL)
+    if (!(lo >= 0x1p-126) || !(ar * REL_HI < 0x1p128)) return 0;
+    double P = as_double(as_ulong(lo) & 0x7ff0000000000000UL);   // 2**floor(log2 lo)
+    double d = absd((double)as_float(yb) - r);
+    if (!(d < P * C_PASS)) return 0;
+    *err = (float)(d / (P * 0x1p-23));               // d / u_lo
+    return 1;
+}
+
+inline int x_is_normal(uint xb) {
+    uint ex = (xb >> 23) & 0xffu;
+    return ex != 0u && ex != 0xffu;                  // zero, subnormal, inf, NaN: host
+}
+
+// The screen of one chunk of a single-argument binary32 sweep (fuzzfarm.orchestrate.sweep's
+// numbering: input g is the pattern (g >> 1) with sign bit (g & 1)).  Each work item judges
+// 32 consecutive inputs: bit j of pass[w] is set when input 32 w + j passed screen_one;
+// wmax[w] is the largest error (ULPs) of its passed inputs (-1: none) and wpos[w] its
+// position; hist counts the passed inputs by exponent band of x and by error bin
+// (log-spaced, HIST_BINS_PER_OCTAVE per octave from 2**HIST_LOG2_LO ULP; bin 0 below that
+// and exact results, the top bin open above).
+__kernel void fuzzfarm_screen(__global const uint *ybits, ulong start, uint count,
+                              __global uint *pass, __global float *wmax,
+                              __global uchar *wpos, __global uint *hist)
+{
+    __local uint lh[NBANDS * NBINS];
+    for (uint i = get_local_id(0); i < NBANDS * NBINS; i += get_local_size(0)) lh[i] = 0u;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    uint w = get_global_id(0);
+    uint word = 0u, bpos = 0u;
+    float best = -1.0f;
+    for (uint j = 0; j < 32u; j++) {
+        uint e = w * 32u + j;
+        if (e >= count) break;
+        ulong g = start + (ulong)e;
+        uint xb = (uint)(g >> 1) | ((uint)(g & 1UL) << 31);
+        float err;
+        if (!x_is_normal(xb) || !screen_one(xb, ybits[e], &err)) continue;
+        word |= 1u << j;
+        if (err > best) { best = err; bpos = j; }
+        int bin = 0;
+        if (err > 0.0f) {
+            uint eb = as_uint(err);                   // log2 err in 1/HIST_BINS_PER_OCTAVE octaves
+            int lg = (int)(eb >> 23) - 127;
+            int frac = (int)((eb >> (23 - HIST_FRAC_BITS)) & ((1u << HIST_FRAC_BITS) - 1u));
+            bin = (lg - HIST_LOG2_LO) * HIST_BINS_PER_OCTAVE + frac + 1;
+            bin = bin < 0 ? 0 : (bin > NBINS - 1 ? NBINS - 1 : bin);
+        }
+        uint band = ((xb >> 23) & 0xffu) / (256u / NBANDS);
+        atomic_inc(&lh[band * NBINS + (uint)bin]);
+    }
+    pass[w] = word;
+    wmax[w] = best;
+    wpos[w] = (uchar)bpos;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint i = get_local_id(0); i < NBANDS * NBINS; i += get_local_size(0))
+        if (lh[i]) atomic_add(&hist[i], lh[i]);
+}
+
+// The screen of arbitrary (x, y) pairs, for the tests: passed[i] 1 or 0, err[i] in ULPs.
+__kernel void fuzzfarm_screen_pairs(__global const uint *xbits, __global const uint *ybits,
+                                    __global uchar *passed, __global float *err)
+{
+    uint i = get_global_id(0);
+    float e = 0.0f;
+    uint xb = xbits[i];
+    passed[i] = (uchar)(x_is_normal(xb) && screen_one(xb, ybits[i], &e));
+    err[i] = e;
+}
+
+// The references themselves, for the tests: r[i] and kind[i] of REF at binary32 xbits[i].
+__kernel void fuzzfarm_reference(__global const uint *xbits, __global double *r,
+                                 __global int *kind)
+{
+    uint i = get_global_id(0);
+    int k;
+    r[i] = REF(as_float(xbits[i]), &k);
+    kind[i] = k;
+}

@@ -1,0 +1,360 @@
+"""The device screen: a sweep's "within the bound" verdicts decided on the device itself
+(issue 17; the soundness argument is docs/device_screen.md).
+
+A full binary32 sweep checks 2**32 results; the host's numpy screen (fuzzfarm.oracle.screen)
+does that at 13-17 M results/s per process on a 16-core host, which made a sweep several
+times longer than the device needs to compute the results.  The device screen moves the
+common case onto the device: after the sweep kernel has written the results of a chunk,
+the screen kernel (``device_screen.cl``) recomputes every input from its number, evaluates
+a binary64 reference of its own -- made of IEEE basic operations and integer arithmetic
+only, never a built-in math function of the device -- and applies the host screen's
+inequality (``screen`` module docstring, "The proof") with the same assumed relative error
+REL = 2**-45 and the same margin.  Per chunk it returns
+
+* ``passed``: one bit per input (uint32 words, bit j of word w = input 32 w + j), set only
+  where the input x is a normal binary32 number and either the result y is a normal
+  binary32 number provably within ``bound`` ULPs of f(x), or f(x) has a prescribed result
+  (a rule of the catalogue: the zeros and infinities of sinpi, cospi, tanpi) and y is it
+  bit for bit, or a rule prescribes a NaN (log and log2 of x < 0) and y is a quiet NaN, or
+  f(x) is provably beyond the overflow threshold (y = the infinity of its sign) or
+  provably below half the smallest subnormal (y = a zero);
+* ``wmax`` (float32) and ``wpos`` (uint8) per word: the largest error among its passed
+  inputs (ULPs, -1 where none) and its position, so that the chunk's maximum is found
+  without the host evaluating a single reference;
+* ``hist`` (uint32, NBANDS x NBINS): the passed inputs by exponent band of x (16 biased
+  exponents per band) and by ULP error (bin 0: below 2**HIST_LOG2_LO or exactly 0; then
+  HIST_BINS_PER_OCTAVE bins per octave; the last bin open above).
+
+Everything else -- zeros, subnormals, infinities and NaNs among the inputs and results,
+errors within the margin of the bound, failures -- is a *candidate*: the host's checker
+(verdict.checker.check_batch) judges the candidates exactly as it judges every input of a
+host-screened sweep.  The device never decides a failure, so a wrong reference can cost
+speed (more candidates) but can only hide a failure if it is wrong by millions of binary64
+ULPs in the direction of the device's wrong result; the tests compare every reference with
+mpmath and the host's float64 references on over 10**6 inputs near the hard cases, and
+check the prescribed results the screen accepts against the catalogue's rules through the
+checker itself.
+
+Where it is used: binary32, single-argument built-ins with a reference here
+(``DEVICE_REFERENCES``), a plain ULP bound (no absolute pieces), round to nearest, no
+-cl-unsafe-math-optimizations or -cl-finite-math-only, a device with cl_khr_fp64, and
+every rule of the built-in either confined to non-normal inputs or listed in
+``HANDLED_RULES`` (a new rule in the catalogue turns the device screen off for that
+built-in until its reference handles it).  ``plain_bound`` decides; otherwise the sweep
+screens on the host as before.
+"""
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+from importlib import resources
+from typing import NamedTuple
+
+import mpmath
+import numpy as np
+
+from edgecases import bounds, catalogue
+
+__all__ = ["DEVICE_REFERENCES", "HANDLED_RULES", "NBANDS", "NBINS", "DeviceScreen",
+           "ScreenChunk", "plain_bound", "screen_source", "candidates", "bin_edges",
+           "words_for", "REL"]
+
+#: The assumed relative error of every device reference (as the host's float64 screen:
+#: its margin formula and constants are reused unchanged).  docs/device_screen.md bounds
+#: the references' errors below 2**-49.
+REL = 2.0 ** -45
+
+#: built-in -> the reference function in device_screen.cl
+DEVICE_REFERENCES = {
+    "sin": "ref_sin", "cos": "ref_cos", "exp": "ref_exp", "exp2": "ref_exp2",
+    "log": "ref_log", "log2": "ref_log2", "sinpi": "ref_sinpi", "cospi": "ref_cospi",
+    "tanpi": "ref_tanpi",
+}
+
+#: Rule predicates that hold only on inputs that are not normal numbers: the screen never
+#: passes those inputs, so such rules are the host's whatever they prescribe.
+_NON_NORMAL = {"zero", "inf", "pos_inf", "neg_inf", "nan", "subnormal", "pos_zero",
+               "neg_zero"}
+#: The rules, per built-in, that hold on some normal inputs and that its reference
+#: handles: it answers the prescribed result exactly (K_EXACT) or a value that leaves the
+#: input to the host (NaN, or an exact zero).  Checked against the catalogue through the
+#: checker by tests/test_device_screen.py.
+HANDLED_RULES = {
+    "log": {"F9.log.2", "F9.log.3"}, "log2": {"F9.log2.2", "F9.log2.3"},
+    "sinpi": {"CL.sinpi.positive_integer", "CL.sinpi.negative_integer"},
+    "cospi": {"CL.cospi.half_integer"},
+    "tanpi": {"CL.tanpi.even_integer", "CL.tanpi.odd_integer",
+              "CL.tanpi.half_integer_even_n", "CL.tanpi.half_integer_odd_n"},
+}
+
+#: The error histogram: exponent bands of x, and log-spaced ULP bins.
+NBANDS = 16
+HIST_LOG2_LO = -12
+HIST_BINS_PER_OCTAVE = 4
+_HIST_OCTAVES = 16                      # 2**-12 .. 2**4 ULP
+NBINS = _HIST_OCTAVES * HIST_BINS_PER_OCTAVE + 2
+#: Inputs per work item (one word of ``passed``) and work items per work group.
+WORD = 32
+LOCAL = 64
+
+
+def bin_edges() -> np.ndarray:
+    """The lower edges in ULPs of histogram bins 1 .. NBINS-1 (float64, shape (NBINS-1,));
+    bin 0 holds the errors below the first edge (exact results included)."""
+    k = np.arange(NBINS - 1)
+    return 2.0 ** (HIST_LOG2_LO + k / HIST_BINS_PER_OCTAVE)
+
+
+def plain_bound(name: str, precision: str, claims) -> float | None:
+    """The ULP bound the device screen applies to built-in ``name`` in ``precision`` under
+    ``claims`` (verdict.claims.Claims), or None where the device screen must not be used
+    (module docstring: no reference, not binary32, a bound that is not one number of ULPs,
+    a rounding mode other than round to nearest, a relaxed or finite-math build, or a rule
+    of the catalogue the reference does not handle)."""
+    if name not in DEVICE_REFERENCES or precision != "binary32":
+        return None
+    if (tuple(claims.rounding) != ("rte",) or claims.relaxed or claims.finite_math
+            or claims.precision != precision):
+        return None
+    b = bounds.bound(name, precision, claims.profile, claims.relaxed)
+    if b.implementation_defined or b.correctly_rounded or b.plain_ulps is None:
+        return None
+    if b.plain_ulps < 0.5:
+        return None
+    handled = HANDLED_RULES.get(name, set())
+    for rule in catalogue.rules_for(name):
+        confined = any(pred in _NON_NORMAL for _arg, pred in rule.when)
+        if not confined and rule.id not in handled:
+            return None
+    return float(b.plain_ulps)
+
+
+def _margin(bound: float) -> float:
+    """The host screen's margin for binary32 against a float64 reference of error REL."""
+    from fuzzfarm.formats import BINARY32
+    from fuzzfarm.oracle.screen import _margin
+    return _margin(REL, bound, BINARY32, 53)
+
+
+def _hexf(v: float) -> str:
+    return "(" + float(v).hex() + ")"
+
+
+@lru_cache(maxsize=None)
+def _constants() -> str:
+    """The OpenCL C definitions of the references' constants, computed with mpmath at 400
+    bits and rounded once to binary64."""
+    with mpmath.workprec(400):
+        pi, ln2 = mpmath.pi, mpmath.log(2)
+        lines = []
+        t = 2 / pi
+        words = []
+        for _ in range(10):            # 2/pi = sum W_i 2**(-32 (i + 1))
+            t *= 2 ** 32
+            w = int(mpmath.floor(t))
+            words.append(w)
+            t -= w
+        lines.append("__constant uint TWO_OVER_PI[10] = {" +
+                     ", ".join(f"0x{w:08x}u" for w in words) + "};")
+
+        def d(name, v):
+            lines.append(f"#define {name} {_hexf(float(v))}")
+
+        for k in range(3, 18, 2):
+            d(f"SIN_C{k}", (-1) ** ((k - 1) // 2) / mpmath.factorial(k))
+        for k in range(2, 17, 2):
+            d(f"COS_C{k}", (-1) ** (k // 2) / mpmath.factorial(k))
+        for k in range(1, 14):
+            d(f"EXP2_C{k}", ln2 ** k / mpmath.factorial(k))
+        for k in range(2, 14):
+            d(f"EXP_C{k}", 1 / mpmath.factorial(k))
+        for k in range(3, 22, 2):
+            d(f"LOG_C{k}", mpmath.mpf(1) / k)
+        d("PI", pi)
+        pio2_hi = float(pi / 2)
+        d("PIO2_HI", pio2_hi)
+        d("PIO2_LO", pi / 2 - pio2_hi)
+        ln2_hi = math.ldexp(math.floor(math.ldexp(float(ln2), 32)), -32)   # 32 bits
+        d("LN2_HI", ln2_hi)
+        d("LN2_LO", ln2 - ln2_hi)
+        d("INV_LN2", 1 / ln2)
+    return "\n".join(lines)
+
+
+def screen_source(name: str, bound: float) -> str:
+    """The OpenCL C source of the screen kernel ``fuzzfarm_screen`` for built-in ``name``
+    (a key of DEVICE_REFERENCES) at ``bound`` ULPs.  Raises KeyError for a built-in
+    without a device reference."""
+    ref = DEVICE_REFERENCES[name]
+    c_pass = (bound - _margin(bound)) * 2.0 ** -23
+    defines = [
+        "#pragma OPENCL EXTENSION cl_khr_fp64 : enable",
+        _constants(),
+        f"#define REF {ref}",
+        f"#define C_PASS {_hexf(c_pass)}",
+        f"#define REL_LO {_hexf(1 - 4 * REL)}",
+        f"#define REL_HI {_hexf(1 + 4 * REL)}",
+        f"#define NBANDS {NBANDS}",
+        f"#define NBINS {NBINS}",
+        f"#define HIST_LOG2_LO ({HIST_LOG2_LO})",
+        f"#define HIST_BINS_PER_OCTAVE {HIST_BINS_PER_OCTAVE}",
+        f"#define HIST_FRAC_BITS {HIST_BINS_PER_OCTAVE.bit_length() - 1}",
+    ]
+    body = resources.files("fuzzfarm.oracle").joinpath("device_screen.cl").read_text()
+    return "\n".join(defines) + "\n" + body
+
+
+def words_for(count: int) -> int:
+    """Words of ``passed`` (work items) for a chunk of ``count`` inputs, a multiple of the
+    work-group size."""
+    items = -(-count // WORD)
+    return -(-items // LOCAL) * LOCAL
+
+
+class ScreenChunk(NamedTuple):
+    """The device screen's answer for one chunk (module docstring): ``passed`` uint32
+    (words,), ``wmax`` float32 (words,), ``wpos`` uint8 (words,), ``hist`` uint32
+    (NBANDS, NBINS)."""
+
+    passed: np.ndarray
+    wmax: np.ndarray
+    wpos: np.ndarray
+    hist: np.ndarray
+
+    @staticmethod
+    def nbytes(count: int) -> int:
+        """Bytes of host memory the answer for ``count`` inputs takes."""
+        w = words_for(count)
+        return w * 4 + w * 4 + w + NBANDS * NBINS * 4
+
+    @staticmethod
+    def views(buf, offset: int, count: int) -> "ScreenChunk":
+        """Arrays over ``buf`` (a writable buffer) from byte ``offset``."""
+        w = words_for(count)
+        passed = np.frombuffer(buf, np.uint32, w, offset)
+        wmax = np.frombuffer(buf, np.float32, w, offset + 4 * w)
+        wpos = np.frombuffer(buf, np.uint8, w, offset + 8 * w)
+        hist = np.frombuffer(buf, np.uint32, NBANDS * NBINS, offset + 9 * w)
+        return ScreenChunk(passed, wmax, wpos, hist.reshape(NBANDS, NBINS))
+
+    @property
+    def n_passed(self) -> int:
+        return int(np.bitwise_count(self.passed).sum()) if hasattr(np, "bitwise_count") \
+            else int(np.unpackbits(self.passed.view(np.uint8)).sum())
+
+
+def candidates(answer: ScreenChunk, count: int) -> np.ndarray:
+    """The positions (int64, sorted) of a chunk of ``count`` inputs the host must judge:
+    every input the device did not pass, and the passed input with the largest error
+    (its error is then measured exactly on the host, so the chunk's maximum is exact)."""
+    words = answer.passed[:-(-count // WORD)]
+    open_ = np.flatnonzero(words != np.uint32(0xFFFFFFFF))
+    bits = np.unpackbits(words[open_].view(np.uint8), bitorder="little").reshape(-1, WORD)
+    r, c = np.nonzero(bits == 0)
+    pos = open_[r].astype(np.int64) * WORD + c
+    pos = pos[pos < count]
+    if answer.wmax.size and answer.wmax.max() >= 0:
+        w = int(np.argmax(answer.wmax))
+        top = w * WORD + int(answer.wpos[w])
+        k = np.searchsorted(pos, top)
+        if k == pos.size or pos[k] != top:
+            pos = np.insert(pos, k, top)
+    return pos
+
+
+class DeviceScreen:
+    """The screen kernel of built-in ``name`` at ``bound`` ULPs built on ``runner`` (a
+    device.runner.DeviceRunner) for chunks of up to ``chunk`` inputs.  Built without the
+    sweep's build options (the screen's arithmetic must be IEEE's).  Raises
+    device.runner.KernelBuildError if the device cannot build it (no cl_khr_fp64, a
+    compiler fault): the caller screens on the host instead."""
+
+    def __init__(self, runner, name: str, bound: float, chunk: int):
+        import pyopencl as cl
+        self.runner, self.name, self.bound = runner, name, bound
+        program = runner.build(screen_source(name, bound), f"device screen of {name}",
+                               options="")
+        self.kernel = cl.Kernel(program, "fuzzfarm_screen")
+        self.program = program
+        w = words_for(chunk)
+        mf = cl.mem_flags
+        ctx = runner.context
+        self.passed = cl.Buffer(ctx, mf.WRITE_ONLY, w * 4)
+        self.wmax = cl.Buffer(ctx, mf.WRITE_ONLY, w * 4)
+        self.wpos = cl.Buffer(ctx, mf.WRITE_ONLY, w)
+        self.hist = cl.Buffer(ctx, mf.READ_WRITE, NBANDS * NBINS * 4)
+        self._zeros = np.zeros(NBANDS * NBINS, np.uint32)
+
+    def enqueue(self, ybuf, start: int, count: int, out: ScreenChunk, wait_for=None):
+        """Screen the results in device buffer ``ybuf`` (uint32 patterns of inputs
+        ``start .. start+count-1``) into ``out`` (host arrays, ScreenChunk.views);
+        blocking."""
+        import pyopencl as cl
+        q = self.runner.queue
+        ev0 = cl.enqueue_copy(q, self.hist, self._zeros, is_blocking=False)
+        self.kernel.set_args(ybuf, np.uint64(start), np.uint32(count), self.passed,
+                             self.wmax, self.wpos, self.hist)
+        w = words_for(count)
+        ev = cl.enqueue_nd_range_kernel(q, self.kernel, (w,), (LOCAL,),
+                                        wait_for=[ev0] + list(wait_for or []))
+        cl.enqueue_copy(q, out.passed, self.passed, wait_for=[ev], is_blocking=False)
+        cl.enqueue_copy(q, out.wmax, self.wmax, wait_for=[ev], is_blocking=False)
+        cl.enqueue_copy(q, out.wpos, self.wpos, wait_for=[ev], is_blocking=False)
+        cl.enqueue_copy(q, out.hist.reshape(-1), self.hist, wait_for=[ev], is_blocking=True)
+
+    def screen_bits(self, start: int, ybits: np.ndarray) -> ScreenChunk:
+        """Screen host results ``ybits`` (uint32, (n,)) of inputs ``start ..`` (tests,
+        planted faults); returns a fresh ScreenChunk."""
+        import pyopencl as cl
+        n = int(ybits.size)
+        buf = bytearray(ScreenChunk.nbytes(n))
+        out = ScreenChunk.views(buf, 0, n)
+        y = cl.Buffer(self.runner.context, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
+                      hostbuf=np.ascontiguousarray(ybits, np.uint32))
+        self.enqueue(y, start, n, out)
+        return out
+
+    def references(self, xbits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The device reference at binary32 patterns ``xbits`` (uint32, (n,)), for tests:
+        (r float64 (n,), kind int32 (n,): 0 value, 1 exact, 2 beyond the overflow
+        threshold, 3 below half the smallest subnormal, 4 a NaN prescribed;
+        device_screen.cl)."""
+        import pyopencl as cl
+        ctx, q = self.runner.context, self.runner.queue
+        xb = np.ascontiguousarray(xbits, np.uint32)
+        n = int(xb.size)
+        r, kind = np.empty(n, np.float64), np.empty(n, np.int32)
+        if n == 0:
+            return r, kind
+        mf = cl.mem_flags
+        xbuf = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=xb)
+        rbuf = cl.Buffer(ctx, mf.WRITE_ONLY, r.nbytes)
+        kbuf = cl.Buffer(ctx, mf.WRITE_ONLY, kind.nbytes)
+        k = cl.Kernel(self.program, "fuzzfarm_reference")
+        k.set_args(xbuf, rbuf, kbuf)
+        ev = cl.enqueue_nd_range_kernel(q, k, (n,), None)
+        cl.enqueue_copy(q, r, rbuf, wait_for=[ev], is_blocking=True)
+        cl.enqueue_copy(q, kind, kbuf, is_blocking=True)
+        return r, kind
+
+    def screen_pairs(self, xbits: np.ndarray, ybits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The screen's verdicts on arbitrary pairs of binary32 patterns (uint32, (n,)
+        each), for tests: (passed bool (n,), err float32 (n,) in ULPs where passed)."""
+        import pyopencl as cl
+        ctx, q = self.runner.context, self.runner.queue
+        xb = np.ascontiguousarray(xbits, np.uint32)
+        yb = np.ascontiguousarray(ybits, np.uint32)
+        n = int(xb.size)
+        passed, err = np.zeros(n, np.uint8), np.zeros(n, np.float32)
+        if n == 0:
+            return passed.astype(bool), err
+        mf = cl.mem_flags
+        bufs = [cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a) for a in (xb, yb)]
+        pbuf = cl.Buffer(ctx, mf.WRITE_ONLY, passed.nbytes)
+        ebuf = cl.Buffer(ctx, mf.WRITE_ONLY, err.nbytes)
+        k = cl.Kernel(self.program, "fuzzfarm_screen_pairs")
+        k.set_args(*bufs, pbuf, ebuf)
+        ev = cl.enqueue_nd_range_kernel(q, k, (n,), None)
+        cl.enqueue_copy(q, passed, pbuf, wait_for=[ev], is_blocking=True)
+        cl.enqueue_copy(q, err, ebuf, is_blocking=True)
+        return passed.astype(bool), err

@@ -1,0 +1,467 @@
+"""The device screen (fuzzfarm.oracle.device_screen, docs/device_screen.md): its references,
+its soundness against the exact verdicts, the prescribed results it accepts, and the sweep
+that uses it giving the verdicts of the host-screened sweep, planted faults included.
+
+Pure tests need nothing; ``device`` tests build the screen on the test device (PyPI's PoCL
+is enough: it has cl_khr_fp64).  ``pytest -m soundness`` runs the full tier (10**6 pairs and
+2**22 reference comparisons per function).
+"""
+from __future__ import annotations
+
+import json
+import os
+
+import mpmath
+import numpy as np
+import pytest
+
+from devices import require_device, selector
+from edgecases import bounds, catalogue
+from fuzzfarm import formats
+from fuzzfarm.formats import BINARY32
+from fuzzfarm.oracle import device_screen as ds
+from fuzzfarm.oracle.screen import SCREENS
+from fuzzfarm.orchestrate import sweep as sw
+from fuzzfarm.verdict.checker import check_batch
+from fuzzfarm.verdict.claims import Claims
+
+NAMES = sorted(ds.DEVICE_REFERENCES)
+
+
+# --------------------------------------------------------------------------- pure
+def test_plain_bound_is_the_catalogues_bound_for_a_plain_build():
+    for name in NAMES:
+        assert ds.plain_bound(name, "binary32", Claims()) == \
+            float(bounds.bound(name, "binary32").plain_ulps)
+    assert ds.plain_bound("exp", "binary32", Claims(profile="embedded")) == \
+        float(bounds.bound("exp", "binary32", "embedded").plain_ulps)
+
+
+@pytest.mark.parametrize("name, precision, claims", [
+    ("tan", "binary32", Claims()),                            # no device reference
+    ("sin", "binary16", Claims(precision="binary16")),
+    ("sin", "binary64", Claims(precision="binary64")),
+    ("sin", "binary32", Claims(rounding=("rtz",))),
+    ("sin", "binary32", Claims(relaxed=True)),
+    ("exp", "binary32", Claims(finite_math=True)),
+])
+def test_plain_bound_refuses_what_the_screen_does_not_cover(name, precision, claims):
+    assert ds.plain_bound(name, precision, claims) is None
+
+
+def test_a_new_rule_on_normal_inputs_turns_the_device_screen_off(monkeypatch):
+    """A rule the reference does not know (here: one on x > 0 for sin) must send the
+    built-in back to the host screen, not be skipped."""
+    real = catalogue.rules_for
+    extra = catalogue.rules_for("log")[2]            # F9.log.3: x < 0
+    assert any(p == "lt:0" for _, p in extra.when)
+
+    def rules_for(name):
+        return real(name) + ((extra,) if name == "sin" else ())
+    monkeypatch.setattr(catalogue, "rules_for", rules_for)
+    assert ds.plain_bound("sin", "binary32", Claims()) is None
+    assert ds.plain_bound("cos", "binary32", Claims()) is not None
+
+
+def _answer(words, wmax=None, wpos=None):
+    words = np.asarray(words, np.uint32)
+    w = words.size
+    wmax = np.full(w, -1, np.float32) if wmax is None else np.asarray(wmax, np.float32)
+    wpos = np.zeros(w, np.uint8) if wpos is None else np.asarray(wpos, np.uint8)
+    return ds.ScreenChunk(words, wmax, wpos, np.zeros((ds.NBANDS, ds.NBINS), np.uint32))
+
+
+def test_candidates_are_the_unpassed_inputs_and_the_largest_passed_error():
+    a = _answer([0xFFFFFFFF, 0xFFFFFFFE, 0x7FFFFFFF, 0], wmax=[0.25, 0.5, 3.5, -1],
+                wpos=[3, 7, 4, 0])
+    pos = ds.candidates(a, 100)                     # 100 inputs: the last word has 4
+    assert pos.tolist() == [32, 68, 95, 96, 97, 98, 99]   # 68: the largest error (3.5)
+    # every input passed, errors zero: still one (the maximum is measured on the host)
+    assert ds.candidates(_answer([0xFFFFFFFF], [0.0], [5]), 32).tolist() == [5]
+    # nothing passed
+    assert ds.candidates(_answer([0, 0]), 40).tolist() == list(range(40))
+
+
+def test_histogram_bins_are_log_spaced_from_the_lowest_edge():
+    e = ds.bin_edges()
+    assert e.size == ds.NBINS - 1 and e[0] == 2.0 ** ds.HIST_LOG2_LO
+    assert np.allclose(e[1:] / e[:-1], 2 ** (1 / ds.HIST_BINS_PER_OCTAVE))
+
+
+def test_screen_source_defines_the_reference_and_the_pass_constant():
+    src = ds.screen_source("sinpi", 4.0)
+    assert "#define REF ref_sinpi" in src and "__kernel void fuzzfarm_screen(" in src
+    # no built-in math function of the device is called by the references
+    import re
+    body = re.sub(r"//[^\n]*", "", src[src.index("inline double absd"):])
+    for builtin in ("sin(", "cos(", "exp(", "log(", "exp2(", "log2(", "ldexp(", "rint(",
+                    "fabs(", "sqrt(", "pown(", "sinpi(", "tanpi(", "cospi("):
+        assert f" {builtin}" not in body and f"({builtin}" not in body, builtin
+
+
+# --------------------------------------------------------------------------- device
+_SCREENS: dict = {}
+
+
+def _opt_in(request):
+    if "soundness" not in (request.config.getoption("markexpr") or ""):
+        pytest.skip("the full tier is opt-in: pytest -m soundness")
+
+
+def _screen(name, bound=None):
+    from fuzzfarm.device.runner import DeviceRunner
+    info = require_device()
+    if not info.has_fp64:
+        pytest.skip("the test device lacks cl_khr_fp64")
+    bound = float(bounds.bound(name, "binary32").plain_ulps) if bound is None else bound
+    key = (name, bound)
+    if key not in _SCREENS:
+        if "runner" not in _SCREENS:
+            _SCREENS["runner"] = DeviceRunner(info, "")
+        _SCREENS[key] = ds.DeviceScreen(_SCREENS["runner"], name, bound, 1 << 16)
+    return _SCREENS[key]
+
+
+def _normal_patterns(rng, n):
+    return (rng.integers(0x0080_0000, 0x7F80_0000, n, dtype=np.uint32) |
+            (rng.integers(0, 2, n, dtype=np.uint32) << np.uint32(31)))
+
+
+def _hard_inputs(name, rng, n):
+    """Inputs where a reference is most easily wrong: binade edges, integers and
+    half-integers, 1, near the overflow and underflow thresholds, the largest values, and
+    (sin, cos) the float32 values nearest a multiple of pi/2 among many."""
+    x = [_normal_patterns(rng, n)]
+    edges = np.arange(1, 255, dtype=np.uint32) << np.uint32(23)
+    x += [edges, edges - 1, edges + 1]
+    for v in (1.0, 0.5, 0.25, 0.75, 88.72, 89.0, -103.97, -104.0, 127.99, 128.0, -149.5,
+              -150.0, -151.0, 3.0e38, 2.0 ** 23, 2.0 ** 24, 2.0 ** 31, 0.70710677, 1.4142135):
+        b = np.float32(v).view(np.uint32)
+        x.append(np.arange(b - 8, b + 9, dtype=np.uint32))
+    ints = np.float32(rng.integers(1, 1 << 24, n // 4)).view(np.uint32)
+    halves = (np.float32(rng.integers(0, 1 << 22, n // 4)) + np.float32(0.5)).view(np.uint32)
+    x += [ints, halves, ints - 1, halves + 1]
+    if name in ("sin", "cos"):
+        many = _normal_patterns(rng, 1 << 20)
+        v = many.view(np.float32).astype(np.float64)
+        with np.errstate(all="ignore"):
+            near = np.abs(np.cos(v) if name == "cos" else np.sin(v))
+        x.append(many[np.argsort(near)[:200]])
+    xb = np.concatenate(x).astype(np.uint32)
+    xb = np.concatenate([xb, xb ^ np.uint32(0x8000_0000)])
+    ex = (xb >> np.uint32(23)) & np.uint32(0xFF)
+    return xb[(ex != 0) & (ex != 0xFF)]
+
+
+def _mp_f(name, x):
+    f = {"sin": mpmath.sin, "cos": mpmath.cos, "exp": mpmath.exp,
+         "exp2": lambda v: mpmath.power(2, v), "log": mpmath.log,
+         "log2": lambda v: mpmath.log(v, 2), "sinpi": mpmath.sinpi, "cospi": mpmath.cospi,
+         "tanpi": lambda v: mpmath.sinpi(v) / mpmath.cospi(v)}[name]
+    return f(mpmath.mpf(x))
+
+
+@pytest.mark.device
+@pytest.mark.parametrize("name", NAMES)
+def test_references_agree_with_mpmath_on_hard_inputs(name):
+    """Every value the reference gives is within 2**-49 of f (relative); its overflow and
+    underflow answers are true; its exact answers are f's zeros and poles."""
+    s = _screen(name)
+    rng = np.random.default_rng(17)
+    xb = _hard_inputs(name, rng, 400)
+    r, kind = s.references(xb)
+    worst = 0.0
+    with mpmath.workprec(160):
+        for xi, ri, ki in zip(xb.tolist(), r.tolist(), kind.tolist()):
+            x = float(np.uint32(xi).view(np.float32))
+            if name in ("log", "log2") and x < 0:
+                assert np.isnan(ri) and ki == 4
+                continue
+            if ki == 2:
+                assert _mp_f(name, x) > mpmath.ldexp(1, 128) * (1 - mpmath.ldexp(1, -25))
+                continue
+            if ki == 3:
+                assert 0 < _mp_f(name, x) < mpmath.ldexp(1, -150)
+                continue
+            if name == "tanpi" and x % 1 == 0.5:
+                assert ki == 1 and abs(ri) == float("inf")
+                continue
+            f = _mp_f(name, x)
+            if f == 0:
+                assert ri == 0.0, (name, hex(xi))
+                continue
+            rel = float(abs((mpmath.mpf(ri) - f) / f))
+            assert ki == 0 and rel <= 2.0 ** -49, (name, hex(xi), ri, rel)
+            worst = max(worst, rel)
+    assert worst > 0            # not vacuous
+
+
+def _agree_with_host(name, n, seed):
+    s = _screen(name)
+    xb = _normal_patterns(np.random.default_rng(seed), n)
+    r, kind = s.references(xb)
+    x = xb.view(np.float32).astype(np.float64)
+    with np.errstate(all="ignore"):
+        h = SCREENS[name](x)
+    v = (kind == 0) & np.isfinite(h) & (h != 0) & np.isfinite(r)
+    assert v.sum() > n // 3
+    rel = np.abs(r[v] - h[v]) / np.abs(h[v])
+    # both within 2**-50 or so of f: their difference far below the assumed REL
+    assert rel.max() <= 2.0 ** -48, (name, rel.max())
+    nan_host = ~np.isfinite(h) & (kind == 0)
+    assert np.all(~np.isfinite(r[nan_host]) | (kind[nan_host] != 0) | (r[nan_host] == r[nan_host]))
+
+
+@pytest.mark.device
+@pytest.mark.parametrize("name", NAMES)
+def test_references_agree_with_the_host_references(name):
+    _agree_with_host(name, 1 << 18, 5)
+
+
+@pytest.mark.device
+@pytest.mark.soundness
+@pytest.mark.parametrize("name", NAMES)
+def test_references_agree_with_the_host_references_full(name, request):
+    _opt_in(request)
+    _agree_with_host(name, 1 << 22, 6)
+
+
+def _device_soundness(name, pairs_target, seed):
+    """The screen's verdicts on RN(f) moved by -45..45 ULPs and special patterns, for
+    inputs drawn by the host screen's soundness test, against the exact verdicts."""
+    import test_screen_soundness as ts
+    b = bounds.bound(name, "binary32")
+    bound = float(b.plain_ulps)
+    s = _screen(name, bound)
+    rng = np.random.default_rng(seed)
+    inputs, refs, npairs = None, [], 0
+    while npairs < pairs_target:
+        nx = max(64, int((pairs_target - npairs) / (2 * ts.OFFSETS + 12) * 1.1))
+        more = ts.draw_inputs(name, BINARY32, nx, rng)
+        mrefs = ts._references(name, BINARY32, more, 2 * 24 + 64)
+        inputs = more if inputs is None else [np.concatenate([a, m]) for a, m in zip(inputs, more)]
+        refs += mrefs
+        npairs += ts.build_pairs(name, BINARY32, more, mrefs, bound)[0].size
+    idx, got = ts.build_pairs(name, BINARY32, inputs, refs, bound)
+    margin = ds._margin(bound)
+    ok, special, near = ts.exact_verdicts(BINARY32, refs, idx, got, bound, False, margin)
+    # outside the domain (reference None) a rule prescribes a NaN: any NaN is right there
+    # (what the checker says of quiet ones: test_prescribed_results_..._catalogues)
+    domain = np.array([r.entry is None for r in refs])[idx]
+    ok |= domain & ((got.astype(np.uint32) & np.uint32(0x7FC0_0000)) == np.uint32(0x7FC0_0000))
+    xb = inputs[0][idx].astype(np.uint32)
+    passed, err = s.screen_pairs(xb, got.astype(np.uint32))
+    bad = np.flatnonzero(passed & ~ok)
+    assert bad.size == 0, (name, "device screen passed an exact failure",
+                           [(hex(int(xb[j])), hex(int(got[j]))) for j in bad[:5]])
+    # not vacuous: ordinary pairs with a normal x, a normal result of f, a normal got and
+    # an error farther than twice the margin from the bound are passed where within it
+    in_range = ts._in_range(refs, BINARY32)[idx] & ~special
+    ex = (xb >> np.uint32(23)) & np.uint32(0xFF)
+    gx = (got.astype(np.uint32) >> np.uint32(23)) & np.uint32(0xFF)
+    small = np.array([r.ordinary and abs(r.entry) < mpmath.ldexp(1, -125) for r in refs])[idx]
+    decidable = in_range & ok & ~near & (ex != 0) & (ex != 255) & (gx != 0) & (gx != 255) & ~small
+    missed = np.flatnonzero(decidable & ~passed)
+    assert missed.size == 0, (name, "left decidable pairs to the host", missed.size,
+                              [(hex(int(xb[j])), hex(int(got[j]))) for j in missed[:5]])
+    assert decidable.sum() > pairs_target // 100, (name, int(decidable.sum()))
+    # its errors are the exact errors within the margin where it passed, but at a power of
+    # two, where it measures in the smaller ULP below (an upper estimate, at most twice)
+    j = np.flatnonzero(passed & np.array([r.ordinary for r in refs])[idx])
+    j = rng.choice(j, min(200, j.size), replace=False)
+    from fuzzfarm.oracle import ulp_error
+    for k in j:
+        e = float(ulp_error(int(got[k]), refs[idx[k]].entry, BINARY32))
+        d = float(err[k])
+        assert e - 2 * margin <= d <= 2 * e + 2 * margin, (name, hex(int(xb[k])), e, d)
+        pow2 = (int(got[k]) & 0x7F_FFFF) in (0, 0x7F_FFFF) or \
+            (int(got[k]) & 0x7F_FFFF) < 64 or (int(got[k]) & 0x7F_FFFF) > 0x7F_FFC0
+        assert pow2 or abs(e - d) <= 2 * margin + 1e-6 * e, (name, hex(int(xb[k])), e, d)
+    return int(idx.size), int(passed.sum())
+
+
+@pytest.mark.device
+@pytest.mark.parametrize("name", NAMES)
+def test_device_screen_is_sound(name):
+    _device_soundness(name, 30_000, 11)
+
+
+@pytest.mark.device
+@pytest.mark.soundness
+@pytest.mark.parametrize("name", NAMES)
+def test_device_screen_is_sound_full(name, request):
+    _opt_in(request)
+    pairs, passed = _device_soundness(name, 1_000_000, 12)
+    assert pairs >= 1_000_000
+
+
+@pytest.mark.device
+@pytest.mark.parametrize("name", ["sinpi", "cospi", "tanpi", "log", "log2"])
+def test_prescribed_results_the_screen_accepts_are_the_catalogues(name):
+    """The exact answers the references give (zeros and infinities of sinpi, cospi, tanpi)
+    are what the catalogue's rules prescribe: the checker finds nothing wrong with them;
+    their opposite sign is never passed."""
+    s = _screen(name)
+    rng = np.random.default_rng(3)
+    ints = np.concatenate([np.arange(1, 4096), rng.integers(1, 1 << 24, 20000)]).astype(np.float32)
+    big = (np.arange(150, 255, dtype=np.uint32) << np.uint32(23)) | \
+        rng.integers(0, 1 << 23, 105, dtype=np.uint32)
+    xs = np.concatenate([ints.view(np.uint32), (ints + np.float32(0.5)).view(np.uint32),
+                         big, np.float32([1.0]).view(np.uint32)])
+    xs = np.concatenate([xs, xs ^ np.uint32(0x8000_0000)])
+    r, kind = s.references(xs)
+    exact = kind == 1
+    if name in ("log", "log2"):
+        # log(1) = +0 stays the host's; x < 0: a NaN is prescribed, a quiet one passes
+        assert not exact.any()
+        neg = xs[xs >> np.uint32(31) == 1]
+        assert np.all(kind[xs >> np.uint32(31) == 1] == 4)
+        for y in (0x7FC0_0000, 0xFFC0_0001, 0x7FFF_FFFF):
+            ys = np.full(neg.size, y, np.uint32)
+            assert s.screen_pairs(neg, ys)[0].all()
+            res = check_batch(catalogue.function(name), {"x": neg}, {"ret": ys}, Claims())
+            assert res.counts_by_rule(None) == {}, res.findings[:3]
+        for y in (0x7F80_0001, 0xFFA0_0000, 0x0000_0000, 0x7F80_0000):   # sNaN, 0, inf
+            ys = np.full(neg.size, y, np.uint32)
+            assert not s.screen_pairs(neg, ys)[0].any()
+        return
+    assert exact.sum() > 20000
+    x, y = xs[exact], r[exact].astype(np.float32).view(np.uint32)
+    res = check_batch(catalogue.function(name), {"x": x}, {"ret": y}, Claims())
+    assert res.counts_by_rule(None) == {}, res.findings[:3]
+    passed, _ = s.screen_pairs(x, y)
+    assert passed.all()
+    zero = (y & np.uint32(0x7FFF_FFFF)) == 0
+    flipped = y ^ np.uint32(0x8000_0000)
+    passed, _ = s.screen_pairs(x, flipped)
+    assert not passed.any()
+    res = check_batch(catalogue.function(name), {"x": x}, {"ret": flipped}, Claims())
+    assert sum(res.counts_by_rule("fail").values()) == x.size
+    assert zero.any()
+
+
+def _plant(space, start, y, rng, bound):
+    """Wrong results among ``y`` (uint32, modified in place): results moved by bound + 1
+    ULPs (failures) and by 1 ULP (within bound), sign-flipped zeros and infinities, NaNs,
+    and a zero for a normal result.  Returns the planted positions."""
+    n = y.size
+    pos = rng.choice(n, 60, replace=False)
+    step = np.uint32(int(bound) + 1)
+    for k, p in enumerate(pos):
+        v = y[p]
+        mag = v & np.uint32(0x7FFF_FFFF)
+        kind = k % 6
+        if kind == 0 and 0 < mag < 0x7F00_0000:
+            y[p] = v + step
+        elif kind == 1 and step < mag < 0x7F00_0000:
+            y[p] = v - np.uint32(1)
+        elif kind == 2:
+            y[p] = v ^ np.uint32(0x8000_0000)
+        elif kind == 3:
+            y[p] = np.uint32(0x7FC0_0000)
+        elif kind == 4:
+            y[p] = np.uint32(0) if mag else np.uint32(0x3F80_0000)
+        else:
+            y[p] = np.uint32(0xFF80_0000)
+    return pos
+
+
+#: Chunk starts (input numbers) where each built-in is interesting: normal x, integers and
+#: half-integers, overflow and underflow, negative x, the largest values.
+_STARTS = {
+    "sin": [0x7E00_0000, 0x9C00_0000, 0xF000_0000], "cos": [0x7F00_0000, 0xE000_0000],
+    "exp": [0x8500_0000, 0x8600_0000, 0x7F00_0000], "exp2": [0x8600_0000, 0x8700_0000],
+    "log": [0x7F00_0000, 0x0100_0000], "log2": [0x7F00_0000, 0xF000_0000],
+    "sinpi": [0x9300_0000, 0x9600_0000, 0x7E00_0000], "cospi": [0x9300_0000, 0x8000_0000],
+    "tanpi": [0x9300_0000, 0x9600_0000, 0x7E00_0000],
+}
+
+
+@pytest.mark.device
+@pytest.mark.parametrize("name", NAMES)
+def test_device_screened_chunks_give_the_host_verdicts(name):
+    """A chunk judged by the device screen plus the host's check of its candidates gives
+    the findings, counts and maximum error of the host-screened chunk, with faults planted
+    among the device's real results; every planted failure is found."""
+    from fuzzfarm.orchestrate.sweep import _check_candidates, run_chunk_on
+    s = _screen(name)
+    space = sw.space_for(name)
+    rng = np.random.default_rng(zlib_seed(name))
+    n = 1 << 14
+    for start in _STARTS[name]:
+        start += int(rng.integers(0, 1 << 20)) * 2
+        y = run_chunk_on(s.runner, space, start, n)["ret"].copy()
+        planted = _plant(space, start, y, rng, s.bound)
+        answer = s.screen_bits(start, y)
+        dev, _ = _check_candidates(space, start, n, {"ret": y}, answer, Claims())
+        host = check_batch(space.fn, space.inputs(start, n), {"ret": y}, Claims())
+        assert dev.n == host.n == n
+        assert dev.counts_by_rule(None) == host.counts_by_rule(None), (name, hex(start))
+        key = lambda f: (f.inputs, f.outputs, f.rule_id, f.severity)   # noqa: E731
+        assert sorted(map(key, dev.findings)) == sorted(map(key, host.findings))
+        assert dev.max_ulp_error == pytest.approx(host.max_ulp_error, abs=1e-9) or (
+            np.isnan(dev.max_ulp_error) and np.isnan(host.max_ulp_error))
+        # every planted result the host judges wrong was left to the host by the device
+        cand = set(ds.candidates(answer, n).tolist())
+        failing = np.zeros(n, bool)
+        one = check_batch(space.fn, space.inputs(start, n), {"ret": y}, Claims())
+        for f in one.findings:
+            if f.severity == "fail":
+                failing[f.index] = True
+        assert all(int(p) in cand for p in planted if failing[p])
+        assert failing[planted].any() or name in ("log", "log2")
+
+
+def zlib_seed(name: str) -> int:
+    import zlib
+    return zlib.crc32(name.encode())
+
+
+@pytest.mark.device
+def test_a_device_screened_sweep_finds_planted_faults(tmp_path, monkeypatch):
+    """End to end: `fuzzfarm sweep --screen device` with a result 1 ULP beyond the bound
+    and a zero of the wrong sign planted after the kernel: both are recorded failures;
+    the stats rows carry the device's error histogram."""
+    from click.testing import CliRunner
+
+    from fuzzfarm.cli import main
+    info = require_device()
+    if not info.has_fp64:
+        pytest.skip("the test device lacks cl_khr_fp64")
+    # chunk 1 of 2**24: x in [2**-126, 2**-125): sin(x) = x within 2**-... of x
+    x1, x2 = 0x0090_0000, 0x0091_2345
+    bound = int(bounds.bound("sin", "binary32").plain_ulps)
+    plant = {"results": [["sin", x1, x1 + bound + 1], ["sin", x2, 0x8000_0000]]}
+    monkeypatch.setenv("FUZZFARM_PLANT_FAULTS", json.dumps(plant))
+    out = tmp_path / "r"
+    res = CliRunner().invoke(main, ["sweep", "sin", "-d", selector(info), "-o", str(out),
+                                    "--chunks", "2", "--screen", "device",
+                                    "--log-format", "json"])
+    assert res.exit_code == 1, res.output
+    rows = store_rows(out)
+    got = {(r["input_bits"][0], r["rule_id"]) for r in rows}
+    assert (x1, "ulp.sin") in got and (x2, "ulp.sin") in got
+    meta = json.loads(next((out / "_runs").glob("*.json")).read_text())
+    assert meta["screen"] == "device"
+    from fuzzfarm.store import dataset as store
+    stats = store.read_stats(out).to_pylist()
+    hist = [c for r in stats for c in (r["ulp_histogram"] or [])]
+    assert sum(c["count"] for c in hist) > (1 << 23)
+
+
+def store_rows(out):
+    from fuzzfarm.store import dataset as store
+    return store.read_findings(out).to_pylist()
+
+
+@pytest.mark.device
+def test_screen_device_refuses_a_built_in_it_cannot_screen(tmp_path):
+    from click.testing import CliRunner
+
+    from fuzzfarm.cli import main
+    res = CliRunner().invoke(main, ["sweep", "tan", "-d", selector(), "-o",
+                                    str(tmp_path / "r"), "--chunks", "1", "--chunk-bits", "16",
+                                    "--screen", "device"])
+    assert res.exit_code == 2, res.output
+    assert "no device screen for tan" in res.output
+    assert "Traceback" not in res.output
