@@ -9,7 +9,8 @@
 
 // What a reference says about f(x) (the kind written next to the value r):
 #define K_VALUE 0      // |r - f| <= REL |f|; r = 0 or NaN: undecided
-#define K_EXACT 1      // f's prescribed result is r exactly, bit for bit (its sign too)
+#define K_EXACT 1      // f's prescribed result is r exactly, bit for bit (its sign too);
+                       // kind >> 4 is the rule (device_screen.EXACT_RULES[name][kind >> 4])
 #define K_OVER 2       // f is beyond the binary32 round-to-nearest overflow threshold, sign of r
 #define K_UNDER 3      // 0 < |f| < 2**-150 (round to nearest gives a zero)
 #define K_NAN 4        // x is outside f's domain: a rule prescribes a NaN (a quiet one passes)
@@ -210,7 +211,7 @@ inline double ref_sinpi(float xf, int *kind) {
     int odd;
     double y = split_pi(xf, &odd), ay = absd(y);
     if (ay == 0.0) {                               // CL.sinpi.*_integer: zero of x's sign
-        *kind = K_EXACT;
+        *kind = K_EXACT | ((int)(as_uint(xf) >> 31) << 4);    // positive 0, negative 1
         return copysignd(0.0, (double)xf);
     }
     *kind = K_VALUE;
@@ -230,11 +231,15 @@ inline double ref_cospi(float xf, int *kind) {
 inline double ref_tanpi(float xf, int *kind) {
     int odd;
     double y = split_pi(xf, &odd), ay = absd(y);
-    *kind = K_EXACT;
-    if (ay == 0.0)                                 // CL.tanpi.even_integer / odd_integer
+    if (ay == 0.0) {                               // CL.tanpi.even_integer / odd_integer
+        *kind = K_EXACT | ((odd ? 1 : 0) << 4);
         return copysignd(0.0, odd ? negd((double)xf) : (double)xf);
-    if (ay == 0.5)                                 // CL.tanpi.half_integer_even_n / odd_n
-        return (y > 0.0) != (odd != 0) ? INFINITY : -INFINITY;
+    }
+    if (ay == 0.5) {                               // CL.tanpi.half_integer_even_n / odd_n
+        int even_n = (y > 0.0) != (odd != 0);      // x = n + 1/2: n = x - 1/2
+        *kind = K_EXACT | ((even_n ? 2 : 3) << 4);
+        return even_n ? INFINITY : -INFINITY;
+    }
     *kind = K_VALUE;
     double t;
     if (ay <= 0.25) {
@@ -250,12 +255,21 @@ inline double ref_tanpi(float xf, int *kind) {
 // The screen of one input: x and y are binary32 patterns, x normal.  Returns 1 where y is
 // proven within the bound (err: its error in ULPs, d / u_lo) or is f's prescribed result
 // bit for bit, or f is beyond the overflow threshold (y the infinity of its sign) or below
-// half the smallest subnormal (y a zero) (err 0); 0 where the host must judge.
+// half the smallest subnormal (y a zero) (err 0); with AGGREGATE, 2 + c where y is a zero
+// or an infinity other than the result rule c prescribes (a failure of rule c, counted
+// on the device); 0 where the host must judge.
 inline int screen_one(uint xb, uint yb, float *err) {
     int kind;
     double r = REF(as_float(xb), &kind);
     *err = 0.0f;
-    if (kind == K_EXACT) return yb == as_uint((float)r);
+    if ((kind & 15) == K_EXACT) {
+        if (yb == as_uint((float)r)) return 1;
+#ifdef AGGREGATE
+        uint m = yb & 0x7fffffffu;
+        if (m == 0u || m == 0x7f800000u) return 2 + (kind >> 4);
+#endif
+        return 0;
+    }
     if (kind == K_OVER) return yb == (as_ulong(r) >> 63 ? 0xff800000u : 0x7f800000u);
     if (kind == K_UNDER) return (yb & 0x7fffffffu) == 0u;
     if (kind == K_NAN) return (yb & 0x7fc00000u) == 0x7fc00000u;
@@ -278,20 +292,26 @@ inline int x_is_normal(uint xb) {
 
 // The screen of one chunk of a single-argument binary32 sweep (fuzzfarm.orchestrate.sweep's
 // numbering: input g is the pattern (g >> 1) with sign bit (g & 1)).  Each work item judges
-// 32 consecutive inputs: bit j of pass[w] is set when input 32 w + j passed screen_one;
+// 32 consecutive inputs: bit j of pass[w] is set when input 32 w + j passed screen_one,
+// bit j of agg[w] when the device counted its failure (under rule c: bit j of agg_c0[w]
+// and agg_c1[w] are c's two bits; agg_count[c] counts them);
 // wmax[w] is the largest error (ULPs) of its passed inputs (-1: none) and wpos[w] its
 // position; hist counts the passed inputs by exponent band of x and by error bin
 // (log-spaced, HIST_BINS_PER_OCTAVE per octave from 2**HIST_LOG2_LO ULP; bin 0 below that
 // and exact results, the top bin open above).
 __kernel void fuzzfarm_screen(__global const uint *ybits, ulong start, uint count,
                               __global uint *pass, __global float *wmax,
-                              __global uchar *wpos, __global uint *hist)
+                              __global uchar *wpos, __global uint *hist,
+                              __global uint *agg, __global uint *agg_count,
+                              __global uint *agg_c0, __global uint *agg_c1)
 {
     __local uint lh[NBANDS * NBINS];
+    __local uint la[NCLASSES];
     for (uint i = get_local_id(0); i < NBANDS * NBINS; i += get_local_size(0)) lh[i] = 0u;
+    if (get_local_id(0) < NCLASSES) la[get_local_id(0)] = 0u;
     barrier(CLK_LOCAL_MEM_FENCE);
     uint w = get_global_id(0);
-    uint word = 0u, bpos = 0u;
+    uint word = 0u, aword = 0u, c0 = 0u, c1 = 0u, bpos = 0u;
     float best = -1.0f;
     for (uint j = 0; j < 32u; j++) {
         uint e = w * 32u + j;
@@ -299,7 +319,16 @@ __kernel void fuzzfarm_screen(__global const uint *ybits, ulong start, uint coun
         ulong g = start + (ulong)e;
         uint xb = (uint)(g >> 1) | ((uint)(g & 1UL) << 31);
         float err;
-        if (!x_is_normal(xb) || !screen_one(xb, ybits[e], &err)) continue;
+        if (!x_is_normal(xb)) continue;
+        int v = screen_one(xb, ybits[e], &err);
+        if (v == 0) continue;
+        if (v >= 2) {
+            aword |= 1u << j;
+            c0 |= (uint)((v - 2) & 1) << j;
+            c1 |= (uint)(((v - 2) >> 1) & 1) << j;
+            atomic_inc(&la[v - 2]);
+            continue;
+        }
         word |= 1u << j;
         if (err > best) { best = err; bpos = j; }
         int bin = 0;
@@ -314,21 +343,27 @@ __kernel void fuzzfarm_screen(__global const uint *ybits, ulong start, uint coun
         atomic_inc(&lh[band * NBINS + (uint)bin]);
     }
     pass[w] = word;
+    agg[w] = aword;
+    agg_c0[w] = c0;
+    agg_c1[w] = c1;
     wmax[w] = best;
     wpos[w] = (uchar)bpos;
     barrier(CLK_LOCAL_MEM_FENCE);
     for (uint i = get_local_id(0); i < NBANDS * NBINS; i += get_local_size(0))
         if (lh[i]) atomic_add(&hist[i], lh[i]);
+    if (get_local_id(0) < NCLASSES && la[get_local_id(0)])
+        atomic_add(&agg_count[get_local_id(0)], la[get_local_id(0)]);
 }
 
-// The screen of arbitrary (x, y) pairs, for the tests: passed[i] 1 or 0, err[i] in ULPs.
+// The screen of arbitrary (x, y) pairs, for the tests: verdict[i] as screen_one's (0 for
+// an x that is not normal), err[i] in ULPs.
 __kernel void fuzzfarm_screen_pairs(__global const uint *xbits, __global const uint *ybits,
-                                    __global uchar *passed, __global float *err)
+                                    __global uchar *verdict, __global float *err)
 {
     uint i = get_global_id(0);
     float e = 0.0f;
     uint xb = xbits[i];
-    passed[i] = (uchar)(x_is_normal(xb) && screen_one(xb, ybits[i], &e));
+    verdict[i] = (uchar)(x_is_normal(xb) ? screen_one(xb, ybits[i], &e) : 0);
     err[i] = e;
 }
 

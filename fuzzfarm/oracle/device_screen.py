@@ -55,7 +55,8 @@ import numpy as np
 
 from edgecases import bounds, catalogue
 
-__all__ = ["DEVICE_REFERENCES", "HANDLED_RULES", "NBANDS", "NBINS", "DeviceScreen",
+__all__ = ["DEVICE_REFERENCES", "HANDLED_RULES", "EXACT_RULES", "aggregates",
+           "aggregated_sample", "NBANDS", "NBINS", "DeviceScreen",
            "ScreenChunk", "plain_bound", "screen_source", "candidates", "bin_edges",
            "words_for", "REL"]
 
@@ -79,13 +80,20 @@ _NON_NORMAL = {"zero", "inf", "pos_inf", "neg_inf", "nan", "subnormal", "pos_zer
 #: handles: it answers the prescribed result exactly (K_EXACT) or a value that leaves the
 #: input to the host (NaN, or an exact zero).  Checked against the catalogue through the
 #: checker by tests/test_device_screen.py.
+#: The rules whose prescribed zeros and infinities the references answer exactly, in the
+#: order of the class number the reference gives them (device_screen.cl, K_EXACT).
+EXACT_RULES = {
+    "sinpi": ("CL.sinpi.positive_integer", "CL.sinpi.negative_integer"),
+    "cospi": ("CL.cospi.half_integer",),
+    "tanpi": ("CL.tanpi.even_integer", "CL.tanpi.odd_integer",
+              "CL.tanpi.half_integer_even_n", "CL.tanpi.half_integer_odd_n"),
+}
 HANDLED_RULES = {
     "log": {"F9.log.2", "F9.log.3"}, "log2": {"F9.log2.2", "F9.log2.3"},
-    "sinpi": {"CL.sinpi.positive_integer", "CL.sinpi.negative_integer"},
-    "cospi": {"CL.cospi.half_integer"},
-    "tanpi": {"CL.tanpi.even_integer", "CL.tanpi.odd_integer",
-              "CL.tanpi.half_integer_even_n", "CL.tanpi.half_integer_odd_n"},
+    **{name: set(rules) for name, rules in EXACT_RULES.items()},
 }
+#: Counters of aggregated failures per chunk (the most rules of EXACT_RULES).
+NCLASSES = 4
 
 #: The error histogram: exponent bands of x, and log-spaced ULP bins.
 NBANDS = 16
@@ -127,6 +135,15 @@ def plain_bound(name: str, precision: str, claims) -> float | None:
         if not confined and rule.id not in handled:
             return None
     return float(b.plain_ulps)
+
+
+def aggregates(name: str, claims) -> bool:
+    """Whether the device screen counts the failures of ``name``'s prescribed zeros and
+    infinities itself (a zero or infinity other than the prescribed one: the checker
+    reports exactly one failure of that rule for each, where zeros' signs and infinite
+    results are judged).  The host then judges a sample of them (``aggregated_sample``)."""
+    return (name in EXACT_RULES and claims.signed_zeros and claims.inf_nan
+            and claims.judges_specials and not claims.finite_math and not claims.relaxed)
 
 
 def _margin(bound: float) -> float:
@@ -181,13 +198,16 @@ def _constants() -> str:
     return "\n".join(lines)
 
 
-def screen_source(name: str, bound: float) -> str:
+def screen_source(name: str, bound: float, aggregate: bool = False) -> str:
     """The OpenCL C source of the screen kernel ``fuzzfarm_screen`` for built-in ``name``
-    (a key of DEVICE_REFERENCES) at ``bound`` ULPs.  Raises KeyError for a built-in
-    without a device reference."""
+    (a key of DEVICE_REFERENCES) at ``bound`` ULPs; ``aggregate``: count the failures of
+    prescribed zeros and infinities on the device (``aggregates``).  Raises KeyError for
+    a built-in without a device reference."""
     ref = DEVICE_REFERENCES[name]
     c_pass = (bound - _margin(bound)) * 2.0 ** -23
     defines = [
+        *(["#define AGGREGATE 1"] if aggregate else []),
+        f"#define NCLASSES {NCLASSES}",
         "#pragma OPENCL EXTENSION cl_khr_fp64 : enable",
         _constants(),
         f"#define REF {ref}",
@@ -214,18 +234,25 @@ def words_for(count: int) -> int:
 class ScreenChunk(NamedTuple):
     """The device screen's answer for one chunk (module docstring): ``passed`` uint32
     (words,), ``wmax`` float32 (words,), ``wpos`` uint8 (words,), ``hist`` uint32
-    (NBANDS, NBINS)."""
+    (NBANDS, NBINS); ``agg`` uint32 (words,): the inputs whose failure the device counted
+    (bit j of word w = input 32 w + j), ``agg_count`` uint32 (NCLASSES,): how many per
+    rule of EXACT_RULES, ``agg_c0``, ``agg_c1`` uint32 (words,): the two bits of the rule
+    each counted input was counted under."""
 
     passed: np.ndarray
     wmax: np.ndarray
     wpos: np.ndarray
     hist: np.ndarray
+    agg: np.ndarray
+    agg_count: np.ndarray
+    agg_c0: np.ndarray
+    agg_c1: np.ndarray
 
     @staticmethod
     def nbytes(count: int) -> int:
         """Bytes of host memory the answer for ``count`` inputs takes."""
         w = words_for(count)
-        return w * 4 + w * 4 + w + NBANDS * NBINS * 4
+        return 5 * w * 4 + w + (NBANDS * NBINS + NCLASSES) * 4
 
     @staticmethod
     def views(buf, offset: int, count: int) -> "ScreenChunk":
@@ -233,9 +260,28 @@ class ScreenChunk(NamedTuple):
         w = words_for(count)
         passed = np.frombuffer(buf, np.uint32, w, offset)
         wmax = np.frombuffer(buf, np.float32, w, offset + 4 * w)
-        wpos = np.frombuffer(buf, np.uint8, w, offset + 8 * w)
-        hist = np.frombuffer(buf, np.uint32, NBANDS * NBINS, offset + 9 * w)
-        return ScreenChunk(passed, wmax, wpos, hist.reshape(NBANDS, NBINS))
+        agg = np.frombuffer(buf, np.uint32, w, offset + 8 * w)
+        hist = np.frombuffer(buf, np.uint32, NBANDS * NBINS, offset + 12 * w)
+        agg_count = np.frombuffer(buf, np.uint32, NCLASSES,
+                                  offset + 12 * w + NBANDS * NBINS * 4)
+        c0 = np.frombuffer(buf, np.uint32, w, offset + 12 * w + (NBANDS * NBINS + NCLASSES) * 4)
+        c1 = np.frombuffer(buf, np.uint32, w, offset + 16 * w + (NBANDS * NBINS + NCLASSES) * 4)
+        wpos = np.frombuffer(buf, np.uint8, w, offset + 20 * w + (NBANDS * NBINS + NCLASSES) * 4)
+        return ScreenChunk(passed, wmax, wpos, hist.reshape(NBANDS, NBINS), agg, agg_count,
+                           c0, c1)
+
+    def counted_rule(self, pos: np.ndarray) -> np.ndarray:
+        """The class (int64, index into EXACT_RULES[name]) each counted input at ``pos``
+        was counted under."""
+        w, b = pos // WORD, (pos % WORD).astype(np.uint32)
+        one = np.uint32(1)
+        return (((self.agg_c0[w] >> b) & one) | (((self.agg_c1[w] >> b) & one) << one)
+                ).astype(np.int64)
+
+    @staticmethod
+    def empty(count: int) -> "ScreenChunk":
+        """A zeroed answer for ``count`` inputs in fresh memory."""
+        return ScreenChunk.views(bytearray(ScreenChunk.nbytes(count)), 0, count)
 
     @property
     def n_passed(self) -> int:
@@ -243,16 +289,22 @@ class ScreenChunk(NamedTuple):
             else int(np.unpackbits(self.passed.view(np.uint8)).sum())
 
 
+def _positions(words: np.ndarray, count: int) -> np.ndarray:
+    """Positions (int64, sorted, < count) of the set bits of ``words`` (uint32)."""
+    some = np.flatnonzero(words)
+    bits = np.unpackbits(words[some].view(np.uint8), bitorder="little").reshape(-1, WORD)
+    r, c = np.nonzero(bits)
+    pos = some[r].astype(np.int64) * WORD + c
+    return pos[pos < count]
+
+
 def candidates(answer: ScreenChunk, count: int) -> np.ndarray:
     """The positions (int64, sorted) of a chunk of ``count`` inputs the host must judge:
-    every input the device did not pass, and the passed input with the largest error
-    (its error is then measured exactly on the host, so the chunk's maximum is exact)."""
-    words = answer.passed[:-(-count // WORD)]
-    open_ = np.flatnonzero(words != np.uint32(0xFFFFFFFF))
-    bits = np.unpackbits(words[open_].view(np.uint8), bitorder="little").reshape(-1, WORD)
-    r, c = np.nonzero(bits == 0)
-    pos = open_[r].astype(np.int64) * WORD + c
-    pos = pos[pos < count]
+    every input the device neither passed nor counted as a failure, and the passed input
+    with the largest error (its error is then measured exactly on the host, so the
+    chunk's maximum is exact)."""
+    n = -(-count // WORD)
+    pos = _positions(~(answer.passed[:n] | answer.agg[:n]), count)
     if answer.wmax.size and answer.wmax.max() >= 0:
         w = int(np.argmax(answer.wmax))
         top = w * WORD + int(answer.wpos[w])
@@ -262,6 +314,25 @@ def candidates(answer: ScreenChunk, count: int) -> np.ndarray:
     return pos
 
 
+def aggregated_sample(answer: ScreenChunk, count: int, k: int) -> np.ndarray:
+    """The first ``k`` positions (int64, in input order) whose failures the device counted."""
+    n = -(-count // WORD)
+    words = answer.agg[:n]
+    some = np.flatnonzero(words)
+    if not some.size:
+        return np.zeros(0, np.int64)
+    # enough words to hold k set bits (each holds at least one)
+    take = some[:k]
+    return _positions_of(words, take, count)[:k]
+
+
+def _positions_of(words, which, count):
+    bits = np.unpackbits(words[which].view(np.uint8), bitorder="little").reshape(-1, WORD)
+    r, c = np.nonzero(bits)
+    pos = which[r].astype(np.int64) * WORD + c
+    return pos[pos < count]
+
+
 class DeviceScreen:
     """The screen kernel of built-in ``name`` at ``bound`` ULPs built on ``runner`` (a
     device.runner.DeviceRunner) for chunks of up to ``chunk`` inputs.  Built without the
@@ -269,11 +340,13 @@ class DeviceScreen:
     device.runner.KernelBuildError if the device cannot build it (no cl_khr_fp64, a
     compiler fault): the caller screens on the host instead."""
 
-    def __init__(self, runner, name: str, bound: float, chunk: int):
+    def __init__(self, runner, name: str, bound: float, chunk: int,
+                 aggregate: bool = False):
         import pyopencl as cl
         self.runner, self.name, self.bound = runner, name, bound
-        program = runner.build(screen_source(name, bound), f"device screen of {name}",
-                               options="")
+        self.aggregate = aggregate and name in EXACT_RULES
+        program = runner.build(screen_source(name, bound, self.aggregate),
+                               f"device screen of {name}", options="")
         self.kernel = cl.Kernel(program, "fuzzfarm_screen")
         self.program = program
         w = words_for(chunk)
@@ -282,7 +355,10 @@ class DeviceScreen:
         self.passed = cl.Buffer(ctx, mf.WRITE_ONLY, w * 4)
         self.wmax = cl.Buffer(ctx, mf.WRITE_ONLY, w * 4)
         self.wpos = cl.Buffer(ctx, mf.WRITE_ONLY, w)
+        self.agg = cl.Buffer(ctx, mf.WRITE_ONLY, w * 4)
+        self.agg_c = [cl.Buffer(ctx, mf.WRITE_ONLY, w * 4) for _ in range(2)]
         self.hist = cl.Buffer(ctx, mf.READ_WRITE, NBANDS * NBINS * 4)
+        self.counts = cl.Buffer(ctx, mf.READ_WRITE, NCLASSES * 4)
         self._zeros = np.zeros(NBANDS * NBINS, np.uint32)
 
     def enqueue(self, ybuf, start: int, count: int, out: ScreenChunk, wait_for=None):
@@ -292,14 +368,21 @@ class DeviceScreen:
         import pyopencl as cl
         q = self.runner.queue
         ev0 = cl.enqueue_copy(q, self.hist, self._zeros, is_blocking=False)
+        ev1 = cl.enqueue_copy(q, self.counts, self._zeros[:NCLASSES], is_blocking=False)
         self.kernel.set_args(ybuf, np.uint64(start), np.uint32(count), self.passed,
-                             self.wmax, self.wpos, self.hist)
+                             self.wmax, self.wpos, self.hist, self.agg, self.counts,
+                             *self.agg_c)
         w = words_for(count)
         ev = cl.enqueue_nd_range_kernel(q, self.kernel, (w,), (LOCAL,),
-                                        wait_for=[ev0] + list(wait_for or []))
+                                        wait_for=[ev0, ev1] + list(wait_for or []))
         cl.enqueue_copy(q, out.passed, self.passed, wait_for=[ev], is_blocking=False)
         cl.enqueue_copy(q, out.wmax, self.wmax, wait_for=[ev], is_blocking=False)
         cl.enqueue_copy(q, out.wpos, self.wpos, wait_for=[ev], is_blocking=False)
+        cl.enqueue_copy(q, out.agg, self.agg, wait_for=[ev], is_blocking=False)
+        cl.enqueue_copy(q, out.agg_count, self.counts, wait_for=[ev], is_blocking=False)
+        if self.aggregate:
+            cl.enqueue_copy(q, out.agg_c0, self.agg_c[0], wait_for=[ev], is_blocking=False)
+            cl.enqueue_copy(q, out.agg_c1, self.agg_c[1], wait_for=[ev], is_blocking=False)
         cl.enqueue_copy(q, out.hist.reshape(-1), self.hist, wait_for=[ev], is_blocking=True)
 
     def screen_bits(self, start: int, ybits: np.ndarray) -> ScreenChunk:
@@ -307,8 +390,7 @@ class DeviceScreen:
         planted faults); returns a fresh ScreenChunk."""
         import pyopencl as cl
         n = int(ybits.size)
-        buf = bytearray(ScreenChunk.nbytes(n))
-        out = ScreenChunk.views(buf, 0, n)
+        out = ScreenChunk.empty(n)
         y = cl.Buffer(self.runner.context, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
                       hostbuf=np.ascontiguousarray(ybits, np.uint32))
         self.enqueue(y, start, n, out)
@@ -339,13 +421,16 @@ class DeviceScreen:
 
     def screen_pairs(self, xbits: np.ndarray, ybits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The screen's verdicts on arbitrary pairs of binary32 patterns (uint32, (n,)
-        each), for tests: (passed bool (n,), err float32 (n,) in ULPs where passed)."""
+        each), for tests: (passed bool (n,), err float32 (n,) in ULPs where passed).
+        ``self.last_verdicts`` keeps the raw verdicts (0 host, 1 passed, 2 + c a counted
+        failure of rule c)."""
         import pyopencl as cl
         ctx, q = self.runner.context, self.runner.queue
         xb = np.ascontiguousarray(xbits, np.uint32)
         yb = np.ascontiguousarray(ybits, np.uint32)
         n = int(xb.size)
         passed, err = np.zeros(n, np.uint8), np.zeros(n, np.float32)
+        self.last_verdicts = passed
         if n == 0:
             return passed.astype(bool), err
         mf = cl.mem_flags
@@ -357,4 +442,5 @@ class DeviceScreen:
         ev = cl.enqueue_nd_range_kernel(q, k, (n,), None)
         cl.enqueue_copy(q, passed, pbuf, wait_for=[ev], is_blocking=True)
         cl.enqueue_copy(q, err, ebuf, is_blocking=True)
-        return passed.astype(bool), err
+        self.last_verdicts = passed
+        return passed == 1, err

@@ -31,7 +31,7 @@ import os
 import queue
 import signal
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -244,18 +244,63 @@ def _slot_answer(slot: int, space: Space, count: int, chunk: int):
 def _check_candidates(space: Space, start: int, count: int, outputs: dict, answer,
                       claims):
     """The verdict on a chunk the device screen has judged (oracle.device_screen): the
-    host's checker judges the candidates (every input the device did not pass, and the
+    host's checker judges the candidates (every input the device did not decide, and the
     passed input of the largest error, measured exactly); the rest count as screened.
-    Returns (CheckResult over the whole chunk, its findings indexed into the candidates;
-    the candidates' inputs)."""
-    from fuzzfarm.oracle.device_screen import candidates
-    from fuzzfarm.verdict.checker import check_batch
+    Failures the device counted (a wrong zero or infinity where a rule prescribes one) are
+    sampled: the first FINDINGS_PER_RULE are judged and recorded here, and if each of them
+    is the failure of the rule the device counted it under, the others are counted as
+    such (CheckResult.unrecorded); if not, every one of them is judged.  Returns
+    (CheckResult over the whole chunk with findings indexed by chunk position, the
+    candidates' inputs: its ``max_ulp_element`` indexes those)."""
+    from fuzzfarm.oracle.device_screen import EXACT_RULES, aggregated_sample, candidates
+    from fuzzfarm.verdict.checker import FINDINGS_PER_RULE, check_batch
+    from fuzzfarm.verdict.findings import CheckResult
+
+    def judge(pos):
+        inputs = space.inputs_at(start, pos)
+        res = check_batch(space.fn, inputs, {k: v[pos] for k, v in outputs.items()}, claims)
+        res.findings = [replace(f, index=int(pos[f.index])) for f in res.findings]
+        return res, inputs
+
     pos = candidates(answer, count)
-    inputs = space.inputs_at(start, pos)
-    total = check_batch(space.fn, inputs, {k: v[pos] for k, v in outputs.items()}, claims)
+    counted = int(answer.agg_count.sum())
+    sample = CheckResult(space.fn.name, 0)
+    if counted:
+        spos = aggregated_sample(answer, count, FINDINGS_PER_RULE)
+        sample, _ = judge(spos)
+        if not _sample_confirms(sample, spos, answer, EXACT_RULES[space.fn.name]):
+            # not what the device counted: judge every one of them
+            pos = np.union1d(pos, _all_counted(answer, count))
+            counted, sample = 0, CheckResult(space.fn.name, 0)
+    total, inputs = judge(pos)
     total.n = count
-    total.screened += count - int(pos.size)
+    total.screened += count - int(pos.size) - counted
+    if counted:
+        rules = EXACT_RULES[space.fn.name]
+        sampled = np.bincount(answer.counted_rule(spos), minlength=len(answer.agg_count))
+        total.findings.extend(sample.findings)
+        total.findings.sort(key=lambda f: (f.index, f.rule_id))
+        for c, rule in enumerate(rules):
+            k = int(answer.agg_count[c]) - int(sampled[c])
+            if k:
+                total.unrecorded[(rule, "fail")] += k
     return total, inputs
+
+
+def _sample_confirms(sample, spos, answer, rules) -> bool:
+    """Each sampled input has exactly one finding: a failure of the rule the device
+    counted it under."""
+    fs = sample.findings
+    if sample.unrecorded or len(fs) != spos.size or {f.index for f in fs} != set(spos.tolist()):
+        return False
+    cls = dict(zip(spos.tolist(), answer.counted_rule(spos).tolist()))
+    return all(f.severity == "fail" and cls[f.index] < len(rules) and
+               f.rule_id == rules[cls[f.index]] for f in fs)
+
+
+def _all_counted(answer, count: int) -> np.ndarray:
+    from fuzzfarm.oracle.device_screen import WORD, _positions
+    return _positions(answer.agg[:-(-count // WORD)], count)
 
 
 def check_chunk(job: dict, outputs: dict | None = None, answer=None) -> dict:
@@ -478,6 +523,8 @@ def clean_chunk_candidates(answer, count: int):
     still reads (oracle.device_screen.candidates: the largest passed error), else None
     (the host needs the whole chunk's results)."""
     from fuzzfarm.oracle.device_screen import WORD, candidates
+    if answer.agg_count.any():
+        return None
     words = answer.passed[:-(-count // WORD)]
     full = words[:-1] if count % WORD else words
     if np.any(full != np.uint32(0xFFFFFFFF)):
@@ -626,7 +673,7 @@ def _device_screen(opts, runner, claims, meta: dict):
     where the device screen cannot be used."""
     from fuzzfarm.device.runner import KernelBuildError
     from fuzzfarm.formats import BINARY64
-    from fuzzfarm.oracle.device_screen import DeviceScreen, plain_bound
+    from fuzzfarm.oracle.device_screen import DeviceScreen, aggregates, plain_bound
     space = opts.space
     if opts.screen == "host":
         meta["screen"] = "host"
@@ -642,7 +689,8 @@ def _device_screen(opts, runner, claims, meta: dict):
         why = "the device lacks cl_khr_fp64, which the device screen computes in"
     else:
         try:
-            screen = DeviceScreen(runner, space.fn.name, bound, opts.chunk)
+            screen = DeviceScreen(runner, space.fn.name, bound, opts.chunk,
+                                  aggregate=aggregates(space.fn.name, claims))
             meta["screen"] = "device"
             return screen
         except KernelBuildError as exc:
