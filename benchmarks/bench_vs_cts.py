@@ -191,6 +191,7 @@ def main() -> None:
                     "fuzzfarm_status": meta.get("status"),
                     "max_ulp_error": meta.get("max_ulp_error"),
                     "screen": meta.get("screen"), "screened": meta.get("screened"),
+                    "ulp_p50": meta.get("ulp_p50"), "ulp_p99": meta.get("ulp_p99"),
                     "exact": meta.get("exact"),
                     "device_seconds": round(meta.get("device_seconds") or 0.0, 2),
                     "check_seconds": round(meta.get("check_seconds") or 0.0, 2),

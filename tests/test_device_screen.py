@@ -18,6 +18,7 @@ from devices import require_device, selector
 from edgecases import bounds, catalogue
 from fuzzfarm.formats import BINARY32
 from fuzzfarm.oracle import device_screen as ds
+from fuzzfarm.oracle import histogram as hg
 from fuzzfarm.oracle.screen import SCREENS
 from fuzzfarm.orchestrate import sweep as sw
 from fuzzfarm.verdict.checker import check_batch
@@ -67,7 +68,7 @@ def _answer(words, wmax=None, wpos=None, agg=None):
     wmax = np.full(w, -1, np.float32) if wmax is None else np.asarray(wmax, np.float32)
     wpos = np.zeros(w, np.uint8) if wpos is None else np.asarray(wpos, np.uint8)
     agg = np.zeros(w, np.uint32) if agg is None else np.asarray(agg, np.uint32)
-    return ds.ScreenChunk(words, wmax, wpos, np.zeros((ds.NBANDS, ds.NBINS), np.uint32),
+    return ds.ScreenChunk(words, wmax, wpos, np.zeros((hg.NBANDS, hg.NBINS), np.uint32),
                           agg, np.zeros(ds.NCLASSES, np.uint32), np.zeros(w, np.uint32),
                           np.zeros(w, np.uint32))
 
@@ -88,10 +89,16 @@ def test_candidates_are_the_unpassed_inputs_and_the_largest_passed_error():
     assert ds.aggregated_sample(a, 64, 100).tolist() == list(range(16, 36))
 
 
-def test_histogram_bins_are_log_spaced_from_the_lowest_edge():
-    e = ds.bin_edges()
-    assert e.size == ds.NBINS - 1 and e[0] == 2.0 ** ds.HIST_LOG2_LO
-    assert np.allclose(e[1:] / e[:-1], 2 ** (1 / ds.HIST_BINS_PER_OCTAVE))
+def test_histogram_bins_split_each_octave_from_the_lowest_edge():
+    e = hg.bin_edges()
+    assert e.size == hg.NBINS - 1 and e[0] == 2.0 ** hg.HIST_LOG2_LO
+    per = hg.HIST_BINS_PER_OCTAVE
+    assert np.array_equal(e[per::per], 2 * e[:-per:per])           # octaves
+    assert np.allclose(np.diff(e[:per + 1]), e[0] / per)           # equal parts
+    # every edge is the first error of its bin
+    assert hg.error_bins(e).tolist() == list(range(1, hg.NBINS))
+    below = np.nextafter(e.astype(np.float32), np.float32(0))    # binned as float32
+    assert hg.error_bins(below).tolist() == list(range(0, hg.NBINS - 1))
 
 
 def test_screen_source_defines_the_reference_and_the_pass_constant():
@@ -515,8 +522,8 @@ def test_failures_counted_on_the_device_give_the_host_counts(name, mislabelled, 
     answer = s.screen_bits(start, y)
     assert int(answer.agg_count.sum()) == int(exact.sum()) > FINDINGS_PER_RULE
     fallbacks = []
-    real = sw._all_counted
-    monkeypatch.setattr(sw, "_all_counted", lambda *a: fallbacks.append(1) or real(*a))
+    real = ds.counted
+    monkeypatch.setattr(ds, "counted", lambda *a: fallbacks.append(1) or real(*a))
     dev, _ = _check_candidates(space, start, n, {"ret": y}, answer, Claims())
     assert bool(fallbacks) == mislabelled
     host = check_batch(space.fn, space.inputs(start, n), {"ret": y}, Claims())
@@ -601,3 +608,46 @@ def test_device_and_host_screened_sweeps_agree(tmp_path, name):
               "max_ulp_error", "max_ulp_inputs", "rows"):
         assert h[k] == d[k], k
     assert d["screened"] >= h["screened"] - 8
+
+
+def test_ulp_distribution_sums_bands_and_bounds_the_percentiles():
+    hist = np.zeros((hg.NBANDS, hg.NBINS), np.int64)
+    edges = hg.bin_edges()
+    hist[3, 0] = 10               # exact or below 2**-12
+    hist[5, 40] = 80              # [edges[39], edges[40])
+    hist[7, 50] = 10
+    d = hg.distribution(hist)
+    assert sum(d["ulp_histogram"].values()) == 100
+    assert d["ulp_histogram"]["0"] == 10
+    assert set(d["ulp_histogram_by_band"]) == {"3", "5", "7"}
+    assert d["ulp_p50"] == edges[40] and d["ulp_p99"] == edges[50]
+
+
+@pytest.mark.device
+def test_host_and_device_bin_errors_alike():
+    """The device's histogram of a chunk equals oracle.histogram's of the same errors:
+    one layout, one binning, whichever side counted."""
+    from fuzzfarm.formats import BINARY32
+    from fuzzfarm.orchestrate.sweep import run_chunk_on
+    s = _screen("exp")
+    space = sw.space_for("exp")
+    n = 1 << 15
+    for start in (0x7E00_0000, 0x8400_0000, 0x0100_0000):
+        y = run_chunk_on(s.runner, space, start, n)["ret"]
+        answer = s.screen_bits(start, y)
+        x = space.inputs(start, n)["x"]
+        passed, err = s.screen_pairs(x, y)
+        assert np.array_equal(answer.hist, hg.histogram(err, x, BINARY32, where=passed))
+        assert answer.hist.sum() == passed.sum() > 0
+
+
+def test_error_bins_and_bands_at_their_edges():
+    from fuzzfarm.formats import BINARY16, BINARY32, BINARY64
+    e = hg.bin_edges()
+    err = np.array([0.0, e[0] * 0.999, e[0], e[1], 1.0, 1.5, e[-1], 1e30])
+    assert hg.error_bins(err).tolist() == [0, 0, 1, 2, 49, 51, hg.NBINS - 1, hg.NBINS - 1]
+    b32 = np.array([0x0000_0001, 0x3F80_0000, 0xBF80_0000, 0x7F80_0000], np.uint32)
+    assert hg.exponent_bands(b32, BINARY32).tolist() == [0, 7, 7, 15]
+    assert hg.exponent_bands(np.array([0x3C00], np.uint16), BINARY16).tolist() == [7]
+    assert hg.exponent_bands(np.array([0x3FF0_0000_0000_0000], np.uint64),
+                             BINARY64).tolist() == [7]

@@ -400,3 +400,24 @@ def test_the_cross_implementation_matrix_has_every_implementation_even_without_f
     assert "| device.build_failure | - | 1 (s" in md
     html = (tmp_path / "rep" / "report.html").read_text()
     assert "Across implementations" in html and "Synthetic: impl-C (2)" in html
+
+
+def test_error_histograms_of_the_stats_rows_are_summed_and_plotted(tmp_path):
+    """Stats rows with ``ulp_histogram`` cells (oracle.histogram layout; device- and
+    host-screened sweeps and runs write them) are summed per function and precision and
+    drawn in the HTML report; rows without them (older results) are left out."""
+    from fuzzfarm.oracle.histogram import NBINS
+    base, cur = tmp_path / "b", tmp_path / "c"
+    for out, run, cells in ((base, "rb", [(3, 10, 5), (4, 40, 7)]),
+                            (cur, "rc", [(3, 10, 1), (3, 44, 9)])):
+        row = stats_row(run, "sin-0", "sin")
+        row["ulp_histogram"] = [{"band": b, "bin": k, "count": n} for b, k, n in cells]
+        store.write_stats(out, run, "sin-0", row)
+        store.write_stats(out, run, "cos-0", stats_row(run, "cos-0", "cos"))   # none
+    t = triage.compare(base, cur)
+    assert set(t.ulp_histograms) == {("sin", "binary32")}
+    d = t.ulp_histograms[("sin", "binary32")]
+    assert d["baseline"].shape == (NBINS,) and d["baseline"][10] == 5 and d["baseline"][40] == 7
+    assert d["current"].sum() == 10 and d["current"][44] == 9
+    html = triage_report.write_html(t, tmp_path / "r.html").read_text()
+    assert "ULP error distribution of sin binary32" in html

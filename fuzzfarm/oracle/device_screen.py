@@ -21,9 +21,8 @@ REL = 2**-45 and the same margin.  Per chunk it returns
 * ``wmax`` (float32) and ``wpos`` (uint8) per word: the largest error among its passed
   inputs (ULPs, -1 where none) and its position, so that the chunk's maximum is found
   without the host evaluating a single reference;
-* ``hist`` (uint32, NBANDS x NBINS): the passed inputs by exponent band of x (16 biased
-  exponents per band) and by ULP error (bin 0: below 2**HIST_LOG2_LO or exactly 0; then
-  HIST_BINS_PER_OCTAVE bins per octave; the last bin open above).
+* ``hist`` (uint32, NBANDS x NBINS): the passed inputs by exponent band of x and by ULP
+  error, in the layout of oracle.histogram.
 
 Everything else -- zeros, subnormals, infinities and NaNs among the inputs and results,
 errors within the margin of the bound, failures -- is a *candidate*: the host's checker
@@ -54,11 +53,12 @@ import mpmath
 import numpy as np
 
 from edgecases import bounds, catalogue
+from fuzzfarm.oracle.histogram import (HIST_BINS_PER_OCTAVE, HIST_FRAC_BITS, HIST_LOG2_LO,
+                                       NBANDS, NBINS)
 
 __all__ = ["DEVICE_REFERENCES", "HANDLED_RULES", "EXACT_RULES", "aggregates",
-           "aggregated_sample", "NBANDS", "NBINS", "DeviceScreen",
-           "ScreenChunk", "plain_bound", "screen_source", "candidates", "bin_edges",
-           "words_for", "REL"]
+           "aggregated_sample", "counted", "clean_candidates", "DeviceScreen",
+           "ScreenChunk", "plain_bound", "screen_source", "candidates", "words_for", "REL"]
 
 #: The assumed relative error of every device reference (as the host's float64 screen:
 #: its margin formula and constants are reused unchanged).  docs/device_screen.md bounds
@@ -95,22 +95,9 @@ HANDLED_RULES = {
 #: Counters of aggregated failures per chunk (the most rules of EXACT_RULES).
 NCLASSES = 4
 
-#: The error histogram: exponent bands of x, and log-spaced ULP bins.
-NBANDS = 16
-HIST_LOG2_LO = -12
-HIST_BINS_PER_OCTAVE = 4
-_HIST_OCTAVES = 16                      # 2**-12 .. 2**4 ULP
-NBINS = _HIST_OCTAVES * HIST_BINS_PER_OCTAVE + 2
 #: Inputs per work item (one word of ``passed``) and work items per work group.
 WORD = 32
 LOCAL = 64
-
-
-def bin_edges() -> np.ndarray:
-    """The lower edges in ULPs of histogram bins 1 .. NBINS-1 (float64, shape (NBINS-1,));
-    bin 0 holds the errors below the first edge (exact results included)."""
-    k = np.arange(NBINS - 1)
-    return 2.0 ** (HIST_LOG2_LO + k / HIST_BINS_PER_OCTAVE)
 
 
 def plain_bound(name: str, precision: str, claims) -> float | None:
@@ -218,7 +205,7 @@ def screen_source(name: str, bound: float, aggregate: bool = False) -> str:
         f"#define NBINS {NBINS}",
         f"#define HIST_LOG2_LO ({HIST_LOG2_LO})",
         f"#define HIST_BINS_PER_OCTAVE {HIST_BINS_PER_OCTAVE}",
-        f"#define HIST_FRAC_BITS {HIST_BINS_PER_OCTAVE.bit_length() - 1}",
+        f"#define HIST_FRAC_BITS {HIST_FRAC_BITS}",
     ]
     body = resources.files("fuzzfarm.oracle").joinpath("device_screen.cl").read_text()
     return "\n".join(defines) + "\n" + body
@@ -289,12 +276,13 @@ class ScreenChunk(NamedTuple):
             else int(np.unpackbits(self.passed.view(np.uint8)).sum())
 
 
-def _positions(words: np.ndarray, count: int) -> np.ndarray:
-    """Positions (int64, sorted, < count) of the set bits of ``words`` (uint32)."""
-    some = np.flatnonzero(words)
-    bits = np.unpackbits(words[some].view(np.uint8), bitorder="little").reshape(-1, WORD)
+def _positions(words: np.ndarray, count: int, which: np.ndarray | None = None) -> np.ndarray:
+    """Positions (int64, sorted, < count) of the set bits of ``words`` (uint32), or of
+    the words ``which`` (sorted word indices) only."""
+    which = np.flatnonzero(words) if which is None else which
+    bits = np.unpackbits(words[which].view(np.uint8), bitorder="little").reshape(-1, WORD)
     r, c = np.nonzero(bits)
-    pos = some[r].astype(np.int64) * WORD + c
+    pos = which[r].astype(np.int64) * WORD + c
     return pos[pos < count]
 
 
@@ -314,23 +302,30 @@ def candidates(answer: ScreenChunk, count: int) -> np.ndarray:
     return pos
 
 
+def counted(answer: ScreenChunk, count: int) -> np.ndarray:
+    """The positions (int64, sorted) whose failures the device counted."""
+    return _positions(answer.agg[:-(-count // WORD)], count)
+
+
 def aggregated_sample(answer: ScreenChunk, count: int, k: int) -> np.ndarray:
     """The first ``k`` positions (int64, in input order) whose failures the device counted."""
-    n = -(-count // WORD)
-    words = answer.agg[:n]
-    some = np.flatnonzero(words)
-    if not some.size:
-        return np.zeros(0, np.int64)
-    # enough words to hold k set bits (each holds at least one)
-    take = some[:k]
-    return _positions_of(words, take, count)[:k]
+    words = answer.agg[:-(-count // WORD)]
+    some = np.flatnonzero(words)[:k]        # k words hold at least k set bits
+    return _positions(words, count, some)[:k]
 
 
-def _positions_of(words, which, count):
-    bits = np.unpackbits(words[which].view(np.uint8), bitorder="little").reshape(-1, WORD)
-    r, c = np.nonzero(bits)
-    pos = which[r].astype(np.int64) * WORD + c
-    return pos[pos < count]
+def clean_candidates(answer: ScreenChunk, count: int) -> np.ndarray | None:
+    """Where the device passed every input of a chunk, its candidates (the passed input
+    of the largest error: all the host reads of the chunk's results), else None."""
+    if answer.agg_count.any():
+        return None
+    words = answer.passed[:-(-count // WORD)]
+    full = words[:-1] if count % WORD else words
+    if np.any(full != np.uint32(0xFFFFFFFF)):
+        return None
+    if count % WORD and words[-1] != np.uint32((1 << (count % WORD)) - 1):
+        return None
+    return candidates(answer, count)
 
 
 class DeviceScreen:

@@ -252,7 +252,8 @@ def _check_candidates(space: Space, start: int, count: int, outputs: dict, answe
     such (CheckResult.unrecorded); if not, every one of them is judged.  Returns
     (CheckResult over the whole chunk with findings indexed by chunk position, the
     candidates' inputs: its ``max_ulp_element`` indexes those)."""
-    from fuzzfarm.oracle.device_screen import EXACT_RULES, aggregated_sample, candidates
+    from fuzzfarm.oracle.device_screen import (EXACT_RULES, aggregated_sample, candidates,
+                                               counted as counted_positions)
     from fuzzfarm.verdict.checker import FINDINGS_PER_RULE, check_batch
     from fuzzfarm.verdict.findings import CheckResult
 
@@ -270,7 +271,7 @@ def _check_candidates(space: Space, start: int, count: int, outputs: dict, answe
         sample, _ = judge(spos)
         if not _sample_confirms(sample, spos, answer, EXACT_RULES[space.fn.name]):
             # not what the device counted: judge every one of them
-            pos = np.union1d(pos, _all_counted(answer, count))
+            pos = np.union1d(pos, counted_positions(answer, count))
             counted, sample = 0, CheckResult(space.fn.name, 0)
     total, inputs = judge(pos)
     total.n = count
@@ -298,11 +299,6 @@ def _sample_confirms(sample, spos, answer, rules) -> bool:
                f.rule_id == rules[cls[f.index]] for f in fs)
 
 
-def _all_counted(answer, count: int) -> np.ndarray:
-    from fuzzfarm.oracle.device_screen import WORD, _positions
-    return _positions(answer.agg[:-(-count // WORD)], count)
-
-
 def check_chunk(job: dict, outputs: dict | None = None, answer=None) -> dict:
     """Check one chunk and write its findings and stats row (atomically).
 
@@ -323,13 +319,12 @@ def check_chunk(job: dict, outputs: dict | None = None, answer=None) -> dict:
     start, count = unit.seed, unit.per_recipe
     if outputs is None:
         outputs = _slot_views(job["slot"], space, count)
-    hist = None
     if job.get("device_screen"):
         if answer is None:
             answer = _slot_answer(job["slot"], space, count, job["chunk"])
         total, inputs = _check_candidates(space, start, count, outputs, answer,
                                           job["claims"])
-        hist = answer.hist.copy()
+        total.add_histogram(answer.hist.astype(np.int64))
     else:
         inputs = space.inputs(start, count)
         total = check_batch(space.fn, inputs, outputs, job["claims"])
@@ -337,7 +332,7 @@ def check_chunk(job: dict, outputs: dict | None = None, answer=None) -> dict:
     rows = finding_rows(total, unit, job["meta"], job["run_id"], job["build_options"])
     stats = stats_row(total, unit, inputs, job["meta"], job["run_id"],
                       job["device_seconds"], dt, job["build_options"],
-                      by_class=space.class_counts(start, count), histogram=hist)
+                      by_class=space.class_counts(start, count))
     store.write_findings(job["out"], job["run_id"], unit.unit_id, rows)
     store.write_stats(job["out"], job["run_id"], unit.unit_id, stats)
     return {"unit_id": unit.unit_id, "inputs": count, "failures": stats["failures"],
@@ -359,8 +354,8 @@ class SweepOptions:
     ``chunk`` inputs per chunk (a power of two), ``workers`` checking processes,
     ``slots`` shared output buffers (the pipeline's bound), ``build_options``,
     ``limit`` chunks to do in this invocation (None: all), ``screen`` where the common
-    case is judged: 'auto' (on a GPU or accelerator where oracle.device_screen can, else
-    on the host), 'device' (a SweepError where it cannot) or 'host'."""
+    case is judged: 'auto' (on the device where oracle.device_screen can, else on the
+    host), 'device' (a SweepError where it cannot) or 'host'."""
 
     space: Space
     device: object
@@ -498,8 +493,9 @@ class SweepKernel:
                                      dst_offset=(g - start) * self.buffers_dtype.itemsize,
                                      wait_for=[ev])
         if screen is not None:
+            from fuzzfarm.oracle.device_screen import clean_candidates
             screen.enqueue(self.buffers[0], start, count, answer, wait_for=[ev])
-            pos = clean_chunk_candidates(answer, count)
+            pos = clean_candidates(answer, count)
             if pos is not None:         # the host reads only these results: copy them
                 (o,) = self.space.fn.outputs
                 isz = self.buffers_dtype.itemsize
@@ -516,22 +512,6 @@ class SweepKernel:
     @property
     def buffers_dtype(self) -> np.dtype:
         return buffer_dtype(self.space.fn.outputs[0], self.space.fmt)
-
-
-def clean_chunk_candidates(answer, count: int):
-    """Where the device screen passed every input of a chunk, the few candidates the host
-    still reads (oracle.device_screen.candidates: the largest passed error), else None
-    (the host needs the whole chunk's results)."""
-    from fuzzfarm.oracle.device_screen import WORD, candidates
-    if answer.agg_count.any():
-        return None
-    words = answer.passed[:-(-count // WORD)]
-    full = words[:-1] if count % WORD else words
-    if np.any(full != np.uint32(0xFFFFFFFF)):
-        return None
-    if count % WORD and words[-1] != np.uint32((1 << (count % WORD)) - 1):
-        return None
-    return candidates(answer, count)
 
 
 def _planted_results(space: Space) -> list:
@@ -679,10 +659,7 @@ def _device_screen(opts, runner, claims, meta: dict):
         meta["screen"] = "host"
         return None
     bound = plain_bound(space.fn.name, space.fmt.name, claims)
-    if opts.screen == "auto" and "CPU" in opts.device.device_type.split("|"):
-        why = ("a CPU device shares the host's cores, where the host screen is faster "
-               "(benchmarks/RESULTS.md); --screen device to use it")
-    elif bound is None:
+    if bound is None:
         why = (f"no device screen for {space.fn.name} in {space.fmt.name} with these "
                f"build options")
     elif not opts.device.supports(BINARY64):
@@ -726,12 +703,18 @@ def _check_slot(job: dict) -> dict:
 def summarize(out, run_id: str, space: Space) -> dict:
     """Totals of a sweep from its stats rows: inputs, failures and notes by rule, the
     screened/exact/unjudged split and the maximum ULP error with its input bits."""
+    from fuzzfarm.oracle.histogram import NBANDS, NBINS, distribution
     from fuzzfarm.store import dataset as store
     t = store.read_stats(out, run_id).to_pylist()
     fails: dict = {}
     notes: dict = {}
     best = None
+    hist = None
     for r in t:
+        for cell in r.get("ulp_histogram") or ():
+            if hist is None:
+                hist = np.zeros((NBANDS, NBINS), np.int64)
+            hist[cell["band"], cell["bin"]] += cell["count"]
         for k, v in r["failures_by_rule"]:
             fails[k] = fails.get(k, 0) + v
         for k, v in r["notes_by_rule"]:
@@ -748,4 +731,5 @@ def summarize(out, run_id: str, space: Space) -> dict:
             "max_ulp_inputs": None if best is None or best[1] is None else
             [space.fmt.hex(int(v)) for v in best[1]],
             "check_seconds": sum(r["check_seconds"] or 0.0 for r in t),
-            "device_seconds": sum(r["device_seconds"] or 0.0 for r in t)}
+            "device_seconds": sum(r["device_seconds"] or 0.0 for r in t),
+            **({} if hist is None else distribution(hist))}

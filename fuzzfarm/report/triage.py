@@ -211,6 +211,10 @@ class Triage:
     #: (function, precision) -> {"source": "findings"|"stats", "baseline": array,
     #: "current": array}: ULP errors for the histograms
     ulp_samples: dict = field(default_factory=dict)
+    #: (function, precision) -> {"baseline": counts, "current": counts}: the screened ULP
+    #: errors of every checked input, summed from the stats rows' ``ulp_histogram``
+    #: (int64 (NBINS,) over the bins of oracle.histogram; zeros where a set has none)
+    ulp_histograms: dict = field(default_factory=dict)
     #: (device, function) -> (failures in baseline, failures in current)
     failures_per_device_function: dict = field(default_factory=dict)
     #: baseline model name -> the current model name it was compared with
@@ -573,6 +577,7 @@ def compare(baseline_dir, current_dir, pairs: dict | None = None) -> Triage:
         devices_current={d: sorted(v) for d, v in sorted(cur.devices.items())},
         runs_baseline=base.runs, runs_current=cur.runs,
         ulp_samples=_ulp_samples(base, cur),
+        ulp_histograms=_ulp_histograms(base, cur),
         failures_per_device_function=per_df)
 
 
@@ -604,6 +609,27 @@ def implementation_matrix(stats: pa.Table, findings: pa.Table) -> tuple[list, di
             n, first = cell.get(impl, (0, sig))
             cell[impl] = (n + 1, first)
     return sorted(impls), dict(sorted(matrix.items(), key=lambda kv: (-len(kv[1]), kv[0])))
+
+
+def _ulp_histograms(base: _Set, cur: _Set) -> dict:
+    """(function, precision) -> {"baseline", "current"}: the stats rows' error
+    histograms summed over units and input bands (oracle.histogram bins)."""
+    from fuzzfarm.oracle.histogram import NBINS
+
+    out: dict = {}
+    for side, s in (("baseline", base), ("current", cur)):
+        if "ulp_histogram" not in s.stats.column_names:
+            continue
+        st = s.stats.select(["function", "precision", "ulp_histogram"]).to_pylist()
+        for r in st:
+            if not r["ulp_histogram"]:
+                continue
+            d = out.setdefault((r["function"], r["precision"]),
+                               {"baseline": np.zeros(NBINS, np.int64),
+                                "current": np.zeros(NBINS, np.int64)})
+            for cell in r["ulp_histogram"]:
+                d[side][cell["bin"]] += cell["count"]
+    return dict(sorted(out.items(), key=lambda kv: tuple(map(str, kv[0]))))
 
 
 def _ulp_samples(base: _Set, cur: _Set) -> dict:

@@ -253,6 +253,39 @@ def _histograms(t: Triage) -> list[tuple[str, str]]:
     return out
 
 
+def _error_histograms(t: Triage) -> list[tuple[str, str]]:
+    """(alt text, base64 PNG) per (function, precision) with screened-error histograms
+    (Triage.ulp_histograms), at most MAX_HISTOGRAMS: the share of checked inputs per
+    log-spaced ULP bin, baseline and current, with the median and 99th percentile."""
+    from matplotlib.figure import Figure
+
+    from fuzzfarm.oracle.histogram import bin_edges
+    lower = np.concatenate([[bin_edges()[0] / 2], bin_edges()])   # bin 0 drawn below
+    upper = np.concatenate([bin_edges(), [bin_edges()[-1] * 2]])
+    out = []
+    for (fn, prec), d in list(t.ulp_histograms.items())[:MAX_HISTOGRAMS]:
+        fig = Figure(figsize=(4.4, 2.7))
+        ax = fig.add_subplot()
+        for side, color in (("baseline", "#1f77b4"), ("current", "#d62728")):
+            h = d[side]
+            n = int(h.sum())
+            if not n:
+                continue
+            cum = np.cumsum(h)
+            p50 = upper[int(np.searchsorted(cum, 0.5 * n))]
+            p99 = upper[int(np.searchsorted(cum, 0.99 * n))]
+            ax.stairs(h / n, np.concatenate([lower, upper[-1:]]), color=color,
+                      label=f"{side} ({n:,}; p50 < {p50:.3g}, p99 < {p99:.3g})")
+        ax.set_xscale("log")
+        ax.set_title(f"{fn} {prec}: ULP error of every screened input", fontsize=9)
+        ax.set_xlabel("ULP error (leftmost bin: below 2^-12, exact included)", fontsize=8)
+        ax.set_ylabel("share of inputs", fontsize=8)
+        ax.tick_params(labelsize=7)
+        ax.legend(fontsize=6)
+        out.append((f"ULP error distribution of {fn} {prec}", _png(fig)))
+    return out
+
+
 def _bars(t: Triage) -> str | None:
     """A horizontal bar chart of failures per (device, function), baseline vs current
     (the MAX_BARS largest), as base64 PNG; None when neither set has a failure."""
@@ -290,7 +323,7 @@ def write_html(t: Triage, path) -> Path:
              "measured": sum(1 for d in t.ulp_samples.values()
                              if d["baseline"].size or d["current"].size)}
     try:
-        plots.update(hists=_histograms(t), bars=_bars(t))
+        plots.update(hists=_error_histograms(t) + _histograms(t), bars=_bars(t))
     except ImportError as exc:                    # matplotlib is a dependency; be kind
         plots["plots_error"] = str(exc)
     page = render("triage.html.j2", sections=_sections(t), disjoint=t.devices_disjoint,

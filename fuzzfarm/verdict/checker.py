@@ -38,6 +38,7 @@ from fuzzfarm.verdict.findings import CheckResult, Finding
 from fuzzfarm.oracle import (EXACT_FUNCTIONS, Congruent, Exact, OneOf, Unspecified, reference,
                              round_to_bits, ulp_error, value_of)
 from fuzzfarm.oracle import screen as screen_mod
+from fuzzfarm.oracle.histogram import histogram as ulp_histogram
 
 __all__ = ["check_batch"]
 
@@ -587,6 +588,11 @@ def _screen(c: _Ctx, bound, plain, lim, idx, pos, rule):
             got = c.outs[o.name] if whole else c.outs[o.name][todo]
             passed &= (got.astype(fmt.uint) & fmt.uint(fmt.abs_mask)) < fmt.uint(fmt.pos_inf)
     c.result.screened += int(passed.sum())
+    if passed.any():            # their errors, by input band (oracle.histogram)
+        first = next(a.name for a in fn.inputs if a.kind == "float")
+        xb = c.args[first] if whole else c.args[first][todo]
+        err = sc.err if len(verdicts) == 1 else np.fmax.reduce([v.err for v in verdicts])
+        c.result.add_histogram(ulp_histogram(err, xb, fmt, where=passed))
     exact = ~passed
     counted = None
     use_failed = (plain is not None and rte and not c.flush and fn.family != "half"

@@ -57,6 +57,14 @@ class CheckResult:
     unrecorded: Counter = field(default_factory=Counter)
     #: the element (index into the batch) whose error is ``max_ulp_error``; -1 if unknown
     max_ulp_element: int = -1
+    #: the screened errors by input band and error bin (oracle.histogram: int64
+    #: (NBANDS, NBINS)), or None where none was screened
+    ulp_hist: object = None
+
+    def add_histogram(self, hist) -> None:
+        """Fold a histogram (oracle.histogram layout) into ``ulp_hist``."""
+        if hist is not None:
+            self.ulp_hist = hist.copy() if self.ulp_hist is None else self.ulp_hist + hist
 
     @property
     def failures(self) -> list:
@@ -80,6 +88,7 @@ class CheckResult:
         self.exact += part.exact
         self.unjudged += part.unjudged
         self.unrecorded.update(part.unrecorded)
+        self.add_histogram(part.ulp_hist)
         m = part.max_ulp_error
         if not math.isnan(m) and (math.isnan(self.max_ulp_error) or m > self.max_ulp_error):
             self.max_ulp_error = m

@@ -390,12 +390,10 @@ def finding_table(result: CheckResult, unit: WorkUnit, device_meta: dict, run_id
 
 def stats_row(result: CheckResult, unit: WorkUnit, inputs: dict, device_meta: dict,
               run_id: str, device_seconds: float, check_seconds: float,
-              build_options: str = "", by_class: dict | None = None,
-              histogram=None) -> dict:
+              build_options: str = "", by_class: dict | None = None) -> dict:
     """The unit's row of store.STATS_SCHEMA (the inputs' classes counted with numpy:
     ``strategies.input_class_counts``, unless the caller knows them: ``by_class``).
-    ``histogram``: a device screen's error histogram (uint array (bands, bins),
-    oracle.device_screen), stored as its nonzero cells."""
+    The result's error histogram (``ulp_hist``) is stored as its nonzero cells."""
     target = unit.target
     kind = kind_of(target)
     if by_class is None:
@@ -415,6 +413,7 @@ def stats_row(result: CheckResult, unit: WorkUnit, inputs: dict, device_meta: di
         "device_seconds": device_seconds, "check_seconds": check_seconds,
         "time": datetime.now(timezone.utc),
     }
+    histogram = result.ulp_hist
     if histogram is not None:
         band, b = np.nonzero(histogram)
         row["ulp_histogram"] = [{"band": int(i), "bin": int(j), "count": int(histogram[i, j])}
