@@ -440,11 +440,10 @@ def sweep(function, precision, device, out, build_options, workers, chunk_bits, 
                                    workers, function, lock, log, screen)
     finally:
         lock.release()
-    fault = meta.get("device_fault")
     sweep_end(meta, space, out, log)
     if meta.get("interrupted"):
         raise SystemExit(130)
-    if meta["failures"] or fault:
+    if meta["failures"] or meta.get("device_fault") or meta.get("screen_fault"):
         raise SystemExit(1)
 
 

@@ -651,3 +651,35 @@ def test_error_bins_and_bands_at_their_edges():
     assert hg.exponent_bands(np.array([0x3C00], np.uint16), BINARY16).tolist() == [7]
     assert hg.exponent_bands(np.array([0x3FF0_0000_0000_0000], np.uint64),
                              BINARY64).tolist() == [7]
+
+
+@pytest.mark.device
+def test_a_device_that_cannot_build_the_screen_is_a_finding_and_the_sweep_goes_on(
+        tmp_path, monkeypatch):
+    """The screen program is valid OpenCL C: a compiler that rejects it is recorded as a
+    device-fault finding (with the source and log) and the sweep finishes on the host
+    screen; with --screen device it is one line and exit status 2."""
+    from click.testing import CliRunner
+
+    from fuzzfarm.cli import main
+    from fuzzfarm.store import dataset as store
+    info = require_device()
+    monkeypatch.setenv("FUZZFARM_PLANT_FAULTS", json.dumps({"build": ["reduce_pio2"]}))
+    out = tmp_path / "r"
+    res = CliRunner().invoke(main, ["sweep", "sin", "-d", selector(info), "-o", str(out),
+                                    "--chunks", "1", "--chunk-bits", "16",
+                                    "--log-format", "json"])
+    assert res.exit_code == 1, res.output           # a finding: the device's fault
+    assert '"device_fault"' in res.output and "-screen" in res.output
+    meta = json.loads(next((out / "_runs").glob("*.json")).read_text())
+    assert meta["screen"].startswith("host: the device screen did not build")
+    assert meta["inputs"] == 1 << 16 and meta["status"] == "partial"
+    rows = store.read_findings(out).to_pylist()
+    fault = [r for r in rows if r["unit_id"].endswith("-screen")]
+    assert len(fault) == 1 and fault[0]["severity"] == "fault"
+    assert "Traceback" not in res.output
+    res = CliRunner().invoke(main, ["sweep", "sin", "-d", selector(info), "-o",
+                                    str(tmp_path / "r2"), "--chunks", "1", "--chunk-bits",
+                                    "16", "--screen", "device"])
+    assert res.exit_code == 2 and "device screen did not build" in res.output
+    assert "Traceback" not in res.output

@@ -173,16 +173,17 @@ def sweep_with_progress(sw, space, info, out, chunk_bits, build_options, limit, 
 
 def sweep_end(meta: dict, space, out, log=None) -> None:
     """The end of ``fuzzfarm sweep``: with ``log`` (a LineLog) an ``end`` event (and a
-    ``device_fault`` one), else totals, failures by rule and a device fault on the
-    terminal.  ``meta``: the sweep's metadata; ``space``: its Space; ``out``: results."""
-    fault = meta.get("device_fault")
+    ``device_fault`` one per fault: the sweep's, the device screen's), else totals,
+    failures by rule and the faults on the terminal.  ``meta``: the sweep's metadata;
+    ``space``: its Space; ``out``: results."""
+    faults = [f for f in (meta.get("device_fault"), meta.get("screen_fault")) if f]
     if log is not None:
         log.event("end", run_id=meta["run_id"], status=meta["status"],
                   inputs=meta["inputs"], failures=meta["failures"], notes=meta["notes"],
                   max_ulp=meta.get("max_ulp_error"), seconds=round(meta["wall_seconds_last"], 1),
                   failures_by_rule=",".join(f"{k}:{v}" for k, v in
                                             sorted(meta["failures_by_rule"].items())) or "-")
-        if fault:
+        for fault in faults:
             log.event("device_fault", rule_id=fault["rule_id"], unit=fault["unit_id"],
                       error=fault["error"])
         return
@@ -198,7 +199,7 @@ def sweep_end(meta: dict, space, out, log=None) -> None:
                  f"{meta['wall_seconds_last']:.1f} s")
     for rule, k in sorted(meta["failures_by_rule"].items(), key=lambda kv: -kv[1]):
         report.print(f"  {rule}: {k:,}")
-    if fault:
+    for fault in faults:
         report.print(f"device fault {fault['rule_id']} in {fault['unit_id']}: "
                      f"{fault['error']} (recorded in {out}; `fuzzfarm findings {out} "
                      f"--severity fault`)", markup=False, highlight=False)

@@ -573,7 +573,9 @@ def _pipeline(opts, run_id, todo, slot_bytes, meta, progress, done_inputs) -> bo
         except KernelBuildError as exc:     # a finding about the device: recorded, the end
             _device_fault(opts, run_id, todo[0], dmeta, "build_failure", exc.detail(), meta)
             return False
-        screen = _device_screen(opts, runner, claims, meta)
+        screen = _device_screen(opts, runner, claims, meta,
+                                fault_at=(run_id, replace(todo[0], unit_id=todo[0].unit_id
+                                                          + "-screen"), dmeta))
 
         sigints = [0]
 
@@ -647,10 +649,12 @@ def _pipeline(opts, run_id, todo, slot_bytes, meta, progress, done_inputs) -> bo
     return interrupted
 
 
-def _device_screen(opts, runner, claims, meta: dict):
+def _device_screen(opts, runner, claims, meta: dict, fault_at=None):
     """The sweep's oracle.device_screen.DeviceScreen, or None to screen on the host;
-    ``meta['screen']`` says which and why.  Raises SweepError for ``--screen device``
-    where the device screen cannot be used."""
+    ``meta['screen']`` says which and why.  A device that fails to build the screen (valid
+    OpenCL C) is a finding: recorded as a device fault of unit ``fault_at`` = (run id,
+    unit, device columns), and the sweep goes on screening on the host.  Raises
+    SweepError for ``--screen device`` where the device screen cannot be used."""
     from fuzzfarm.device.runner import KernelBuildError
     from fuzzfarm.formats import BINARY64
     from fuzzfarm.oracle.device_screen import DeviceScreen, aggregates, plain_bound
@@ -672,6 +676,13 @@ def _device_screen(opts, runner, claims, meta: dict):
             return screen
         except KernelBuildError as exc:
             why = f"the device screen did not build ({str(exc).splitlines()[0]})"
+            if fault_at is not None:
+                from fuzzfarm.work.units import write_fault
+                run_id, unit, dmeta = fault_at
+                finding = write_fault(opts.out, run_id, unit, dmeta, "", "build_failure",
+                                      exc.detail())
+                meta["screen_fault"] = {"rule_id": finding["rule_id"],
+                                        "unit_id": unit.unit_id, "error": why}
     if opts.screen == "device":
         raise SweepError(f"sweep: --screen device: {why}")
     meta["screen"] = f"host: {why}"
