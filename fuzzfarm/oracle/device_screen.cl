@@ -93,35 +93,25 @@ inline double reduce_pio2(uint ax, int *q) {
     return neg ? negd(z) : z;
 }
 
-inline double ref_sin(float xf, int *kind) {
+// sin(x) (cosine 0) or cos(x) (cosine 1): cos(x) = sin(x + pi/2), one quadrant on
+inline double sin_or_cos(float xf, int cosine) {
     uint ax = as_uint(xf) & 0x7fffffffu;
     double r;
-    if ((ax >> 23) < 126u) {
-        r = sin_poly((double)as_float(ax));
+    if ((ax >> 23) < 126u) {                       // |x| < 1/2: no reduction
+        double x = (double)as_float(ax);
+        r = cosine ? cos_poly(x) : sin_poly(x);
     } else {
         int q;
         double z = reduce_pio2(ax, &q);
+        q += cosine;
         r = (q & 1) ? cos_poly(z) : sin_poly(z);
         if (q & 2) r = negd(r);
     }
-    *kind = K_VALUE;
-    return as_uint(xf) >> 31 ? negd(r) : r;
+    return (!cosine && (as_uint(xf) >> 31)) ? negd(r) : r;   // sin odd, cos even
 }
 
-inline double ref_cos(float xf, int *kind) {
-    uint ax = as_uint(xf) & 0x7fffffffu;
-    double r;
-    if ((ax >> 23) < 126u) {
-        r = cos_poly((double)as_float(ax));
-    } else {
-        int q;
-        double z = reduce_pio2(ax, &q);
-        r = (q & 1) ? sin_poly(z) : cos_poly(z);
-        if (((q + 1) & 2)) r = negd(r);            // q = 1: -sin, q = 2: -cos
-    }
-    *kind = K_VALUE;
-    return r;
-}
+inline double ref_sin(float xf, int *kind) { *kind = K_VALUE; return sin_or_cos(xf, 0); }
+inline double ref_cos(float xf, int *kind) { *kind = K_VALUE; return sin_or_cos(xf, 1); }
 
 // exp2(x) = 2**n 2**t, n = rint(x), |t| <= 1/2 exact; 2**t by Taylor to t**13
 inline double exp2_core(double t) {

@@ -22,7 +22,8 @@ import numpy as np
 from fuzzfarm.formats import FloatFormat
 
 __all__ = ["NBANDS", "NBINS", "HIST_LOG2_LO", "HIST_BINS_PER_OCTAVE", "HIST_FRAC_BITS",
-           "bin_edges", "error_bins", "exponent_bands", "histogram", "distribution"]
+           "bin_edges", "error_bins", "exponent_bands", "histogram", "distribution",
+           "percentile_bounds"]
 
 NBANDS = 16
 HIST_LOG2_LO = -12
@@ -80,7 +81,8 @@ def distribution(hist: np.ndarray) -> dict:
     lower edge in ULPs (str; '0' for bin 0): count} over all bands,
     ``ulp_histogram_by_band`` {band index (str): {edge: count}}, and ``ulp_p50`` /
     ``ulp_p99``: the upper edges (ULPs) of the bins holding the median and the 99th
-    percentile (upper bounds on them; absent for an empty histogram)."""
+    percentile (upper bounds on them; None in the open top bin; absent for an empty
+    histogram)."""
     edges = np.concatenate([[0.0], bin_edges()])
     names = ["0"] + [f"{e:.6g}" for e in edges[1:]]
 
@@ -90,11 +92,16 @@ def distribution(hist: np.ndarray) -> dict:
     out = {"ulp_histogram": cells(total),
            "ulp_histogram_by_band": {str(band): cells(hist[band])
                                       for band in np.flatnonzero(hist.sum(axis=1))}}
-    n = int(total.sum())
-    upper = np.concatenate([edges[1:], [np.inf]])
-    if n:
-        cum = np.cumsum(total)
-        for q, key in ((0.5, "ulp_p50"), (0.99, "ulp_p99")):
-            b = int(np.searchsorted(cum, q * n))
-            out[key] = float(upper[b])
+    if total.sum():          # None where it falls in the open top bin
+        for key, v in zip(("ulp_p50", "ulp_p99"), percentile_bounds(total)):
+            out[key] = None if np.isinf(v) else v
     return out
+
+
+def percentile_bounds(counts: np.ndarray, qs=(0.5, 0.99)) -> tuple:
+    """Upper bounds (ULPs, floats) on the quantiles ``qs`` of the errors counted in
+    ``counts`` (int, (NBINS,), not all zero): the upper edge of the bin each falls in
+    (inf for the open top bin)."""
+    upper = np.concatenate([bin_edges(), [np.inf]])
+    cum = np.cumsum(counts)
+    return tuple(float(upper[int(np.searchsorted(cum, q * cum[-1]))]) for q in qs)

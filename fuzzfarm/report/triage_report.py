@@ -244,13 +244,18 @@ def _histograms(t: Triage) -> list[tuple[str, str]]:
         if c.size:
             ax.hist(c, bins=bins, alpha=0.5, color="#d62728", label=f"current ({c.size})")
         what = "findings' ulp_error" if d["source"] == "findings" else "per-unit max_ulp_error"
-        ax.set_title(f"{fn} {prec}: {what}", fontsize=9)
-        ax.set_xlabel("ULP error", fontsize=8)
-        ax.set_ylabel("count", fontsize=8)
-        ax.tick_params(labelsize=7)
-        ax.legend(fontsize=7)
+        _label(ax, f"{fn} {prec}: {what}", "ULP error", "count")
         out.append((f"ULP errors of {fn} {prec}", _png(fig)))
     return out
+
+
+def _label(ax, title: str, xlabel: str, ylabel: str, legend: int = 7) -> None:
+    """The report's plot style: small title, labels, ticks and legend."""
+    ax.set_title(title, fontsize=9)
+    ax.set_xlabel(xlabel, fontsize=8)
+    ax.set_ylabel(ylabel, fontsize=8)
+    ax.tick_params(labelsize=7)
+    ax.legend(fontsize=legend)
 
 
 def _error_histograms(t: Triage) -> list[tuple[str, str]]:
@@ -259,9 +264,9 @@ def _error_histograms(t: Triage) -> list[tuple[str, str]]:
     log-spaced ULP bin, baseline and current, with the median and 99th percentile."""
     from matplotlib.figure import Figure
 
-    from fuzzfarm.oracle.histogram import bin_edges
-    lower = np.concatenate([[bin_edges()[0] / 2], bin_edges()])   # bin 0 drawn below
-    upper = np.concatenate([bin_edges(), [bin_edges()[-1] * 2]])
+    from fuzzfarm.oracle.histogram import bin_edges, percentile_bounds
+    e = bin_edges()
+    edges = np.concatenate([[e[0] / 2], e, [e[-1] * 2]])     # bins 0 and the top drawn
     out = []
     for (fn, prec), d in list(t.ulp_histograms.items())[:MAX_HISTOGRAMS]:
         fig = Figure(figsize=(4.4, 2.7))
@@ -271,17 +276,13 @@ def _error_histograms(t: Triage) -> list[tuple[str, str]]:
             n = int(h.sum())
             if not n:
                 continue
-            cum = np.cumsum(h)
-            p50 = upper[int(np.searchsorted(cum, 0.5 * n))]
-            p99 = upper[int(np.searchsorted(cum, 0.99 * n))]
-            ax.stairs(h / n, np.concatenate([lower, upper[-1:]]), color=color,
-                      label=f"{side} ({n:,}; p50 < {p50:.3g}, p99 < {p99:.3g})")
+            p50, p99 = percentile_bounds(h)
+            ax.stairs(h / n, edges, color=color,
+                      label=f"{side} ({n:,}; p50 <= {p50:.3g}, p99 <= {p99:.3g})")
         ax.set_xscale("log")
-        ax.set_title(f"{fn} {prec}: ULP error of every screened input", fontsize=9)
-        ax.set_xlabel("ULP error (leftmost bin: below 2^-12, exact included)", fontsize=8)
-        ax.set_ylabel("share of inputs", fontsize=8)
-        ax.tick_params(labelsize=7)
-        ax.legend(fontsize=6)
+        _label(ax, f"{fn} {prec}: ULP error of every screened input",
+               "ULP error (leftmost bin: below 2^-12, exact included)", "share of inputs",
+               legend=6)
         out.append((f"ULP error distribution of {fn} {prec}", _png(fig)))
     return out
 
