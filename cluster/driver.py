@@ -30,6 +30,12 @@ import time
 __all__ = ["run_campaign", "CampaignRun", "resume_target", "DEFAULT_STATUS_INTERVAL"]
 
 DEFAULT_STATUS_INTERVAL = 2.0
+#: Seconds between compactions of the results directory during a campaign (store.compact:
+#: a background thread of the driver merges finished units' files; the environment's
+#: FUZZFARM_COMPACT_INTERVAL overrides it, for benchmarks), and the fewest files a
+#: directory must have for it; at the end of a session every directory is compacted.
+COMPACT_INTERVAL = float(os.environ.get("FUZZFARM_COMPACT_INTERVAL", "600"))
+COMPACT_MIN_FILES = 256
 
 try:
     from rich.console import Console
@@ -335,6 +341,23 @@ class CampaignRun:
         work[self._work(key)] = key
 
     # ------------------------------------------------------------------ status
+    def _compact_in_background(self) -> None:
+        """Start a compaction of the results directory in a thread unless one runs."""
+        import threading
+        t = getattr(self, "_compactor", None)
+        if t is not None and t.is_alive():
+            return
+        self._compactor = threading.Thread(target=_compact_results,
+                                           args=(self, COMPACT_MIN_FILES), daemon=True)
+        self._compactor.start()
+
+    def _compact(self, min_files: int) -> None:
+        """Wait for a background compaction, then compact (at the end of the session)."""
+        t = getattr(self, "_compactor", None)
+        if t is not None:
+            t.join()
+        _compact_results(self, min_files)
+
     def status(self, snap: dict, session_started: float) -> dict:
         """The status file's content (see ``fuzzfarm status``)."""
         elapsed = time.time() - session_started
@@ -440,6 +463,7 @@ class CampaignRun:
             else:
                 live_cls = _PlainLive
             last_status = last_nodes = 0.0
+            last_compact = time.time()
             with live_cls(console=self.console, refresh_per_second=2, transient=False) as live:
                 while work:
                     try:
@@ -472,6 +496,9 @@ class CampaignRun:
                             store.write_json(self.dir / "status.json",
                                              self.status(snap, session_started))
                             last_status = time.time()
+                        if time.time() - last_compact >= COMPACT_INTERVAL:
+                            self._compact_in_background()
+                            last_compact = time.time()
                     except KeyboardInterrupt:
                         if interrupted:
                             raise
@@ -521,9 +548,22 @@ class CampaignRun:
                     pass
                 store.write_run(self.out, self.run_id, meta)
             ray.shutdown()
-            self.lock.release()
+            try:
+                self._compact(min_files=2)
+            finally:
+                self.lock.release()
         meta["interrupted"] = interrupted
         return meta
+
+
+def _compact_results(run: "CampaignRun", min_files: int) -> None:
+    """store.compact of the campaign's results directory; a failure is one line, never
+    the end of the campaign (the per-unit files stay readable as they are)."""
+    from fuzzfarm.store import dataset as store
+    try:
+        store.compact(run.out, min_files=min_files)
+    except (OSError, store.StoreError, ValueError) as exc:
+        run.console.print(f"[yellow]results not compacted: {exc}[/]")
 
 
 def run_options(opts, console=None) -> dict:

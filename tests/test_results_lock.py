@@ -122,3 +122,100 @@ def test_a_killed_writer_leaves_a_temp_file_that_the_next_run_removes(tmp_path):
     with store.ResultsLock(out) as lock:
         assert lock.removed == 1
     assert list((out / "run1").iterdir()) == []
+
+
+# --------------------------------------------------------------------------- compaction
+def _units(out, run, n, findings_per_unit=2, start=0):
+    from datetime import datetime, timezone
+    for i in range(start, start + n):
+        uid = f"u{i:04d}"
+        rows = [_finding_row(run, uid, k) for k in range(findings_per_unit)]
+        store.write_findings(out, run, uid, rows)
+        store.write_stats(out, run, uid, _stats_row(run, uid, datetime.now(timezone.utc)))
+
+
+def _finding_row(run, uid, k):
+    from datetime import datetime, timezone
+    row = {f.name: None for f in store.FINDINGS_SCHEMA}
+    row.update(run_id=run, unit_id=uid, function="sin", precision="binary32", element=k,
+               rule_id="ulp.sin", severity="fail", input_bits=[k], output_bits=[k],
+               time=datetime.now(timezone.utc))
+    return row
+
+
+def _stats_row(run, uid, now):
+    row = {f.name: None for f in store.STATS_SCHEMA}
+    row.update(run_id=run, unit_id=uid, function="sin", precision="binary32",
+               inputs_tested=10, failures=2, time=now)
+    return row
+
+
+def test_compaction_merges_small_files_and_readers_see_each_row_once(tmp_path):
+    out = tmp_path / "r"
+    _units(out, "run1", 100)
+    before = (store.read_findings(out).num_rows, store.read_stats(out).num_rows)
+    assert before == (200, 100)
+    replaced = store.compact(out, min_files=10)
+    assert replaced == 200
+    files = sorted(p.name for p in (out / "_stats" / "run1").iterdir())
+    assert len(files) == 1 and files[0].startswith("part-")
+    assert (store.read_findings(out).num_rows, store.read_stats(out).num_rows) == before
+    assert store.done_units(out, "run1") == {f"u{i:04d}" for i in range(100)}
+    # more units after it: compacted again into a second part, nothing lost or doubled
+    _units(out, "run1", 20, start=100)
+    assert store.compact(out, min_files=10) == 40
+    assert store.read_stats(out).num_rows == 120
+    assert len(store.done_units(out, "run1")) == 120
+
+
+def test_a_compaction_killed_midway_never_doubles_rows_and_is_finished_by_the_lock(tmp_path):
+    """Killed after writing its part but before deleting what it replaces: readers skip
+    the replaced files; the next lock holder deletes them and the intent."""
+    out = tmp_path / "r"
+    _units(out, "run1", 30)
+    real_unlink = Path.unlink
+
+    def dies(self, *a, **k):
+        if self.suffix == ".parquet" and not self.name.startswith("part-"):
+            raise KeyboardInterrupt          # the process dies here
+        return real_unlink(self, *a, **k)
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(Path, "unlink", dies)
+        with pytest.raises(KeyboardInterrupt):
+            store.compact(out, min_files=5)
+    d = out / "_stats" / "run1"
+    assert any(p.name.startswith(".compact-") for p in d.iterdir())
+    assert len(list(d.glob("*.parquet"))) == 31             # the part and all 30 originals
+    assert store.read_stats(out).num_rows == 30               # each row once
+    assert store.read_findings(out).num_rows == 60
+    with store.ResultsLock(out, "test"):
+        pass
+    assert sorted(p.name[:5] for p in d.iterdir()) == ["part-"]
+    assert store.read_stats(out).num_rows == 30
+    # killed before its part was written: the originals stay and the intent goes
+    _units(out, "run2", 10)
+    real_write = store._atomic_write
+
+    def part_dies(path, write):
+        if str(path).endswith(".parquet"):
+            raise KeyboardInterrupt
+        return real_write(path, write)
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(store, "_atomic_write", part_dies)
+        with pytest.raises(KeyboardInterrupt):
+            store._compact_dir(out / "_stats" / "run2", store.STATS_SCHEMA, 2)
+    assert list((out / "_stats" / "run2").glob(".compact-*"))      # the intent was written
+    assert store.read_stats(out, "run2").num_rows == 10
+    with store.ResultsLock(out, "test"):
+        pass
+    assert store.read_stats(out, "run2").num_rows == 10
+    assert not list((out / "_stats" / "run2").glob(".compact-*"))
+
+
+def test_unfinished_units_findings_are_not_compacted(tmp_path):
+    out = tmp_path / "r"
+    _units(out, "run1", 10)
+    store.write_findings(out, "run1", "late", [_finding_row("run1", "late", 0)])  # no stats
+    store.compact(out, min_files=2)
+    assert (out / "run1" / "late.parquet").exists()
+    assert store.read_findings(out).num_rows == 21

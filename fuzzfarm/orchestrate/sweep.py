@@ -378,10 +378,8 @@ class SweepOptions:
 
 
 def _done_units(out: Path, run_id: str) -> set:
-    d = Path(out) / "_stats" / run_id
-    if not d.is_dir():
-        return set()
-    return {p.stem for p in d.glob("*.parquet") if not p.name.startswith(".")}
+    from fuzzfarm.store import dataset as store
+    return store.done_units(out, run_id)
 
 
 def resume_state(opts: SweepOptions) -> tuple[str, dict, list]:
@@ -444,6 +442,10 @@ def _sweep_locked(opts: SweepOptions, progress) -> dict:
         "completed" if meta["inputs"] == space.size else "partial")
     meta["wall_seconds_last"] = time.perf_counter() - started
     store.write_run(opts.out, run_id, meta)
+    try:                        # one file per directory instead of one per chunk
+        store.compact(opts.out, min_files=2)
+    except (OSError, store.StoreError) as exc:
+        meta["not_compacted"] = str(exc)
     meta["interrupted"] = interrupted
     return meta
 

@@ -10,12 +10,21 @@ Layout of ``--out DIR``::
     DIR/_campaign/<run_id>/journal.jsonl    every unit issued (and each strike), in order
     DIR/_campaign/<run_id>/status.json      live progress, rewritten every few seconds
     DIR/_faults/<run_id>/<unit_id>.npz      the inputs of a unit recorded as a device fault
+    .../part-<id>.parquet                   many units' files compacted into one
+                                            (``compact``), beside the per-unit files
 
 ``pyarrow.dataset.dataset(DIR)`` reads every finding of every run as one table (pyarrow
 skips names starting with ``_`` or ``.``); ``pyarrow.dataset.dataset(DIR + "/_stats")``
 reads the stats.  Every file is written to a hidden temporary name in its final directory,
 flushed, fsynced and renamed (DESIGN.md decision 6): a killed writer leaves only complete
 files, plus at worst a ``.tmp-*`` file that readers ignore.
+
+Compaction (``compact``) keeps a long run's file count and per-file overhead (about 12 KB
+of Parquet footer for a one-row stats file) from growing with time: it writes an intent
+(``.compact-<id>.json``: the part's name and the files it replaces), then the part, then
+deletes the replaced files, then the intent.  Readers skip the files a written part
+replaces, so they never count a row twice; a compaction killed midway is finished by
+the next holder of the directory's lock (``finish_compactions``).
 """
 from __future__ import annotations
 
@@ -36,7 +45,8 @@ __all__ = ["FINDINGS_SCHEMA", "STATS_SCHEMA", "new_run_id", "check_writable", "w
            "write_findings_table", "write_stats", "write_run", "read_findings", "read_stats",
            "StoreError", "campaign_dir", "Journal", "read_journal", "done_units",
            "write_json", "read_status", "latest_campaign", "write_fault_inputs",
-           "ResultsLock", "ResultsInUse", "remove_orphans", "damaged_files", "quarantine"]
+           "ResultsLock", "ResultsInUse", "remove_orphans", "damaged_files", "quarantine",
+           "compact", "finish_compactions"]
 
 
 class StoreError(CorruptResults):
@@ -183,19 +193,111 @@ def read_stats(out: str | os.PathLike, run_id: str | None = None) -> pa.Table:
 def _read(path: Path, schema: pa.Schema) -> pa.Table:
     import pyarrow.dataset as ds
 
-    if not path.exists():
-        return schema.empty_table()
-    try:
-        return ds.dataset(path, schema=schema, format="parquet").to_table()
-    except (pa.ArrowInvalid, OSError) as exc:
-        bad = damaged_files(path)
-        if bad:
-            f, why = bad[0]
-            more = f" and {len(bad) - 1} more" if len(bad) > 1 else ""
-            raise StoreError(f"damaged results file {str(f)!r} ({why}){more}; `fuzzfarm "
-                             f"check {_root_of(path)} --quarantine` moves damaged files "
-                             f"aside") from None
-        raise StoreError(f"results directory {str(path)!r} is corrupt: {exc}") from None
+    for attempt in range(4):
+        if not path.exists():
+            return schema.empty_table()
+        gone = _superseded(path)
+        source = str(path)
+        if gone:                # a compaction wrote its part but has not deleted these yet
+            source = [str(f) for f in _visible(path) if f not in gone]
+            if not source:
+                return schema.empty_table()
+        try:
+            return ds.dataset(source, schema=schema, format="parquet").to_table()
+        except FileNotFoundError:
+            if attempt < 3:     # a compaction removed a file while this was reading
+                continue
+            raise StoreError(f"results directory {str(path)!r} changed while read") from None
+        except (pa.ArrowInvalid, OSError) as exc:
+            bad = damaged_files(path)
+            if bad:
+                f, why = bad[0]
+                more = f" and {len(bad) - 1} more" if len(bad) > 1 else ""
+                raise StoreError(f"damaged results file {str(f)!r} ({why}){more}; `fuzzfarm "
+                                 f"check {_root_of(path)} --quarantine` moves damaged files "
+                                 f"aside") from None
+            raise StoreError(f"results directory {str(path)!r} is corrupt: {exc}") from None
+
+
+def _visible(root: Path) -> list[Path]:
+    """The Parquet files under ``root`` a pyarrow dataset reads (no path part below root
+    starting with ``_`` or ``.``), sorted."""
+    return sorted(f for f in root.rglob("*.parquet")
+                  if not any(q.startswith(("_", ".")) for q in f.relative_to(root).parts))
+
+
+#: Compaction: the intent files (hidden: readers skip them) and the parts' names.
+COMPACT_PREFIX, PART_PREFIX = ".compact-", "part-"
+
+
+def _intents(root: Path):
+    """(intent path, {"part": name, "replaces": [names]}) of every compaction intent under
+    ``root`` (unreadable ones are skipped: a killed writer's, never renamed into place)."""
+    for intent in sorted(root.rglob(COMPACT_PREFIX + "*.json")):
+        try:
+            data = json.loads(intent.read_text())
+            yield intent, {"part": str(data["part"]), "replaces": list(data["replaces"])}
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+
+
+def _superseded(root: Path) -> set[Path]:
+    """The files under ``root`` that a written part replaces but that are not deleted yet."""
+    out: set[Path] = set()
+    for intent, data in _intents(root):
+        if (intent.parent / data["part"]).exists():
+            out.update(intent.parent / n for n in data["replaces"])
+    return out
+
+
+def compact(out: str | os.PathLike, min_files: int = 64) -> int:
+    """Merge the per-unit Parquet files of every run under ``out`` (findings and stats),
+    directory by directory, into one ``part-*.parquet`` each where at least ``min_files``
+    are waiting; returns how many files were replaced.  Safe beside writers adding units
+    (only the files listed at the start are merged) and readers (module docstring); call
+    it holding the directory's ResultsLock (or from the process that holds it)."""
+    root = Path(out)
+    n = 0
+    dirs = [d for d in (root / "_stats").glob("*") if d.is_dir()] if (root / "_stats").is_dir() \
+        else []
+    dirs += [d for d in root.glob("*") if d.is_dir() and not d.name.startswith(("_", "."))]
+    for d in dirs:
+        if d.parent.name == "_stats":
+            n += _compact_dir(d, STATS_SCHEMA, min_files)
+        else:   # only finished units' findings: an unfinished unit may write them again
+            n += _compact_dir(d, FINDINGS_SCHEMA, min_files, done_units(root, d.name))
+    return n
+
+
+def _compact_dir(d: Path, schema: pa.Schema, min_files: int, only=None) -> int:
+    files = sorted(f for f in d.glob("*.parquet") if not f.name.startswith((".", PART_PREFIX))
+                   and (only is None or f.name[:-len(".parquet")] in only))
+    if len(files) < max(2, min_files):
+        return 0
+    table = pa.concat_tables([pq.read_table(f, schema=schema) for f in files])
+    key = uuid.uuid4().hex[:12]
+    part, intent = d / f"{PART_PREFIX}{key}.parquet", d / f"{COMPACT_PREFIX}{key}.json"
+    write_json(intent, {"part": part.name, "replaces": [f.name for f in files]})
+    _atomic_write(part, lambda fh: pq.write_table(table, fh, compression="zstd"))
+    for f in files:
+        f.unlink(missing_ok=True)
+    intent.unlink(missing_ok=True)
+    return len(files)
+
+
+def finish_compactions(out: str | os.PathLike) -> int:
+    """Finish what killed compactions left under ``out``: delete the files a written part
+    replaces, and every intent; returns how many intents there were.  Holding the lock."""
+    n = 0
+    for intent, data in _intents(Path(out)):
+        if (intent.parent / data["part"]).exists():
+            for name in data["replaces"]:
+                (intent.parent / name).unlink(missing_ok=True)
+        intent.unlink(missing_ok=True)
+        n += 1
+    for intent in Path(out).rglob(COMPACT_PREFIX + "*.json"):     # unreadable ones
+        intent.unlink(missing_ok=True)
+    return n
 
 
 def _root_of(path: Path) -> str:
@@ -301,6 +403,7 @@ class ResultsLock:
             "pid": os.getpid(), "host": socket.gethostname(), "what": self.what,
             "argv": sys.argv, "since": datetime.now(timezone.utc).isoformat(timespec="seconds")})
         self.removed = remove_orphans(self.out)
+        finish_compactions(self.out)
         return self.removed
 
     def release(self) -> None:
@@ -419,8 +522,18 @@ def done_units(out: str | os.PathLike, run_id: str) -> set[str]:
     d = Path(out) / "_stats" / run_id
     if not d.is_dir():
         return set()
-    return {p.name[:-len(".parquet")] for p in d.iterdir()
-            if p.name.endswith(".parquet") and not p.name.startswith(".")}
+    done = set()
+    for p in d.iterdir():
+        if not p.name.endswith(".parquet") or p.name.startswith("."):
+            continue
+        if p.name.startswith(PART_PREFIX):          # compacted: the ids are in the rows
+            try:
+                done.update(pq.read_table(p, columns=["unit_id"]).column(0).to_pylist())
+            except FileNotFoundError:
+                continue
+        else:
+            done.add(p.name[:-len(".parquet")])
+    return done
 
 
 def latest_campaign(out: str | os.PathLike, unfinished: bool = False) -> str | None:
