@@ -274,15 +274,32 @@ def _compact_dir(d: Path, schema: pa.Schema, min_files: int, only=None) -> int:
                    and (only is None or f.name[:-len(".parquet")] in only))
     if len(files) < max(2, min_files):
         return 0
-    table = pa.concat_tables([pq.read_table(f, schema=schema) for f in files])
     key = uuid.uuid4().hex[:12]
     part, intent = d / f"{PART_PREFIX}{key}.parquet", d / f"{COMPACT_PREFIX}{key}.json"
     write_json(intent, {"part": part.name, "replaces": [f.name for f in files]})
-    _atomic_write(part, lambda fh: pq.write_table(table, fh, compression="zstd"))
+
+    def write(fh):      # streamed: memory holds one row group, not the directory
+        with pq.ParquetWriter(fh, schema, compression="zstd") as w:
+            batch, rows = [], 0
+            for f in files:
+                t = pq.read_table(f, schema=schema)
+                batch.append(t)
+                rows += t.num_rows
+                if rows >= _PART_ROW_GROUP:
+                    w.write_table(pa.concat_tables(batch))
+                    batch, rows = [], 0
+            if batch:
+                w.write_table(pa.concat_tables(batch))
+    _atomic_write(part, write)
     for f in files:
         f.unlink(missing_ok=True)
     intent.unlink(missing_ok=True)
+    pa.default_memory_pool().release_unused()
     return len(files)
+
+
+#: Rows per row group of a compacted part (bounds the compaction's memory).
+_PART_ROW_GROUP = 16384
 
 
 def finish_compactions(out: str | os.PathLike) -> int:
