@@ -22,16 +22,21 @@ REL = 2**-45 and the same margin.  Per chunk it returns
   inputs (ULPs, -1 where none) and its position, so that the chunk's maximum is found
   without the host evaluating a single reference;
 * ``hist`` (uint32, NBANDS x NBINS): the passed inputs by exponent band of x and by ULP
-  error, in the layout of oracle.histogram.
+  error, in the layout of oracle.histogram;
+* with ``aggregate`` (``aggregates``): ``agg`` bits, ``agg_count`` per rule and the rule of
+  each (``agg_c0``, ``agg_c1``) of the inputs whose prescribed zero or infinity came back
+  as another zero or infinity: failures counted on the device, which the host confirms on
+  a sample (fuzzfarm.orchestrate.sweep).
 
 Everything else -- zeros, subnormals, infinities and NaNs among the inputs and results,
 errors within the margin of the bound, failures -- is a *candidate*: the host's checker
 (verdict.checker.check_batch) judges the candidates exactly as it judges every input of a
-host-screened sweep.  The device never decides a failure, so a wrong reference can cost
-speed (more candidates) but can only hide a failure if it is wrong by millions of binary64
-ULPs in the direction of the device's wrong result; the tests compare every reference with
-mpmath and the host's float64 references on over 10**6 inputs near the hard cases, and
-check the prescribed results the screen accepts against the catalogue's rules through the
+host-screened sweep.  The device never passes a failure on its own say-so: a wrong
+reference can cost speed (more candidates) but can only hide a failure if it is wrong by
+more than the failure's excess over the bound (at least 2**9 binary64 ULPs) in the
+direction of the device's wrong result; the tests compare every reference with mpmath and
+with the host's float64 references (2**22 inputs each in the soundness tier), and check
+the prescribed results the screen accepts against the catalogue's rules through the
 checker itself.
 
 Where it is used: binary32, single-argument built-ins with a reference here
