@@ -229,20 +229,28 @@ def _replays(out: str, streams) -> dict:
 
 @ray.remote(num_cpus=1)
 def check_and_write(unit, inputs, outputs, claims, device_meta, run_id, out, device_seconds,
-                    build_options, coordinator, device_key):
+                    build_options, coordinator, device_key, answer=None):
     """Check one unit, write its findings and then its stats row (atomically), then tell
     the coordinator it is done.  ``inputs``/``outputs`` arrive from the object store
-    (zero-copy, read-only); ``inputs`` None: a sweep chunk, whose inputs are made here.
+    (zero-copy, read-only); ``inputs`` None: a sweep chunk, whose inputs are made here
+    (``answer``: the device screen's, where the actor screened it on the device).
     Returns its counts."""
     from fuzzfarm.store import dataset as store
-    from fuzzfarm.work.units import check_unit
+    from fuzzfarm.work.units import check_unit, finding_table, stats_row
 
     t0 = time.perf_counter()
-    if inputs is None:
-        from fuzzfarm.orchestrate.sweep import space_for
-        inputs = space_for(unit.function, unit.precision).inputs(unit.seed, unit.per_recipe)
-    table, stats, result = check_unit(unit, inputs, outputs, claims, device_meta, run_id,
-                                      device_seconds, build_options, table=True)
+    if inputs is None:          # a sweep chunk (fuzzfarm.orchestrate.sweep)
+        from fuzzfarm.orchestrate.sweep import judge_chunk, space_for
+        space = space_for(unit.function, unit.precision)
+        start, count = unit.seed, unit.per_recipe
+        result, inputs = judge_chunk(space, start, count, outputs, claims, answer)
+        table = finding_table(result, unit, device_meta, run_id, build_options)
+        stats = stats_row(result, unit, inputs, device_meta, run_id, device_seconds,
+                          time.perf_counter() - t0, build_options,
+                          by_class=space.class_counts(start, count))
+    else:
+        table, stats, result = check_unit(unit, inputs, outputs, claims, device_meta,
+                                          run_id, device_seconds, build_options, table=True)
     store.write_findings_table(out, run_id, unit.unit_id, table)
     store.write_stats(out, run_id, unit.unit_id, stats)
     fails, notes = stats["failures"], stats["notes"]
@@ -297,14 +305,18 @@ class _Sweeping:
     """A sweep chunk being run (synchronously, the kernel making its inputs): the
     ``PendingRun`` interface over its outputs."""
 
-    def __init__(self, kernel, start: int, count: int):
+    def __init__(self, kernel, start: int, count: int, screen=None):
         import numpy as np
 
         from fuzzfarm.device.kernels import buffer_dtype
         space = kernel.space
         self._out = {o.name: np.empty(count, buffer_dtype(o, space.fmt))
                      for o in space.fn.outputs}
-        self.device_seconds = kernel.run_into(start, count, self._out)
+        self.answer = None
+        if screen is not None:      # screened on the device (oracle.device_screen)
+            from fuzzfarm.oracle.device_screen import ScreenChunk
+            self.answer = ScreenChunk.empty(count)
+        self.device_seconds = kernel.run_into(start, count, self._out, screen, self.answer)
 
     def wait(self, copy: bool = True):
         return self._out
@@ -355,6 +367,21 @@ class DeviceActor:
             self.claims[build_options] = Claims.by_precision(self.info, consts,
                                                              build_options)
         return self.runners[build_options]
+
+    def _device_screen(self, runner, unit, spec, count: int):
+        """The oracle.device_screen.DeviceScreen of a sweep's chunks, or None to screen
+        them on the host (where ``fuzzfarm sweep`` would: fuzzfarm.orchestrate.sweep)."""
+        from fuzzfarm.device.runner import KernelBuildError
+        from fuzzfarm.oracle.device_screen import DeviceScreen, aggregates, plain_bound
+        claims = self.claims[spec["build_options"]][unit.precision]
+        bound = plain_bound(unit.function, unit.precision, claims)
+        if bound is None or not self.info.has_fp64:
+            return None
+        try:
+            return DeviceScreen(runner, unit.function, bound, count,
+                                aggregate=aggregates(unit.function, claims))
+        except KernelBuildError:        # `fuzzfarm sweep` records it; here: the host's
+            return None
 
     def describe(self) -> dict:
         return self.info.to_dict()
@@ -476,8 +503,10 @@ class DeviceActor:
             k = (spec["build_options"], unit.function, unit.precision)
             if k not in self.sweeps or self.sweeps[k][1] < sw["count"]:
                 space = space_for(unit.function, unit.precision)
-                self.sweeps[k] = (SweepKernel(runner, space, sw["count"]), sw["count"])
-            return _Sweeping(self.sweeps[k][0], sw["start"], sw["count"])
+                self.sweeps[k] = (SweepKernel(runner, space, sw["count"]), sw["count"],
+                                  self._device_screen(runner, unit, spec, sw["count"]))
+            kernel, _, screen = self.sweeps[k]
+            return _Sweeping(kernel, sw["start"], sw["count"], screen)
         return submit_unit(runner, unit, inputs)
 
     def _work(self, coordinator, key, run_id, out, max_in_flight, prefetch) -> dict:
@@ -560,9 +589,11 @@ class DeviceActor:
             # a conversion may touch two formats: it gets the claims of every one
             claims = (self.claims[bo] if unit.target.is_conversion
                       else self.claims[bo][unit.precision])
+            answer = getattr(pending, "answer", None)
             checks.append(check_and_write.remote(
                 unit, inputs_ref, ray.put(outputs), claims, self.info.columns(unit.precision),
-                run_id, out, float(pending.device_seconds), bo, coordinator, key))
+                run_id, out, float(pending.device_seconds), bo, coordinator, key,
+                answer=None if answer is None else ray.put(answer)))
             t2 = clock()
             spent["hand_off"] += t2 - t1
             while len(checks) >= max_in_flight:

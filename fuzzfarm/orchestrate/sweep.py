@@ -299,6 +299,21 @@ def _sample_confirms(sample, spos, answer, rules) -> bool:
                f.rule_id == rules[cls[f.index]] for f in fs)
 
 
+def judge_chunk(space: Space, start: int, count: int, outputs: dict, claims, answer=None):
+    """The verdict on inputs ``start .. start+count-1`` of ``space`` given their
+    ``outputs`` ({name: array (count,)}): the checker over all of them, or with ``answer``
+    (the device screen's, oracle.device_screen.ScreenChunk) over its candidates, the
+    device's error histogram added.  Returns (CheckResult, the inputs its
+    ``max_ulp_element`` indexes)."""
+    if answer is None:
+        from fuzzfarm.verdict.checker import check_batch
+        inputs = space.inputs(start, count)
+        return check_batch(space.fn, inputs, outputs, claims), inputs
+    total, inputs = _check_candidates(space, start, count, outputs, answer, claims)
+    total.add_histogram(answer.hist.astype(np.int64))
+    return total, inputs
+
+
 def check_chunk(job: dict, outputs: dict | None = None, answer=None) -> dict:
     """Check one chunk and write its findings and stats row (atomically).
 
@@ -311,7 +326,6 @@ def check_chunk(job: dict, outputs: dict | None = None, answer=None) -> dict:
     of the largest error, or None), check_seconds}.
     """
     from fuzzfarm.store import dataset as store
-    from fuzzfarm.verdict.checker import check_batch
     from fuzzfarm.work.units import finding_rows, stats_row
 
     t0 = time.perf_counter()
@@ -319,15 +333,10 @@ def check_chunk(job: dict, outputs: dict | None = None, answer=None) -> dict:
     start, count = unit.seed, unit.per_recipe
     if outputs is None:
         outputs = _slot_views(job["slot"], space, count)
-    if job.get("device_screen"):
-        if answer is None:
-            answer = _slot_answer(job["slot"], space, count, job["chunk"])
-        total, inputs = _check_candidates(space, start, count, outputs, answer,
-                                          job["claims"])
-        total.add_histogram(answer.hist.astype(np.int64))
-    else:
-        inputs = space.inputs(start, count)
-        total = check_batch(space.fn, inputs, outputs, job["claims"])
+    if job.get("device_screen") and answer is None:
+        answer = _slot_answer(job["slot"], space, count, job["chunk"])
+    total, inputs = judge_chunk(space, start, count, outputs, job["claims"],
+                                answer if job.get("device_screen") else None)
     dt = time.perf_counter() - t0
     rows = finding_rows(total, unit, job["meta"], job["run_id"], job["build_options"])
     stats = stats_row(total, unit, inputs, job["meta"], job["run_id"],
