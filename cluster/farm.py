@@ -372,14 +372,10 @@ class DeviceActor:
         """The oracle.device_screen.DeviceScreen of a sweep's chunks, or None to screen
         them on the host (where ``fuzzfarm sweep`` would: fuzzfarm.orchestrate.sweep)."""
         from fuzzfarm.device.runner import KernelBuildError
-        from fuzzfarm.oracle.device_screen import DeviceScreen, aggregates, plain_bound
+        from fuzzfarm.oracle.device_screen import screen_for
         claims = self.claims[spec["build_options"]][unit.precision]
-        bound = plain_bound(unit.function, unit.precision, claims)
-        if bound is None or not self.info.has_fp64:
-            return None
         try:
-            return DeviceScreen(runner, unit.function, bound, count,
-                                aggregate=aggregates(unit.function, claims))
+            return screen_for(runner, unit.function, unit.precision, claims, count)[0]
         except KernelBuildError:        # `fuzzfarm sweep` records it; here: the host's
             return None
 

@@ -62,7 +62,7 @@ from fuzzfarm.oracle.histogram import (HIST_BINS_PER_OCTAVE, HIST_FRAC_BITS, HIS
                                        NBANDS, NBINS)
 
 __all__ = ["DEVICE_REFERENCES", "HANDLED_RULES", "EXACT_RULES", "aggregates",
-           "aggregated_sample", "counted", "clean_candidates", "DeviceScreen",
+           "aggregated_sample", "counted", "clean_candidates", "DeviceScreen", "screen_for",
            "ScreenChunk", "plain_bound", "screen_source", "candidates", "words_for", "REL"]
 
 #: The assumed relative error of every device reference (as the host's float64 screen:
@@ -241,26 +241,29 @@ class ScreenChunk(NamedTuple):
     agg_c1: np.ndarray
 
     @staticmethod
+    def _layout(count: int) -> list[tuple[str, type, int]]:
+        """(field, dtype, elements) in buffer order: the 4-byte fields first, so that
+        every one stays aligned."""
+        w = words_for(count)
+        return [("passed", np.uint32, w), ("wmax", np.float32, w), ("agg", np.uint32, w),
+                ("agg_c0", np.uint32, w), ("agg_c1", np.uint32, w),
+                ("hist", np.uint32, NBANDS * NBINS), ("agg_count", np.uint32, NCLASSES),
+                ("wpos", np.uint8, w)]
+
+    @staticmethod
     def nbytes(count: int) -> int:
         """Bytes of host memory the answer for ``count`` inputs takes."""
-        w = words_for(count)
-        return 5 * w * 4 + w + (NBANDS * NBINS + NCLASSES) * 4
+        return sum(np.dtype(t).itemsize * n for _, t, n in ScreenChunk._layout(count))
 
     @staticmethod
     def views(buf, offset: int, count: int) -> "ScreenChunk":
         """Arrays over ``buf`` (a writable buffer) from byte ``offset``."""
-        w = words_for(count)
-        passed = np.frombuffer(buf, np.uint32, w, offset)
-        wmax = np.frombuffer(buf, np.float32, w, offset + 4 * w)
-        agg = np.frombuffer(buf, np.uint32, w, offset + 8 * w)
-        hist = np.frombuffer(buf, np.uint32, NBANDS * NBINS, offset + 12 * w)
-        agg_count = np.frombuffer(buf, np.uint32, NCLASSES,
-                                  offset + 12 * w + NBANDS * NBINS * 4)
-        c0 = np.frombuffer(buf, np.uint32, w, offset + 12 * w + (NBANDS * NBINS + NCLASSES) * 4)
-        c1 = np.frombuffer(buf, np.uint32, w, offset + 16 * w + (NBANDS * NBINS + NCLASSES) * 4)
-        wpos = np.frombuffer(buf, np.uint8, w, offset + 20 * w + (NBANDS * NBINS + NCLASSES) * 4)
-        return ScreenChunk(passed, wmax, wpos, hist.reshape(NBANDS, NBINS), agg, agg_count,
-                           c0, c1)
+        arrays = {}
+        for name, t, n in ScreenChunk._layout(count):
+            arrays[name] = np.frombuffer(buf, t, n, offset)
+            offset += np.dtype(t).itemsize * n
+        arrays["hist"] = arrays["hist"].reshape(NBANDS, NBINS)
+        return ScreenChunk(**arrays)
 
     def counted_rule(self, pos: np.ndarray) -> np.ndarray:
         """The class (int64, index into EXACT_RULES[name]) each counted input at ``pos``
@@ -274,11 +277,6 @@ class ScreenChunk(NamedTuple):
     def empty(count: int) -> "ScreenChunk":
         """A zeroed answer for ``count`` inputs in fresh memory."""
         return ScreenChunk.views(bytearray(ScreenChunk.nbytes(count)), 0, count)
-
-    @property
-    def n_passed(self) -> int:
-        return int(np.bitwise_count(self.passed).sum()) if hasattr(np, "bitwise_count") \
-            else int(np.unpackbits(self.passed.view(np.uint8)).sum())
 
 
 def _positions(words: np.ndarray, count: int, which: np.ndarray | None = None) -> np.ndarray:
@@ -331,6 +329,19 @@ def clean_candidates(answer: ScreenChunk, count: int) -> np.ndarray | None:
     if count % WORD and words[-1] != np.uint32((1 << (count % WORD)) - 1):
         return None
     return candidates(answer, count)
+
+
+def screen_for(runner, name: str, precision: str, claims, chunk: int):
+    """The device screen of built-in ``name`` in ``precision`` for chunks of ``chunk``
+    inputs on ``runner`` (a device.runner.DeviceRunner) under ``claims``: (DeviceScreen,
+    "") or, where it must not or cannot be used, (None, the reason in words).  Raises
+    device.runner.KernelBuildError when the device fails to build it (a finding)."""
+    bound = plain_bound(name, precision, claims)
+    if bound is None:
+        return None, f"no device screen for {name} in {precision} with these build options"
+    if not runner.info.has_fp64:
+        return None, "the device lacks cl_khr_fp64, which the device screen computes in"
+    return DeviceScreen(runner, name, bound, chunk, aggregate=aggregates(name, claims)), ""
 
 
 class DeviceScreen:

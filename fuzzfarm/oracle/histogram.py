@@ -23,7 +23,7 @@ from fuzzfarm.formats import FloatFormat
 
 __all__ = ["NBANDS", "NBINS", "HIST_LOG2_LO", "HIST_BINS_PER_OCTAVE", "HIST_FRAC_BITS",
            "bin_edges", "error_bins", "exponent_bands", "histogram", "distribution",
-           "percentile_bounds"]
+           "percentile_bounds", "to_cells", "from_cells"]
 
 NBANDS = 16
 HIST_LOG2_LO = -12
@@ -74,6 +74,22 @@ def histogram(err: np.ndarray, bits: np.ndarray, fmt: FloatFormat,
         cell[~where] = NBANDS * NBINS                      # a cell past the end: dropped
     h = np.bincount(np.ravel(cell), minlength=NBANDS * NBINS + 1)[:NBANDS * NBINS]
     return h.reshape(NBANDS, NBINS)
+
+
+def to_cells(hist: np.ndarray) -> list[dict]:
+    """The nonzero cells of ``hist`` as stored in a stats row's ``ulp_histogram``:
+    [{"band", "bin", "count"}, ...] (store.STATS_SCHEMA)."""
+    band, b = np.nonzero(hist)
+    return [{"band": int(i), "bin": int(j), "count": int(hist[i, j])} for i, j in zip(band, b)]
+
+
+def from_cells(cells) -> np.ndarray:
+    """The histogram (int64, (NBANDS, NBINS)) of stored cells (``to_cells``; None or
+    empty: all zero)."""
+    h = np.zeros((NBANDS, NBINS), np.int64)
+    for cell in cells or ():
+        h[cell["band"], cell["bin"]] += cell["count"]
+    return h
 
 
 def distribution(hist: np.ndarray) -> dict:

@@ -117,35 +117,31 @@ class Space:
     def inputs_at(self, start: int, positions: np.ndarray) -> dict[str, np.ndarray]:
         """Inputs ``start + positions`` (int array, (m,)) as {argument name: fmt.uint array
         (m,)}: the candidates a device screen left to the host."""
-        if len(self.fn.inputs) != 1:
-            g = np.uint64(start) + positions.astype(np.uint64)
-            out = {}
-            for k, a in enumerate(self.fn.inputs):
-                out[a.name] = (g >> np.uint64(k * self.fmt.bits)).astype(self.fmt.uint)
-            return out
-        t = self.fmt.uint
-        u = positions.astype(t)
-        u += t(start & ((1 << self.fmt.bits) - 1))
-        x = u >> t(1)
-        u <<= t(self.fmt.bits - 1)
-        x |= u
-        return {self.fn.inputs[0].name: x}
+        if len(self.fn.inputs) == 1:
+            return self._numbered(positions.astype(self.fmt.uint), start)
+        return self._numbered(positions.astype(np.uint64), start)
 
     def inputs(self, start: int, count: int) -> dict[str, np.ndarray]:
         """Inputs ``start .. start+count-1`` as {argument name: fmt.uint array (count,)}."""
-        if len(self.fn.inputs) == 1:        # in fmt.uint arithmetic: no 64-bit temporaries
+        one = len(self.fn.inputs) == 1     # in fmt.uint arithmetic: no 64-bit temporaries
+        return self._numbered(np.arange(count, dtype=self.fmt.uint if one else np.uint64),
+                              start)
+
+    def _numbered(self, u: np.ndarray, start: int) -> dict[str, np.ndarray]:
+        """The inputs numbered ``start + u`` (``u``: offsets, fmt.uint for one argument,
+        uint64 for two; overwritten)."""
+        if len(self.fn.inputs) == 1:
             t = self.fmt.uint
-            u = np.arange(count, dtype=t)
             u += t(start & ((1 << self.fmt.bits) - 1))
             x = u >> t(1)
             u <<= t(self.fmt.bits - 1)
             x |= u
             return {self.fn.inputs[0].name: x}
-        g = np.arange(start, start + count, dtype=np.uint64)
+        u += np.uint64(start)
         out = {}
         for k, a in enumerate(self.fn.inputs):
             shift = np.uint64(k * self.fmt.bits)
-            out[a.name] = (g >> shift).astype(self.fmt.uint) if k else g.astype(self.fmt.uint)
+            out[a.name] = (u >> shift).astype(self.fmt.uint) if k else u.astype(self.fmt.uint)
         return out
 
 
@@ -333,10 +329,11 @@ def check_chunk(job: dict, outputs: dict | None = None, answer=None) -> dict:
     start, count = unit.seed, unit.per_recipe
     if outputs is None:
         outputs = _slot_views(job["slot"], space, count)
-    if job.get("device_screen") and answer is None:
+    if not job.get("device_screen"):
+        answer = None
+    elif answer is None:
         answer = _slot_answer(job["slot"], space, count, job["chunk"])
-    total, inputs = judge_chunk(space, start, count, outputs, job["claims"],
-                                answer if job.get("device_screen") else None)
+    total, inputs = judge_chunk(space, start, count, outputs, job["claims"], answer)
     dt = time.perf_counter() - t0
     rows = finding_rows(total, unit, job["meta"], job["run_id"], job["build_options"])
     stats = stats_row(total, unit, inputs, job["meta"], job["run_id"],
@@ -386,15 +383,11 @@ class SweepOptions:
             self.slots = max(2, min(self.workers + 2, SLOT_MEMORY // per_slot))
 
 
-def _done_units(out: Path, run_id: str) -> set:
-    from fuzzfarm.store import dataset as store
-    return store.done_units(out, run_id)
-
-
 def resume_state(opts: SweepOptions) -> tuple[str, dict, list]:
     """(run id, run metadata, chunks still to do) of the sweep ``opts`` describes: a new
     sweep, or the unfinished one with the same run id in ``opts.out``.  Raises SweepError
     when that one was started with another chunk size or its metadata is corrupt."""
+    from fuzzfarm.store import dataset as store
     space, info = opts.space, opts.device
     run_id = sweep_run_id(info.fingerprint, space, opts.build_options)
     meta = _load_meta(Path(opts.out) / "_runs" / f"{run_id}.json") or {
@@ -407,7 +400,7 @@ def resume_state(opts: SweepOptions) -> tuple[str, dict, list]:
                          f"{meta.get('chunk')} inputs; resume it with --chunk-bits "
                          f"{int(meta.get('chunk') or 1).bit_length() - 1}")
     n_chunks = -(-space.size // opts.chunk)
-    done = _done_units(opts.out, run_id)
+    done = store.done_units(opts.out, run_id)
     todo = [u for u in (chunk_unit(info.fingerprint, space, i, opts.chunk)
                         for i in range(n_chunks)) if u.unit_id not in done]
     return run_id, meta, todo
@@ -667,33 +660,25 @@ def _device_screen(opts, runner, claims, meta: dict, fault_at=None):
     unit, device columns), and the sweep goes on screening on the host.  Raises
     SweepError for ``--screen device`` where the device screen cannot be used."""
     from fuzzfarm.device.runner import KernelBuildError
-    from fuzzfarm.formats import BINARY64
-    from fuzzfarm.oracle.device_screen import DeviceScreen, aggregates, plain_bound
+    from fuzzfarm.oracle.device_screen import screen_for
     space = opts.space
     if opts.screen == "host":
         meta["screen"] = "host"
         return None
-    bound = plain_bound(space.fn.name, space.fmt.name, claims)
-    if bound is None:
-        why = (f"no device screen for {space.fn.name} in {space.fmt.name} with these "
-               f"build options")
-    elif not opts.device.supports(BINARY64):
-        why = "the device lacks cl_khr_fp64, which the device screen computes in"
-    else:
-        try:
-            screen = DeviceScreen(runner, space.fn.name, bound, opts.chunk,
-                                  aggregate=aggregates(space.fn.name, claims))
-            meta["screen"] = "device"
-            return screen
-        except KernelBuildError as exc:
-            why = f"the device screen did not build ({str(exc).splitlines()[0]})"
-            if fault_at is not None:
-                from fuzzfarm.work.units import write_fault
-                run_id, unit, dmeta = fault_at
-                finding = write_fault(opts.out, run_id, unit, dmeta, "", "build_failure",
-                                      exc.detail())
-                meta["screen_fault"] = {"rule_id": finding["rule_id"],
-                                        "unit_id": unit.unit_id, "error": why}
+    try:
+        screen, why = screen_for(runner, space.fn.name, space.fmt.name, claims, opts.chunk)
+    except KernelBuildError as exc:
+        screen, why = None, f"the device screen did not build ({str(exc).splitlines()[0]})"
+        if fault_at is not None:
+            from fuzzfarm.work.units import write_fault
+            run_id, unit, dmeta = fault_at
+            finding = write_fault(opts.out, run_id, unit, dmeta, "", "build_failure",
+                                  exc.detail())
+            meta["screen_fault"] = {"rule_id": finding["rule_id"], "unit_id": unit.unit_id,
+                                    "error": why}
+    if screen is not None:
+        meta["screen"] = "device"
+        return screen
     if opts.screen == "device":
         raise SweepError(f"sweep: --screen device: {why}")
     meta["screen"] = f"host: {why}"
@@ -725,18 +710,15 @@ def _check_slot(job: dict) -> dict:
 def summarize(out, run_id: str, space: Space) -> dict:
     """Totals of a sweep from its stats rows: inputs, failures and notes by rule, the
     screened/exact/unjudged split and the maximum ULP error with its input bits."""
-    from fuzzfarm.oracle.histogram import NBANDS, NBINS, distribution
+    from fuzzfarm.oracle.histogram import distribution, from_cells
     from fuzzfarm.store import dataset as store
     t = store.read_stats(out, run_id).to_pylist()
     fails: dict = {}
     notes: dict = {}
     best = None
-    hist = None
+    cells = [r["ulp_histogram"] for r in t if r.get("ulp_histogram")]
+    hist = sum(map(from_cells, cells)) if cells else None
     for r in t:
-        for cell in r.get("ulp_histogram") or ():
-            if hist is None:
-                hist = np.zeros((NBANDS, NBINS), np.int64)
-            hist[cell["band"], cell["bin"]] += cell["count"]
         for k, v in r["failures_by_rule"]:
             fails[k] = fails.get(k, 0) + v
         for k, v in r["notes_by_rule"]:

@@ -614,21 +614,18 @@ def implementation_matrix(stats: pa.Table, findings: pa.Table) -> tuple[list, di
 def _ulp_histograms(base: _Set, cur: _Set) -> dict:
     """(function, precision) -> {"baseline", "current"}: the stats rows' error
     histograms summed over units and input bands (oracle.histogram bins)."""
-    from fuzzfarm.oracle.histogram import NBINS
+    from fuzzfarm.oracle.histogram import NBINS, from_cells
 
     out: dict = {}
     for side, s in (("baseline", base), ("current", cur)):
         if "ulp_histogram" not in s.stats.column_names:
             continue
-        st = s.stats.select(["function", "precision", "ulp_histogram"]).to_pylist()
-        for r in st:
-            if not r["ulp_histogram"]:
-                continue
-            d = out.setdefault((r["function"], r["precision"]),
-                               {"baseline": np.zeros(NBINS, np.int64),
-                                "current": np.zeros(NBINS, np.int64)})
-            for cell in r["ulp_histogram"]:
-                d[side][cell["bin"]] += cell["count"]
+        for r in s.stats.select(["function", "precision", "ulp_histogram"]).to_pylist():
+            if r["ulp_histogram"]:
+                d = out.setdefault((r["function"], r["precision"]),
+                                   {"baseline": np.zeros(NBINS, np.int64),
+                                    "current": np.zeros(NBINS, np.int64)})
+                d[side] += from_cells(r["ulp_histogram"]).sum(axis=0)
     return dict(sorted(out.items(), key=lambda kv: tuple(map(str, kv[0]))))
 
 

@@ -231,23 +231,23 @@ COMPACT_PREFIX, PART_PREFIX = ".compact-", "part-"
 
 
 def _intents(root: Path):
-    """(intent path, {"part": name, "replaces": [names]}) of every compaction intent under
-    ``root`` (unreadable ones are skipped: a killed writer's, never renamed into place)."""
+    """(intent path, the files its part replaces) of every compaction intent under
+    ``root``; the files are [] where the part was never written and None where the intent
+    does not read (a killed writer's, never renamed into place)."""
     for intent in sorted(root.rglob(COMPACT_PREFIX + "*.json")):
         try:
             data = json.loads(intent.read_text())
-            yield intent, {"part": str(data["part"]), "replaces": list(data["replaces"])}
+            part, names = str(data["part"]), list(data["replaces"])
         except (OSError, ValueError, KeyError, TypeError):
+            yield intent, None
             continue
+        written = (intent.parent / part).exists()
+        yield intent, [intent.parent / n for n in names] if written else []
 
 
 def _superseded(root: Path) -> set[Path]:
     """The files under ``root`` that a written part replaces but that are not deleted yet."""
-    out: set[Path] = set()
-    for intent, data in _intents(root):
-        if (intent.parent / data["part"]).exists():
-            out.update(intent.parent / n for n in data["replaces"])
-    return out
+    return {f for _, files in _intents(root) for f in files or ()}
 
 
 def compact(out: str | os.PathLike, min_files: int = 64) -> int:
@@ -258,13 +258,11 @@ def compact(out: str | os.PathLike, min_files: int = 64) -> int:
     it holding the directory's ResultsLock (or from the process that holds it)."""
     root = Path(out)
     n = 0
-    dirs = [d for d in (root / "_stats").glob("*") if d.is_dir()] if (root / "_stats").is_dir() \
-        else []
-    dirs += [d for d in root.glob("*") if d.is_dir() and not d.name.startswith(("_", "."))]
-    for d in dirs:
-        if d.parent.name == "_stats":
+    for d in (root / "_stats").glob("*"):
+        if d.is_dir():
             n += _compact_dir(d, STATS_SCHEMA, min_files)
-        else:   # only finished units' findings: an unfinished unit may write them again
+    for d in root.glob("*"):     # only finished units' findings: others may write again
+        if d.is_dir() and not d.name.startswith(("_", ".")):
             n += _compact_dir(d, FINDINGS_SCHEMA, min_files, done_units(root, d.name))
     return n
 
@@ -306,14 +304,11 @@ def finish_compactions(out: str | os.PathLike) -> int:
     """Finish what killed compactions left under ``out``: delete the files a written part
     replaces, and every intent; returns how many intents there were.  Holding the lock."""
     n = 0
-    for intent, data in _intents(Path(out)):
-        if (intent.parent / data["part"]).exists():
-            for name in data["replaces"]:
-                (intent.parent / name).unlink(missing_ok=True)
+    for intent, files in _intents(Path(out)):
+        for f in files or ():
+            f.unlink(missing_ok=True)
         intent.unlink(missing_ok=True)
         n += 1
-    for intent in Path(out).rglob(COMPACT_PREFIX + "*.json"):     # unreadable ones
-        intent.unlink(missing_ok=True)
     return n
 
 

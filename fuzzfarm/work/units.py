@@ -413,11 +413,9 @@ def stats_row(result: CheckResult, unit: WorkUnit, inputs: dict, device_meta: di
         "device_seconds": device_seconds, "check_seconds": check_seconds,
         "time": datetime.now(timezone.utc),
     }
-    histogram = result.ulp_hist
-    if histogram is not None:
-        band, b = np.nonzero(histogram)
-        row["ulp_histogram"] = [{"band": int(i), "bin": int(j), "count": int(histogram[i, j])}
-                                for i, j in zip(band, b)]
+    if result.ulp_hist is not None:
+        from fuzzfarm.oracle.histogram import to_cells
+        row["ulp_histogram"] = to_cells(result.ulp_hist)
     e = result.max_ulp_element
     if e >= 0:                    # the inputs of the element with the largest error
         at = kind.element_inputs(target, inputs, e)
