@@ -180,6 +180,9 @@ def _args(argv=None):
                    help="check tasks pending per device (default: the CPUs)")
     p.add_argument("--makers", type=int, default=None,
                    help="unit-generating actors per device (default: CPUs/4 from 8 CPUs up)")
+    p.add_argument("--screen", choices=("auto", "host"), default="auto",
+                   help="auto: binary32 built-ins with a device reference screened on the "
+                        "device; host: every result on the host")
     p.add_argument("--profile", action="store_true",
                    help="cProfile the device actor's loop (written to --out)")
     p.add_argument("--quiet", action="store_true", help="no live progress table")
@@ -207,6 +210,7 @@ def main(argv=None) -> int:
         v = getattr(a, name)
         if v is not None:
             setattr(opts, attr, v)
+    opts.screen = a.screen
     if a.profile:
         opts.profile_dir = str(out or Path(results))
     sampler = MemorySampler()
@@ -246,6 +250,9 @@ def _report(a, opts, meta, stats, t_exec, t_end, sampler) -> dict:
     except AttributeError:
         usable = cores
     inputs = sum(s["inputs_tested"] for s in stats)
+    # distinct within each unit (stats' distinct_inputs; units are drawn independently,
+    # so a pattern two units both drew counts twice)
+    distinct = sum(s.get("distinct_inputs") or 0 for s in stats)
     work_start = meta.get("work_started", meta["started"])
     work_end = meta.get("finished", t_end)
     last_row = max((s["time"].timestamp() for s in stats), default=work_end)
@@ -280,13 +287,15 @@ def _report(a, opts, meta, stats, t_exec, t_end, sampler) -> dict:
                     "versions": _versions()},
         "settings": {"in_flight": meta.get("in_flight"), "cpus_in_ray": meta.get("cpus"),
                      **(meta.get("unit_sizing") or {})},
-        "inputs": inputs, "units": len(stats),
+        "inputs": inputs, "distinct_inputs": distinct, "units": len(stats),
+        "screen": a.screen,
         "seconds": {"process": whole_s, "working_phase": work_s,
                     "startup": work_start - T_PROCESS,
                     "ray_and_kernels": work_start - meta["started"],
                     "after_deadline": max(0.0, work_end - (work_start + opts.budget)),
                     "shutdown_and_summary": t_end - work_end},
         "inputs_per_s": {"working_phase": inputs / work_s,
+                         "distinct_working_phase": distinct / work_s,
                          "including_startup": inputs / whole_s,
                          "per_host_core_working_phase": inputs / work_s / usable},
         "per_device": per_device,
@@ -353,6 +362,9 @@ def _format(r: dict) -> str:
         f"kernels {s['ray_and_kernels']:.1f} s) + working phase {s['working_phase']:.1f} s "
         f"(of which after the deadline {s['after_deadline']:.1f} s) + shutdown/summary "
         f"{s['shutdown_and_summary']:.1f} s",
+        f"distinct inputs (within units): {r['distinct_inputs']:,} "
+        f"({100 * r['distinct_inputs'] / max(1, r['inputs']):.2f}%); screen: {r['screen']}",
+        f"DISTINCT CHECKED INPUTS/S: working phase {ips['distinct_working_phase']:,.0f}",
         f"CHECKED INPUTS/S: working phase {ips['working_phase']:,.0f}; including start-up "
         f"{ips['including_startup']:,.0f}; per host core (working phase) "
         f"{ips['per_host_core_working_phase']:,.0f}",

@@ -232,8 +232,9 @@ def check_and_write(unit, inputs, outputs, claims, device_meta, run_id, out, dev
                     build_options, coordinator, device_key, answer=None):
     """Check one unit, write its findings and then its stats row (atomically), then tell
     the coordinator it is done.  ``inputs``/``outputs`` arrive from the object store
-    (zero-copy, read-only); ``inputs`` None: a sweep chunk, whose inputs are made here
-    (``answer``: the device screen's, where the actor screened it on the device).
+    (zero-copy, read-only); ``inputs`` None: a sweep chunk, whose inputs are made here.
+    ``answer``: the device screen's (oracle.device_screen.ScreenChunk), where the actor
+    screened the chunk or unit on the device: only its candidates are judged here.
     Returns its counts."""
     from fuzzfarm.store import dataset as store
     from fuzzfarm.work.units import check_unit, finding_table, stats_row
@@ -250,7 +251,8 @@ def check_and_write(unit, inputs, outputs, claims, device_meta, run_id, out, dev
                           by_class=space.class_counts(start, count))
     else:
         table, stats, result = check_unit(unit, inputs, outputs, claims, device_meta,
-                                          run_id, device_seconds, build_options, table=True)
+                                          run_id, device_seconds, build_options, table=True,
+                                          answer=answer)
     store.write_findings_table(out, run_id, unit.unit_id, table)
     store.write_stats(out, run_id, unit.unit_id, stats)
     fails, notes = stats["failures"], stats["notes"]
@@ -331,7 +333,7 @@ class DeviceActor:
     DeviceSelectionError when the node has no such device."""
 
     def __init__(self, fingerprint: str, i: int = 0, makers: int = 2,
-                 faults: dict | None = None):
+                 faults: dict | None = None, screen: str = "auto"):
         from fuzzfarm.device.discovery import DeviceSelectionError, list_devices
         from fuzzfarm.formats import format_named
         mine = [d for d in list_devices() if d.fingerprint == fingerprint]
@@ -344,6 +346,9 @@ class DeviceActor:
         self.runners: dict = {}
         self.claims: dict = {}      # build options -> {precision: Claims}
         self.sweeps: dict = {}
+        self.screen = screen
+        #: (build options, target) -> (DeviceScreen or None, inputs it holds) for run units
+        self.run_screens: dict = {}
         self.faults = faults or {}
         #: (build options, target) -> the KernelBuildError of a kernel that did not build
         self.unbuildable: dict = {}
@@ -378,6 +383,25 @@ class DeviceActor:
             return screen_for(runner, unit.function, unit.precision, claims, count)[0]
         except KernelBuildError:        # `fuzzfarm sweep` records it; here: the host's
             return None
+
+    def _run_screen(self, runner, spec: dict, unit, inputs):
+        """The DeviceScreen of a drawn unit (``fuzzfarm run``), or None to check it on the
+        host: binary32 built-ins with a device reference (oracle.device_screen.screen_for),
+        unless the session asked for the host's screen."""
+        if self.screen == "host" or unit.target.kind != "elementwise" or inputs is None:
+            return None
+        fn = unit.target.fn
+        if [a.name for a in fn.inputs] != ["x"] or [o.name for o in fn.outputs] != ["ret"]:
+            return None
+        n = len(inputs["x"])
+        key = (spec["build_options"], unit.function, unit.precision)
+        screen, size = self.run_screens.get(key, (None, -1))
+        if size >= n:
+            return screen
+        size = max(n, 1 << 21)
+        screen = self._device_screen(runner, unit, spec, size)
+        self.run_screens[key] = (screen, size)
+        return screen
 
     def describe(self) -> dict:
         return self.info.to_dict()
@@ -503,7 +527,7 @@ class DeviceActor:
                                   self._device_screen(runner, unit, spec, sw["count"]))
             kernel, _, screen = self.sweeps[k]
             return _Sweeping(kernel, sw["start"], sw["count"], screen)
-        return submit_unit(runner, unit, inputs)
+        return submit_unit(runner, unit, inputs, self._run_screen(runner, spec, unit, inputs))
 
     def _work(self, coordinator, key, run_id, out, max_in_flight, prefetch) -> dict:
         from fuzzfarm.work.units import make_inputs

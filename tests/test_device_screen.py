@@ -395,6 +395,59 @@ def _plant(space, start, y, rng, bound):
     return pos
 
 
+@pytest.mark.device
+@pytest.mark.parametrize("name", NAMES)
+def test_device_screened_run_units_give_the_host_verdicts(name):
+    """`run` units (drawn inputs: specials, subnormals, NaN payloads ...) screened on the
+    device through submit_unit's hook, with faults planted among the device's results and
+    then screened from the input buffer, give the host-screened unit's findings, counts
+    and maximum error; the planted 1-ULP-beyond-bound results and wrong-signed zeros are
+    recorded failures."""
+    from fuzzfarm.work import units
+    s = _screen(name)
+    rng = np.random.default_rng(zlib_seed(name) + 1)
+    for serial in (0, 1, 2):
+        unit = units.make_unit("t", (name, "binary32", 1), serial, 5, 0, 1, size=1 << 14)
+        inputs = units.make_inputs(unit)
+        x = inputs["x"]
+        pending = units.submit_unit(s.runner, unit, inputs, s)
+        y = pending.wait()["ret"].copy()
+        hooked = pending.answer             # screened on the device after the kernel
+        clean = units.check_result(unit, inputs, {"ret": y}, Claims(), hooked)
+        host = units.check_result(unit, inputs, {"ret": y}, Claims())
+        assert clean.counts_by_rule(None) == host.counts_by_rule(None), (name, serial)
+        y0 = y.copy()
+        planted = _plant(None, 0, y, rng, s.bound)
+        answer = s.screen_drawn(x, y)
+        dev = units.check_result(unit, inputs, {"ret": y}, Claims(), answer)
+        host = units.check_result(unit, inputs, {"ret": y}, Claims())
+        assert dev.n == host.n == x.size
+        assert dev.counts_by_rule(None) == host.counts_by_rule(None), (name, serial)
+        key = lambda f: (f.index, f.rule_id, f.severity)   # noqa: E731
+        assert sorted(map(key, dev.findings)) == sorted(map(key, host.findings))
+        assert dev.max_ulp_error == pytest.approx(host.max_ulp_error, abs=1e-9) or (
+            np.isnan(dev.max_ulp_error) and np.isnan(host.max_ulp_error))
+        if dev.max_ulp_element >= 0:    # a position in the unit, its error the maximum
+            e = dev.max_ulp_element
+            one = check_batch(catalogue.function(name), {"x": x[e:e + 1]},
+                              {"ret": y[e:e + 1]}, Claims())
+            assert one.max_ulp_error == pytest.approx(dev.max_ulp_error, abs=1e-9)
+        failed = {f.index for f in dev.findings if f.severity == "fail"}
+        from fuzzfarm.verdict.checker import FINDINGS_PER_RULE
+        full = {r for r, c in host.counts_by_rule("fail").items() if c >= FINDINGS_PER_RULE}
+        caught = 0
+        for k, p in enumerate(planted):
+            if k % 6 not in (0, 2):         # 1 ULP beyond the bound; a flipped sign
+                continue
+            was, now = (check_batch(catalogue.function(name), {"x": x[p:p + 1]},
+                                    {"ret": v[p:p + 1]}, Claims()) for v in (y0, y))
+            if was.findings or not now.findings or {f.rule_id for f in now.findings} & full:
+                continue                    # not a planted failure, or beyond the cap
+            assert p in failed, (name, hex(int(x[p])), hex(int(y[p])))
+            caught += 1
+        assert caught or serial == 0, name
+
+
 #: Chunk starts (input numbers) where each built-in is interesting: normal x, integers and
 #: half-integers, overflow and underflow, negative x, the largest values.
 _STARTS = {
@@ -412,7 +465,7 @@ def test_device_screened_chunks_give_the_host_verdicts(name):
     """A chunk judged by the device screen plus the host's check of its candidates gives
     the findings, counts and maximum error of the host-screened chunk, with faults planted
     among the device's real results; every planted failure is found."""
-    from fuzzfarm.orchestrate.sweep import _check_candidates, run_chunk_on
+    from fuzzfarm.orchestrate.sweep import judge_chunk, run_chunk_on
     s = _screen(name)
     space = sw.space_for(name)
     rng = np.random.default_rng(zlib_seed(name))
@@ -422,7 +475,7 @@ def test_device_screened_chunks_give_the_host_verdicts(name):
         y = run_chunk_on(s.runner, space, start, n)["ret"].copy()
         planted = _plant(space, start, y, rng, s.bound)
         answer = s.screen_bits(start, y)
-        dev, _ = _check_candidates(space, start, n, {"ret": y}, answer, Claims())
+        dev, _ = judge_chunk(space, start, n, {"ret": y}, Claims(), answer)
         host = check_batch(space.fn, space.inputs(start, n), {"ret": y}, Claims())
         assert dev.n == host.n == n
         assert dev.counts_by_rule(None) == host.counts_by_rule(None), (name, hex(start))
@@ -505,7 +558,7 @@ def test_failures_counted_on_the_device_give_the_host_counts(name, mislabelled, 
     FINDINGS_PER_RULE and counts the rest; the totals per rule are the host-screened
     chunk's.  If the sample does not confirm what the device counted (here: the rules
     mislabelled), every counted failure is judged on the host instead: same totals."""
-    from fuzzfarm.orchestrate.sweep import _check_candidates, run_chunk_on
+    from fuzzfarm.orchestrate.sweep import judge_chunk, run_chunk_on
     from fuzzfarm.verdict.checker import FINDINGS_PER_RULE
     s = _screen(name, aggregate=True)
     if mislabelled:
@@ -521,10 +574,12 @@ def test_failures_counted_on_the_device_give_the_host_counts(name, mislabelled, 
     y[exact] = r[exact].astype(np.float32).view(np.uint32) ^ np.uint32(0x8000_0000)
     answer = s.screen_bits(start, y)
     assert int(answer.agg_count.sum()) == int(exact.sum()) > FINDINGS_PER_RULE
+    from fuzzfarm.verdict import screened
     fallbacks = []
-    real = ds.counted
-    monkeypatch.setattr(ds, "counted", lambda *a: fallbacks.append(1) or real(*a))
-    dev, _ = _check_candidates(space, start, n, {"ret": y}, answer, Claims())
+    real = screened._sample_confirms
+    monkeypatch.setattr(screened, "_sample_confirms",
+                        lambda *a: real(*a) or fallbacks.append(1) or False)
+    dev, _ = judge_chunk(space, start, n, {"ret": y}, Claims(), answer)
     assert bool(fallbacks) == mislabelled
     host = check_batch(space.fn, space.inputs(start, n), {"ret": y}, Claims())
     assert dev.counts_by_rule(None) == host.counts_by_rule(None)

@@ -224,11 +224,14 @@ def test_large_unit_is_deterministic_and_rebuilt_from_its_row():
     assert _digest(a) == _digest(b)
     other = units.make_inputs(units.make_unit("dev", target, 8, 42, 8192, 4, size=1 << 20))
     assert _digest(other) != _digest(a)
-    # recipe i fills rows [i*n, (i+1)*n): the sampler's own expansion of that recipe
-    from strategies import Recipe, expand
+    # recipe i fills rows [i*n, (i+1)*n): the sampler's own expansion of that recipe,
+    # continuing the unit's stream (the parts before it taken first)
+    from strategies import Recipe, Stream, expand
     n = u.recipes[1]["n"]
-    recipe = Recipe.from_dict({k: v for k, v in u.recipes[1].items() if k != "n"})
-    part = expand(recipe, catalogue.function("pow"), n, BINARY32)
+    stream = Stream(u.seed)
+    for r in u.recipes[:2]:
+        recipe = Recipe.from_dict({k: v for k, v in r.items() if k != "n"})
+        part = expand(recipe, catalogue.function("pow"), n, BINARY32, stream=stream)
     assert np.array_equal(a["y"][n:2 * n], part["y"])
 
 

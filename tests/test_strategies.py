@@ -185,25 +185,116 @@ def test_invalid_arguments_say_what_to_do():
 
 # ------------------------------------------------------------- sampler
 
+def _capacity(cls: str, fmt, kind: str = "float") -> int:
+    """Members (field tuples) of a class under the default params: what a batch can take
+    before it spills."""
+    from strategies._internal.classes import Params, variants_for
+    from strategies._internal.distinct import variant_size
+    table = FLOAT_BY_NAME if kind == "float" else INT_BY_NAME
+    return sum(variant_size(v, fmt, Params()) for v in variants_for(table[cls], Params()))
+
+
 @pytest.mark.parametrize("fmt", [BINARY16, BINARY32, BINARY64], ids=lambda f: f.name)
 @pytest.mark.parametrize("cls", FLOAT_CLASSES)
-def test_expand_single_class_recipe_stays_in_class(cls, fmt):
-    x = expand(Recipe(float_weights={cls: 1}, seed=5), SIN, 4000, fmt)["x"]
+def test_expand_single_class_recipe_takes_the_class_then_spills(cls, fmt):
+    """Version 2: a one-class recipe takes min(n, the class's members) rows from the class
+    (each variant's members once) and spills the rest into random bit patterns."""
+    n = 4000
+    x = expand(Recipe(float_weights={cls: 1}, seed=5), SIN, n, fmt)["x"]
+    assert x.dtype == fmt.uint and x.shape == (n,)
+    inside = FLOAT_BY_NAME[cls].contains(x, fmt)
+    want = min(n, _capacity(cls, fmt))
+    if cls == "random_bits":
+        assert inside.all() and np.unique(x).size == n
+    else:       # spilled random patterns may land in the class too (a zero: 2**-15)
+        assert want <= inside.sum() <= want + (n - want) // 8
+
+
+@pytest.mark.parametrize("fmt", [BINARY16, BINARY32, BINARY64], ids=lambda f: f.name)
+@pytest.mark.parametrize("cls", FLOAT_CLASSES)
+def test_expand_version_1_single_class_recipe_stays_in_class(cls, fmt):
+    """Recipes stored by older runs (version 1) expand as they did: with replacement,
+    every row in the class."""
+    x = expand(Recipe(float_weights={cls: 1}, seed=5, version=1), SIN, 4000, fmt)["x"]
     assert x.dtype == fmt.uint and x.shape == (4000,)
     assert FLOAT_BY_NAME[cls].contains(x, fmt).all()
 
 
 @pytest.mark.parametrize("cls", INT_VALUE_CLASSES)
-def test_expand_single_int_class_recipe_stays_in_class(cls):
+def test_expand_single_int_class_recipe_takes_the_class_then_spills(cls):
     y = expand(Recipe(int_weights={cls: 1}, seed=5), POWN, 4000)["y"]
     assert y.dtype == np.int32
-    assert INT_BY_NAME[cls].contains(y, BINARY32).all()
+    inside = INT_BY_NAME[cls].contains(y, BINARY32)
+    want = min(4000, _capacity(cls, BINARY32, "int"))
+    assert want - 8 <= inside.sum() <= want + 64    # +-2**k+d clipped: a few coincide
+    y1 = expand(Recipe(int_weights={cls: 1}, seed=5, version=1), POWN, 4000)["y"]
+    assert INT_BY_NAME[cls].contains(y1, BINARY32).all()
+
+
+def test_small_classes_are_covered_once_per_batch_and_lane():
+    """Issue 17 item 4: +-0 and +-inf are taken once per lane position however large the
+    batch, and a class of 602 members (half_integer 'small') appears whole, each once."""
+    n, lanes = 40_000, 4
+    x = expand(Recipe(seed=3), SIN, n, lanes=lanes)["x"]
+    for lane in range(lanes):
+        col = x[lane::lanes]
+        for v in (0, 0x80000000, 0x7F800000, 0xFF800000):
+            assert np.count_nonzero(col == v) == 1, (lane, hex(v))
+    r = Recipe(float_weights={"half_integer": 1}, seed=8)
+    from strategies._internal.distinct import sample_distinct, Stream
+    from strategies._internal.classes import Params
+    h = sample_distinct("float", (("half_integer", 1.0),), 20_000, np.random.default_rng(1),
+                        BINARY32, Params(), Stream(1), (0, 0))
+    small = {int(np.float32(v).view(np.uint32)) | s for v in np.arange(0, 301) + 0.5
+             for s in (0, 1 << 31)}
+    got = h.tolist()
+    assert small <= set(got)
+    assert all(got.count(v) <= 2 for v in small)     # 'any' may also draw a small one
+    assert expand(r, SIN, 100)["x"].size == 100
+
+
+def test_members_of_a_variant_are_distinct_and_parts_of_a_unit_do_not_repeat():
+    """A large variant drawn 100,000 times has no repeat; the parts of one unit (one
+    Stream) continue each variant's numbering instead of starting again."""
+    from strategies import Stream
+    r = Recipe(float_weights={"normal": 1}, exponent_window=(0, 0), seed=2)
+    x = expand(r, SIN, 100_000)["x"]           # 2 * 2**23 + binade-edge members
+    assert np.unique(x).size == x.size
+    stream = Stream(77)
+    a = expand(Recipe(float_weights={"near_one": 1}, seed=1), SIN, 20_000, stream=stream)["x"]
+    b = expand(Recipe(float_weights={"near_one": 1}, seed=2), SIN, 20_000, stream=stream)["x"]
+    near = FLOAT_BY_NAME["near_one"]
+    both = np.concatenate([a[near.contains(a, BINARY32)], b[near.contains(b, BINARY32)]])
+    # 'close' (|d| <= 8) lies inside 'wide' (|d| <= 4096): the only repeats possible
+    assert both.size - np.unique(both).size <= 2 * 17
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 5, 1000, (1 << 20) + 3])
+def test_permute_is_a_bijection(size):
+    from strategies._internal.distinct import permute
+    y = permute(np.arange(size, dtype=np.uint64), size, [5, 7, 11])
+    assert np.array_equal(np.sort(y), np.arange(size, dtype=np.uint64))
+    if size > 100:                             # and not the identity or a plain shift
+        assert np.count_nonzero(np.diff(y.astype(np.int64)) == 1) < size // 50
+
+
+@given(st.integers(0, 5000), st.lists(st.integers(0, 3000), min_size=1, max_size=8),
+       st.integers(0, 2**32))
+@QUICK
+def test_allocate_caps_and_fills(n, sizes, seed):
+    from strategies._internal.distinct import allocate
+    sizes = np.array(sizes)
+    probs = np.ones(len(sizes))
+    c = allocate(n, probs, sizes, np.random.default_rng(seed))
+    assert (c >= 0).all() and (c <= sizes).all()
+    assert c.sum() == min(n, sizes.sum())
 
 
 def test_expand_and_float_bits_share_finite_classes():
     """Classes of finite support yield exactly the same set from both consumers."""
     for cls in ("zero", "inf", "boundary"):
-        from_np = set(expand(Recipe(float_weights={cls: 1}), SIN, 20000)["x"].tolist())
+        x = expand(Recipe(float_weights={cls: 1}), SIN, 20000)["x"]
+        from_np = set(x[FLOAT_BY_NAME[cls].contains(x, BINARY32)].tolist())
         from_hyp = set(collect(float_bits(classes=[cls]), 400))
         assert from_hyp == from_np, cls
     table = {m for _, m in boundary_table(BINARY32)}
@@ -226,10 +317,16 @@ def test_expand_mixed_recipe_reaches_every_ieee_and_int_class():
 
 def test_expand_follows_class_weights():
     n = 100_000
+    for version in (1, 2):      # variants far larger than their shares: no cap binds
+        x = expand(Recipe(float_weights={"snan": 3, "qnan": 1}, nan_payload="random", seed=2,
+                          version=version), SIN, n)["x"]
+        n_snan = int(FLOAT_BY_NAME["snan"].contains(x, BINARY32).sum())
+        assert abs(n_snan / n - 0.75) < 0.01
+        assert int(FLOAT_BY_NAME["qnan"].contains(x, BINARY32).sum()) + n_snan == n
+    # a class smaller than its share gives the rest to the others
     x = expand(Recipe(float_weights={"snan": 3, "zero": 1}, seed=2), SIN, n)["x"]
-    n_snan = int(FLOAT_BY_NAME["snan"].contains(x, BINARY32).sum())
-    assert abs(n_snan / n - 0.75) < 0.01
-    assert int(FLOAT_BY_NAME["zero"].contains(x, BINARY32).sum()) + n_snan == n
+    assert int(FLOAT_BY_NAME["zero"].contains(x, BINARY32).sum()) == 2
+    assert int(FLOAT_BY_NAME["snan"].contains(x, BINARY32).sum()) == n - 2
 
 
 def test_expand_pins_nan_payload_and_exponent_window():
@@ -308,6 +405,34 @@ def test_input_class_counts_agree_with_classify(fmt):
     counts = input_class_counts({"x": np.zeros(n.size, np.uint32), "y": n}, FNS["rootn"])
     want = np.bincount(classify_int(n), minlength=len(INT_CLASSES))
     assert [counts[f"y:{c}"] for c in INT_CLASSES] == want.tolist()
+
+
+@pytest.mark.parametrize("fmt", [BINARY16, BINARY32, BINARY64], ids=lambda f: f.name)
+def test_class_tally_counts_and_distinct_counts(fmt):
+    """class_tally's counts equal input_class_counts and its distinct counts equal
+    np.unique per class; distinct rows of a two-argument batch equal np.unique of rows."""
+    from strategies import class_tally
+    rng = np.random.default_rng(5)
+    specials = np.array([0, fmt.sign_mask, 1, fmt.min_normal, fmt.pos_inf, fmt.pos_inf | 1,
+                         fmt.default_qnan, fmt.sign_mask | fmt.default_qnan],
+                        dtype=np.uint64).astype(fmt.uint)
+    bits = rng.integers(0, 1 << min(fmt.bits, 20), size=3000, dtype=np.uint64)
+    x = np.concatenate([bits.astype(fmt.uint), np.repeat(specials, 7),
+                        (bits[:500] << np.uint64(fmt.bits - 20 if fmt.bits > 20 else 0))
+                        .astype(fmt.uint)])
+    counts, distinct, rows = class_tally({"x": x}, SIN, fmt)
+    assert counts == input_class_counts({"x": x}, SIN, fmt)
+    codes = classify(x, fmt)
+    for i, c in enumerate(INPUT_CLASSES):
+        assert distinct[f"x:{c}"] == np.unique(x[codes == i]).size, c
+    assert rows == np.unique(x).size
+    y = rng.integers(-3, 3, size=x.size).astype(np.int32)
+    y[:5] = [INT32_MIN, INT32_MIN, INT32_MAX, 0, 0]
+    counts, distinct, rows = class_tally({"x": x, "y": y}, FNS["rootn"], fmt)
+    icodes = classify_int(y)
+    for i, c in enumerate(INT_CLASSES):
+        assert distinct[f"y:{c}"] == np.unique(y[icodes == i]).size, c
+    assert rows == np.unique(np.stack([x.astype(np.int64), y.astype(np.int64)], 1), axis=0).shape[0]
 
 
 # ------------------------------------------------------------- recipes

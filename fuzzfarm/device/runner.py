@@ -359,18 +359,20 @@ class DeviceRunner:
         return self.submit(fn, inputs, fmt, width).wait()
 
     def submit(self, fn: Function, inputs: dict[str, np.ndarray], fmt: FloatFormat = BINARY32,
-               width: int = 1) -> "PendingRun":
+               width: int = 1, after=None) -> "PendingRun":
         """``run`` without waiting: the inputs are copied into a staging slot now (so the
         caller may reuse or drop its arrays at once), the copies and the kernel are
         enqueued, and a PendingRun is returned whose ``wait()`` gives what ``run`` returns.
         Launches complete in submission order (one in-order queue); the same errors as
-        ``run`` are raised here."""
+        ``run`` are raised here.  ``after(queue, input buffers, output buffers, n)``, if
+        given, enqueues more work on the launch's device buffers (the device screen) and
+        returns its last event, which ``wait()`` also waits for."""
         n = self._check_inputs(fn, inputs, fmt, width)
         self._check_format(fmt)
         kernel, local = self._kernel(fn, fmt, width)
         ins = [np.asarray(inputs[a.name]) for a in fn.inputs]
         outs = [(o.name, buffer_dtype(o, fmt), o.scalar) for o in fn.outputs]
-        return self._launch(kernel, local, ins, outs, n, width)
+        return self._launch(kernel, local, ins, outs, n, width, after=after)
 
     def run_source(self, source: str, name: str, inputs: list[np.ndarray],
                    out_dtypes: list, width: int = 1, what: str = "") -> list[np.ndarray]:
@@ -416,7 +418,7 @@ class DeviceRunner:
             self._idle.pop(0).release()
 
     def _launch(self, kernel, local: int, ins: list, outs: list, n: int, width: int,
-                as_list: bool = False) -> "PendingRun":
+                as_list: bool = False, after=None) -> "PendingRun":
         chunk = width * local
         padded = -(-n // chunk) * chunk
         items = padded // width
@@ -435,6 +437,8 @@ class DeviceRunner:
                 m = items if scalar else padded
                 lengths.append(n // width if scalar else n)
                 events.append(cl.enqueue_copy(self.queue, host[:m], dev, is_blocking=False))
+            if after is not None:
+                events.append(after(self.queue, slot.dev_in, slot.dev_out, n))
             self.queue.flush()
         except BaseException:
             slot.release()

@@ -281,7 +281,8 @@ inline int x_is_normal(uint xb) {
 }
 
 // The screen of one chunk of a single-argument binary32 sweep (fuzzfarm.orchestrate.sweep's
-// numbering: input g is the pattern (g >> 1) with sign bit (g & 1)).  Each work item judges
+// numbering: input g is the pattern (g >> 1) with sign bit (g & 1)), or, with drawn != 0,
+// of drawn inputs: input e is xbits[e] (a `run` unit; start unused).  Each work item judges
 // 32 consecutive inputs: bit j of pass[w] is set when input 32 w + j passed screen_one,
 // bit j of agg[w] when the device counted its failure (under rule c: bit j of agg_c0[w]
 // and agg_c1[w] are c's two bits; agg_count[c] counts them);
@@ -289,7 +290,8 @@ inline int x_is_normal(uint xb) {
 // position; hist counts the passed inputs by exponent band of x and by error bin
 // (log-spaced, HIST_BINS_PER_OCTAVE per octave from 2**HIST_LOG2_LO ULP; bin 0 below that
 // and exact results, the top bin open above).
-__kernel void fuzzfarm_screen(__global const uint *ybits, ulong start, uint count,
+__kernel void fuzzfarm_screen(__global const uint *xbits, uint drawn,
+                              __global const uint *ybits, ulong start, uint count,
                               __global uint *pass, __global float *wmax,
                               __global uchar *wpos, __global uint *hist,
                               __global uint *agg, __global uint *agg_count,
@@ -307,7 +309,7 @@ __kernel void fuzzfarm_screen(__global const uint *ybits, ulong start, uint coun
         uint e = w * 32u + j;
         if (e >= count) break;
         ulong g = start + (ulong)e;
-        uint xb = (uint)(g >> 1) | ((uint)(g & 1UL) << 31);
+        uint xb = drawn ? xbits[e] : (uint)(g >> 1) | ((uint)(g & 1UL) << 31);
         float err;
         if (!x_is_normal(xb)) continue;
         int v = screen_one(xb, ybits[e], &err);

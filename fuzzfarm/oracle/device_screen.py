@@ -355,6 +355,7 @@ class DeviceScreen:
                  aggregate: bool = False):
         import pyopencl as cl
         self.runner, self.name, self.bound = runner, name, bound
+        self.chunk = int(chunk)
         self.aggregate = aggregate and name in EXACT_RULES
         program = runner.build(screen_source(name, bound, self.aggregate),
                                f"device screen of {name}", options="")
@@ -372,15 +373,22 @@ class DeviceScreen:
         self.counts = cl.Buffer(ctx, mf.READ_WRITE, NCLASSES * 4)
         self._zeros = np.zeros(NBANDS * NBINS, np.uint32)
 
-    def enqueue(self, ybuf, start: int, count: int, out: ScreenChunk, wait_for=None):
-        """Screen the results in device buffer ``ybuf`` (uint32 patterns of inputs
-        ``start .. start+count-1``) into ``out`` (host arrays, ScreenChunk.views);
-        blocking."""
+    def enqueue(self, ybuf, start: int, count: int, out: ScreenChunk, wait_for=None,
+                xbuf=None, blocking: bool = True):
+        """Screen the results in device buffer ``ybuf`` (uint32 patterns) of inputs
+        ``start .. start+count-1`` of a sweep, or with ``xbuf``, of the inputs in that
+        device buffer (uint32 patterns, a ``run`` unit's), into ``out`` (host arrays,
+        ScreenChunk.views).  Blocking, or with ``blocking=False`` returning the event of
+        the last copy (``out`` is complete once it is)."""
         import pyopencl as cl
+        if count > self.chunk:
+            raise ValueError(f"device screen: {count} inputs in a screen built for "
+                             f"{self.chunk}")
         q = self.runner.queue
         ev0 = cl.enqueue_copy(q, self.hist, self._zeros, is_blocking=False)
         ev1 = cl.enqueue_copy(q, self.counts, self._zeros[:NCLASSES], is_blocking=False)
-        self.kernel.set_args(ybuf, np.uint64(start), np.uint32(count), self.passed,
+        self.kernel.set_args(ybuf if xbuf is None else xbuf, np.uint32(xbuf is not None),
+                             ybuf, np.uint64(start), np.uint32(count), self.passed,
                              self.wmax, self.wpos, self.hist, self.agg, self.counts,
                              *self.agg_c)
         w = words_for(count)
@@ -394,7 +402,8 @@ class DeviceScreen:
         if self.aggregate:
             cl.enqueue_copy(q, out.agg_c0, self.agg_c[0], wait_for=[ev], is_blocking=False)
             cl.enqueue_copy(q, out.agg_c1, self.agg_c[1], wait_for=[ev], is_blocking=False)
-        cl.enqueue_copy(q, out.hist.reshape(-1), self.hist, wait_for=[ev], is_blocking=True)
+        return cl.enqueue_copy(q, out.hist.reshape(-1), self.hist, wait_for=[ev],
+                               is_blocking=blocking)
 
     def screen_bits(self, start: int, ybits: np.ndarray) -> ScreenChunk:
         """Screen host results ``ybits`` (uint32, (n,)) of inputs ``start ..`` (tests,
@@ -405,6 +414,19 @@ class DeviceScreen:
         y = cl.Buffer(self.runner.context, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
                       hostbuf=np.ascontiguousarray(ybits, np.uint32))
         self.enqueue(y, start, n, out)
+        return out
+
+    def screen_drawn(self, xbits: np.ndarray, ybits: np.ndarray) -> ScreenChunk:
+        """Screen host results ``ybits`` of drawn inputs ``xbits`` (uint32, (n,) each), as
+        a ``run`` unit is screened after its kernel (tests, planted faults); returns a
+        fresh ScreenChunk."""
+        import pyopencl as cl
+        n = int(ybits.size)
+        out = ScreenChunk.empty(n)
+        mf = cl.mem_flags
+        x, y = (cl.Buffer(self.runner.context, mf.READ_ONLY | mf.COPY_HOST_PTR,
+                          hostbuf=np.ascontiguousarray(a, np.uint32)) for a in (xbits, ybits))
+        self.enqueue(y, 0, n, out, xbuf=x)
         return out
 
     def references(self, xbits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

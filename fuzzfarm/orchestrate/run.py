@@ -68,6 +68,8 @@ class RunOptions:
     makers: int | None = None       # unit-generating actors per device (0: in the actor;
     #                                 default: a quarter of the CPUs from 8 CPUs up, else 0)
     profile_dir: str | None = None  # cProfile each device actor's loop into this folder
+    screen: str = "auto"            # 'auto': the device screen where it applies; 'host'
+
     num_cpus: int | None = None
     precisions: tuple = ("binary32",)
     widths: tuple = (1,)

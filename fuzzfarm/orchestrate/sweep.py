@@ -237,64 +237,6 @@ def _slot_answer(slot: int, space: Space, count: int, chunk: int):
     return ScreenChunk.views(_SLOTS[slot], chunk * space.output_bytes, count)
 
 
-def _check_candidates(space: Space, start: int, count: int, outputs: dict, answer,
-                      claims):
-    """The verdict on a chunk the device screen has judged (oracle.device_screen): the
-    host's checker judges the candidates (every input the device did not decide, and the
-    passed input of the largest error, measured exactly); the rest count as screened.
-    Failures the device counted (a wrong zero or infinity where a rule prescribes one) are
-    sampled: the first FINDINGS_PER_RULE are judged and recorded here, and if each of them
-    is the failure of the rule the device counted it under, the others are counted as
-    such (CheckResult.unrecorded); if not, every one of them is judged.  Returns
-    (CheckResult over the whole chunk with findings indexed by chunk position, the
-    candidates' inputs: its ``max_ulp_element`` indexes those)."""
-    from fuzzfarm.oracle.device_screen import (EXACT_RULES, aggregated_sample, candidates,
-                                               counted as counted_positions)
-    from fuzzfarm.verdict.checker import FINDINGS_PER_RULE, check_batch
-    from fuzzfarm.verdict.findings import CheckResult
-
-    def judge(pos):
-        inputs = space.inputs_at(start, pos)
-        res = check_batch(space.fn, inputs, {k: v[pos] for k, v in outputs.items()}, claims)
-        res.findings = [replace(f, index=int(pos[f.index])) for f in res.findings]
-        return res, inputs
-
-    pos = candidates(answer, count)
-    counted = int(answer.agg_count.sum())
-    sample = CheckResult(space.fn.name, 0)
-    if counted:
-        spos = aggregated_sample(answer, count, FINDINGS_PER_RULE)
-        sample, _ = judge(spos)
-        if not _sample_confirms(sample, spos, answer, EXACT_RULES[space.fn.name]):
-            # not what the device counted: judge every one of them
-            pos = np.union1d(pos, counted_positions(answer, count))
-            counted, sample = 0, CheckResult(space.fn.name, 0)
-    total, inputs = judge(pos)
-    total.n = count
-    total.screened += count - int(pos.size) - counted
-    if counted:
-        rules = EXACT_RULES[space.fn.name]
-        sampled = np.bincount(answer.counted_rule(spos), minlength=len(answer.agg_count))
-        total.findings.extend(sample.findings)
-        total.findings.sort(key=lambda f: (f.index, f.rule_id))
-        for c, rule in enumerate(rules):
-            k = int(answer.agg_count[c]) - int(sampled[c])
-            if k:
-                total.unrecorded[(rule, "fail")] += k
-    return total, inputs
-
-
-def _sample_confirms(sample, spos, answer, rules) -> bool:
-    """Each sampled input has exactly one finding: a failure of the rule the device
-    counted it under."""
-    fs = sample.findings
-    if sample.unrecorded or len(fs) != spos.size or {f.index for f in fs} != set(spos.tolist()):
-        return False
-    cls = dict(zip(spos.tolist(), answer.counted_rule(spos).tolist()))
-    return all(f.severity == "fail" and cls[f.index] < len(rules) and
-               f.rule_id == rules[cls[f.index]] for f in fs)
-
-
 def judge_chunk(space: Space, start: int, count: int, outputs: dict, claims, answer=None):
     """The verdict on inputs ``start .. start+count-1`` of ``space`` given their
     ``outputs`` ({name: array (count,)}): the checker over all of them, or with ``answer``
@@ -305,8 +247,9 @@ def judge_chunk(space: Space, start: int, count: int, outputs: dict, claims, ans
         from fuzzfarm.verdict.checker import check_batch
         inputs = space.inputs(start, count)
         return check_batch(space.fn, inputs, outputs, claims), inputs
-    total, inputs = _check_candidates(space, start, count, outputs, answer, claims)
-    total.add_histogram(answer.hist.astype(np.int64))
+    from fuzzfarm.verdict.screened import judge_screened
+    total, inputs, _ = judge_screened(space.fn, lambda pos: space.inputs_at(start, pos),
+                                      count, outputs, answer, claims)
     return total, inputs
 
 

@@ -64,10 +64,12 @@ class Kind:
         from fuzzfarm.verdict.checker import check_batch
         return check_batch(target.fn, inputs, outputs, claims, prec, width=target.width)
 
-    def class_counts(self, target: Target, inputs: dict) -> dict:
-        """Inputs per IEEE class (``strategies.input_class_counts``), {} where none apply."""
-        from strategies import input_class_counts
-        return input_class_counts(inputs, target.fn, target.fmt)
+    def tally(self, target: Target, inputs: dict) -> tuple[dict, dict, int | None]:
+        """(inputs per IEEE class, distinct inputs per IEEE class, distinct input rows):
+        ``strategies.class_tally``; ({}, {}, ...) where no classes apply, None where
+        distinct calls are not counted."""
+        from strategies import class_tally
+        return class_tally(inputs, target.fn, target.fmt)
 
     def element_inputs(self, target: Target, inputs: dict, element: int) -> list | None:
         """The raw input bits (uint64 two's complement) of one element, where an element
@@ -117,15 +119,16 @@ class Elementwise(Kind):
                                         pool[a.name]]) for a in fn.inputs}
 
     def drawn_inputs(self, target, unit):
-        from strategies import Recipe, expand
+        from strategies import Recipe, Stream, expand
         from fuzzfarm.device.kernels import buffer_dtype
         fn, fmt = target.fn, target.fmt
         sizes = unit.part_sizes()
         out = {a.name: np.empty(sum(sizes), dtype=buffer_dtype(a, fmt)) for a in fn.inputs}
         pos = 0
+        stream = Stream(unit.seed)      # the parts of a unit never take a member twice
         for r, n in zip(unit.recipes, sizes):
             recipe = Recipe.from_dict({k: v for k, v in r.items() if k != "n"})
-            part = expand(recipe, fn, n, fmt)
+            part = expand(recipe, fn, n, fmt, lanes=target.width, stream=stream)
             for a in fn.inputs:
                 out[a.name][pos:pos + n] = part[a.name]
             pos += n
@@ -141,6 +144,10 @@ class Geometric(Kind):
     def special_inputs(self, target, replay=()):
         from fuzzfarm.verdict import geometric
         return geometric.special_inputs(target.fn, target.fmt, target.width)
+
+    def tally(self, target, inputs):
+        counts, distinct, _ = super().tally(target, inputs)
+        return counts, distinct, None       # a call is a whole vector: not counted
 
     def drawn_inputs(self, target, unit):
         from fuzzfarm.verdict import geometric
@@ -193,8 +200,9 @@ class Conversion(Kind):
         from fuzzfarm.verdict import conversions
         return conversions.check(target.conversion, inputs["x"], outputs["ret"], claims)
 
-    def class_counts(self, target, inputs):
-        return {}
+    def tally(self, target, inputs):
+        x = np.sort(np.asarray(inputs["x"]).ravel())
+        return {}, {}, int(x.size and 1 + np.count_nonzero(x[1:] != x[:-1]))
 
     def values_per_element(self, target):
         conv = target.conversion

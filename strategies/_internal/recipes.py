@@ -23,7 +23,10 @@ __all__ = ["Recipe", "recipes", "draw_recipes", "SAMPLER_VERSION",
 
 #: Bumped whenever the class table or the sampler changes what a recipe expands to, so a
 #: stored recipe is never silently regenerated into different inputs.
-SAMPLER_VERSION = 1
+SAMPLER_VERSION = 2
+#: Versions whose recipes ``expand`` still regenerates bit for bit (1: every variant drawn
+#: with replacement; 2: distinct members, small classes exhaustive: ``distinct``).
+SAMPLER_VERSIONS = (1, 2)
 
 MAX_SEED = (1 << 63) - 1
 
@@ -74,7 +77,8 @@ class Recipe:
     ``seed``: 0 .. 2**63-1, seeds the numpy generator.
     ``tie_rate``: fraction of rows where each later float argument copies the first one
         (half of those with the sign flipped): fmin(x, x), atan2(x, -x), nextafter(x, x).
-    ``version``: ``SAMPLER_VERSION`` at creation; another version is refused.
+    ``version``: ``SAMPLER_VERSION`` at creation; versions of ``SAMPLER_VERSIONS`` are
+        expanded as they were made, any other is refused.
     """
 
     float_weights: tuple[tuple[str, float], ...] = DEFAULT_FLOAT_WEIGHTS
@@ -115,9 +119,10 @@ class Recipe:
         if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0.0 <= t <= 1.0:
             raise InvalidArgument(f"tie_rate={t!r} must be a number in [0, 1]")
         set_(self, "tie_rate", float(t))
-        if self.version != SAMPLER_VERSION:
+        if self.version not in SAMPLER_VERSIONS:
             raise InvalidArgument(f"version={self.version!r}: this recipe was made for sampler "
-                                  f"version {self.version}, this is version {SAMPLER_VERSION}; "
+                                  f"version {self.version}, this is version {SAMPLER_VERSION} "
+                                  f"(it expands {SAMPLER_VERSIONS}); "
                                   f"its batch cannot be regenerated bit for bit here")
 
     def to_dict(self) -> dict:

@@ -8,11 +8,12 @@ from fuzzfarm.formats import BINARY32, INPUT_CLASSES, INT_CLASSES, FloatFormat
 from strategies._internal.classes import (
     FLOAT_BY_NAME, INT_BY_NAME, Params, draw_dtype, field_dtype, variants_for,
 )
+from strategies._internal.distinct import Stream, sample_distinct
 from strategies._internal.errors import InvalidArgument
 from strategies._internal.recipes import Recipe
 from strategies._internal.validation import check_fmt, check_function
 
-__all__ = ["expand", "input_class_counts", "sample_classes"]
+__all__ = ["expand", "input_class_counts", "sample_classes", "class_tally"]
 
 
 def _rng(seed: int, *key: int) -> np.random.Generator:
@@ -54,8 +55,19 @@ def sample_classes(kind: str, weights, n: int, rng: np.random.Generator, fmt: Fl
     return out
 
 
-def expand(recipe: Recipe, fn, n: int, fmt: FloatFormat = BINARY32) -> dict[str, np.ndarray]:
+def expand(recipe: Recipe, fn, n: int, fmt: FloatFormat = BINARY32, lanes: int = 1,
+           stream: Stream | None = None) -> dict[str, np.ndarray]:
     """Expand ``recipe`` into ``n`` input rows for ``fn``.
+
+    Version 2 recipes (``SAMPLER_VERSION``) draw every argument with ``distinct.
+    sample_distinct``: each class variant's members distinct, a small class's members all
+    taken once where its share reaches its size (the rest of the share going to members
+    not yet taken), per lane position: row i belongs to lane ``i % lanes`` (a vector
+    built-in's width) and each lane is sampled on its own.  ``stream`` (a
+    ``distinct.Stream``) carries what earlier parts of the same unit took, so that they
+    are not taken again; None: a fresh one seeded from the recipe.  Version 1 recipes
+    (stored by older runs) expand as they always did, with replacement (``lanes`` and
+    ``stream`` unused).
 
     Returns ``{input name: array of shape (n,)}`` in ``fn.inputs`` order: ``fmt.uint``
     bit patterns (``uint32`` for binary32) for a 'float' input, ``int32`` for an 'int'
@@ -74,14 +86,25 @@ def expand(recipe: Recipe, fn, n: int, fmt: FloatFormat = BINARY32) -> dict[str,
     fmt = check_fmt(fmt)
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
         raise InvalidArgument(f"n={n!r} must be an int >= 0")
+    if isinstance(lanes, bool) or not isinstance(lanes, (int, np.integer)) or lanes < 1:
+        raise InvalidArgument(f"lanes={lanes!r} must be an int >= 1 (the vector width)")
     params = Params(recipe.exponent_window, recipe.nan_payload)
     out: dict[str, np.ndarray] = {}
+    if recipe.version >= 2 and stream is None:
+        stream = Stream(recipe.seed)
     for i, arg in enumerate(fn.inputs):
         rng = _rng(recipe.seed, 0, i)
-        if arg.kind in ("float", "uint"):   # ugentype: any bit pattern of the size
-            out[arg.name] = sample_classes("float", recipe.float_weights, int(n), rng, fmt, params)
-        else:
-            out[arg.name] = sample_classes("int", recipe.int_weights, int(n), rng, fmt, params)
+        kind = "float" if arg.kind in ("float", "uint") else "int"   # ugentype: any bits
+        weights = recipe.float_weights if kind == "float" else recipe.int_weights
+        if recipe.version < 2:
+            out[arg.name] = sample_classes(kind, weights, int(n), rng, fmt, params)
+            continue
+        col = np.empty(int(n), dtype=fmt.uint if kind == "float" else np.int32)
+        for lane in range(min(int(lanes), int(n)) or 1):
+            rows = len(range(lane, int(n), int(lanes)))
+            col[lane::int(lanes)] = sample_distinct(kind, weights, rows, rng, fmt, params,
+                                                    stream, (i, lane))
+        out[arg.name] = col
     floats = [a.name for a in fn.inputs if a.kind == "float"]
     if recipe.tie_rate > 0 and len(floats) >= 2:
         rng = _rng(recipe.seed, 1)
@@ -155,3 +178,76 @@ def input_class_counts(inputs: dict[str, np.ndarray], fn, fmt: FloatFormat = BIN
             c, names = _int_class_counts(inputs[arg.name]), INT_CLASSES
         counts.update({f"{arg.name}:{k}": int(v) for k, v in zip(names, c)})
     return counts
+
+
+def _float_edges(fmt: FloatFormat) -> tuple[np.ndarray, np.ndarray]:
+    """The pattern ranges of the IEEE classes in sorted unsigned order: (edges (uint64,
+    13), the INPUT_CLASSES code of each of the 12 ranges)."""
+    s, inf, q = fmt.sign_mask, fmt.pos_inf, fmt.quiet_bit
+    one_sign = [0, 1, fmt.min_normal, inf, inf + 1, inf | q]
+    edges = one_sign + [s + e for e in one_sign] + [1 << fmt.bits]
+    # +0, +sub, +normal, +inf, +snan, +qnan, then the same with the sign bit
+    codes = [0, 2, 4, 6, 9, 8, 1, 3, 5, 7, 9, 8]
+    return np.array(edges, dtype=object), np.array(codes)
+
+
+_INT_EDGES = np.array([-(1 << 31), -(1 << 31) + 1, 0, 1, (1 << 31) - 1, 1 << 31], dtype=np.int64)
+_INT_CODES = np.array([3, 2, 0, 1, 4])          # int_min, neg, zero, pos, int_max
+
+
+def _tally_sorted(s: np.ndarray, edges, codes, nclasses: int) -> tuple[np.ndarray, np.ndarray]:
+    """(count, distinct count) per class code of the sorted array ``s``."""
+    lo = np.searchsorted(s, np.array([int(e) for e in edges[:-1]], dtype=s.dtype))
+    hi = np.append(lo[1:], s.size)
+    first = np.empty(s.size, dtype=bool)
+    if s.size:
+        first[0] = True
+        np.not_equal(s[1:], s[:-1], out=first[1:])
+    cum = np.concatenate([[0], np.cumsum(first, dtype=np.int64)])
+    count = np.zeros(nclasses, np.int64)
+    distinct = np.zeros(nclasses, np.int64)
+    np.add.at(count, codes, hi - lo)
+    np.add.at(distinct, codes, cum[hi] - cum[lo])
+    return count, distinct
+
+
+def class_tally(inputs: dict[str, np.ndarray], fn, fmt: FloatFormat = BINARY32
+                ) -> tuple[dict[str, int], dict[str, int], int]:
+    """Inputs per IEEE class as ``input_class_counts``, the *distinct* inputs per class
+    (same keys: distinct patterns of that argument within the class), and the number of
+    distinct input rows (tuples of all arguments' bits).  One sort per argument (and one
+    of the packed rows for several arguments); issue 17's distinct-input figures."""
+    fn = check_function(fn)
+    fmt = check_fmt(fmt)
+    counts: dict[str, int] = {}
+    distinct: dict[str, int] = {}
+    cols = []
+    for arg in fn.inputs:
+        if arg.name not in inputs:
+            raise InvalidArgument(f"inputs has no array for argument {arg.name!r} of "
+                                  f"{fn.signature}; give one per name in {fn.arg_names}")
+        if arg.kind != "int":
+            b = np.asarray(inputs[arg.name]).astype(fmt.uint, copy=False).ravel()
+            edges, codes = _float_edges(fmt)
+            c, d = _tally_sorted(np.sort(b), edges, codes, len(INPUT_CLASSES))
+            names = INPUT_CLASSES
+            cols.append((b.astype(np.uint64), fmt.bits))
+        else:
+            v = np.asarray(inputs[arg.name]).astype(np.int32, copy=False).ravel()
+            c, d = _tally_sorted(np.sort(v.astype(np.int64)), _INT_EDGES, _INT_CODES,
+                                 len(INT_CLASSES))
+            names = INT_CLASSES
+            cols.append((v.view(np.uint32).astype(np.uint64), 32))
+        counts.update({f"{arg.name}:{k}": int(x) for k, x in zip(names, c)})
+        distinct.update({f"{arg.name}:{k}": int(x) for k, x in zip(names, d)})
+    if len(cols) == 1:
+        rows = int(sum(v for k, v in distinct.items()))
+    elif sum(bits for _, bits in cols) <= 64:
+        key = np.zeros(cols[0][0].size, np.uint64)
+        for col, bits in cols:
+            key = (key << np.uint64(bits)) | col
+        s = np.sort(key)
+        rows = int(s.size and 1 + np.count_nonzero(s[1:] != s[:-1]))
+    else:
+        rows = int(np.unique(np.stack([c for c, _ in cols], axis=1), axis=0).shape[0])
+    return counts, distinct, rows
