@@ -1,7 +1,8 @@
-"""Kill the driver at random moments, over and over (issue 18, item 1): a campaign whose
-driver (and with it its local Ray cluster) is SIGKILLed at a random moment, then resumed,
-cycle after cycle, ends with every unit's results present exactly once, no temporary file
-left, and a dataset that reads whole.  A few cycles here; the long tier (``-m soak``,
+"""Kill at random moments, over and over (issue 18, item 1): a campaign whose driver (and
+with it its local Ray cluster), a Ray worker (device actor, check task, unit maker) or the
+raylet (the node) is SIGKILLed at a random moment, then resumed, cycle after cycle, ends
+with every unit's results present exactly once, no temporary file left, and a dataset that
+reads whole.  A few cycles here; the long tier (``-m soak``,
 ``FUZZFARM_KILL_CYCLES``, default 20) kills more."""
 from __future__ import annotations
 
@@ -57,6 +58,27 @@ def _next_args(spec: Path, out: Path) -> list | None:
     return ["--campaign", str(spec)]
 
 
+#: What a cycle kills, by weight: the driver (its local Ray cluster shares its fate), a
+#: Ray worker (the device actor, a check task, a unit maker: Ray restarts or retries it and
+#: the campaign goes on; the driver is killed later in the cycle), or the raylet (the
+#: node: on this one-node cluster the driver loses its cluster).
+VICTIMS = (("driver", 2), ("worker", 1), ("node", 1))
+_WORKERS = r"ray::(DeviceActor|check_and_write|UnitMaker)"
+
+
+def _kill_one(pattern: str, rng: random.Random) -> bool:
+    """SIGKILL one random process whose command line matches ``pattern``; False if none."""
+    r = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True)
+    pids = [int(p) for p in r.stdout.split()]
+    if not pids:
+        return False
+    try:
+        os.kill(rng.choice(pids), signal.SIGKILL)
+    except ProcessLookupError:
+        return False
+    return True
+
+
 def _stats_files(out: Path) -> int:
     d = out / "_stats"
     return len(list(d.glob("*/*.parquet"))) if d.exists() else 0
@@ -74,6 +96,7 @@ def _kill_cycles(tmp_path, cycles: int, seed: int) -> None:
     out = tmp_path / "res"
     before = _ray_processes()
     kills = 0
+    killed = Counter()
     for cycle in range(cycles):
         args = _next_args(spec, out)
         if args is None:
@@ -85,12 +108,29 @@ def _kill_cycles(tmp_path, cycles: int, seed: int) -> None:
         share = max(1, (n_units - done) // (cycles - cycle + 1))
         target = min(n_units - 1, done + rng.randint(0, share))
         jitter = rng.uniform(0.0, 0.5)
+        victim = rng.choices([v for v, _ in VICTIMS], [w for _, w in VICTIMS])[0]
+        if victim == "worker":      # first a worker, half way to the driver's moment
+            half = done + (target - done) // 2
+            while p.poll() is None and _stats_files(out) < half:
+                time.sleep(0.02)
+            if p.poll() is None and _kill_one(_WORKERS, rng):
+                killed["worker"] += 1
         while p.poll() is None and _stats_files(out) < target:
             time.sleep(0.02)
         time.sleep(jitter)
+        hit = False
+        if p.poll() is None and victim == "node" and _kill_one("raylet", rng):
+            killed["node"] += 1
+            hit = True
+            try:                    # the driver notices its node is gone, or is killed
+                p.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                pass
         if p.poll() is None:
             os.killpg(p.pid, signal.SIGKILL)
-            kills += 1
+            killed["driver"] += not hit
+            hit = True
+        kills += hit
         _, cycle_err = p.communicate(timeout=120)
         print(f"cycle {cycle}: {args[0]} rc={p.returncode} {cycle_err.strip()[-200:]!r}")
     # finish the campaign
@@ -100,8 +140,8 @@ def _kill_cycles(tmp_path, cycles: int, seed: int) -> None:
         _, err = p.communicate(timeout=600)
         assert p.returncode == 0, err[-3000:]
     assert kills >= cycles - max(1, cycles // 5)       # a few runs may end before their kill
-    print(f"{kills} driver kills in {cycle + 1} cycles, then a resume to the end; "
-          f"{n_units} units each once")
+    print(f"{kills} cycles ended by a kill in {cycle + 1} ({dict(killed)}), then a resume "
+          f"to the end; {n_units} units each once")
 
     rows = ds.dataset(out / "_stats").to_table().to_pylist()
     per_unit = Counter(r["unit_id"] for r in rows)

@@ -100,9 +100,9 @@ def test_a_text_that_is_not_a_printed_value_is_refused(text, kind, fmt):
 # ---------------------------------------------------------------------- through the findings
 def _rows(function, precision, outputs, inputs):
     r = CheckResult(function, len(outputs))
-    for i, (x, y) in enumerate(zip(inputs, outputs)):
-        r.findings.append(Finding(i, function, "rule", "s", "text", "fail", "ret", (x,), (y,),
-                                  "?", None, ""))
+    for i, (x, y) in enumerate(zip(inputs, outputs)):      # a rule each: all stored
+        r.findings.append(Finding(i, function, f"rule{i}", "s", "text", "fail", "ret", (x,),
+                                  (y,), "?", None, ""))
     u = units.make_unit("dev", (function, precision, 1), 3, 1, 8192, 4, size=2048)
     return units.finding_rows(r, u, {}, "run")
 

@@ -10,12 +10,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pyarrow.compute as pc
 import pytest
 from click.testing import CliRunner
 
 from devices import selector
 from fuzzfarm.cli import main
 from fuzzfarm.store import dataset as store
+from fuzzfarm.store.samples import SAMPLE_ROWS, counts
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -125,6 +127,11 @@ def test_a_killed_writer_leaves_a_temp_file_that_the_next_run_removes(tmp_path):
 
 
 # --------------------------------------------------------------------------- compaction
+def _findings(out) -> int:
+    """Findings in ``out``: the sum of the rows' counts (store.samples)."""
+    return int(pc.sum(counts(store.read_findings(out))).as_py() or 0)
+
+
 def _units(out, run, n, findings_per_unit=2, start=0):
     from datetime import datetime, timezone
     for i in range(start, start + n):
@@ -153,18 +160,23 @@ def _stats_row(run, uid, now):
 def test_compaction_merges_small_files_and_readers_see_each_row_once(tmp_path):
     out = tmp_path / "r"
     _units(out, "run1", 100)
-    before = (store.read_findings(out).num_rows, store.read_stats(out).num_rows)
+    before = (_findings(out), store.read_stats(out).num_rows)
     assert before == (200, 100)
     replaced = store.compact(out, min_files=10)
     assert replaced == 200
     files = sorted(p.name for p in (out / "_stats" / "run1").iterdir())
     assert len(files) == 1 and files[0].startswith("part-")
-    assert (store.read_findings(out).num_rows, store.read_stats(out).num_rows) == before
+    assert (_findings(out), store.read_stats(out).num_rows) == before
+    # the findings: one group (rule, class, target), cut to its sample with exact counts
+    assert store.read_findings(out).num_rows == SAMPLE_ROWS
     assert store.done_units(out, "run1") == {f"u{i:04d}" for i in range(100)}
-    # more units after it: compacted again into a second part, nothing lost or doubled
+    # more units after it: stats compacted into a second part, findings merged with the
+    # first part into one again; nothing lost or doubled
     _units(out, "run1", 20, start=100)
-    assert store.compact(out, min_files=10) == 40
+    assert store.compact(out, min_files=10) == 41
     assert store.read_stats(out).num_rows == 120
+    assert _findings(out) == 240 and store.read_findings(out).num_rows == SAMPLE_ROWS
+    assert len(list((out / "run1").glob("*.parquet"))) == 1
     assert len(store.done_units(out, "run1")) == 120
 
 
@@ -187,7 +199,7 @@ def test_a_compaction_killed_midway_never_doubles_rows_and_is_finished_by_the_lo
     assert any(p.name.startswith(".compact-") for p in d.iterdir())
     assert len(list(d.glob("*.parquet"))) == 31             # the part and all 30 originals
     assert store.read_stats(out).num_rows == 30               # each row once
-    assert store.read_findings(out).num_rows == 60
+    assert _findings(out) == 60
     with store.ResultsLock(out, "test"):
         pass
     assert sorted(p.name[:5] for p in d.iterdir()) == ["part-"]
@@ -218,4 +230,4 @@ def test_unfinished_units_findings_are_not_compacted(tmp_path):
     store.write_findings(out, "run1", "late", [_finding_row("run1", "late", 0)])  # no stats
     store.compact(out, min_files=2)
     assert (out / "run1" / "late.parquet").exists()
-    assert store.read_findings(out).num_rows == 21
+    assert _findings(out) == 21

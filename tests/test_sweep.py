@@ -239,7 +239,11 @@ def test_screen_proven_failures_beyond_the_cap_are_counted_after_an_exact_probe(
     res = sw.check_chunk(_job(tmp_path, space, unit), {"ret": bad})
     assert res["failures"] == 1 << 19
     rows = pq.read_table(tmp_path / "sweep-test" / f"{unit.unit_id}.parquet")
-    assert rows.num_rows == 1000
+    # a bounded sample per input class, standing for every failure
+    from fuzzfarm.store.samples import SAMPLE_ROWS
+    assert set(rows.column("input_class").to_pylist()) == {"x:pos_normal", "x:neg_normal"}
+    assert rows.num_rows == 2 * SAMPLE_ROWS
+    assert sum(rows.column("count").to_pylist()) == 1 << 19
     assert set(rows.column("rule_id").to_pylist()) == {"ulp.sin"}
     assert all(7.4 < e < 8.6 for e in rows.column("ulp_error").to_pylist())
     st = pq.read_table(tmp_path / "_stats" / "sweep-test" / f"{unit.unit_id}.parquet")

@@ -368,6 +368,8 @@ def _issues(findings: pa.Table, targets, devices, runs) -> dict:
         "function", "precision", "vector_width", "build_options")}
     # times as integers (ms since the epoch): cheaper than datetime objects
     cols["time"] = findings["time"].cast(pa.int64()).to_pylist()
+    from fuzzfarm.store.samples import counts
+    cols["count"] = counts(findings).to_pylist()    # findings each row stands for
     out: dict = {}
     for k in range(findings.num_rows):
         iss = cols["issue"][k]
@@ -391,13 +393,13 @@ def _issues(findings: pa.Table, targets, devices, runs) -> dict:
         t = cols["time"][k]
         order = (t is None, t or 0, k)
         if sev in FAILURE_SEVERITIES:
-            d["failures"] += 1
+            d["failures"] += cols["count"][k]
             d["runs"].add(run)
             d["rows"].append(k)
             if d["first_fail"] is None or order < d["first_fail"]:
                 d["first_fail"] = order
         else:
-            d["notes"] += 1
+            d["notes"] += cols["count"][k]
             if d["first_note"] is None or order < d["first_note"]:
                 d["first_note"] = order
     # the examples, fetched in one take

@@ -70,6 +70,11 @@ FINDINGS_SCHEMA = pa.schema([
     ("text", pa.string()), ("verb", pa.string()),
     ("ulp_error", pa.float64()), ("fault_detail", pa.string()), ("seed", pa.int64()), ("recipe", pa.string()),
     ("time", pa.timestamp("ms", tz="UTC")),
+    # the findings this row stands for: itself and the others of its group (rule,
+    # severity, input class) that were counted, not stored (store.samples); null: 1
+    ("count", pa.int64()),
+    # the IEEE class of each argument, "x:pos_normal,y:int_neg" ('' where none applies)
+    ("input_class", pa.string()),
 ])
 
 STATS_SCHEMA = pa.schema([
@@ -88,6 +93,10 @@ STATS_SCHEMA = pa.schema([
     # band of the input, log-spaced error bin), nonzero cells only; null where none
     ("ulp_histogram", pa.list_(pa.struct([("band", pa.int16()), ("bin", pa.int16()),
                                           ("count", pa.int64())]))),
+    # distinct inputs: per argument and IEEE class (keys as inputs_by_class), and distinct
+    # input rows (tuples of all arguments); null where not counted (older rows, faults)
+    ("distinct_by_class", pa.map_(pa.string(), pa.int64())),
+    ("distinct_inputs", pa.int64()),
 ])
 
 
@@ -263,20 +272,35 @@ def compact(out: str | os.PathLike, min_files: int = 64) -> int:
             n += _compact_dir(d, STATS_SCHEMA, min_files)
     for d in root.glob("*"):     # only finished units' findings: others may write again
         if d.is_dir() and not d.name.startswith(("_", ".")):
-            n += _compact_dir(d, FINDINGS_SCHEMA, min_files, done_units(root, d.name))
+            n += _compact_dir(d, FINDINGS_SCHEMA, min_files, done_units(root, d.name),
+                              sample=True)
     return n
 
 
-def _compact_dir(d: Path, schema: pa.Schema, min_files: int, only=None) -> int:
+def _compact_dir(d: Path, schema: pa.Schema, min_files: int, only=None,
+                 sample: bool = False) -> int:
+    """Merge ``d``'s unit files (of the units in ``only``, where given) into one part.
+    With ``sample`` (findings) the directory's earlier parts are merged in too and every
+    group is cut to its bounded sample with exact counts (store.samples.sample_table), so
+    a directory's findings stay one part whose size follows the number of groups."""
     files = sorted(f for f in d.glob("*.parquet") if not f.name.startswith((".", PART_PREFIX))
                    and (only is None or f.name[:-len(".parquet")] in only))
     if len(files) < max(2, min_files):
         return 0
+    if sample:
+        files += sorted(f for f in d.glob(f"{PART_PREFIX}*.parquet")
+                        if f not in _superseded(d))
     key = uuid.uuid4().hex[:12]
     part, intent = d / f"{PART_PREFIX}{key}.parquet", d / f"{COMPACT_PREFIX}{key}.json"
     write_json(intent, {"part": part.name, "replaces": [f.name for f in files]})
 
     def write(fh):      # streamed: memory holds one row group, not the directory
+        if sample:      # sampled findings: groups span files, so all at once (bounded)
+            from fuzzfarm.store.samples import sample_table
+            t = sample_table(pa.concat_tables([pq.read_table(f, schema=schema)
+                                               for f in files]))
+            pq.write_table(t, fh, compression="zstd", row_group_size=_PART_ROW_GROUP)
+            return
         with pq.ParquetWriter(fh, schema, compression="zstd") as w:
             batch, rows = [], 0
             for f in files:

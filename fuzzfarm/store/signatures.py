@@ -192,7 +192,8 @@ SUMMARY_COLUMNS = ("signature", "issue", *SIGNATURE_FIELDS, "rule_id", "severity
 
 def summarize(findings: pa.Table) -> pa.Table:
     """One row per signature (and severity) of ``findings`` (FINDINGS_SCHEMA, with or
-    without ``with_signatures``' columns): ``count`` of findings, ``runs`` they occur in,
+    without ``with_signatures``' columns): ``count`` of findings (the sum of the rows'
+    ``count``: store.samples), ``runs`` they occur in,
     ``first_seen``/``last_seen`` (their earliest and latest ``time``), ``max_ulp_error``
     (ULPs; null where no bound was measured), and one example (the earliest finding:
     its run, unit, element, inputs, outputs, expected, the rule's sentence, the text that
@@ -202,9 +203,11 @@ def summarize(findings: pa.Table) -> pa.Table:
         findings = with_signatures(findings)
     if findings.num_rows == 0:
         return pa.table({c: pa.array([], pa.string()) for c in SUMMARY_COLUMNS})
+    from fuzzfarm.store.samples import counts
     keyed = findings.append_column("row", pa.array(np.arange(findings.num_rows)))
+    keyed = keyed.append_column("_count", counts(findings))
     g = keyed.group_by(["signature", "severity"]).aggregate([
-        ("row", "count"), ("run_id", "count_distinct"), ("time", "min"), ("time", "max"),
+        ("_count", "sum"), ("run_id", "count_distinct"), ("time", "min"), ("time", "max"),
         ("ulp_error", "max"), ("row", "min")])
     # the earliest finding of each group is its example
     times = keyed.select(["signature", "severity", "time", "row"]).sort_by(
@@ -220,7 +223,7 @@ def summarize(findings: pa.Table) -> pa.Table:
     for f in SIGNATURE_FIELDS:
         out[f] = ex[f]
     out.update({"rule_id": ex["rule_id"], "severity": g["severity"],
-                "count": g["row_count"], "runs": g["run_id_count_distinct"],
+                "count": g["_count_sum"], "runs": g["run_id_count_distinct"],
                 "first_seen": g["time_min"], "last_seen": g["time_max"],
                 "max_ulp_error": g["ulp_error_max"], "example_run_id": ex["run_id"],
                 "example_unit_id": ex["unit_id"], "example_element": ex["element"],

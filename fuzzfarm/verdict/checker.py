@@ -34,7 +34,7 @@ from edgecases.predicates import evaluate
 from fuzzfarm import formats
 from fuzzfarm.formats import FloatFormat
 from fuzzfarm.verdict.claims import Claims
-from fuzzfarm.verdict.findings import CheckResult, Finding
+from fuzzfarm.verdict.findings import CheckResult, Finding, class_codes
 from fuzzfarm.oracle import (EXACT_FUNCTIONS, Congruent, Exact, OneOf, Unspecified, reference,
                              round_to_bits, ulp_error, value_of)
 from fuzzfarm.oracle import screen as screen_mod
@@ -113,17 +113,21 @@ class _Ctx:
             return
         key = (rule.id, output)
         room = max(0, FINDINGS_PER_RULE - self.recorded[key])
-        if self.flush and idx.size > room:
-            keep = np.zeros(idx.size, bool)
-            keep[:room] = True
-            keep |= self.subnormal_arg[idx]
-        else:
-            keep = np.arange(idx.size) < room
+        keep = np.arange(idx.size) < room
+        if idx.size > room:
+            if self.flush:
+                keep |= self.subnormal_arg[idx]
+            # the first of each input class is recorded too: every class counted has an
+            # example (store: one sample per rule and input class)
+            codes = self.codes(idx)
+            keep[np.unique(codes, return_index=True)[1]] = True
+            self.result.count_unrecorded(rule.id, rule.severity, codes[~keep])
         for i in idx[keep]:
             self.add(i, rule, output, expected(i))
-        rest = int(idx.size - keep.sum())
-        if rest:
-            self.result.unrecorded[(rule.id, rule.severity)] += rest
+
+    def codes(self, idx: np.ndarray) -> np.ndarray:
+        """The input class codes (findings.class_codes) of the elements ``idx``."""
+        return class_codes(self.fn, self.fmt, {k: v[idx] for k, v in self.args.items()})
 
     @property
     def subnormal_arg(self) -> np.ndarray:
@@ -514,16 +518,28 @@ def _apply_reference(c: _Ctx) -> None:
         confirmed = sum(1 for f in c.result.findings if f.rule_id == rule.id
                         and f.severity == "fail" and f.index in probe_set)
         if confirmed == probe.size:
-            c.result.unrecorded[(rule.id, "fail")] += int(rest.size)
+            # the first of each input class among the rest is judged (an example of
+            # every class counted); the others are counted
+            codes = c.codes(idx[rest])
+            first = np.zeros(rest.size, bool)
+            first[np.unique(codes, return_index=True)[1]] = True
+            first &= ~np.isin(codes, c.codes(idx[probe]))
+            judge(rest[first])
+            rest, rest_err, codes = rest[~first], rest_err[~first], codes[~first]
+            c.result.count_unrecorded(rule.id, "fail", codes)
             c.result.screened += int(rest.size)
             c.result.note_error(rest_err, idx[rest])
             # probe findings beyond the cap are counted, not recorded
             over = c.recorded[(rule.id, fn.outputs[0].name)] - FINDINGS_PER_RULE
             if over > 0:
-                drop = set(sorted(probe_set)[-over:])
+                # (the last ones, keeping the first of each input class)
+                keep_first = set(idx[probe][np.unique(c.codes(idx[probe]),
+                                                      return_index=True)[1]].tolist())
+                drop = set([i for i in sorted(probe_set) if i not in keep_first][-over:])
                 c.result.findings = [f for f in c.result.findings if not (
                     f.rule_id == rule.id and f.severity == "fail" and f.index in drop)]
-                c.result.unrecorded[(rule.id, "fail")] += len(drop)
+                c.result.count_unrecorded(rule.id, "fail",
+                                          c.codes(np.array(sorted(drop), np.int64)))
                 c.recorded[(rule.id, fn.outputs[0].name)] -= len(drop)
         else:
             judge(rest)

@@ -11,7 +11,39 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-__all__ = ["Finding", "CheckResult"]
+__all__ = ["Finding", "CheckResult", "class_codes", "class_key"]
+
+
+def class_codes(fn, fmt, args: dict) -> np.ndarray:
+    """The input class of each element as one int64 code: argument j's IEEE class
+    (formats.INPUT_CLASSES, or INT_CLASSES for an int argument) in hex digit j.  ``fn``: a
+    catalogue Function; ``args``: {argument name: array (n,)} of raw bits (float
+    arguments as ``fmt`` patterns, int arguments as int32 or their uint64 two's complement).
+    ``class_key`` spells a code out."""
+    from fuzzfarm import formats
+    n = len(next(iter(args.values()))) if args else 0
+    code = np.zeros(n, np.int64)
+    for j, a in enumerate(fn.inputs):
+        bits = np.asarray(args[a.name])
+        if a.kind == "int":
+            v = (bits.astype(np.uint64) & np.uint64(0xFFFFFFFF)).astype(np.uint32).view(np.int32)
+            c = formats.classify_int(v)
+        else:
+            c = formats.classify(bits.astype(np.uint64).astype(fmt.uint), fmt)
+        code |= c.astype(np.int64) << np.int64(4 * j)
+    return code
+
+
+def class_key(fn, code: int) -> str:
+    """The input class a ``class_codes`` code stands for, as stored and as signatures
+    write it: ``x:pos_normal`` or ``x:neg_zero,y:int_pos`` (one entry per argument)."""
+    from fuzzfarm import formats
+    parts = []
+    for j, a in enumerate(fn.inputs):
+        c = (int(code) >> (4 * j)) & 15
+        names = formats.INT_CLASSES if a.kind == "int" else formats.INPUT_CLASSES
+        parts.append(f"{a.name}:{names[c]}")
+    return ",".join(parts)
 
 
 @dataclass
@@ -55,11 +87,26 @@ class CheckResult:
     #: checker.FINDINGS_PER_RULE of one rule and output in one batch (a systematic failure of a
     #: sweep would otherwise make billions of rows).
     unrecorded: Counter = field(default_factory=Counter)
+    #: the same findings by input class: (rule_id, severity, class code) -> count
+    #: (``class_codes``; filled where the checker counted them, see ``count_unrecorded``)
+    unrecorded_by_class: Counter = field(default_factory=Counter)
     #: the element (index into the batch) whose error is ``max_ulp_error``; -1 if unknown
     max_ulp_element: int = -1
     #: the screened errors by input band and error bin (oracle.histogram: int64
     #: (NBANDS, NBINS)), or None where none was screened
     ulp_hist: object = None
+
+    def count_unrecorded(self, rule_id: str, severity: str, codes: np.ndarray) -> None:
+        """Count findings of ``rule_id`` at ``severity`` without recording them: one per
+        element of ``codes`` (their ``class_codes``), in ``unrecorded`` and, by input
+        class, in ``unrecorded_by_class``."""
+        codes = np.asarray(codes, np.int64)
+        if codes.size == 0:
+            return
+        self.unrecorded[(rule_id, severity)] += int(codes.size)
+        u, k = np.unique(codes, return_counts=True)
+        for c, m in zip(u.tolist(), k.tolist()):
+            self.unrecorded_by_class[(rule_id, severity, c)] += m
 
     def add_histogram(self, hist) -> None:
         """Fold a histogram (oracle.histogram layout) into ``ulp_hist``."""
@@ -88,6 +135,7 @@ class CheckResult:
         self.exact += part.exact
         self.unjudged += part.unjudged
         self.unrecorded.update(part.unrecorded)
+        self.unrecorded_by_class.update(part.unrecorded_by_class)
         self.add_histogram(part.ulp_hist)
         m = part.max_ulp_error
         if not math.isnan(m) and (math.isnan(self.max_ulp_error) or m > self.max_ulp_error):

@@ -226,17 +226,31 @@ class _Finished:
         return self._outputs
 
 
-def submit_unit(runner, unit: WorkUnit, inputs: dict):
+def submit_unit(runner, unit: WorkUnit, inputs: dict, screen=None):
     """Start the unit's kernel on ``runner`` without waiting: returns an object whose
     ``wait()`` gives the outputs by name and whose ``device_seconds`` is then set (a
-    fuzzfarm.device.runner.PendingRun; a runner without ``submit`` runs at once)."""
+    fuzzfarm.device.runner.PendingRun; a runner without ``submit`` runs at once).
+    ``screen``: an oracle.device_screen.DeviceScreen for the unit's built-in (one binary32
+    input ``x``, one output ``ret``): it screens the results on the device after the
+    kernel, and the returned run's ``answer`` (a ScreenChunk) is complete after ``wait()``
+    (``check_unit(..., answer=)``)."""
     target = unit.target
     kind = kind_of(target)
     if not hasattr(runner, "submit"):
         t0 = time.perf_counter()
         out = kind.run(runner, target, inputs)
         return _Finished(out, time.perf_counter() - t0)
-    return kind.submit(runner, target, inputs)
+    if screen is None:
+        return kind.submit(runner, target, inputs)
+    from fuzzfarm.oracle.device_screen import ScreenChunk
+    answer = ScreenChunk.empty(len(inputs["x"]))
+
+    def after(queue, dev_in, dev_out, n):
+        return screen.enqueue(dev_out[0], 0, n, answer, xbuf=dev_in[0], blocking=False)
+
+    pending = runner.submit(target.fn, inputs, target.fmt, target.width, after=after)
+    pending.answer = answer
+    return pending
 
 
 @lru_cache(maxsize=1 << 16)
@@ -273,7 +287,7 @@ def _signature(unit: WorkUnit):
 #: Finding columns that vary by finding (the rest are the same for a whole unit).
 _FINDING_FIELDS = ("element", "input_bits", "inputs", "output", "output_bits", "outputs",
                    "expected", "rule_id", "section", "sentence", "severity", "reading",
-                   "text", "verb", "ulp_error")
+                   "text", "verb", "ulp_error", "count", "input_class")
 
 
 
@@ -327,13 +341,17 @@ def _finding_columns(result: CheckResult, unit: WorkUnit, device_meta: dict, run
     """(per-finding columns, columns constant over the unit) of the unit's findings.
     ``input_bits``/``output_bits`` are ``_Values``; each distinct value is described once."""
     from operator import attrgetter
+
+    from fuzzfarm.store.samples import sample_findings
     ins, outs, fin, fout = _signature(unit)
-    fs = result.findings
+    target = unit.target
+    fn = None if target.is_conversion else target.fn
+    fs, counts, classes = sample_findings(result, fn, target.fmt, unit.seed)
 
     def col(name):
         return list(map(attrgetter(name), fs))
 
-    cols = {"element": col("index"),
+    cols = {"element": col("index"), "count": counts, "input_class": classes,
             "input_bits": _Values(col("inputs"), ins, fin),
             "output": col("output"),
             "output_bits": _Values(col("outputs"), outs, fout)}
@@ -374,7 +392,7 @@ def finding_table(result: CheckResult, unit: WorkUnit, device_meta: dict, run_id
 
     from fuzzfarm.store import dataset as store
     cols, const = _finding_columns(result, unit, device_meta, run_id, build_options)
-    n = len(result.findings)
+    n = len(cols["element"])
     arrays = []
     for f in store.FINDINGS_SCHEMA:
         if isinstance(cols.get(f.name), _Values):
@@ -391,13 +409,16 @@ def finding_table(result: CheckResult, unit: WorkUnit, device_meta: dict, run_id
 def stats_row(result: CheckResult, unit: WorkUnit, inputs: dict, device_meta: dict,
               run_id: str, device_seconds: float, check_seconds: float,
               build_options: str = "", by_class: dict | None = None) -> dict:
-    """The unit's row of store.STATS_SCHEMA (the inputs' classes counted with numpy:
-    ``strategies.input_class_counts``, unless the caller knows them: ``by_class``).
+    """The unit's row of store.STATS_SCHEMA (the inputs' classes and distinct inputs
+    counted with numpy: ``strategies.class_tally``, unless the caller knows the classes:
+    ``by_class``, for inputs distinct by construction such as a sweep's chunk).
     The result's error histogram (``ulp_hist``) is stored as its nonzero cells."""
     target = unit.target
     kind = kind_of(target)
     if by_class is None:
-        by_class = kind.class_counts(target, inputs)
+        by_class, distinct, rows = kind.tally(target, inputs)
+    else:
+        distinct, rows = by_class, result.n
     fails = result.counts_by_rule("fail")
     notes = result.counts_by_rule("note")
     row = {
@@ -406,6 +427,7 @@ def stats_row(result: CheckResult, unit: WorkUnit, inputs: dict, device_meta: di
         "vector_width": unit.vector_width, "build_options": build_options,
         "seed": unit.seed, "recipe": unit.recipe_json, "inputs_tested": result.n,
         "inputs_by_class": list(by_class.items()), "unjudged": result.unjudged,
+        "distinct_by_class": list(distinct.items()), "distinct_inputs": rows,
         "failures": sum(fails.values()), "failures_by_rule": list(fails.items()),
         "notes": sum(notes.values()), "notes_by_rule": list(notes.items()),
         "max_ulp_error": None if np.isnan(result.max_ulp_error) else result.max_ulp_error,
@@ -424,19 +446,31 @@ def stats_row(result: CheckResult, unit: WorkUnit, inputs: dict, device_meta: di
     return row
 
 
-def check_result(unit: WorkUnit, inputs: dict, outputs: dict, claims: Claims) -> CheckResult:
-    """The verdict on one unit's outputs (built-in, geometric or conversion)."""
+def check_result(unit: WorkUnit, inputs: dict, outputs: dict, claims: Claims,
+                 answer=None) -> CheckResult:
+    """The verdict on one unit's outputs (built-in, geometric or conversion); with
+    ``answer`` (the device screen's ScreenChunk, ``submit_unit``) only its candidates are
+    judged here (fuzzfarm.verdict.screened), every index still a position in the unit."""
     target = unit.target
-    return kind_of(target).check(target, inputs, outputs, claims)
+    if answer is None:
+        return kind_of(target).check(target, inputs, outputs, claims)
+    from fuzzfarm.verdict.screened import judge_screened
+    n = len(inputs["x"])
+    res, _, pos = judge_screened(target.fn, lambda p: {k: v[p] for k, v in inputs.items()},
+                                 n, outputs, answer, claims)
+    if res.max_ulp_element >= 0:
+        res.max_ulp_element = int(pos[res.max_ulp_element])
+    return res
 
 
 def check_unit(unit: WorkUnit, inputs: dict, outputs: dict, claims: Claims,
                device_meta: dict, run_id: str, device_seconds: float,
-               build_options: str = "", table: bool = False) -> tuple:
+               build_options: str = "", table: bool = False, answer=None) -> tuple:
     """Check one unit's device outputs; returns (finding rows, stats row, CheckResult), or
-    with ``table=True`` (findings as a pyarrow Table, stats row, CheckResult)."""
+    with ``table=True`` (findings as a pyarrow Table, stats row, CheckResult).
+    ``answer``: the device screen's (``check_result``)."""
     t0 = time.perf_counter()
-    result = check_result(unit, inputs, outputs, claims)
+    result = check_result(unit, inputs, outputs, claims, answer)
     dt = time.perf_counter() - t0
     make = finding_table if table else finding_rows
     rows = make(result, unit, device_meta, run_id, build_options)

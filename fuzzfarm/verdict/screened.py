@@ -1,0 +1,80 @@
+"""The verdict on a batch the device screen has judged (fuzzfarm.oracle.device_screen): a
+sweep's chunk (inputs numbered) or a ``run`` unit (inputs drawn), one function for both.
+
+The host's checker judges the *candidates* (every input the device did not decide, and the
+passed input of the largest error, whose error is then measured exactly); the rest count
+as screened, with the device's ULP-error histogram.  Failures the device counted (a wrong
+zero or infinity where a rule prescribes one) are sampled: the first FINDINGS_PER_RULE are
+judged and recorded, and only if each of them is exactly one failure of the rule the device
+counted it under are the others added to the counts (``CheckResult.unrecorded``); if not,
+every one of them is judged.  The device never decides a failure on its own.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Callable
+
+import numpy as np
+
+from fuzzfarm.verdict.findings import CheckResult, class_codes
+
+__all__ = ["judge_screened"]
+
+
+def judge_screened(fn, inputs_at: Callable[[np.ndarray], dict], count: int, outputs: dict,
+                   answer, claims) -> tuple[CheckResult, dict, np.ndarray]:
+    """The verdict on ``count`` inputs of built-in ``fn`` (a catalogue Function) whose
+    ``outputs`` ({name: array (count,)}) the device screened into ``answer`` (an
+    oracle.device_screen.ScreenChunk).  ``inputs_at(pos)``: the inputs ({name: array})
+    at positions ``pos`` (int64, sorted).  Returns (CheckResult over all ``count`` inputs,
+    its findings indexed by position, the device's histogram added; the candidates'
+    inputs, which its ``max_ulp_element`` indexes; the candidates' positions (int64))."""
+    from fuzzfarm.oracle.device_screen import (EXACT_RULES, aggregated_sample, candidates,
+                                               counted as counted_positions)
+    from fuzzfarm.verdict.checker import FINDINGS_PER_RULE, check_batch
+
+    def judge(pos):
+        inputs = inputs_at(pos)
+        res = check_batch(fn, inputs, {k: v[pos] for k, v in outputs.items()}, claims)
+        res.findings = [replace(f, index=int(pos[f.index])) for f in res.findings]
+        return res, inputs
+
+    pos = candidates(answer, count)
+    counted = int(answer.agg_count.sum())
+    sample = CheckResult(fn.name, 0)
+    if counted:
+        # the first FINDINGS_PER_RULE, and the first of each input class and rule
+        every = counted_positions(answer, count)
+        codes = class_codes(fn, claims.fmt, inputs_at(every)) * 16 + \
+            answer.counted_rule(every)
+        first = np.unique(codes, return_index=True)[1]
+        spos = np.union1d(aggregated_sample(answer, count, FINDINGS_PER_RULE), every[first])
+        sample, _ = judge(spos)
+        if not _sample_confirms(sample, spos, answer, EXACT_RULES[fn.name]):
+            # not what the device counted: judge every one of them
+            pos = np.union1d(pos, counted_positions(answer, count))
+            counted, sample = 0, CheckResult(fn.name, 0)
+    total, inputs = judge(pos)
+    total.n = count
+    total.screened += count - int(pos.size) - counted
+    if counted:
+        rules = EXACT_RULES[fn.name]
+        total.findings.extend(sample.findings)
+        total.findings.sort(key=lambda f: (f.index, f.rule_id))
+        rest = ~np.isin(every, spos)
+        for c, rule in enumerate(rules):
+            mine = rest & ((codes & 15) == c)
+            total.count_unrecorded(rule, "fail", codes[mine] >> 4)
+    total.add_histogram(answer.hist.astype(np.int64))
+    return total, inputs, pos
+
+
+def _sample_confirms(sample, spos, answer, rules) -> bool:
+    """Each sampled input has exactly one finding: a failure of the rule the device
+    counted it under."""
+    fs = sample.findings
+    if sample.unrecorded or len(fs) != spos.size or {f.index for f in fs} != set(spos.tolist()):
+        return False
+    cls = dict(zip(spos.tolist(), answer.counted_rule(spos).tolist()))
+    return all(f.severity == "fail" and cls[f.index] < len(rules) and
+               f.rule_id == rules[cls[f.index]] for f in fs)
