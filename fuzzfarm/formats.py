@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from functools import lru_cache
+
 import numpy as np
 
 __all__ = [
@@ -142,25 +144,33 @@ INT_CLASSES = ("int_zero", "int_pos", "int_neg", "int_min", "int_max")
 
 
 def classify(bits: np.ndarray, fmt: FloatFormat) -> np.ndarray:
-    """Class codes (int8, indices into ``INPUT_CLASSES``) of an array of ``fmt`` patterns."""
+    """Class codes (int8, indices into ``INPUT_CLASSES``) of an array of ``fmt`` patterns.
+    One table lookup on the top bits (sign, exponent field, quiet bit), then the few
+    patterns with an all-zero significand below the quiet bit and an extreme exponent
+    field are moved from subnormal to zero and from signaling NaN to infinity."""
     b = np.asarray(bits).astype(fmt.uint, copy=False)
     u = fmt.uint
-    mag = b & u(fmt.abs_mask)
-    neg = (b & u(fmt.sign_mask)) != 0
-    exp_all = (b & u(fmt.exp_mask)) == u(fmt.exp_mask)
-    out = np.empty(b.shape, dtype=np.int8)
-    zero = mag == 0
-    sub = (mag != 0) & ((b & u(fmt.exp_mask)) == 0)
-    inf = mag == u(fmt.exp_mask)
-    nan = exp_all & ~inf
-    quiet = (b & u(fmt.quiet_bit)) != 0
-    normal = ~(zero | sub | exp_all)
-    out[zero] = np.where(neg[zero], 1, 0)
-    out[sub] = np.where(neg[sub], 3, 2)
-    out[normal] = np.where(neg[normal], 5, 4)
-    out[inf] = np.where(neg[inf], 7, 6)
-    out[nan] = np.where(quiet[nan], 8, 9)
+    by_top, extreme = _class_tables(fmt)
+    top = (b >> u(fmt.frac_bits - 1)).astype(np.intp)
+    out = by_top[top]
+    low0 = (b & u(fmt.frac_mask)) == 0
+    fix = np.flatnonzero(low0 & extreme[top])
+    if fix.size:
+        out[fix] = np.where(out[fix] <= 3, out[fix] - 2, (b[fix] >> u(fmt.bits - 1)) + 6)
     return out
+
+
+@lru_cache(maxsize=None)
+def _class_tables(fmt: FloatFormat) -> tuple[np.ndarray, np.ndarray]:
+    """(class code by top bits: subnormal for a zero exponent field, quiet or signaling
+    NaN for an all-ones one; whether that exponent field is extreme)."""
+    ebits = fmt.bits - 1 - fmt.frac_bits
+    top = np.arange(1 << (ebits + 2))
+    quiet, e, neg = top & 1, (top >> 1) & ((1 << ebits) - 1), top >> (ebits + 1)
+    allones = (1 << ebits) - 1
+    code = np.where(e == 0, 2 + neg, np.where(e == allones, np.where(quiet == 1, 8, 9),
+                                              4 + neg)).astype(np.int8)
+    return code, (e == 0) | ((e == allones) & (quiet == 0))
 
 
 def classify_int(values: np.ndarray) -> np.ndarray:

@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, Phase, find, given, settings
 from hypothesis import strategies as st
 
 from edgecases.catalogue import functions
+from fuzzfarm import formats
 from fuzzfarm.formats import (
     BINARY16, BINARY32, BINARY64, INPUT_CLASSES, INT_CLASSES, classify, classify_int,
 )
@@ -381,6 +382,28 @@ def test_input_class_counts():
     assert sum(v for k, v in counts.items() if k.startswith("x:")) == len(x)
     batch = expand(Recipe(seed=3), POWN, 1000)
     assert all(isinstance(v, int) for v in input_class_counts(batch, POWN).values())
+
+
+@pytest.mark.parametrize("fmt", [BINARY16, BINARY32, BINARY64], ids=lambda f: f.name)
+def test_classify_agrees_with_the_definition(fmt):
+    """formats.classify (a table lookup on the top bits plus a fix-up) against the IEEE
+    classes spelled out element by element, on specials, random patterns and patterns
+    whose significand is all zero (zeros and infinities) or all zero below the quiet bit."""
+    def one(v):
+        neg, mag = v >> (fmt.bits - 1), v & fmt.abs_mask
+        if mag > fmt.exp_mask:
+            return 8 if mag & fmt.quiet_bit else 9
+        c = 0 if mag == 0 else 2 if mag < fmt.min_normal else 6 if mag == fmt.exp_mask else 4
+        return c + neg
+    rng = np.random.default_rng(3)
+    sp = [0, fmt.sign_mask, 1, fmt.min_normal - 1, fmt.min_normal, fmt.max_finite,
+          fmt.pos_inf, fmt.pos_inf | fmt.sign_mask, fmt.pos_inf | 1, fmt.quiet_bit,
+          fmt.pos_inf | fmt.quiet_bit, fmt.sign_mask | fmt.pos_inf | 1, fmt.quiet_bit >> 1]
+    b = np.concatenate([np.array(sp, np.uint64),
+                        rng.integers(0, 1 << min(fmt.bits, 63), 5000, dtype=np.uint64)])
+    b = b.astype(fmt.uint)
+    b = np.concatenate([b, b & ~fmt.uint(fmt.frac_mask), b & ~fmt.uint(fmt.quiet_bit - 1)])
+    assert formats.classify(b, fmt).tolist() == [one(int(v)) for v in b]
 
 
 @pytest.mark.parametrize("fmt", [BINARY16, BINARY32, BINARY64], ids=lambda f: f.name)

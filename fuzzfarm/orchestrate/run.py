@@ -66,7 +66,8 @@ class RunOptions:
     max_unit_inputs: int = 1 << 21
     in_flight: int | None = None    # check tasks pending per device (default: the CPUs)
     makers: int | None = None       # unit-generating actors per device (0: in the actor;
-    #                                 default: a quarter of the CPUs from 8 CPUs up, else 0)
+    #                                 default from 8 CPUs up: 3/4 of the CPUs shared by the
+    #                                 node's devices; else 0)
     profile_dir: str | None = None  # cProfile each device actor's loop into this folder
     screen: str = "auto"            # 'auto': the device screen where it applies; 'host'
 

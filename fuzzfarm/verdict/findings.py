@@ -29,7 +29,8 @@ def class_codes(fn, fmt, args: dict) -> np.ndarray:
             v = (bits.astype(np.uint64) & np.uint64(0xFFFFFFFF)).astype(np.uint32).view(np.int32)
             c = formats.classify_int(v)
         else:
-            c = formats.classify(bits.astype(np.uint64).astype(fmt.uint), fmt)
+            c = formats.classify(bits if bits.dtype == fmt.uint else
+                                 bits.astype(np.uint64).astype(fmt.uint), fmt)
         code |= c.astype(np.int64) << np.int64(4 * j)
     return code
 
@@ -104,7 +105,12 @@ class CheckResult:
         if codes.size == 0:
             return
         self.unrecorded[(rule_id, severity)] += int(codes.size)
-        u, k = np.unique(codes, return_counts=True)
+        if codes.min() >= 0 and codes.max() < 1 << 16:     # a few classes: no sort
+            k = np.bincount(codes)
+            u = np.flatnonzero(k)
+            k = k[u]
+        else:
+            u, k = np.unique(codes, return_counts=True)
         for c, m in zip(u.tolist(), k.tolist()):
             self.unrecorded_by_class[(rule_id, severity, c)] += m
 
