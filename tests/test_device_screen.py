@@ -69,7 +69,7 @@ def _answer(words, wmax=None, wpos=None, agg=None):
     wpos = np.zeros(w, np.uint8) if wpos is None else np.asarray(wpos, np.uint8)
     agg = np.zeros(w, np.uint32) if agg is None else np.asarray(agg, np.uint32)
     return ds.ScreenChunk(words, wmax, wpos, np.zeros((hg.NBANDS, hg.NBINS), np.uint32),
-                          agg, np.zeros(ds.NCLASSES, np.uint32), np.zeros(w, np.uint32),
+                          agg, np.zeros(2 * ds.NCLASSES, np.uint32), np.zeros(w, np.uint32),
                           np.zeros(w, np.uint32))
 
 
@@ -494,6 +494,24 @@ def test_device_screened_chunks_give_the_host_verdicts(name):
         assert failing[planted].any() or name in ("log", "log2")
 
 
+def _by_class(res, fn) -> dict:
+    """Findings per (rule, input class code), recorded and only counted."""
+    from collections import Counter
+
+    from fuzzfarm.verdict.findings import class_codes
+    c = Counter()
+    if res.findings:
+        x = np.array([f.inputs[0] for f in res.findings], np.uint32)
+        for f, code in zip(res.findings, class_codes(fn, BINARY32, {"x": x}).tolist()):
+            c[(f.rule_id, code)] += 1
+    per_rule = Counter()
+    for (rule, sev, code), k in res.unrecorded_by_class.items():
+        c[(rule, code)] += k
+        per_rule[(rule, sev)] += k
+    assert per_rule == Counter(res.unrecorded)          # every counted one has a class
+    return dict(c)
+
+
 def zlib_seed(name: str) -> int:
     import zlib
     return zlib.crc32(name.encode())
@@ -583,6 +601,7 @@ def test_failures_counted_on_the_device_give_the_host_counts(name, mislabelled, 
     assert bool(fallbacks) == mislabelled
     host = check_batch(space.fn, space.inputs(start, n), {"ret": y}, Claims())
     assert dev.counts_by_rule(None) == host.counts_by_rule(None)
+    assert _by_class(dev, space.fn) == _by_class(host, space.fn)     # and per input class
     assert sum(dev.counts_by_rule("fail").values()) >= exact.sum()
     # every recorded finding is a real one: its element alone gives the same rule
     for f in dev.findings[:50]:

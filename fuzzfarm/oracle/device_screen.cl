@@ -285,7 +285,7 @@ inline int x_is_normal(uint xb) {
 // of drawn inputs: input e is xbits[e] (a `run` unit; start unused).  Each work item judges
 // 32 consecutive inputs: bit j of pass[w] is set when input 32 w + j passed screen_one,
 // bit j of agg[w] when the device counted its failure (under rule c: bit j of agg_c0[w]
-// and agg_c1[w] are c's two bits; agg_count[c] counts them);
+// and agg_c1[w] are c's two bits; agg_count[2 c + s] counts them by the sign s of x);
 // wmax[w] is the largest error (ULPs) of its passed inputs (-1: none) and wpos[w] its
 // position; hist counts the passed inputs by exponent band of x and by error bin
 // (log-spaced, HIST_BINS_PER_OCTAVE per octave from 2**HIST_LOG2_LO ULP; bin 0 below that
@@ -298,9 +298,9 @@ __kernel void fuzzfarm_screen(__global const uint *xbits, uint drawn,
                               __global uint *agg_c0, __global uint *agg_c1)
 {
     __local uint lh[NBANDS * NBINS];
-    __local uint la[NCLASSES];
+    __local uint la[2 * NCLASSES];
     for (uint i = get_local_id(0); i < NBANDS * NBINS; i += get_local_size(0)) lh[i] = 0u;
-    if (get_local_id(0) < NCLASSES) la[get_local_id(0)] = 0u;
+    if (get_local_id(0) < 2 * NCLASSES) la[get_local_id(0)] = 0u;
     barrier(CLK_LOCAL_MEM_FENCE);
     uint w = get_global_id(0);
     uint word = 0u, aword = 0u, c0 = 0u, c1 = 0u, bpos = 0u;
@@ -318,7 +318,7 @@ __kernel void fuzzfarm_screen(__global const uint *xbits, uint drawn,
             aword |= 1u << j;
             c0 |= (uint)((v - 2) & 1) << j;
             c1 |= (uint)(((v - 2) >> 1) & 1) << j;
-            atomic_inc(&la[v - 2]);
+            atomic_inc(&la[(v - 2) * 2 + (int)(xb >> 31)]);
             continue;
         }
         word |= 1u << j;
@@ -343,7 +343,7 @@ __kernel void fuzzfarm_screen(__global const uint *xbits, uint drawn,
     barrier(CLK_LOCAL_MEM_FENCE);
     for (uint i = get_local_id(0); i < NBANDS * NBINS; i += get_local_size(0))
         if (lh[i]) atomic_add(&hist[i], lh[i]);
-    if (get_local_id(0) < NCLASSES && la[get_local_id(0)])
+    if (get_local_id(0) < 2 * NCLASSES && la[get_local_id(0)])
         atomic_add(&agg_count[get_local_id(0)], la[get_local_id(0)]);
 }
 

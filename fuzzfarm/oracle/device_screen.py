@@ -227,8 +227,9 @@ class ScreenChunk(NamedTuple):
     """The device screen's answer for one chunk (module docstring): ``passed`` uint32
     (words,), ``wmax`` float32 (words,), ``wpos`` uint8 (words,), ``hist`` uint32
     (NBANDS, NBINS); ``agg`` uint32 (words,): the inputs whose failure the device counted
-    (bit j of word w = input 32 w + j), ``agg_count`` uint32 (NCLASSES,): how many per
-    rule of EXACT_RULES, ``agg_c0``, ``agg_c1`` uint32 (words,): the two bits of the rule
+    (bit j of word w = input 32 w + j), ``agg_count`` uint32 (2 NCLASSES,): how many per
+    rule c of EXACT_RULES and sign s of x (index 2 c + s: the input class of a counted
+    input, whose x is always normal), ``agg_c0``, ``agg_c1`` uint32 (words,): the two bits of the rule
     each counted input was counted under."""
 
     passed: np.ndarray
@@ -247,7 +248,7 @@ class ScreenChunk(NamedTuple):
         w = words_for(count)
         return [("passed", np.uint32, w), ("wmax", np.float32, w), ("agg", np.uint32, w),
                 ("agg_c0", np.uint32, w), ("agg_c1", np.uint32, w),
-                ("hist", np.uint32, NBANDS * NBINS), ("agg_count", np.uint32, NCLASSES),
+                ("hist", np.uint32, NBANDS * NBINS), ("agg_count", np.uint32, 2 * NCLASSES),
                 ("wpos", np.uint8, w)]
 
     @staticmethod
@@ -370,7 +371,7 @@ class DeviceScreen:
         self.agg = cl.Buffer(ctx, mf.WRITE_ONLY, w * 4)
         self.agg_c = [cl.Buffer(ctx, mf.WRITE_ONLY, w * 4) for _ in range(2)]
         self.hist = cl.Buffer(ctx, mf.READ_WRITE, NBANDS * NBINS * 4)
-        self.counts = cl.Buffer(ctx, mf.READ_WRITE, NCLASSES * 4)
+        self.counts = cl.Buffer(ctx, mf.READ_WRITE, 2 * NCLASSES * 4)
         self._zeros = np.zeros(NBANDS * NBINS, np.uint32)
 
     def enqueue(self, ybuf, start: int, count: int, out: ScreenChunk, wait_for=None,
@@ -386,7 +387,7 @@ class DeviceScreen:
                              f"{self.chunk}")
         q = self.runner.queue
         ev0 = cl.enqueue_copy(q, self.hist, self._zeros, is_blocking=False)
-        ev1 = cl.enqueue_copy(q, self.counts, self._zeros[:NCLASSES], is_blocking=False)
+        ev1 = cl.enqueue_copy(q, self.counts, self._zeros[:2 * NCLASSES], is_blocking=False)
         self.kernel.set_args(ybuf if xbuf is None else xbuf, np.uint32(xbuf is not None),
                              ybuf, np.uint64(start), np.uint32(count), self.passed,
                              self.wmax, self.wpos, self.hist, self.agg, self.counts,

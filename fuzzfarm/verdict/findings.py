@@ -104,7 +104,6 @@ class CheckResult:
         codes = np.asarray(codes, np.int64)
         if codes.size == 0:
             return
-        self.unrecorded[(rule_id, severity)] += int(codes.size)
         if codes.min() >= 0 and codes.max() < 1 << 16:     # a few classes: no sort
             k = np.bincount(codes)
             u = np.flatnonzero(k)
@@ -112,7 +111,13 @@ class CheckResult:
         else:
             u, k = np.unique(codes, return_counts=True)
         for c, m in zip(u.tolist(), k.tolist()):
-            self.unrecorded_by_class[(rule_id, severity, c)] += m
+            self.add_unrecorded(rule_id, severity, c, m)
+
+    def add_unrecorded(self, rule_id: str, severity: str, code: int, k: int) -> None:
+        """Count ``k`` unrecorded findings of ``rule_id`` at ``severity`` whose input
+        class is ``code`` (``class_codes``)."""
+        self.unrecorded[(rule_id, severity)] += int(k)
+        self.unrecorded_by_class[(rule_id, severity, int(code))] += int(k)
 
     def add_histogram(self, hist) -> None:
         """Fold a histogram (oracle.histogram layout) into ``ulp_hist``."""

@@ -11,12 +11,13 @@ every one of them is judged.  The device never decides a failure on its own.
 """
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import replace
 from typing import Callable
 
 import numpy as np
 
-from fuzzfarm.verdict.findings import CheckResult, class_codes
+from fuzzfarm.verdict.findings import CheckResult
 
 __all__ = ["judge_screened"]
 
@@ -43,12 +44,15 @@ def judge_screened(fn, inputs_at: Callable[[np.ndarray], dict], count: int, outp
     counted = int(answer.agg_count.sum())
     sample = CheckResult(fn.name, 0)
     if counted:
-        # the first FINDINGS_PER_RULE, and the first of each input class and rule
-        every = counted_positions(answer, count)
-        codes = class_codes(fn, claims.fmt, inputs_at(every)) * 16 + \
-            answer.counted_rule(every)
-        spos = np.union1d(aggregated_sample(answer, count, FINDINGS_PER_RULE),
-                          every[_first_of_each(codes)])
+        # the first FINDINGS_PER_RULE, and an example of every (rule, sign of x) counted:
+        # a counted input's x is normal, so the sign is its input class
+        by = answer.agg_count.reshape(-1, 2).astype(np.int64)
+        spos = aggregated_sample(answer, count, FINDINGS_PER_RULE)
+        missing = set(zip(*np.nonzero(by))) - set(_rule_sign(fn, answer, inputs_at, spos))
+        if missing:                 # rare: look through every counted input for them
+            every = counted_positions(answer, count)
+            keys = _rule_sign(fn, answer, inputs_at, every)
+            spos = np.union1d(spos, [every[keys.index(k)] for k in missing])
         sample, _ = judge(spos)
         if not _sample_confirms(sample, spos, answer, EXACT_RULES[fn.name]):
             # not what the device counted: judge every one of them
@@ -61,24 +65,24 @@ def judge_screened(fn, inputs_at: Callable[[np.ndarray], dict], count: int, outp
         rules = EXACT_RULES[fn.name]
         total.findings.extend(sample.findings)
         total.findings.sort(key=lambda f: (f.index, f.rule_id))
-        rest = np.ones(every.size, bool)      # both sorted: spos is a subset of every
-        rest[np.searchsorted(every, spos)] = False
-        for c, rule in enumerate(rules):
-            mine = rest & ((codes & 15) == c)
-            total.count_unrecorded(rule, "fail", codes[mine] >> 4)
+        sampled = Counter(_rule_sign(fn, answer, inputs_at, spos))
+        for (c, sign), k in np.ndenumerate(by):
+            if c < len(rules) and k - sampled[(c, sign)] > 0:
+                total.add_unrecorded(rules[c], "fail", _NORMAL_CODE[sign],
+                                     int(k) - sampled[(c, sign)])
     total.add_histogram(answer.hist.astype(np.int64))
     return total, inputs, pos
 
 
-def _first_of_each(codes: np.ndarray) -> np.ndarray:
-    """The position of the first occurrence of each distinct value of ``codes`` (int64,
-    a few distinct values among millions: one comparison pass per value, no sort)."""
-    if codes.size == 0:
-        return np.zeros(0, np.int64)
-    if codes.min() >= 0 and codes.max() < 1 << 16:
-        present = np.flatnonzero(np.bincount(codes))
-        return np.array([int(np.argmax(codes == v)) for v in present], np.int64)
-    return np.unique(codes, return_index=True)[1]
+#: The input class code (verdict.findings.class_codes) of a normal x, by its sign.
+_NORMAL_CODE = (4, 5)
+
+
+def _rule_sign(fn, answer, inputs_at, pos) -> list:
+    """(rule class, sign of x) of the counted inputs at ``pos``."""
+    (arg,) = fn.inputs                  # the device screen's built-ins have one argument
+    sign = (np.asarray(inputs_at(pos)[arg.name]).astype(np.uint32) >> np.uint32(31))
+    return list(zip(answer.counted_rule(pos).tolist(), sign.tolist()))
 
 
 def _sample_confirms(sample, spos, answer, rules) -> bool:
