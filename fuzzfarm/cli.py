@@ -360,7 +360,10 @@ def verify(results, run_id, sample, no_device, json_path) -> None:
                 runners[fp] = DeviceRunner(infos[fp], opts)
     report = verifier.verify_findings(picked, runners, verifier.run_constants(results),
                                       per_recipe=verifier.run_per_recipe(results))
-    t = Table(title=f"verify {results}: {len(picked)} of {len(rows)} failures")
+    # each stored row stands for its `count` findings (store.samples)
+    total = sum(r.get("count") or 1 for r in rows)
+    t = Table(title=f"verify {results}: {len(picked)} of {len(rows)} stored failures "
+                    f"(standing for {total:,})")
     for col in ("function", "rule", "confirmed", "refuted", "not reproduced"):
         t.add_column(col, justify="left" if col in ("function", "rule") else "right")
     counts = report.counts()
@@ -378,7 +381,7 @@ def verify(results, run_id, sample, no_device, json_path) -> None:
     console.print(f"{len(report.verdicts) - len(report.bad)} of {len(report.verdicts)} "
                   f"failures hold up")
     if json_path:
-        data = {"results": str(results), "total_failures": len(rows),
+        data = {"results": str(results), "total_failures": total, "stored_failures": len(rows),
                 "violations": verifier.violation_summary(report),
                 "coverage": verifier.coverage(results, run_id)}
         Path(json_path).write_text(json.dumps(data, indent=2, default=str))

@@ -121,3 +121,13 @@ def test_class_key_names_each_argument(code, want):
     y = np.array([-3], np.int32)
     assert class_key(pown, int(class_codes(pown, BINARY32, {"x": x, pown.inputs[1].name: y})[0])) \
         == "x:pos_normal,{n}:int_neg".format(n=pown.inputs[1].name)
+
+
+def test_first_of_each_is_the_first_occurrence_of_every_value():
+    from fuzzfarm.verdict.findings import first_of_each
+    rng = np.random.default_rng(4)
+    for hi in (3, 200, 1 << 20):            # few values, many, beyond the bincount path
+        codes = rng.integers(0, hi, 5000)
+        want = np.sort(np.unique(codes, return_index=True)[1])
+        assert first_of_each(codes).tolist() == want.tolist()
+    assert first_of_each(np.zeros(0, np.int64)).size == 0

@@ -34,7 +34,7 @@ from edgecases.predicates import evaluate
 from fuzzfarm import formats
 from fuzzfarm.formats import FloatFormat
 from fuzzfarm.verdict.claims import Claims
-from fuzzfarm.verdict.findings import CheckResult, Finding, class_codes
+from fuzzfarm.verdict.findings import CheckResult, Finding, class_codes, first_of_each
 from fuzzfarm.oracle import (EXACT_FUNCTIONS, Congruent, Exact, OneOf, Unspecified, reference,
                              round_to_bits, ulp_error, value_of)
 from fuzzfarm.oracle import screen as screen_mod
@@ -120,7 +120,7 @@ class _Ctx:
             # the first of each input class is recorded too: every class counted has an
             # example (store: one sample per rule and input class)
             codes = self.codes(idx)
-            keep[np.unique(codes, return_index=True)[1]] = True
+            keep[first_of_each(codes)] = True
             self.result.count_unrecorded(rule.id, rule.severity, codes[~keep])
         for i in idx[keep]:
             self.add(i, rule, output, expected(i))
@@ -522,7 +522,7 @@ def _apply_reference(c: _Ctx) -> None:
             # every class counted); the others are counted
             codes = c.codes(idx[rest])
             first = np.zeros(rest.size, bool)
-            first[np.unique(codes, return_index=True)[1]] = True
+            first[first_of_each(codes)] = True
             first &= ~np.isin(codes, c.codes(idx[probe]))
             judge(rest[first])
             rest, rest_err, codes = rest[~first], rest_err[~first], codes[~first]
@@ -533,8 +533,7 @@ def _apply_reference(c: _Ctx) -> None:
             over = c.recorded[(rule.id, fn.outputs[0].name)] - FINDINGS_PER_RULE
             if over > 0:
                 # (the last ones, keeping the first of each input class)
-                keep_first = set(idx[probe][np.unique(c.codes(idx[probe]),
-                                                      return_index=True)[1]].tolist())
+                keep_first = set(idx[probe][first_of_each(c.codes(idx[probe]))].tolist())
                 drop = set([i for i in sorted(probe_set) if i not in keep_first][-over:])
                 c.result.findings = [f for f in c.result.findings if not (
                     f.rule_id == rule.id and f.severity == "fail" and f.index in drop)]

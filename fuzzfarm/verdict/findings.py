@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-__all__ = ["Finding", "CheckResult", "class_codes", "class_key"]
+__all__ = ["Finding", "CheckResult", "class_codes", "class_key", "first_of_each"]
 
 
 def class_codes(fn, fmt, args: dict) -> np.ndarray:
@@ -33,6 +33,20 @@ def class_codes(fn, fmt, args: dict) -> np.ndarray:
                                  bits.astype(np.uint64).astype(fmt.uint), fmt)
         code |= c.astype(np.int64) << np.int64(4 * j)
     return code
+
+
+def first_of_each(codes: np.ndarray) -> np.ndarray:
+    """Positions (int64, sorted) of the first occurrence of each distinct value of
+    ``codes`` (``class_codes``: a few distinct values among up to millions; one
+    comparison pass per value instead of a sort)."""
+    codes = np.asarray(codes, np.int64)
+    if codes.size == 0:
+        return np.zeros(0, np.int64)
+    if codes.min() >= 0 and codes.max() < 1 << 16:
+        present = np.flatnonzero(np.bincount(codes))
+        if present.size <= 64:
+            return np.sort(np.array([int(np.argmax(codes == v)) for v in present], np.int64))
+    return np.sort(np.unique(codes, return_index=True)[1])
 
 
 def class_key(fn, code: int) -> str:
