@@ -221,10 +221,16 @@ def _line_log(log_format: str, quiet: bool):
 @click.option("--fail-on-findings", is_flag=True,
               help="Exit with status 1 when a failure or a device fault was found (for CI "
                    "gates).")
+@click.option("--screen", type=click.Choice(["auto", "host"]), default="auto",
+              show_default=True,
+              help="auto: binary32 results of built-ins with a device reference are screened "
+                   "on the device (docs/device_screen.md), the rest on the host; host: every "
+                   "result on the host.")
 @log_options
 @click.pass_context
 def run(ctx, functions, precisions, widths, build_options, device, budget, seed, out, address,
-        campaign_file, resume_dir, dashboard, fail_on_findings, log_format, quiet) -> None:
+        campaign_file, resume_dir, dashboard, fail_on_findings, screen, log_format,
+        quiet) -> None:
     """Fuzz the selected devices' built-ins for a time budget, or run a campaign, and
     report violations.
 
@@ -286,7 +292,7 @@ def run(ctx, functions, precisions, widths, build_options, device, budget, seed,
         camp, out = campaigns.of_run_options(opts), opts.out
     log = _line_log(log_format, quiet)
     meta = run_campaign(camp, out, address=address, run_id=run_id, dashboard=dashboard,
-                        console=log or Console(stderr=True))
+                        console=log or Console(stderr=True), screen=screen)
     failures = sum(t.get("failures", 0) for t in meta.get("totals", []))
     if log is not None:
         for row in runner.summary_rows(out, meta["run_id"]):
