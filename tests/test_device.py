@@ -352,6 +352,19 @@ def test_input_errors(runner):
         runner.run(sin, {"x": u.reshape(3, 1)})
 
 
+def test_build_errors_leave_no_file_behind(info, tmp_path, monkeypatch):
+    """pyopencl saves a failed program's source to a temporary .cl file; the runner
+    deletes it (the fault finding keeps the source)."""
+    import tempfile
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    bad = Function("no_such_builtin", "gentype no_such_builtin(gentype x)",
+                   (Arg("x", "float"),), (Arg("ret", "float", True),))
+    for _ in range(3):
+        with pytest.raises(KernelBuildError):
+            DeviceRunner(info).prepare([bad])
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_build_errors_carry_log_and_options(info):
     r = DeviceRunner(info, build_options="-cl-no-such-option")
     with pytest.raises(KernelBuildError, match="-cl-no-such-option") as exc:

@@ -115,6 +115,19 @@ def enqueue_error_detail(exc, kernel_source: str, build_options: str) -> dict:
             "error": f"{type(exc).__name__}: {exc}".splitlines()[0]}
 
 
+def _drop_saved_source(exc) -> None:
+    """pyopencl saves the source of a program that fails to build to a temporary file
+    ("(source saved as /tmp/tmpXXXX.cl)") and never deletes it: on a driver that rejects
+    kernels, a days-long run would fill /tmp.  The fault finding keeps the source; the
+    file is deleted."""
+    m = re.search(r"\(source saved as (\S+?\.cl)\)", str(exc))
+    if m:
+        try:
+            os.unlink(m.group(1))
+        except OSError:
+            pass
+
+
 def cl_error_code(exc) -> tuple[int | None, str]:
     """(OpenCL error code, its name) of a pyopencl error; (None, '') for anything else."""
     code = getattr(exc, "code", None)
@@ -204,6 +217,7 @@ class DeviceRunner:
                 warnings.simplefilter("ignore", cl.CompilerWarning)
                 return program.build(options=build_options, devices=[self.device])
         except cl.Error as exc:
+            _drop_saved_source(exc)
             try:
                 with warnings.catch_warnings():   # "pre-build attribute access": harmless
                     warnings.simplefilter("ignore", UserWarning)
