@@ -20,6 +20,7 @@ import os
 import platform
 import resource
 import subprocess
+import shutil
 import sys
 import tempfile
 import time
@@ -81,7 +82,11 @@ def main() -> None:
     for name in args.functions:
         base = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="bench-sweep-"))
         out = base / name
-        m = sweep_once(name, args, out)
+        try:
+            m = sweep_once(name, args, out)
+        finally:                # a benchmark leaves nothing behind unless asked to
+            if not args.keep:
+                shutil.rmtree(base, ignore_errors=True)
         dev = m["devices"][0]
         rate = m["inputs"] / m["wall"]
         rec = {"function": name, "precision": args.precision, "device": dev.get("name"),
