@@ -231,3 +231,34 @@ def test_unfinished_units_findings_are_not_compacted(tmp_path):
     store.compact(out, min_files=2)
     assert (out / "run1" / "late.parquet").exists()
     assert _findings(out) == 21
+
+
+def test_compaction_keeps_one_histogram_per_target_with_the_same_sums(tmp_path):
+    """Compacted stats rows carry each target's summed ULP-error histogram on one row (a
+    unit's histogram is most of its stats row); the sums per target are unchanged."""
+    from datetime import datetime, timezone
+
+    import numpy as np
+
+    from fuzzfarm.oracle.histogram import NBANDS, NBINS, from_cells, to_cells
+    out = tmp_path / "r"
+    rng = np.random.default_rng(2)
+    want = {}
+    for i in range(40):
+        fn = ("sin", "exp")[i % 2]
+        h = rng.integers(0, 3, (NBANDS, NBINS))
+        want[fn] = want.get(fn, 0) + h
+        row = _stats_row("run1", f"u{i:04d}", datetime.now(timezone.utc))
+        row.update(function=fn, ulp_histogram=to_cells(h))
+        store.write_stats(out, "run1", f"u{i:04d}", row)
+
+    def sums():
+        got = {}
+        for r in store.read_stats(out).to_pylist():
+            got[r["function"]] = got.get(r["function"], 0) + from_cells(r["ulp_histogram"])
+        return got
+    assert all((sums()[k] == v).all() for k, v in want.items())
+    assert store.compact(out, min_files=10) == 40
+    assert all((sums()[k] == v).all() for k, v in want.items())
+    rows = store.read_stats(out).to_pylist()
+    assert len(rows) == 40 and sum(r["ulp_histogram"] is not None for r in rows) == 2

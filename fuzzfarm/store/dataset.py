@@ -282,7 +282,9 @@ def _compact_dir(d: Path, schema: pa.Schema, min_files: int, only=None,
     """Merge ``d``'s unit files (of the units in ``only``, where given) into one part.
     With ``sample`` (findings) the directory's earlier parts are merged in too and every
     group is cut to its bounded sample with exact counts (store.samples.sample_table), so
-    a directory's findings stay one part whose size follows the number of groups."""
+    a directory's findings stay one part whose size follows the number of groups.  Stats
+    rows keep one ULP-error histogram per target and part, the sum of its units'
+    (``_histograms_per_target``)."""
     files = sorted(f for f in d.glob("*.parquet") if not f.name.startswith((".", PART_PREFIX))
                    and (only is None or f.name[:-len(".parquet")] in only))
     if len(files) < max(2, min_files):
@@ -300,9 +302,13 @@ def _compact_dir(d: Path, schema: pa.Schema, min_files: int, only=None,
             t = sample_table(pa.concat_tables(list(_read_all(files, schema))))
             pq.write_table(t, fh, compression="zstd", row_group_size=_PART_ROW_GROUP)
             return
+        sums = _histogram_sums(files, schema) if "ulp_histogram" in schema.names else None
+        placed: set = set()
         with pq.ParquetWriter(fh, schema, compression="zstd") as w:
             batch, rows = [], 0
             for t in _read_all(files, schema):
+                if sums is not None:
+                    t = _histograms_per_target(t, sums, placed)
                 batch.append(t)
                 rows += t.num_rows
                 if rows >= _PART_ROW_GROUP:
@@ -324,14 +330,52 @@ _PART_ROW_GROUP = 16384
 _READ_WINDOW = 64
 
 
-def _read_all(files: list, schema: pa.Schema):
-    """The tables of ``files`` in order, read ``_READ_WINDOW`` at a time by a few threads
-    (a sweep's 256 one-row stats files: ~1 s one by one on a 16-core host)."""
+def _read_all(files: list, schema: pa.Schema, columns=None):
+    """The tables of ``files`` in order (only ``columns``, where given), read
+    ``_READ_WINDOW`` at a time by a few threads (a sweep's 256 one-row stats files: ~1 s
+    one by one on a 16-core host)."""
     from concurrent.futures import ThreadPoolExecutor
     with ThreadPoolExecutor(max_workers=min(8, os.cpu_count() or 1)) as pool:
         for k in range(0, len(files), _READ_WINDOW):
-            yield from pool.map(lambda f: pq.read_table(f, schema=schema),
+            yield from pool.map(lambda f: pq.read_table(f, schema=schema, columns=columns),
                                 files[k:k + _READ_WINDOW])
+
+
+#: The stats columns that identify one target's units in a run: a compacted part keeps
+#: one ULP-error histogram per such group (``_histograms_per_target``).
+_HIST_KEY = ("run_id", "device_fingerprint", "function", "precision", "vector_width",
+             "build_options")
+
+
+def _histogram_sums(files: list, schema: pa.Schema) -> dict:
+    """{group (``_HIST_KEY`` values): summed histogram (oracle.histogram layout)} of the
+    stats rows in ``files``."""
+    from fuzzfarm.oracle.histogram import from_cells
+    sums: dict = {}
+    for t in _read_all(files, schema, list(_HIST_KEY) + ["ulp_histogram"]):
+        keys = zip(*(t[c].to_pylist() for c in _HIST_KEY))
+        for key, cells in zip(keys, t["ulp_histogram"].to_pylist()):
+            if cells:
+                h = from_cells(cells)
+                sums[key] = h if key not in sums else sums[key] + h
+    return sums
+
+
+def _histograms_per_target(t: pa.Table, sums: dict, placed: set) -> pa.Table:
+    """``t`` (stats rows) with each group's summed histogram on the first of its rows in
+    the part (``placed``: the groups already given theirs) and null on the others: a
+    unit's histogram is 72% of its stats row (~600 of ~830 bytes), and readers only ever
+    sum them per target (triage, the sweep summary), which this keeps exact."""
+    from fuzzfarm.oracle.histogram import to_cells
+    cells = []
+    for key in zip(*(t[c].to_pylist() for c in _HIST_KEY)):
+        if key in sums and key not in placed:
+            placed.add(key)
+            cells.append(to_cells(sums[key]))
+        else:
+            cells.append(None)
+    i = t.schema.get_field_index("ulp_histogram")
+    return t.set_column(i, t.schema.field(i), pa.array(cells, t.schema.field(i).type))
 
 
 def finish_compactions(out: str | os.PathLike) -> int:
