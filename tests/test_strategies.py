@@ -528,3 +528,19 @@ def test_draw_recipes_pads_when_hypothesis_runs_dry(monkeypatch):
     assert len(out) == 4 and len(set(out)) == 4
     assert {r.float_weights for r in out} == {Recipe().float_weights}
     assert out == draw_recipes(SIN, 5, 4)
+
+
+@pytest.mark.parametrize("size", [5, 1000, (1 << 63) + 12345, (1 << 64) - 3, 1 << 64])
+def test_stream_takes_distinct_members_below_the_size(size):
+    """Stream.take numbers members below ``size`` and never twice, however close to 2**64
+    the space is (binary64 variants) and wherever its start falls."""
+    from strategies import Stream
+    for seed in range(20):
+        s = Stream(seed)
+        n = min(size, 64)
+        a = s.take(("v",), size, n // 2)
+        b = s.take(("v",), size, n - n // 2)
+        both = np.concatenate([a, b])
+        assert both.dtype == np.uint64 and np.unique(both).size == n
+        if size < 1 << 64:
+            assert (both < np.uint64(size)).all()

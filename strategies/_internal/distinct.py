@@ -141,8 +141,13 @@ class Stream:
         state = np.random.SeedSequence([self.seed & ((1 << 63) - 1), salt]).generate_state(
             4, np.uint64)
         start = int(state[3]) % int(size)
-        j = (np.arange(used, used + count, dtype=U64) + U64(start)) % U64(size) \
-            if size < (1 << 63) else np.arange(used, used + count, dtype=U64) + U64(start)
+        # (start + k) mod size without overflow, sizes up to 2**64 included
+        k = np.arange(used, used + count, dtype=U64)
+        room = int(size) - start                    # 1 .. size
+        if room >= 1 << 64:                         # start 0 of the whole uint64 space
+            j = k
+        else:
+            j = np.where(k < U64(room), k + U64(start), k - U64(room))
         return permute(j, size, [int(s) for s in state[:3]])
 
 
