@@ -485,3 +485,23 @@ def test_half_functions_range_and_flushed_subnormal_results():
     assert _one("half_recip", 0, x=F.max_finite).failures == []
     assert _one("recip", 0, x=F.max_finite).failures
     assert _one("half_recip", ONE, x=F.max_finite).failures
+
+
+def test_the_error_histogram_holds_every_measured_error():
+    """Screened passes, results judged on the exact path and screen-proven failures
+    counted beyond the probe all land in the ULP-error histogram, each once: its total is
+    the number of elements with a measured error, and failures sit in the bins above the
+    bound."""
+    from fuzzfarm.oracle.histogram import bin_edges
+    fn = catalogue.function("sin")
+    rng = np.random.default_rng(8)
+    x = (rng.random(5000) + 1.0).astype(np.float32)
+    want = np.sin(x.astype(np.float64)).astype(np.float32)
+    y = want.view(np.uint32).copy()
+    y[:1500] += np.uint32(12)                       # 12 ULPs: failures (bound 4)
+    res = check_batch(fn, {"x": x.view(np.uint32)}, {"ret": y}, Claims())
+    assert sum(res.counts_by_rule("fail").values()) == 1500
+    h = res.ulp_hist
+    assert int(h.sum()) == 5000
+    edges = np.concatenate([[0.0], bin_edges()])
+    assert int(h[:, edges >= 8.0].sum()) == 1500

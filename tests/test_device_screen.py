@@ -478,6 +478,9 @@ def test_device_screened_chunks_give_the_host_verdicts(name):
         dev, _ = judge_chunk(space, start, n, {"ret": y}, Claims(), answer)
         host = check_batch(space.fn, space.inputs(start, n), {"ret": y}, Claims())
         assert dev.n == host.n == n
+        if name in ("sin", "cos", "exp", "exp2"):   # no prescribed results among normals
+            # every measured error binned once, on either path
+            assert int(dev.ulp_hist.sum()) == int(host.ulp_hist.sum()), (name, hex(start))
         assert dev.counts_by_rule(None) == host.counts_by_rule(None), (name, hex(start))
         key = lambda f: (f.inputs, f.outputs, f.rule_id, f.severity)   # noqa: E731
         assert sorted(map(key, dev.findings)) == sorted(map(key, host.findings))

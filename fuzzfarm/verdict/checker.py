@@ -80,6 +80,8 @@ class _Ctx:
         self.any_nan = nan
         self.any_special = special
         self.recorded: Counter = Counter()
+        self.measured_errors: list = []    # (element, ULPs) measured beyond the screen
+        self.binned = None                 # elements whose screened error is binned
         self.max_so_far = float("nan")     # the batch's largest measured error (blocks)
         self._subnormal_arg = None
         self.unjudged = self._undefined()
@@ -444,6 +446,21 @@ def _judge_output(c: _Ctx, i, k, o, r, r_again, got, lim, bound, rule, domain) -
             _report(c, i, rule, o.name, _describe_real(r2, fmt), err2, lim, a2)
     if err is not None:
         c.result.note_error(err, i)
+        c.measured_errors.append((int(i), float(err)))
+
+
+def _exact_histogram(c: _Ctx) -> None:
+    """The errors measured outside the screen's passes -- on the exact path, and the
+    screen-proven failures counted beyond the exact probe -- into the result's histogram
+    (the screen's passed inputs are in it already), by the first float argument."""
+    first = next((a.name for a in c.fn.inputs if a.kind == "float"), None)
+    if not c.measured_errors or first is None:
+        return
+    idx, err = (np.array(v) for v in zip(*c.measured_errors))
+    ok = np.isfinite(err)
+    if c.binned is not None:            # re-measured exactly: binned by the screen already
+        ok &= ~c.binned[idx]
+    c.result.add_histogram(ulp_histogram(err[ok], c.args[first][idx[ok]], c.fmt))
 
 
 def _apply_reference(c: _Ctx) -> None:
@@ -529,6 +546,7 @@ def _apply_reference(c: _Ctx) -> None:
             c.result.count_unrecorded(rule.id, "fail", codes)
             c.result.screened += int(rest.size)
             c.result.note_error(rest_err, idx[rest])
+            c.measured_errors.extend(zip(idx[rest].tolist(), np.asarray(rest_err).tolist()))
             # probe findings beyond the cap are counted, not recorded
             over = c.recorded[(rule.id, fn.outputs[0].name)] - FINDINGS_PER_RULE
             if over > 0:
@@ -608,6 +626,9 @@ def _screen(c: _Ctx, bound, plain, lim, idx, pos, rule):
         xb = c.args[first] if whole else c.args[first][todo]
         err = sc.err if len(verdicts) == 1 else np.fmax.reduce([v.err for v in verdicts])
         c.result.add_histogram(ulp_histogram(err, xb, fmt, where=passed))
+        if c.binned is None:
+            c.binned = np.zeros(c.n, bool)
+        c.binned[np.nonzero(passed)[0] if whole else todo[passed]] = True
     exact = ~passed
     counted = None
     use_failed = (plain is not None and rte and not c.flush and fn.family != "half"
@@ -762,6 +783,7 @@ def check_batch(fn, inputs: dict, outputs: dict, claims: Claims = Claims(),
     _apply_rules(c)
     _apply_nan_rules(c)
     _apply_reference(c)
+    _exact_histogram(c)
     if _rescue and not claims.denormals:
         _rescue_ftz(c)
     c.result.findings.sort(key=lambda f: (f.index, f.rule_id))

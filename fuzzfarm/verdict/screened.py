@@ -17,6 +17,7 @@ from typing import Callable
 
 import numpy as np
 
+from fuzzfarm.oracle.device_screen import WORD
 from fuzzfarm.verdict.findings import CheckResult
 
 __all__ = ["judge_screened"]
@@ -70,8 +71,22 @@ def judge_screened(fn, inputs_at: Callable[[np.ndarray], dict], count: int, outp
             if c < len(rules) and k - sampled[(c, sign)] > 0:
                 total.add_unrecorded(rules[c], "fail", _NORMAL_CODE[sign],
                                      int(k) - sampled[(c, sign)])
-    total.add_histogram(answer.hist.astype(np.int64))
+    total.add_histogram(_device_histogram(fn, answer, inputs_at, claims.fmt))
     return total, inputs, pos
+
+
+def _device_histogram(fn, answer, inputs_at, fmt) -> np.ndarray:
+    """The device's histogram of its passed inputs' errors without the one the host
+    judged again (the passed input of the largest error, a candidate: the host's check
+    bins it), so that every input is binned once."""
+    from fuzzfarm.oracle.histogram import histogram
+    hist = answer.hist.astype(np.int64)
+    if answer.wmax.size and answer.wmax.max() >= 0:
+        w = int(np.argmax(answer.wmax))
+        top = np.array([w * WORD + int(answer.wpos[w])], np.int64)
+        (arg,) = fn.inputs
+        hist -= histogram(answer.wmax[w:w + 1], inputs_at(top)[arg.name], fmt)
+    return hist
 
 
 #: The input class code (verdict.findings.class_codes) of a normal x, by its sign.
