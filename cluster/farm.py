@@ -610,6 +610,10 @@ class DeviceActor:
             claims = (self.claims[bo] if unit.target.is_conversion
                       else self.claims[bo][unit.precision])
             answer = getattr(pending, "answer", None)
+            if answer is not None:      # only the results the check may read
+                from fuzzfarm.verdict.screened import SparseOutputs
+                n = len(next(iter(outputs.values())))
+                outputs = SparseOutputs.of(outputs, answer, n)
             checks.append(check_and_write.remote(
                 unit, inputs_ref, ray.put(outputs), claims, self.info.columns(unit.precision),
                 run_id, out, float(pending.device_seconds), bo, coordinator, key,

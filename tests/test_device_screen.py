@@ -422,6 +422,18 @@ def test_device_screened_run_units_give_the_host_verdicts(name):
         dev = units.check_result(unit, inputs, {"ret": y}, Claims(), answer)
         host = units.check_result(unit, inputs, {"ret": y}, Claims())
         assert dev.n == host.n == x.size
+        # what a device actor hands its check task: only the results the verdict reads
+        from fuzzfarm.verdict.screened import SparseOutputs
+        sparse = SparseOutputs.of({"ret": y}, answer, x.size)
+        if isinstance(sparse, SparseOutputs):
+            assert sparse.pos.size < x.size
+            again = units.check_result(unit, inputs, sparse, Claims(), answer)
+            assert again.counts_by_rule(None) == dev.counts_by_rule(None)
+            assert [(f.index, f.rule_id) for f in again.findings] == \
+                [(f.index, f.rule_id) for f in dev.findings]
+            missing = np.setdiff1d(np.arange(x.size), sparse.pos)[:1]
+            with pytest.raises(KeyError):
+                sparse.at(missing)
         assert dev.counts_by_rule(None) == host.counts_by_rule(None), (name, serial)
         key = lambda f: (f.index, f.rule_id, f.severity)   # noqa: E731
         assert sorted(map(key, dev.findings)) == sorted(map(key, host.findings))

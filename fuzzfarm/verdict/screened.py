@@ -20,13 +20,50 @@ import numpy as np
 from fuzzfarm.oracle.device_screen import WORD
 from fuzzfarm.verdict.findings import CheckResult
 
-__all__ = ["judge_screened"]
+__all__ = ["judge_screened", "SparseOutputs"]
+
+
+class SparseOutputs:
+    """A screened batch's outputs at only the positions its verdict may read: the device
+    screen's candidates and the failures it counted (``SparseOutputs.of``).  A device
+    actor hands these to its check task instead of every result (a tenth of them for a
+    drawn unit).  ``at(pos)`` gives {name: values} and raises KeyError for a position it
+    does not hold: a verdict can never read a result that was not sent."""
+
+    def __init__(self, count: int, pos: np.ndarray, values: dict):
+        self.count, self.pos, self.values = int(count), pos, values
+
+    @staticmethod
+    def of(outputs: dict, answer, count: int):
+        """``outputs`` ({name: array (count,)}, e.g. views of staging buffers) cut to the
+        positions ``judge_screened`` may read under ``answer``, copied; or ``outputs``
+        itself where that is most of them."""
+        from fuzzfarm.oracle.device_screen import candidates, counted
+        pos = np.union1d(candidates(answer, count), counted(answer, count))
+        if pos.size * 4 > count:
+            return outputs
+        return SparseOutputs(count, pos, {k: np.ascontiguousarray(v[pos])
+                                          for k, v in outputs.items()})
+
+    def at(self, pos: np.ndarray) -> dict:
+        pos = np.asarray(pos, np.int64)
+        k = np.searchsorted(self.pos, pos)
+        if pos.size and (k.max() >= self.pos.size or (self.pos[k] != pos).any()):
+            raise KeyError("a result the device screen's answer did not mark was read")
+        return {name: v[k] for name, v in self.values.items()}
+
+
+def _outputs_at(outputs):
+    if isinstance(outputs, SparseOutputs):
+        return outputs.at
+    return lambda pos: {k: v[pos] for k, v in outputs.items()}
 
 
 def judge_screened(fn, inputs_at: Callable[[np.ndarray], dict], count: int, outputs: dict,
                    answer, claims) -> tuple[CheckResult, dict, np.ndarray]:
     """The verdict on ``count`` inputs of built-in ``fn`` (a catalogue Function) whose
-    ``outputs`` ({name: array (count,)}) the device screened into ``answer`` (an
+    ``outputs`` ({name: array (count,)}, or a ``SparseOutputs``) the device screened into
+    ``answer`` (an
     oracle.device_screen.ScreenChunk).  ``inputs_at(pos)``: the inputs ({name: array})
     at positions ``pos`` (int64, sorted).  Returns (CheckResult over all ``count`` inputs,
     its findings indexed by position, the device's histogram added; the candidates'
@@ -35,9 +72,11 @@ def judge_screened(fn, inputs_at: Callable[[np.ndarray], dict], count: int, outp
                                                counted as counted_positions)
     from fuzzfarm.verdict.checker import FINDINGS_PER_RULE, check_batch
 
+    outputs_at = _outputs_at(outputs)
+
     def judge(pos):
         inputs = inputs_at(pos)
-        res = check_batch(fn, inputs, {k: v[pos] for k, v in outputs.items()}, claims)
+        res = check_batch(fn, inputs, outputs_at(pos), claims)
         res.findings = [replace(f, index=int(pos[f.index])) for f in res.findings]
         return res, inputs
 
