@@ -138,9 +138,13 @@ class CampaignRun:
         else:
             from fuzzfarm.device.discovery import list_devices
             # "local": a new cluster of this machine even where `ray start` runs one
+            # Ray's GCS keeps the events of the last 100,000 tasks by default: with a check
+            # task per unit its memory grew ~350 MB an hour in the 1 h soak before reaching
+            # that cap (RESULTS.md); 10,000 is enough for the dashboard's task view
             ctx = ray.init(address="local", num_cpus=self.num_cpus or os.cpu_count(),
                            resources=local_resources(list_devices()),
-                           include_dashboard=self.dashboard, **kw)
+                           include_dashboard=self.dashboard,
+                           _system_config={"task_events_max_num_task_in_gcs": 10_000}, **kw)
         if self.dashboard:
             self.dashboard_url = getattr(ctx, "dashboard_url", None) or None
 

@@ -80,6 +80,21 @@ def test_run_finds_sinpi_of_one_on_pocl(tmp_path):
     assert row["severity"] == "fail" and row["seed"] is not None
     stats = ds.dataset(out / "_stats").to_table().to_pylist()
     assert {s["function"] for s in stats} == {"sinpi", "sin"}
+    # the stored findings stand for exactly the failures the stats rows count, per rule
+    from collections import Counter
+
+    from fuzzfarm.store import dataset as store
+    from fuzzfarm.store.samples import counts
+    found = store.read_findings(out)
+    by_rule = Counter()
+    for r, c in zip(found.to_pylist(), counts(found).to_pylist()):
+        if r["severity"] == "fail":
+            by_rule[r["rule_id"]] += c
+    want = Counter()
+    for s in stats:
+        for rule, k in s["failures_by_rule"] or ():
+            want[rule] += k
+    assert by_rule == want and sum(want.values()) > 0
     assert all(s["inputs_tested"] > 0 for s in stats)
     assert "CL.sinpi.positive_integer" in res.stdout  # the summary names the rule
     runs = list((out / "_runs").glob("*.json"))
