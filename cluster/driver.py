@@ -118,6 +118,22 @@ class CampaignRun:
         self.saved = False            # the campaign is written (bad input writes nothing)
 
     # ------------------------------------------------------------------ set-up
+    def _lost_own_cluster(self, exc: BaseException) -> bool:
+        """Whether ``exc`` says the driver's own Ray node died (its coordinator, pinned
+        there, is dead or unreachable), not a fault of this code."""
+        import ray.exceptions as rx
+        if not (_is_actor_error(exc) or isinstance(exc, rx.RaySystemError)):
+            return False
+        coord = getattr(self, "coord", None)
+        if coord is None:
+            return True
+        try:
+            import ray
+            ray.get(coord.snapshot.remote(), timeout=5)
+        except Exception:       # noqa: BLE001 - any failure to answer: it is gone
+            return True
+        return False
+
     def _save_campaign(self) -> None:
         from fuzzfarm.store import dataset as store
         self.dir.mkdir(parents=True, exist_ok=True)
@@ -539,6 +555,19 @@ class CampaignRun:
             self.state = "interrupted"
             meta.update(status="abandoned", finished=time.time())
             interrupted = True
+        except Exception as exc:
+            if not self._lost_own_cluster(exc):
+                self.state = "failed"
+                meta.update(status="failed", finished=time.time())
+                raise
+            # the node this driver runs on (its coordinator) is gone: what is written is
+            # kept, and a resume goes on from it
+            self.state = "incomplete"
+            why = " ".join(str(exc).split())[:160]
+            meta.update(status="incomplete", finished=time.time(), lost=why)
+            self.console.print(f"[yellow]incomplete: this run's own Ray node was lost "
+                               f"({type(exc).__name__}); finished units are kept; "
+                               f"`fuzzfarm run --resume {self.out}` continues[/]")
         except BaseException:
             self.state = "failed"
             meta.update(status="failed", finished=time.time())
