@@ -537,10 +537,10 @@ def _apply_reference(c: _Ctx) -> None:
         if confirmed == probe.size:
             # the first of each input class among the rest is judged (an example of
             # every class counted); the others are counted
-            codes = c.codes(idx[rest])
+            codes, probe_codes = c.codes(idx[rest]), c.codes(idx[probe])
             first = np.zeros(rest.size, bool)
             first[first_of_each(codes)] = True
-            first &= ~np.isin(codes, c.codes(idx[probe]))
+            first &= ~np.isin(codes, probe_codes)
             judge(rest[first])
             rest, rest_err, codes = rest[~first], rest_err[~first], codes[~first]
             c.result.count_unrecorded(rule.id, "fail", codes)
@@ -551,7 +551,7 @@ def _apply_reference(c: _Ctx) -> None:
             over = c.recorded[(rule.id, fn.outputs[0].name)] - FINDINGS_PER_RULE
             if over > 0:
                 # (the last ones, keeping the first of each input class)
-                keep_first = set(idx[probe][first_of_each(c.codes(idx[probe]))].tolist())
+                keep_first = set(idx[probe][first_of_each(probe_codes)].tolist())
                 drop = set([i for i in sorted(probe_set) if i not in keep_first][-over:])
                 c.result.findings = [f for f in c.result.findings if not (
                     f.rule_id == rule.id and f.severity == "fail" and f.index in drop)]

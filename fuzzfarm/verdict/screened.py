@@ -17,6 +17,7 @@ from typing import Callable
 
 import numpy as np
 
+from fuzzfarm.formats import INPUT_CLASSES
 from fuzzfarm.oracle.device_screen import WORD
 from fuzzfarm.verdict.findings import CheckResult
 
@@ -129,7 +130,7 @@ def _device_histogram(fn, answer, inputs_at, fmt) -> np.ndarray:
 
 
 #: The input class code (verdict.findings.class_codes) of a normal x, by its sign.
-_NORMAL_CODE = (4, 5)
+_NORMAL_CODE = tuple(INPUT_CLASSES.index(c) for c in ("pos_normal", "neg_normal"))
 
 
 def _rule_sign(fn, answer, inputs_at, pos) -> list:
