@@ -13,7 +13,7 @@ from strategies._internal.errors import InvalidArgument
 from strategies._internal.recipes import Recipe
 from strategies._internal.validation import check_fmt, check_function
 
-__all__ = ["expand", "input_class_counts", "sample_classes", "class_tally"]
+__all__ = ["expand", "input_class_counts", "sample_classes", "class_tally", "distinct_count"]
 
 
 def _rng(seed: int, *key: int) -> np.random.Generator:
@@ -211,6 +211,12 @@ def _tally_sorted(s: np.ndarray, edges, codes, nclasses: int) -> tuple[np.ndarra
     return count, distinct
 
 
+def distinct_count(values: np.ndarray) -> int:
+    """The number of distinct values of a 1-D array (one sort)."""
+    s = np.sort(np.asarray(values).ravel())
+    return int(s.size and 1 + np.count_nonzero(s[1:] != s[:-1]))
+
+
 def class_tally(inputs: dict[str, np.ndarray], fn, fmt: FloatFormat = BINARY32
                 ) -> tuple[dict[str, int], dict[str, int], int]:
     """Inputs per IEEE class as ``input_class_counts``, the *distinct* inputs per class
@@ -246,8 +252,7 @@ def class_tally(inputs: dict[str, np.ndarray], fn, fmt: FloatFormat = BINARY32
         key = np.zeros(cols[0][0].size, np.uint64)
         for col, bits in cols:
             key = (key << np.uint64(bits)) | col
-        s = np.sort(key)
-        rows = int(s.size and 1 + np.count_nonzero(s[1:] != s[:-1]))
+        rows = distinct_count(key)
     else:
         rows = int(np.unique(np.stack([c for c, _ in cols], axis=1), axis=0).shape[0])
     return counts, distinct, rows
