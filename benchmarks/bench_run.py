@@ -183,6 +183,9 @@ def _args(argv=None):
     p.add_argument("--screen", choices=("auto", "host"), default="auto",
                    help="auto: binary32 built-ins with a device reference screened on the "
                         "device; host: every result on the host")
+    p.add_argument("--inputs", choices=("auto", "host"), default="auto",
+                   help="auto: binary32 one-input built-ins make their inputs on the device "
+                        "(fuzzfarm.device.generate); host: inputs made on the host")
     p.add_argument("--profile", action="store_true",
                    help="cProfile the device actor's loop (written to --out)")
     p.add_argument("--quiet", action="store_true", help="no live progress table")
@@ -211,6 +214,7 @@ def main(argv=None) -> int:
         if v is not None:
             setattr(opts, attr, v)
     opts.screen = a.screen
+    opts.inputs = a.inputs
     if a.profile:
         opts.profile_dir = str(out or Path(results))
     sampler = MemorySampler()
@@ -289,6 +293,8 @@ def _report(a, opts, meta, stats, t_exec, t_end, sampler) -> dict:
                      **(meta.get("unit_sizing") or {})},
         "inputs": inputs, "distinct_inputs": distinct, "units": len(stats),
         "screen": a.screen,
+        "inputs_made": {"option": a.inputs, "units_made_on_device":
+                        sum(int(t.get("made_on_device", 0)) for t in totals)},
         "seconds": {"process": whole_s, "working_phase": work_s,
                     "startup": work_start - T_PROCESS,
                     "ray_and_kernels": work_start - meta["started"],
@@ -363,7 +369,7 @@ def _format(r: dict) -> str:
         f"(of which after the deadline {s['after_deadline']:.1f} s) + shutdown/summary "
         f"{s['shutdown_and_summary']:.1f} s",
         f"distinct inputs (within units): {r['distinct_inputs']:,} "
-        f"({100 * r['distinct_inputs'] / max(1, r['inputs']):.2f}%); screen: {r['screen']}",
+        f"({100 * r['distinct_inputs'] / max(1, r['inputs']):.2f}%); screen: {r['screen']}, inputs made: {r['inputs_made']}",
         f"DISTINCT CHECKED INPUTS/S: working phase {ips['distinct_working_phase']:,.0f}",
         f"CHECKED INPUTS/S: working phase {ips['working_phase']:,.0f}; including start-up "
         f"{ips['including_startup']:,.0f}; per host core (working phase) "

@@ -91,7 +91,7 @@ class CampaignRun:
                  run_id: str | None = None, dashboard: bool = False, console=None,
                  num_cpus: int | None = None, makers: int | None = None,
                  in_flight: int | None = None, profile_dir: str | None = None,
-                 screen: str = "auto",
+                 screen: str = "auto", inputs: str = "auto",
                  status_interval: float = DEFAULT_STATUS_INTERVAL,
                  per_recipe: int = 8192, recipes_per_unit: int = 4):
         from fuzzfarm.store import dataset as store
@@ -101,7 +101,7 @@ class CampaignRun:
         self.dir = store.campaign_dir(out, self.run_id)
         self.dashboard, self.num_cpus = dashboard, num_cpus
         self.makers_opt, self.in_flight_opt, self.profile_dir = makers, in_flight, profile_dir
-        self.screen = screen
+        self.screen, self.inputs = screen, inputs
         self.status_interval = status_interval
         self.per_recipe, self.recipes_per_unit = per_recipe, recipes_per_unit
         self.console = console or (Console(stderr=True) if Console is not None
@@ -243,7 +243,7 @@ class CampaignRun:
             resources={d["resource"]: 1}, max_restarts=self.c.max_restarts,
             max_task_retries=0, max_concurrency=1,
             scheduling_strategy=NodeAffinitySchedulingStrategy(d["node"], soft=False),
-        ).remote(d["fp"], d["i"], self.makers, self.plants, self.screen)
+        ).remote(d["fp"], d["i"], self.makers, self.plants, self.screen, self.inputs)
 
     def _targets_by_options(self, key: str) -> dict:
         fp = self.devices[key]["fp"]
@@ -612,7 +612,8 @@ def run_options(opts, console=None) -> dict:
     return run_campaign(of_run_options(opts), opts.out, address=opts.address, console=console,
                         num_cpus=opts.num_cpus, makers=opts.makers, in_flight=opts.in_flight,
                         profile_dir=opts.profile_dir, per_recipe=opts.per_recipe,
-                        recipes_per_unit=opts.recipes_per_unit, screen=opts.screen)
+                        recipes_per_unit=opts.recipes_per_unit, screen=opts.screen,
+                        inputs=opts.inputs)
 
 
 def run_campaign(campaign, out: str, **options) -> dict:
@@ -624,7 +625,9 @@ def run_campaign(campaign, out: str, **options) -> dict:
     ``console`` (a rich Console), ``num_cpus``, ``makers``, ``in_flight``,
     ``profile_dir``, ``status_interval`` (seconds), ``per_recipe``, ``recipes_per_unit``,
     ``screen`` ('auto': binary32 units of a built-in with a device reference are screened
-    on the device, oracle.device_screen; 'host': every result judged on the host).
+    on the device, oracle.device_screen; 'host': every result judged on the host),
+    ``inputs`` ('auto': drawn units of binary32 one-input built-ins make their inputs on
+    the device, fuzzfarm.device.generate; 'host': every unit's inputs from the host).
     Raises fuzzfarm.orchestrate.campaign.CampaignError for selectors that match no device.  A kernel
     that does not build, an OpenCL error, a crashed or hung unit is a device fault: a
     finding (severity "fault"), listed in ``faults``; the campaign goes on."""

@@ -229,17 +229,29 @@ def _replays(out: str, streams) -> dict:
 
 @ray.remote(num_cpus=1)
 def check_and_write(unit, inputs, outputs, claims, device_meta, run_id, out, device_seconds,
-                    build_options, coordinator, device_key, answer=None):
+                    build_options, coordinator, device_key, answer=None, made_sum=None):
     """Check one unit, write its findings and then its stats row (atomically), then tell
     the coordinator it is done.  ``inputs``/``outputs`` arrive from the object store
     (zero-copy, read-only); ``inputs`` None: a sweep chunk, whose inputs are made here.
     ``answer``: the device screen's (oracle.device_screen.ScreenChunk), where the actor
     screened the chunk or unit on the device: only its candidates are judged here.
-    Returns its counts."""
+    ``made_sum``: the checksum of inputs the device made (fuzzfarm.device.generate), which
+    are regenerated here; where they disagree the unit is recorded as a device fault
+    (``integer_arithmetic``), not judged.  Returns its counts."""
     from fuzzfarm.store import dataset as store
     from fuzzfarm.work.units import check_unit, finding_table, stats_row
 
     t0 = time.perf_counter()
+    if made_sum is not None:    # made on the device: the same inputs, made here
+        from fuzzfarm.work.units import remake_inputs, write_fault
+        inputs, detail = remake_inputs(unit, made_sum)
+        if detail is not None:
+            write_fault(out, run_id, unit, device_meta, build_options, "integer_arithmetic",
+                        detail)
+            ray.get(coordinator.fault.remote(unit.unit_id, device_key, "integer_arithmetic"))
+            return {"function": unit.function, "inputs": 0, "failures": 0, "notes": 0,
+                    "unit_id": unit.unit_id, "check_seconds": 0.0,
+                    "task_seconds": time.perf_counter() - t0, "device_seconds": device_seconds}
     if inputs is None:          # a sweep chunk (fuzzfarm.orchestrate.sweep)
         from fuzzfarm.orchestrate.sweep import judge_chunk, space_for
         space = space_for(unit.function, unit.precision)
@@ -297,9 +309,17 @@ class UnitMaker:
         return True
 
     @ray.method(num_returns=2)
-    def make(self, spec: dict):
+    def make(self, spec: dict, on_device: bool = False):
+        """(the unit, its inputs) or, with ``on_device`` where the device can make them,
+        (the unit, its fuzzfarm.device.generate.UnitPlan)."""
         from fuzzfarm.work.units import make_inputs
         unit = unit_from_spec(spec)
+        if on_device:
+            from fuzzfarm.device.generate import NotOnDevice, unit_plan
+            try:
+                return unit, unit_plan(unit)
+            except NotOnDevice:
+                pass
         return unit, make_inputs(unit)
 
 
@@ -333,7 +353,7 @@ class DeviceActor:
     DeviceSelectionError when the node has no such device."""
 
     def __init__(self, fingerprint: str, i: int = 0, makers: int = 2,
-                 faults: dict | None = None, screen: str = "auto"):
+                 faults: dict | None = None, screen: str = "auto", inputs: str = "auto"):
         from fuzzfarm.device.discovery import DeviceSelectionError, list_devices
         from fuzzfarm.formats import format_named
         mine = [d for d in list_devices() if d.fingerprint == fingerprint]
@@ -347,6 +367,10 @@ class DeviceActor:
         self.claims: dict = {}      # build options -> {precision: Claims}
         self.sweeps: dict = {}
         self.screen = screen
+        #: 'auto': drawn units of binary32 one-input built-ins make their inputs on the
+        #: device (fuzzfarm.device.generate); 'host': every unit's inputs come from the host
+        self.inputs = inputs
+        self.generators: dict = {}      # build options -> DeviceGenerator, or None
         #: (build options, target) -> (DeviceScreen or None, inputs it holds) for run units
         self.run_screens: dict = {}
         self.faults = faults or {}
@@ -373,6 +397,18 @@ class DeviceActor:
                                                              build_options)
         return self.runners[build_options]
 
+    def _generator(self, build_options: str):
+        """The input generator on this device for ``build_options``, or None where it does
+        not build (the host makes the inputs then)."""
+        if build_options not in self.generators:
+            from fuzzfarm.device.generate import DeviceGenerator
+            from fuzzfarm.device.runner import KernelBuildError
+            try:
+                self.generators[build_options] = DeviceGenerator(self._runner(build_options))
+            except KernelBuildError:
+                self.generators[build_options] = None
+        return self.generators[build_options]
+
     def _device_screen(self, runner, unit, spec, count: int):
         """The oracle.device_screen.DeviceScreen of a sweep's chunks, or None to screen
         them on the host (where ``fuzzfarm sweep`` would: fuzzfarm.orchestrate.sweep)."""
@@ -393,7 +429,7 @@ class DeviceActor:
         fn = unit.target.fn
         if [a.name for a in fn.inputs] != ["x"] or [o.name for o in fn.outputs] != ["ret"]:
             return None
-        n = len(inputs["x"])
+        n = inputs.n if hasattr(inputs, "parts") else len(inputs["x"])
         key = (spec["build_options"], unit.function, unit.precision)
         screen, size = self.run_screens.get(key, (None, -1))
         if size >= n:
@@ -402,6 +438,15 @@ class DeviceActor:
         screen = self._device_screen(runner, unit, spec, size)
         self.run_screens[key] = (screen, size)
         return screen
+
+    @staticmethod
+    def _plan(unit):
+        """``unit``'s device plan, or None where the host makes its inputs."""
+        from fuzzfarm.device.generate import NotOnDevice, unit_plan
+        try:
+            return unit_plan(unit)
+        except NotOnDevice:
+            return None
 
     def describe(self) -> dict:
         return self.info.to_dict()
@@ -488,7 +533,9 @@ class DeviceActor:
                 exc, unit_kernel_source(unit, bool(spec.get("sweep"))), bo)
             # the context may be unusable after an error: the next unit gets a fresh one
             self.runners.pop(bo, None)
+            self.generators.pop(bo, None)
             self.sweeps = {k: v for k, v in self.sweeps.items() if k[0] != bo}
+            self.run_screens = {k: v for k, v in self.run_screens.items() if k[0] != bo}
         write_fault(out, run_id, unit, meta, bo, reason, detail)
         ray.get(coordinator.fault.remote(unit.unit_id, key, reason))
         self.enqueue_errors[tkey] = self.enqueue_errors.get(tkey, 0) + (
@@ -527,7 +574,11 @@ class DeviceActor:
                                   self._device_screen(runner, unit, spec, sw["count"]))
             kernel, _, screen = self.sweeps[k]
             return _Sweeping(kernel, sw["start"], sw["count"], screen)
-        return submit_unit(runner, unit, inputs, self._run_screen(runner, spec, unit, inputs))
+        screen = self._run_screen(runner, spec, unit, inputs)
+        if hasattr(inputs, "parts"):        # a UnitPlan: made on the device
+            return submit_unit(runner, unit, None, screen,
+                               (self._generator(spec["build_options"]), inputs))
+        return submit_unit(runner, unit, inputs, screen)
 
     def _work(self, coordinator, key, run_id, out, max_in_flight, prefetch) -> dict:
         from fuzzfarm.work.units import make_inputs
@@ -539,6 +590,7 @@ class DeviceActor:
         turn = 0
         checks: list = []
         totals = {"units": 0, "inputs": 0, "failures": 0, "notes": 0, "issued": 0,
+                  "made_on_device": 0,
                   "check_seconds": 0.0, "task_seconds": 0.0, "device_seconds": 0.0,
                   "makers": len(self.makers), "in_flight": max_in_flight, "device": key,
                   "fingerprint": fp}
@@ -569,7 +621,7 @@ class DeviceActor:
                 totals["issued"] += 1
                 if self.makers and not spec.get("sweep"):
                     m = self.makers[turn % len(self.makers)]
-                    made.append((spec, *m.make.remote(spec)))
+                    made.append((spec, *m.make.remote(spec, self.inputs == "auto")))
                     turn += 1
                 else:
                     made.append((spec, None, None))
@@ -583,10 +635,17 @@ class DeviceActor:
                 unit, inputs, ref = unit_from_spec(spec), None, None
             elif unit_ref is None:                  # generated here
                 unit = unit_from_spec(spec)
-                inputs = make_inputs(unit)
-                ref = ray.put(inputs)
+                inputs = self._plan(unit) if self.inputs == "auto" else None
+                if inputs is None:
+                    inputs = make_inputs(unit)
+                    ref = ray.put(inputs)
             else:                                   # generated by a maker: wait for it
                 unit, inputs = ray.get([unit_ref, ref])
+            if hasattr(inputs, "parts"):            # a UnitPlan: the device makes them
+                ref = None
+                if self._generator(spec["build_options"]) is None:
+                    inputs = make_inputs(unit)
+                    ref = ray.put(inputs)
             spent["generate"] += clock() - t
             return spec, unit, inputs, ref
 
@@ -621,7 +680,9 @@ class DeviceActor:
             checks.append(check_and_write.remote(
                 unit, inputs_ref, ray.put(outputs), claims, self.info.columns(unit.precision),
                 run_id, out, float(pending.device_seconds), bo, coordinator, key,
-                answer=None if answer is None else ray.put(answer)))
+                answer=None if answer is None else ray.put(answer),
+                made_sum=getattr(pending, "made_sum", None)))
+            totals["made_on_device"] += hasattr(pending, "made_sum")
             t2 = clock()
             spent["hand_off"] += t2 - t1
             while len(checks) >= max_in_flight:

@@ -226,10 +226,16 @@ def _line_log(log_format: str, quiet: bool):
               help="auto: binary32 results of built-ins with a device reference are screened "
                    "on the device (docs/device_screen.md), the rest on the host; host: every "
                    "result on the host.")
+@click.option("--inputs", "inputs_at", type=click.Choice(["auto", "host"]), default="auto",
+              show_default=True,
+              help="auto: drawn units of binary32 one-input built-ins make their inputs on "
+                   "the device from the recipe, with integer operations only, and the host "
+                   "regenerates them to check (fuzzfarm/device/generate.py); host: every "
+                   "unit's inputs are made on the host and copied to the device.")
 @log_options
 @click.pass_context
 def run(ctx, functions, precisions, widths, build_options, device, budget, seed, out, address,
-        campaign_file, resume_dir, dashboard, fail_on_findings, screen, log_format,
+        campaign_file, resume_dir, dashboard, fail_on_findings, screen, inputs_at, log_format,
         quiet) -> None:
     """Fuzz the selected devices' built-ins for a time budget, or run a campaign, and
     report violations.
@@ -292,7 +298,8 @@ def run(ctx, functions, precisions, widths, build_options, device, budget, seed,
         camp, out = campaigns.of_run_options(opts), opts.out
     log = _line_log(log_format, quiet)
     meta = run_campaign(camp, out, address=address, run_id=run_id, dashboard=dashboard,
-                        console=log or Console(stderr=True), screen=screen)
+                        console=log or Console(stderr=True), screen=screen,
+                        inputs=inputs_at)
     failures = sum(t.get("failures", 0) for t in meta.get("totals", []))
     if log is not None:
         for row in runner.summary_rows(out, meta["run_id"]):

@@ -35,13 +35,15 @@ from strategies._internal.recipes import (
 )
 from strategies._internal.pool import SPECIAL_POOL_LIMIT, special_inputs
 from strategies._internal.distinct import Stream
-from strategies._internal.sampler import class_tally, distinct_count, expand, input_class_counts
+from strategies._internal.sampler import (
+    class_tally, distinct_count, expand, expand_plans, input_class_counts,
+)
 
 __all__ = [
     "special_float_bits", "special_int_values", "special_inputs", "SPECIAL_POOL_LIMIT",
     "FLOAT_CLASSES", "INT_VALUE_CLASSES", "NAN_PAYLOADS", "boundary_table", "int_landmarks",
     "float_bits", "int_bits", "args_for",
-    "Recipe", "recipes", "draw_recipes", "expand", "input_class_counts", "class_tally", "distinct_count",
+    "Recipe", "recipes", "draw_recipes", "expand", "expand_plans", "input_class_counts", "class_tally", "distinct_count",
     "Stream", "SAMPLER_VERSIONS",
     "DEFAULT_FLOAT_WEIGHTS", "DEFAULT_INT_WEIGHTS", "SAMPLER_VERSION", "InvalidArgument",
 ]

@@ -388,6 +388,21 @@ class DeviceRunner:
         outs = [(o.name, buffer_dtype(o, fmt), o.scalar) for o in fn.outputs]
         return self._launch(kernel, local, ins, outs, n, width, after=after)
 
+    def submit_made(self, fn: Function, n: int, fill, fmt: FloatFormat = BINARY32,
+                    width: int = 1, after=None) -> "PendingRun":
+        """``submit`` for ``n`` >= 1 inputs made on the device rather than copied from the
+        host: ``fill(queue, input buffers, n)`` enqueues their making into the launch's
+        device buffers (rows 0 .. n of each; fuzzfarm.device.generate) and returns its last
+        event; rows past n up to the work-group padding are zeroed.  Otherwise as
+        ``submit``; raises ValueError for n < 1."""
+        if int(n) < 1:
+            raise ValueError(f"n={n!r}: a launch needs at least one input")
+        self._check_format(fmt)
+        kernel, local = self._kernel(fn, fmt, width)
+        ins = [np.empty(0, buffer_dtype(a, fmt)) for a in fn.inputs]
+        outs = [(o.name, buffer_dtype(o, fmt), o.scalar) for o in fn.outputs]
+        return self._launch(kernel, local, ins, outs, int(n), width, after=after, fill=fill)
+
     def run_source(self, source: str, name: str, inputs: list[np.ndarray],
                    out_dtypes: list, width: int = 1, what: str = "") -> list[np.ndarray]:
         """Run kernel ``name`` of program ``source`` (built once and cached, with this
@@ -432,7 +447,7 @@ class DeviceRunner:
             self._idle.pop(0).release()
 
     def _launch(self, kernel, local: int, ins: list, outs: list, n: int, width: int,
-                as_list: bool = False, after=None) -> "PendingRun":
+                as_list: bool = False, after=None, fill=None) -> "PendingRun":
         chunk = width * local
         padded = -(-n // chunk) * chunk
         items = padded // width
@@ -440,7 +455,15 @@ class DeviceRunner:
         try:
             t0 = time.perf_counter()
             events = []
-            for a, host, dev in zip(ins, slot.host_in, slot.dev_in):
+            if fill is not None:            # made on the device
+                events.append(fill(self.queue, slot.dev_in, n))
+                for a, dev in zip(ins, slot.dev_in):
+                    if padded > n:          # padding: all-zero bits
+                        size = a.dtype.itemsize
+                        events.append(cl.enqueue_fill_buffer(
+                            self.queue, dev, np.zeros(1, a.dtype), n * size,
+                            (padded - n) * size))
+            for a, host, dev in zip(ins if fill is None else (), slot.host_in, slot.dev_in):
                 host[:n] = a
                 host[n:padded] = 0          # padding: all-zero bits
                 events.append(cl.enqueue_copy(self.queue, dev, host[:padded],

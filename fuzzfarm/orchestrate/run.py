@@ -70,6 +70,7 @@ class RunOptions:
     #                                 node's devices; else 0)
     profile_dir: str | None = None  # cProfile each device actor's loop into this folder
     screen: str = "auto"            # 'auto': the device screen where it applies; 'host'
+    inputs: str = "auto"            # 'auto': inputs made on the device where it can; 'host'
 
     num_cpus: int | None = None
     precisions: tuple = ("binary32",)

@@ -226,31 +226,65 @@ class _Finished:
         return self._outputs
 
 
-def submit_unit(runner, unit: WorkUnit, inputs: dict, screen=None):
+def submit_unit(runner, unit: WorkUnit, inputs: dict | None, screen=None, made=None):
     """Start the unit's kernel on ``runner`` without waiting: returns an object whose
     ``wait()`` gives the outputs by name and whose ``device_seconds`` is then set (a
     fuzzfarm.device.runner.PendingRun; a runner without ``submit`` runs at once).
     ``screen``: an oracle.device_screen.DeviceScreen for the unit's built-in (one binary32
     input ``x``, one output ``ret``): it screens the results on the device after the
     kernel, and the returned run's ``answer`` (a ScreenChunk) is complete after ``wait()``
-    (``check_unit(..., answer=)``)."""
+    (``check_unit(..., answer=)``).  ``made``: (fuzzfarm.device.generate.DeviceGenerator,
+    its UnitPlan of this unit): the device makes the inputs (``inputs`` unused, None) and
+    the run's ``made_sum`` (uint32 array of one element) holds their checksum after
+    ``wait()`` (``remake_inputs``)."""
     target = unit.target
     kind = kind_of(target)
     if not hasattr(runner, "submit"):
         t0 = time.perf_counter()
         out = kind.run(runner, target, inputs)
         return _Finished(out, time.perf_counter() - t0)
-    if screen is None:
+    if screen is None and made is None:
         return kind.submit(runner, target, inputs)
-    from fuzzfarm.oracle.device_screen import ScreenChunk
-    answer = ScreenChunk.empty(len(inputs["x"]))
+    n = made[1].n if made is not None else len(inputs["x"])
+    answer = after = None
+    if screen is not None:
+        from fuzzfarm.oracle.device_screen import ScreenChunk
+        answer = ScreenChunk.empty(n)
 
-    def after(queue, dev_in, dev_out, n):
-        return screen.enqueue(dev_out[0], 0, n, answer, xbuf=dev_in[0], blocking=False)
+        def after(queue, dev_in, dev_out, n):
+            return screen.enqueue(dev_out[0], 0, n, answer, xbuf=dev_in[0], blocking=False)
 
-    pending = runner.submit(target.fn, inputs, target.fmt, target.width, after=after)
+    if made is None:
+        pending = runner.submit(target.fn, inputs, target.fmt, target.width, after=after)
+    else:
+        generator, plan = made
+        box = []
+
+        def fill(queue, dev_in, n):
+            first, _, total = generator.enqueue(queue, plan, dev_in[0])
+            box.append(total)
+            return first
+
+        pending = runner.submit_made(target.fn, n, fill, target.fmt, target.width, after=after)
+        pending.made_sum = box[0]
     pending.answer = answer
     return pending
+
+
+def remake_inputs(unit: WorkUnit, made_sum) -> tuple[dict, dict | None]:
+    """The inputs of a unit the device made (``submit_unit(..., made=)``), made again here
+    with numpy (``make_inputs``), and None; or, where their checksum
+    (fuzzfarm.device.generate.checksum) is not the device's ``made_sum`` (uint32 array of
+    one), the detail of the ``integer_arithmetic`` device fault to record instead of a
+    verdict (``write_fault``): the device did not make these inputs."""
+    from fuzzfarm.device.generate import checksum
+    inputs = make_inputs(unit)
+    mine, theirs = checksum(inputs["x"]), int(np.asarray(made_sum).ravel()[0])
+    if mine == theirs:
+        return inputs, None
+    return inputs, {"kernel_name": "fuzzfarm_generate",
+                    "error": f"the device's checksum of the unit's {len(inputs['x'])} inputs "
+                             f"is {theirs:#010x}, the host's {mine:#010x}"}
 
 
 @lru_cache(maxsize=1 << 16)
@@ -506,12 +540,19 @@ DEVICE_FAULTS = {
                       "buffers, finish)",
                       "An OpenCL call that runs this unit's kernel or moves its data "
                       "returned an error instead of CL_SUCCESS."),
+    "integer_arithmetic": ("device.integer_arithmetic", "OpenCL C 3.0 §6.15.1-§6.15.7 "
+                           "(ulong arithmetic, shift and relational operators)",
+                           "The device made this unit's inputs with exact integer "
+                           "operations (fuzzfarm/device/generate.cl) and their checksum "
+                           "differs from the host's for the same operations: the unit's "
+                           "outputs were not judged."),
 }
 
 #: What a fault finding expects instead, per reason.
 _FAULT_EXPECTED = {"crash": "completion", "hang": "completion",
                    "build_failure": "a successful build (CL_SUCCESS)",
-                   "enqueue_error": "CL_SUCCESS"}
+                   "enqueue_error": "CL_SUCCESS",
+                   "integer_arithmetic": "the host's checksum of the unit's inputs"}
 
 
 def fault_rows(unit: WorkUnit, device_meta: dict, run_id: str, build_options: str,

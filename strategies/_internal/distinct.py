@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import zlib
 from functools import lru_cache
+from typing import NamedTuple
 
 import numpy as np
 
@@ -38,7 +39,8 @@ from strategies._internal.classes import (
     FLOAT_BY_NAME, INT_BY_NAME, Params, Variant, field_dtype, variants_for,
 )
 
-__all__ = ["variant_size", "allocate", "Stream", "sample_distinct", "permute"]
+__all__ = ["variant_size", "allocate", "Stream", "Take", "Segment", "LanePlan", "plan_distinct",
+           "realize", "sample_distinct", "permute"]
 
 U64 = np.uint64
 #: Variants of at most this many members keep their whole member table in memory.
@@ -130,25 +132,48 @@ class Stream:
         """Members of ``key``'s space not yet taken."""
         return int(size) - self.used.get(key, 0)
 
-    def take(self, key: tuple, size: int, count: int) -> np.ndarray:
-        """The next ``count`` distinct member numbers (uint64) of ``key``'s space of
-        ``size`` members; all of them in order where one call takes the whole space."""
+    def plan(self, key: tuple, size: int, count: int) -> "Take":
+        """Reserve the next ``count`` members of ``key``'s space of ``size`` members: a
+        ``Take`` naming them (``Take.numbers`` gives them)."""
         used = self.used.get(key, 0)
         self.used[key] = used + count
         if used == 0 and count == size:
-            return np.arange(size, dtype=U64)
+            return Take(int(size), int(count), None, (0, 0, 0))
         salt = zlib.crc32(repr(key).encode())
         state = np.random.SeedSequence([self.seed & ((1 << 63) - 1), salt]).generate_state(
             4, np.uint64)
         start = int(state[3]) % int(size)
-        # (start + k) mod size without overflow, sizes up to 2**64 included
-        k = np.arange(used, used + count, dtype=U64)
-        room = int(size) - start                    # 1 .. size
-        if room >= 1 << 64:                         # start 0 of the whole uint64 space
+        return Take(int(size), int(count), (start + used) % int(size),
+                    tuple(int(s) for s in state[:3]))
+
+    def take(self, key: tuple, size: int, count: int) -> np.ndarray:
+        """The next ``count`` distinct member numbers (uint64) of ``key``'s space of
+        ``size`` members; all of them in order where one call takes the whole space."""
+        return self.plan(key, size, count).numbers()
+
+
+class Take(NamedTuple):
+    """``count`` members of an index space of ``size``: member i (0 <= i < count) is
+    number ``permute((first + i) mod size, size, keys)``, or simply i where ``first`` is
+    None (the whole space taken at once, in order).  Pure integers: the device generator
+    (fuzzfarm.device.generate) computes the same numbers."""
+
+    size: int
+    count: int
+    first: int | None
+    keys: tuple
+
+    def numbers(self) -> np.ndarray:
+        """The member numbers (uint64, shape (count,))."""
+        if self.first is None:
+            return np.arange(self.size, dtype=U64)
+        k = np.arange(self.count, dtype=U64)
+        room = self.size - self.first               # 1 .. size
+        if room >= 1 << 64:                         # first 0 of the whole uint64 space
             j = k
         else:
-            j = np.where(k < U64(room), k + U64(start), k - U64(room))
-        return permute(j, size, [int(s) for s in state[:3]])
+            j = np.where(k < U64(room), k + U64(self.first), k - U64(room))
+        return permute(j, self.size, list(self.keys))
 
 
 def _unrank(idx: np.ndarray, v: Variant, fmt: FloatFormat, params: Params) -> dict:
@@ -196,15 +221,33 @@ def _members(kind: str, v: Variant, idx: np.ndarray, fmt: FloatFormat, params: P
     return np.asarray(v.build(_unrank(idx, v, fmt, params), fmt, params))
 
 
-def sample_distinct(kind: str, weights, n: int, rng: np.random.Generator, fmt: FloatFormat,
-                    params: Params, stream: Stream, key: tuple) -> np.ndarray:
-    """``n`` values of one argument kind ('float': ``fmt.uint`` patterns, 'int': int32)
-    drawn from the class table in ``weights``' proportions (module docstring: capped at
-    each variant's members left in ``stream``, distinct within a variant, spilling into
-    random_bits), in an order mixed by a keyed bijection.  ``key`` names the argument and
-    lane inside ``stream``."""
+class Segment(NamedTuple):
+    """The members one variant gives a lane's batch: ``take`` of variant ``variant``
+    (class ``variant.cls``) of argument kind ``kind``."""
+
+    kind: str
+    variant: Variant
+    take: Take
+
+
+class LanePlan(NamedTuple):
+    """How one lane's ``n`` values are made (``plan_distinct``): the segments'
+    members concatenated in order, cycled to length ``n`` where ``repeat`` (every
+    member taken: ``np.resize``), then row i takes concatenated value
+    ``permute(i, n, shuffle)`` (no shuffle where n <= 1)."""
+
+    n: int
+    segments: tuple
+    repeat: bool
+    shuffle: tuple | None
+
+
+def plan_distinct(kind: str, weights, n: int, rng: np.random.Generator, fmt: FloatFormat,
+                  params: Params, stream: Stream, key: tuple) -> LanePlan:
+    """The plan of ``sample_distinct`` (same arguments; advances ``rng`` and ``stream``
+    exactly as it does): which members of which variants, and the mixing bijection's
+    keys.  Integers only: realized by ``realize`` (numpy) or on the device."""
     table = FLOAT_BY_NAME if kind == "float" else INT_BY_NAME
-    out_dtype = fmt.uint if kind == "float" else np.int32
     variants, probs, sizes = [], [], []
 
     def add(cls_name, weight):
@@ -229,16 +272,41 @@ def sample_distinct(kind: str, weights, n: int, rng: np.random.Generator, fmt: F
         i = next(k for k, v in enumerate(variants) if v.cls == "random_bits")
         extra = min(short, int(sizes[i]) - int(counts[i]))
         counts[i] += extra
-    parts = []
+    segments = []
     for v, c in zip(variants, counts):
         if c == 0:
             continue
-        vkey = key + (v.cls, v.name)
         size = variant_size(v, fmt, params)
-        idx = stream.take(vkey, size, int(c))
-        parts.append(_members(kind, v, idx, fmt, params, size))
+        segments.append(Segment(kind, v, stream.plan(key + (v.cls, v.name), size, int(c))))
+    total = sum(s.take.count for s in segments)
+    keys = tuple(int(k) for k in rng.integers(0, 1 << 63, size=3, dtype=np.int64))
+    return LanePlan(int(n), tuple(segments), total < n, keys if n > 1 else None)
+
+
+def realize(plan: LanePlan, fmt: FloatFormat, params: Params) -> np.ndarray:
+    """The values of ``plan`` (``fmt.uint`` patterns for a float argument, int32 for an
+    int one; shape (plan.n,))."""
+    kind = plan.segments[0].kind if plan.segments else "float"
+    out_dtype = fmt.uint if kind == "float" else np.int32
+    parts = [_members(s.kind, s.variant, s.take.numbers(), fmt, params, s.take.size)
+             for s in plan.segments]
     got = np.concatenate(parts).astype(out_dtype) if parts else np.zeros(0, out_dtype)
+    n = plan.n
     if got.size < n:                            # nothing left anywhere: repeat members
         got = np.resize(got, n) if got.size else np.zeros(n, out_dtype)
-    keys = [int(k) for k in rng.integers(0, 1 << 63, size=3, dtype=np.int64)]
-    return got[permute(np.arange(n, dtype=U64), n, keys).astype(np.intp)] if n > 1 else got
+    if plan.shuffle is None:
+        return got
+    return got[permute(np.arange(n, dtype=U64), n, list(plan.shuffle)).astype(np.intp)]
+
+
+def sample_distinct(kind: str, weights, n: int, rng: np.random.Generator, fmt: FloatFormat,
+                    params: Params, stream: Stream, key: tuple) -> np.ndarray:
+    """``n`` values of one argument kind ('float': ``fmt.uint`` patterns, 'int': int32)
+    drawn from the class table in ``weights``' proportions (module docstring: capped at
+    each variant's members left in ``stream``, distinct within a variant, spilling into
+    random_bits), in an order mixed by a keyed bijection.  ``key`` names the argument and
+    lane inside ``stream``.  ``realize(plan_distinct(...))``."""
+    plan = plan_distinct(kind, weights, n, rng, fmt, params, stream, key)
+    if not plan.segments:
+        return np.zeros(n, fmt.uint if kind == "float" else np.int32)
+    return realize(plan, fmt, params)

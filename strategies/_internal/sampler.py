@@ -8,12 +8,12 @@ from fuzzfarm.formats import BINARY32, INPUT_CLASSES, INT_CLASSES, FloatFormat
 from strategies._internal.classes import (
     FLOAT_BY_NAME, INT_BY_NAME, Params, draw_dtype, field_dtype, variants_for,
 )
-from strategies._internal.distinct import Stream, sample_distinct
+from strategies._internal.distinct import LanePlan, Stream, plan_distinct, realize
 from strategies._internal.errors import InvalidArgument
 from strategies._internal.recipes import Recipe
 from strategies._internal.validation import check_fmt, check_function
 
-__all__ = ["expand", "input_class_counts", "sample_classes", "class_tally", "distinct_count"]
+__all__ = ["expand", "expand_plans", "input_class_counts", "sample_classes", "class_tally", "distinct_count"]
 
 
 def _rng(seed: int, *key: int) -> np.random.Generator:
@@ -90,21 +90,18 @@ def expand(recipe: Recipe, fn, n: int, fmt: FloatFormat = BINARY32, lanes: int =
         raise InvalidArgument(f"lanes={lanes!r} must be an int >= 1 (the vector width)")
     params = Params(recipe.exponent_window, recipe.nan_payload)
     out: dict[str, np.ndarray] = {}
-    if recipe.version >= 2 and stream is None:
-        stream = Stream(recipe.seed)
-    for i, arg in enumerate(fn.inputs):
-        rng = _rng(recipe.seed, 0, i)
-        kind = "float" if arg.kind in ("float", "uint") else "int"   # ugentype: any bits
-        weights = recipe.float_weights if kind == "float" else recipe.int_weights
-        if recipe.version < 2:
-            out[arg.name] = sample_classes(kind, weights, int(n), rng, fmt, params)
-            continue
-        col = np.empty(int(n), dtype=fmt.uint if kind == "float" else np.int32)
-        for lane in range(min(int(lanes), int(n)) or 1):
-            rows = len(range(lane, int(n), int(lanes)))
-            col[lane::int(lanes)] = sample_distinct(kind, weights, rows, rng, fmt, params,
-                                                    stream, (i, lane))
-        out[arg.name] = col
+    if recipe.version >= 2:
+        for arg, plans in zip(fn.inputs, expand_plans(recipe, fn, n, fmt, lanes, stream)):
+            col = np.empty(int(n), dtype=fmt.uint if arg.kind != "int" else np.int32)
+            for lane, plan in enumerate(plans):
+                col[lane::int(lanes)] = realize(plan, fmt, params) if plan.segments else 0
+            out[arg.name] = col
+    else:
+        for i, arg in enumerate(fn.inputs):
+            kind = "float" if arg.kind in ("float", "uint") else "int"   # ugentype: any bits
+            weights = recipe.float_weights if kind == "float" else recipe.int_weights
+            out[arg.name] = sample_classes(kind, weights, int(n), _rng(recipe.seed, 0, i),
+                                           fmt, params)
     floats = [a.name for a in fn.inputs if a.kind == "float"]
     if recipe.tie_rate > 0 and len(floats) >= 2:
         rng = _rng(recipe.seed, 1)
@@ -116,6 +113,30 @@ def expand(recipe: Recipe, fn, n: int, fmt: FloatFormat = BINARY32, lanes: int =
             y = out[name]
             y[tie] = x[tie]
             y[u < recipe.tie_rate / 2] ^= flip
+    return out
+
+
+def expand_plans(recipe: Recipe, fn, n: int, fmt: FloatFormat = BINARY32, lanes: int = 1,
+                 stream: Stream | None = None) -> list[list[LanePlan]]:
+    """The plans of a version-2 ``expand`` before its ties: per argument of ``fn`` (in
+    order), per lane position, the ``distinct.LanePlan`` its values come from (row i of
+    the argument is row i // lanes of lane i % lanes).  Advances ``stream`` as ``expand``
+    does.  Raises InvalidArgument for a version-1 recipe (drawn with replacement: no
+    plan)."""
+    if recipe.version < 2:
+        raise InvalidArgument(f"recipe version {recipe.version} has no plan; version 2 does")
+    params = Params(recipe.exponent_window, recipe.nan_payload)
+    stream = Stream(recipe.seed) if stream is None else stream
+    out = []
+    for i, arg in enumerate(fn.inputs):
+        rng = _rng(recipe.seed, 0, i)
+        kind = "float" if arg.kind in ("float", "uint") else "int"   # ugentype: any bits
+        weights = recipe.float_weights if kind == "float" else recipe.int_weights
+        plans = []
+        for lane in range(min(int(lanes), int(n)) or 1):
+            rows = len(range(lane, int(n), int(lanes)))
+            plans.append(plan_distinct(kind, weights, rows, rng, fmt, params, stream, (i, lane)))
+        out.append(plans)
     return out
 
 

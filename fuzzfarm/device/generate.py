@@ -1,0 +1,257 @@
+"""A drawn unit's inputs made on the device (issue 17, item 5).
+
+A version-2 recipe's inputs are an integer-only function of the recipe
+(``strategies.expand_plans``): per part of a unit, a ``distinct.LanePlan`` names, for each
+class variant, how many members it gives and where its keyed bijection starts.  Here that
+plan is encoded as a small table of segments (``SEGW`` ulongs each) and
+``generate.cl`` makes the part's patterns on the device, so a run unit moves no inputs
+from the host at all: the host keeps the recipe, and whoever needs the inputs (the check
+of the screen's candidates, the class tallies) regenerates them with numpy
+(``strategies.expand``) -- the same function, bit for bit (``tests/test_device_generate.py``
+compares the two on every class variant).
+
+Variants are made on the device by a *builder* (``B_NORMAL`` sign, exponent and fraction
+fields; ``B_INTCONV`` an integer n * a0 + a1 below 2**p, exactly, scaled by 2**-a2;
+``B_OR`` sign | constant | field; ``B_BINADE``; ``B_HALFPI``; ``B_RANDOM``) or, the small
+ones (at most ``distinct.TABLE_LIMIT`` members), looked up in a table of their members
+built once per format on the host.  No floating-point operation of the device decides an
+input: the device under test is not trusted to make its own inputs.  As a guard the
+kernel sums value * (2 * position + 1) mod 2**32 over the unit (``checksum``); a check
+whose regenerated inputs give another sum records a device fault instead of a verdict.
+
+``unit_plan`` raises ``NotOnDevice`` for a unit the device does not make (special-value
+units, version-1 recipes, several arguments or lanes, formats other than binary32, plans
+that repeat members); the host makes those as before.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+from importlib import resources
+from typing import NamedTuple
+
+import numpy as np
+
+from fuzzfarm.formats import BINARY32, FloatFormat
+
+__all__ = ["NotOnDevice", "UnitPlan", "unit_plan", "encode", "checksum", "DeviceGenerator",
+           "SEGW", "WG"]
+
+#: ulongs per segment (layout: generate.cl, S_*)
+SEGW = 20
+#: work-group size of the generator (its checksum is reduced per group)
+WG = 64
+B_TABLE, B_NORMAL, B_BINADE, B_INTCONV, B_OR, B_RANDOM, B_HALFPI = range(7)
+_M64 = (1 << 64) - 1
+
+
+class NotOnDevice(Exception):
+    """A unit whose inputs the device generator does not make (the host makes them)."""
+
+
+class PartPlan(NamedTuple):
+    """One part (recipe) of a unit: rows ``offset .. offset + n`` of the unit, its
+    segments (uint64, shape (segments, SEGW)) and its shuffle (kbits, keys) or None."""
+
+    offset: int
+    n: int
+    segments: np.ndarray
+    shuffle: tuple | None
+
+
+class UnitPlan(NamedTuple):
+    """A unit's inputs as the device makes them: ``n`` binary32 patterns of input ``x``."""
+
+    n: int
+    parts: tuple
+
+
+def _bits_for(size: int) -> int:
+    return max(1, (int(size) - 1).bit_length())
+
+
+@lru_cache(maxsize=None)
+def _builders(fmt: FloatFormat) -> dict:
+    """(class, variant) -> (builder, a0, a1, a2) for the variants built on the device
+    (a0 of B_HALFPI: filled in with its table's offset by ``_tables``)."""
+    return {
+        ("integer", "below_2p"): (B_INTCONV, 1, 0, 0),
+        ("integer", "odd"): (B_INTCONV, 2, 1, 0),
+        ("integer", "large"): (B_NORMAL, 0, 0, 0),
+        ("normal", "random"): (B_NORMAL, 0, 0, 0),
+        ("normal", "binade_edge"): (B_BINADE, 0, 0, 0),
+        ("half_integer", "any"): (B_INTCONV, 2, 1, 1),
+        ("subnormal", "random"): (B_OR, 0, 0, 0),
+        ("qnan", "random"): (B_OR, fmt.exp_mask | fmt.quiet_bit, 0, 0),
+        ("snan", "random"): (B_OR, fmt.exp_mask, 0, 0),
+        ("half_pi_multiple", "large"): (B_HALFPI, 0, 0, 0),
+        ("random_bits", "uniform"): (B_RANDOM, 0, 0, 0),
+    }
+
+
+@lru_cache(maxsize=None)
+def _tables(fmt: FloatFormat) -> tuple[np.ndarray, dict]:
+    """(the table blob (uint64), {(class, variant): offset}): every float variant without
+    a device builder (their members under default Params, by number), then the
+    magnitudes of k * pi / 2 for the B_HALFPI variant's k range (as classes.py rounds
+    them)."""
+    import math
+
+    from strategies._internal.classes import FLOAT_DEFS, Params, _mag_of_f64
+    from strategies._internal.distinct import TABLE_LIMIT, _table, variant_size
+    parts, offsets, at = [], {}, 0
+    for cdef in FLOAT_DEFS:
+        for v in cdef.variants:
+            if (v.cls, v.name) in _builders(fmt):
+                continue
+            if variant_size(v, fmt, Params()) > TABLE_LIMIT:
+                continue                    # neither: such a unit is made on the host
+            t = np.asarray(_table("float", v.cls, v.name, fmt, Params()), dtype=np.uint64)
+            offsets[(v.cls, v.name)] = at
+            parts.append(t)
+            at += t.size
+    k_field = _halfpi_k(fmt)
+    k = np.arange(k_field.lo, k_field.hi + 1, dtype=np.int64)
+    parts.append(_mag_of_f64(k.astype(np.float64) * (math.pi / 2), fmt).astype(np.uint64))
+    offsets[("half_pi_multiple", "large")] = at
+    blob = np.concatenate(parts)
+    blob.setflags(write=False)
+    return blob, offsets
+
+
+def _halfpi_k(fmt: FloatFormat):
+    """The k field of the B_HALFPI variant (its table is indexed by k - k.lo)."""
+    from strategies._internal.classes import FLOAT_BY_NAME, Params
+    v = next(v for v in FLOAT_BY_NAME["half_pi_multiple"].variants if v.name == "large")
+    return next(f for f in v.fields(fmt, Params()) if f.name == "k")
+
+
+def encode(plan, fmt: FloatFormat, params) -> np.ndarray:
+    """A ``distinct.LanePlan`` of a float argument as segments (uint64, shape (segments,
+    SEGW)); raises NotOnDevice where a variant has neither a device builder nor a table
+    valid under ``params``, or the plan repeats members."""
+    from strategies._internal.classes import Params
+    if plan.repeat or not plan.segments:
+        raise NotOnDevice("the plan repeats members (every variant exhausted)")
+    _, offsets = _tables(fmt)
+    out = np.zeros((len(plan.segments), SEGW), dtype=np.uint64)
+    end = 0
+    for row, seg in zip(out, plan.segments):
+        v, take = seg.variant, seg.take
+        if seg.kind != "float":
+            raise NotOnDevice("int arguments are made on the host")
+        key = (v.cls, v.name)
+        fields = v.fields(fmt, params)
+        if key in _builders(fmt):
+            builder, a0, a1, a2 = _builders(fmt)[key]
+            if builder == B_HALFPI:
+                if fields != v.fields(fmt, Params()):
+                    raise NotOnDevice(f"variant {v.cls}/{v.name}: its table is for default Params")
+                a0, a1 = offsets[key], _halfpi_k(fmt).lo
+        elif key in offsets and fields == v.fields(fmt, Params()):
+            builder, a0, a1, a2 = B_TABLE, offsets[key], 0, 0
+        else:
+            raise NotOnDevice(f"variant {v.cls}/{v.name} has no device builder")
+        if len(fields) > 3:
+            raise NotOnDevice(f"variant {v.cls}/{v.name} has more than 3 fields")
+        end += take.count
+        whole = take.first is None
+        spans = [f.hi - f.lo + 1 for f in fields]
+        row[:] = 0
+        row[0] = end
+        row[1] = take.size & _M64                   # 2**64: 0
+        row[2] = 0 if whole else take.first
+        row[3] = int(whole)
+        row[4:7] = [k & _M64 for k in take.keys]
+        row[7] = _bits_for(take.size)
+        row[8] = builder
+        row[9:12] = [a0 & _M64, a1 & _M64, a2 & _M64]
+        row[12] = len(fields)
+        row[13:13 + len(spans)] = [s & _M64 for s in spans]
+        row[16:16 + len(fields)] = [f.lo & _M64 for f in fields]
+    return out
+
+
+def unit_plan(unit) -> UnitPlan:
+    """The device plan of a drawn unit (fuzzfarm.work.units.WorkUnit) of a binary32
+    built-in with the one input ``x`` and width 1; raises NotOnDevice for any other."""
+    from strategies import Recipe, Stream, expand_plans
+    from strategies._internal.classes import Params
+    target = unit.target
+    if unit.special or not unit.recipes:
+        raise NotOnDevice("special-value units are made on the host")
+    if target.kind != "elementwise" or target.width != 1 or target.fmt != BINARY32:
+        raise NotOnDevice("only binary32 scalar element-wise built-ins")
+    fn = target.fn
+    if [a.name for a in fn.inputs] != ["x"] or fn.inputs[0].kind != "float":
+        raise NotOnDevice("only built-ins of one float input x")
+    stream = Stream(unit.seed)
+    parts, pos = [], 0
+    for r, n in zip(unit.recipes, unit.part_sizes()):
+        recipe = Recipe.from_dict({k: v for k, v in r.items() if k != "n"})
+        if recipe.version < 2:
+            raise NotOnDevice("version-1 recipes are made on the host")
+        lane = expand_plans(recipe, fn, n, target.fmt, 1, stream)[0][0]
+        segs = encode(lane, target.fmt, Params(recipe.exponent_window, recipe.nan_payload))
+        shuffle = None if lane.shuffle is None else (_bits_for(n), *lane.shuffle)
+        parts.append(PartPlan(pos, int(n), segs, shuffle))
+        pos += n
+    return UnitPlan(pos, tuple(parts))
+
+
+def checksum(bits: np.ndarray) -> int:
+    """sum(value * (2 i + 1)) mod 2**32 over ``bits`` (patterns, position i from 0), the
+    value folded to 32 bits (low ^ high): what the generator kernel adds up."""
+    b = np.asarray(bits).astype(np.uint64, copy=False)
+    v = (b ^ (b >> np.uint64(32))).astype(np.uint32)
+    w = (2 * np.arange(b.size, dtype=np.uint64) + 1).astype(np.uint32)
+    return int(np.sum(v * w, dtype=np.uint64) & np.uint64(0xFFFFFFFF))
+
+
+def source(fmt: FloatFormat = BINARY32) -> str:
+    """The generator's OpenCL C source for ``fmt``."""
+    ptype = {16: "ushort", 32: "uint", 64: "ulong"}[fmt.bits]
+    defines = [
+        f"#define BITS {fmt.bits}", f"#define FB {fmt.frac_bits}", f"#define EMAX {fmt.emax}L",
+        f"#define FRAC_MASK {fmt.frac_mask}UL", f"#define MAX_FINITE {fmt.max_finite}UL",
+        f"#define PTYPE {ptype}", f"#define SEGW {SEGW}", f"#define WG {WG}",
+    ]
+    body = resources.files("fuzzfarm.device").joinpath("generate.cl").read_text()
+    return "\n".join(defines) + "\n" + body
+
+
+class DeviceGenerator:
+    """The generator built on a DeviceRunner for ``fmt``, with its member tables on the
+    device.  Raises KernelBuildError (a finding) where the device does not build it."""
+
+    def __init__(self, runner, fmt: FloatFormat = BINARY32):
+        import pyopencl as cl
+        self.runner, self.fmt = runner, fmt
+        program = runner.build(source(fmt), "the input generator", options="")
+        self.kernel = cl.Kernel(program, "fuzzfarm_generate")
+        blob, _ = _tables(fmt)
+        mf = cl.mem_flags
+        self.table = cl.Buffer(runner.context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=blob)
+
+    def enqueue(self, queue, plan: UnitPlan, out) -> tuple:
+        """Make ``plan``'s patterns into device buffer ``out`` (rows 0 .. plan.n).
+        Returns (first event, last event, sum): ``sum`` a uint32 array of one element
+        holding the kernel's checksum once the last event is complete."""
+        import pyopencl as cl
+        mf = cl.mem_flags
+        ctx = self.runner.context
+        segs = np.ascontiguousarray(np.concatenate([p.segments for p in plan.parts]))
+        seg_buf = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=segs)
+        total = np.zeros(1, np.uint32)
+        check = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=total)
+        first, started = 0, None
+        for p in plan.parts:
+            kb, k0, k1, k2 = p.shuffle if p.shuffle is not None else (1, 0, 0, 0)
+            items = -(-p.n // WG) * WG
+            ev = self.kernel(queue, (items,), (WG,), out, np.uint64(p.offset), np.uint64(p.n),
+                        seg_buf, np.uint32(first), np.uint32(len(p.segments)), np.uint32(p.shuffle is not None),
+                        np.uint32(kb), np.uint64(k0), np.uint64(k1), np.uint64(k2),
+                        self.table, check)
+            first += len(p.segments)
+            started = started or ev
+        ev = cl.enqueue_copy(queue, total, check, is_blocking=False)
+        return started, ev, total
