@@ -246,16 +246,17 @@ def submit_unit(runner, unit: WorkUnit, inputs: dict | None, screen=None, made=N
     if screen is None and made is None:
         return kind.submit(runner, target, inputs)
     n = made[1].n if made is not None else len(inputs["x"])
-    answer = after = None
+    answer = None
     if screen is not None:
         from fuzzfarm.oracle.device_screen import ScreenChunk
         answer = ScreenChunk.empty(n)
 
-        def after(queue, dev_in, dev_out, n):
-            return screen.enqueue(dev_out[0], 0, n, answer, xbuf=dev_in[0], blocking=False)
+    def after(queue, dev_in, dev_out, n):
+        return screen.enqueue(dev_out[0], 0, n, answer, xbuf=dev_in[0], blocking=False)
 
     if made is None:
-        pending = runner.submit(target.fn, inputs, target.fmt, target.width, after=after)
+        pending = runner.submit(target.fn, inputs, target.fmt, target.width,
+                                after=after if screen is not None else None)
     else:
         generator, plan = made
         box = []
@@ -265,7 +266,8 @@ def submit_unit(runner, unit: WorkUnit, inputs: dict | None, screen=None, made=N
             box.append(total)
             return first
 
-        pending = runner.submit_made(target.fn, n, fill, target.fmt, target.width, after=after)
+        pending = runner.submit_made(target.fn, n, fill, target.fmt, target.width,
+                                     after=after if screen is not None else None)
         pending.made_sum = box[0]
     pending.answer = answer
     return pending
