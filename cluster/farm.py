@@ -229,30 +229,34 @@ def _replays(out: str, streams) -> dict:
 
 @ray.remote(num_cpus=1)
 def check_and_write(unit, inputs, outputs, claims, device_meta, run_id, out, device_seconds,
-                    build_options, coordinator, device_key, answer=None, made_sum=None):
+                    build_options, coordinator, device_key, answer=None, made=None):
     """Check one unit, write its findings and then its stats row (atomically), then tell
     the coordinator it is done.  ``inputs``/``outputs`` arrive from the object store
     (zero-copy, read-only); ``inputs`` None: a sweep chunk, whose inputs are made here.
     ``answer``: the device screen's (oracle.device_screen.ScreenChunk), where the actor
     screened the chunk or unit on the device: only its candidates are judged here.
-    ``made_sum``: the checksum of inputs the device made (fuzzfarm.device.generate), which
-    are regenerated here; where they disagree the unit is recorded as a device fault
-    (``integer_arithmetic``), not judged.  Returns its counts."""
+    ``made``: for a unit whose inputs the device made (fuzzfarm.device.generate), its inputs
+    at the positions the verdict reads and their tallies (``check_made_unit``); where they
+    are not the host's the unit is recorded as a device fault (``integer_arithmetic``),
+    not judged.  Returns its counts."""
     from fuzzfarm.store import dataset as store
     from fuzzfarm.work.units import check_unit, finding_table, stats_row
 
     t0 = time.perf_counter()
-    if made_sum is not None:    # made on the device: the same inputs, made here
-        from fuzzfarm.work.units import remake_inputs, write_fault
-        inputs, detail = remake_inputs(unit, made_sum)
-        if detail is not None:
+    if made is not None:        # made on the device: read where the verdict reads
+        from fuzzfarm.work.units import InputsDisagree, check_made_unit, write_fault
+        try:
+            table, stats, result = check_made_unit(unit, outputs, made, claims, device_meta,
+                                                   run_id, device_seconds, build_options,
+                                                   answer)
+        except InputsDisagree as exc:
             write_fault(out, run_id, unit, device_meta, build_options, "integer_arithmetic",
-                        detail)
+                        exc.detail())
             ray.get(coordinator.fault.remote(unit.unit_id, device_key, "integer_arithmetic"))
             return {"function": unit.function, "inputs": 0, "failures": 0, "notes": 0,
                     "unit_id": unit.unit_id, "check_seconds": 0.0,
                     "task_seconds": time.perf_counter() - t0, "device_seconds": device_seconds}
-    if inputs is None:          # a sweep chunk (fuzzfarm.orchestrate.sweep)
+    elif inputs is None:        # a sweep chunk (fuzzfarm.orchestrate.sweep)
         from fuzzfarm.orchestrate.sweep import judge_chunk, space_for
         space = space_for(unit.function, unit.precision)
         start, count = unit.seed, unit.per_recipe
@@ -367,9 +371,11 @@ class DeviceActor:
         self.claims: dict = {}      # build options -> {precision: Claims}
         self.sweeps: dict = {}
         self.screen = screen
-        #: 'auto': drawn units of binary32 one-input built-ins make their inputs on the
-        #: device (fuzzfarm.device.generate); 'host': every unit's inputs come from the host
+        #: 'auto': drawn units of binary32 one-input built-ins screened on the device make
+        #: their inputs on the device too (fuzzfarm.device.generate); 'host': every unit's
+        #: inputs come from the host
         self.inputs = inputs
+        self.makes_inputs = inputs == "auto" and screen != "host"
         self.generators: dict = {}      # build options -> DeviceGenerator, or None
         #: (build options, target) -> (DeviceScreen or None, inputs it holds) for run units
         self.run_screens: dict = {}
@@ -438,6 +444,17 @@ class DeviceActor:
         screen = self._device_screen(runner, unit, spec, size)
         self.run_screens[key] = (screen, size)
         return screen
+
+    def _makes(self, spec: dict, unit, plan) -> bool:
+        """Whether this device makes ``unit``'s inputs from ``plan``: its generator and
+        the unit's device screen are built (the check of a unit made on the device reads
+        only the screen's candidates)."""
+        try:
+            bo = spec["build_options"]
+            return (self._generator(bo) is not None and
+                    self._run_screen(self._runner(bo), spec, unit, plan) is not None)
+        except Exception:           # noqa: BLE001 - the host makes them; _submit records
+            return False            # what the device does wrong
 
     @staticmethod
     def _plan(unit):
@@ -575,7 +592,7 @@ class DeviceActor:
             kernel, _, screen = self.sweeps[k]
             return _Sweeping(kernel, sw["start"], sw["count"], screen)
         screen = self._run_screen(runner, spec, unit, inputs)
-        if hasattr(inputs, "parts"):        # a UnitPlan: made on the device
+        if hasattr(inputs, "parts"):        # a UnitPlan: made on the device (``_makes``)
             return submit_unit(runner, unit, None, screen,
                                (self._generator(spec["build_options"]), inputs))
         return submit_unit(runner, unit, inputs, screen)
@@ -621,7 +638,7 @@ class DeviceActor:
                 totals["issued"] += 1
                 if self.makers and not spec.get("sweep"):
                     m = self.makers[turn % len(self.makers)]
-                    made.append((spec, *m.make.remote(spec, self.inputs == "auto")))
+                    made.append((spec, *m.make.remote(spec, self.makes_inputs)))
                     turn += 1
                 else:
                     made.append((spec, None, None))
@@ -635,7 +652,7 @@ class DeviceActor:
                 unit, inputs, ref = unit_from_spec(spec), None, None
             elif unit_ref is None:                  # generated here
                 unit = unit_from_spec(spec)
-                inputs = self._plan(unit) if self.inputs == "auto" else None
+                inputs = self._plan(unit) if self.makes_inputs else None
                 if inputs is None:
                     inputs = make_inputs(unit)
                     ref = ray.put(inputs)
@@ -643,7 +660,7 @@ class DeviceActor:
                 unit, inputs = ray.get([unit_ref, ref])
             if hasattr(inputs, "parts"):            # a UnitPlan: the device makes them
                 ref = None
-                if self._generator(spec["build_options"]) is None:
+                if not self._makes(spec, unit, inputs):
                     inputs = make_inputs(unit)
                     ref = ray.put(inputs)
             spent["generate"] += clock() - t
@@ -669,7 +686,16 @@ class DeviceActor:
             claims = (self.claims[bo] if unit.target.is_conversion
                       else self.claims[bo][unit.precision])
             answer = getattr(pending, "answer", None)
-            if answer is not None and isinstance(pending, _Sweeping):
+            made = None
+            if hasattr(pending, "made_inputs"):     # made on the device, in plain memory
+                from fuzzfarm.verdict.screened import SparseOutputs
+                n = len(pending.made_inputs[0])
+                pos = SparseOutputs.positions(answer, n)
+                outputs = SparseOutputs.of(outputs, answer, n, pos)
+                made = ray.put({"x": SparseOutputs.of({"x": pending.made_inputs[0]}, answer,
+                                                      n, pos),
+                                "tally": pending.made_tally})
+            elif answer is not None and isinstance(pending, _Sweeping):
                 # a sweep chunk (2**24 results in plain memory): only the results the
                 # check may read.  Not a run unit's: its outputs are views of mapped
                 # staging memory, where a scattered gather took the H100 run from 95 to
@@ -680,9 +706,8 @@ class DeviceActor:
             checks.append(check_and_write.remote(
                 unit, inputs_ref, ray.put(outputs), claims, self.info.columns(unit.precision),
                 run_id, out, float(pending.device_seconds), bo, coordinator, key,
-                answer=None if answer is None else ray.put(answer),
-                made_sum=getattr(pending, "made_sum", None)))
-            totals["made_on_device"] += hasattr(pending, "made_sum")
+                answer=None if answer is None else ray.put(answer), made=made))
+            totals["made_on_device"] += made is not None
             t2 = clock()
             spent["hand_off"] += t2 - t1
             while len(checks) >= max_in_flight:

@@ -1,6 +1,8 @@
 """Inputs made on the device (fuzzfarm.device.generate): the generator kernel gives the
 numpy sampler's patterns bit for bit, for every class variant, exponent window and NaN
-payload; its checksum is the host's; units it does not make are refused by name.
+payload; its class tallies are the host's; a unit made on the device gets the verdicts
+of the same unit made on the host, and inputs the device got wrong are a device fault,
+never a verdict; units it does not make are refused by name.
 
 Device tests run on the test device (tests/devices.py; PyPI's PoCL is enough)."""
 from __future__ import annotations
@@ -13,7 +15,7 @@ from edgecases import catalogue
 from fuzzfarm.device import generate as gen
 from fuzzfarm.formats import BINARY32
 from fuzzfarm.work.units import WorkUnit, make_inputs, make_unit
-from strategies import FLOAT_CLASSES, NAN_PAYLOADS, Recipe, Stream, expand
+from strategies import FLOAT_CLASSES, NAN_PAYLOADS, Recipe, Stream, class_tally, expand
 from strategies._internal.classes import FLOAT_DEFS, Params
 from strategies._internal.distinct import realize
 
@@ -32,15 +34,26 @@ def test_every_large_float_variant_has_a_builder_and_every_other_a_table():
     assert blob.dtype == np.uint64
 
 
-def test_checksum_sees_one_flipped_bit_and_a_swap():
-    x = np.arange(1000, dtype=np.uint32) * np.uint32(2654435761)
-    c = gen.checksum(x)
-    y = x.copy()
-    y[17] ^= np.uint32(1 << 9)
-    assert gen.checksum(y) != c
-    z = x.copy()
-    z[[3, 4]] = z[[4, 3]]
-    assert gen.checksum(z) != c
+def test_realize_at_gives_the_rows_realize_gives():
+    """Random access into a plan: shuffled, whole small classes, spills and (binary16,
+    more rows than patterns) repeats."""
+    from strategies import expand_plans
+    from strategies._internal.distinct import realize_at
+    from fuzzfarm.formats import BINARY16
+    rng = np.random.default_rng(3)
+    for fmt, n, weights in ((BINARY32, 5000, {"zero": 1.0, "normal": 1.0}),
+                            (BINARY32, 1, {"boundary": 1.0}),
+                            (BINARY32, 40_000, {"subnormal": 2.0, "qnan": 1.0, "integer": 1.0}),
+                            (BINARY16, 70_000, {"normal": 1.0}),
+                            (BINARY16, 140_000, {"zero": 1.0})):
+        recipe = Recipe(float_weights=weights, seed=int(rng.integers(1 << 40)))
+        lane = expand_plans(recipe, catalogue.function("sin"), n, fmt, 1,
+                            Stream(recipe.seed))[0][0]
+        params = Params(recipe.exponent_window, recipe.nan_payload)
+        full = realize(lane, fmt, params)
+        rows = rng.integers(0, n, size=min(n, 700))
+        np.testing.assert_array_equal(realize_at(lane, rows, fmt, params), full[rows])
+        assert lane.repeat == (n == 140_000)      # 2 zeros + 2**16 patterns: repeated
 
 
 @pytest.mark.parametrize("target", [("sin", "binary64", 1), ("sin", "binary32", 4),
@@ -76,7 +89,7 @@ def test_a_unit_plan_covers_its_rows_once():
 # --------------------------------------------------------------------------- device
 @pytest.fixture(scope="module")
 def made():
-    """(runner, generator, run(plan) -> (patterns, device checksum))."""
+    """(runner, generator, run(plan) -> (patterns, the device's generate.tally))."""
     pytest.importorskip("pyopencl")
     import pyopencl as cl
 
@@ -86,12 +99,12 @@ def made():
 
     def run(plan):
         buf = cl.Buffer(runner.context, cl.mem_flags.READ_WRITE, size=4 * max(1, plan.n))
-        _, ev, total = g.enqueue(runner.queue, plan, buf)
+        _, ev, counts = g.enqueue(runner.queue, plan, buf)
         ev.wait()
         out = np.empty(plan.n, np.uint32)
         cl.enqueue_copy(runner.queue, out, buf)
         buf.release()
-        return out, int(total[0])
+        return out, gen.tally(counts)
     return runner, g, run
 
 
@@ -115,9 +128,9 @@ def test_every_class_is_made_on_the_device_as_numpy_makes_it(made, cls):
     for seed, n in ((1, 1), (2, 37), (3, 5000), (4, 70_000)):
         recipe = Recipe(float_weights={cls: 1.0}, seed=seed)
         plan, want = _one_lane(recipe, n)
-        got, total = run(plan)
+        got, tally = run(plan)
         np.testing.assert_array_equal(got, want, err_msg=f"{cls} n={n}")
-        assert total == gen.checksum(want)
+        assert tally == class_tally({"x": want}, catalogue.function("sin"), BINARY32)
 
 
 @pytest.mark.device
@@ -128,9 +141,9 @@ def test_exponent_windows_and_nan_payloads(made, payload):
         recipe = Recipe(float_weights={"normal": 2.0, "qnan": 1.0, "snan": 1.0, "integer": 1.0},
                         exponent_window=window, nan_payload=payload, seed=seed)
         plan, want = _one_lane(recipe, 20_000)
-        got, total = run(plan)
+        got, tally = run(plan)
         np.testing.assert_array_equal(got, want)
-        assert total == gen.checksum(want)
+        assert tally == class_tally({"x": want}, catalogue.function("sin"), BINARY32)
 
 
 @pytest.mark.device
@@ -143,9 +156,9 @@ def test_drawn_units_match_make_inputs_with_their_parts(made, name):
         unit = make_unit("d", (name, "binary32", 1), serial, 9, 0, 1, size=(1 << 15) + serial)
         plan = gen.unit_plan(unit)
         want = make_inputs(unit)["x"]
-        got, total = run(plan)
+        got, tally = run(plan)
         np.testing.assert_array_equal(got, want)
-        assert total == gen.checksum(want)
+        assert tally == class_tally({"x": want}, catalogue.function("sin"), BINARY32)
         # the refactored numpy path is still expand's
         fn = catalogue.function(name)
         r0 = Recipe.from_dict({k: v for k, v in unit.recipes[0].items() if k != "n"})
@@ -155,55 +168,107 @@ def test_drawn_units_match_make_inputs_with_their_parts(made, name):
 
 
 # --------------------------------------------------------------------------- the run path
-def test_remake_inputs_names_a_checksum_the_device_got_wrong():
-    from fuzzfarm.work.units import fault_rows, remake_inputs
-    unit = make_unit("d", ("sin", "binary32", 1), 4, 3, 0, 1, size=3000)
-    right = np.array([gen.checksum(make_inputs(unit)["x"])], np.uint32)
-    inputs, detail = remake_inputs(unit, right)
-    assert detail is None
-    np.testing.assert_array_equal(inputs["x"], make_inputs(unit)["x"])
-    _, detail = remake_inputs(unit, right ^ np.uint32(4))
-    assert f"{int(right[0]) ^ 4:#010x}" in detail["error"]
-    assert f"{int(right[0]):#010x}" in detail["error"]
+def _both_ways(made, name, serial=2, size=(1 << 17) + 5):
+    """The unit submitted with host inputs and with inputs made on the device, screened:
+    (unit, claims, host run, device run, their outputs)."""
+    from fuzzfarm.oracle import device_screen as ds
+    from fuzzfarm.verdict.claims import Claims
+    from fuzzfarm.work.units import submit_unit
+    runner, g, _ = made
+    if not runner.info.has_fp64:
+        pytest.skip("the device screen needs cl_khr_fp64")
+    unit = make_unit("d", (name, "binary32", 1), serial, 21, 0, 1, size=size)
+    claims = Claims.by_precision(runner.info, runner.device_constants(), "")["binary32"]
+    screen, why = ds.screen_for(runner, name, "binary32", claims, 1 << 18)
+    assert screen is not None, why
+    a = submit_unit(runner, unit, make_inputs(unit), screen)
+    out_a = a.wait()
+    b = submit_unit(runner, unit, None, screen, (g, gen.unit_plan(unit)))
+    out_b = {k: v.copy() for k, v in b.wait(copy=False).items()}
+    b.made_inputs = [x.copy() for x in b.made_inputs]
+    return unit, claims, a, b, out_a, out_b
+
+
+@pytest.mark.device
+@pytest.mark.parametrize("name", ["sin", "sinpi", "tanpi", "log"])
+def test_a_unit_made_on_the_device_gets_the_verdicts_of_one_made_on_the_host(made, name):
+    """fuzzfarm.work.units.check_made_unit, with only the positions the verdict reads
+    handed over (as the device actor does), against check_unit on host inputs: the same
+    outputs, answers, failures per rule, finding rows and stats."""
+    from fuzzfarm.verdict.screened import SparseOutputs
+    from fuzzfarm.work.units import check_made_unit, check_unit
+    unit, claims, a, b, out_a, out_b = _both_ways(made, name)
+    host = make_inputs(unit)
+    np.testing.assert_array_equal(b.made_inputs[0], host["x"])
+    for k in out_a:
+        np.testing.assert_array_equal(out_a[k], out_b[k])
+    for f in a.answer._fields:
+        np.testing.assert_array_equal(getattr(a.answer, f), getattr(b.answer, f))
+    ta, sa, ra = check_unit(unit, host, out_a, claims, {}, "r", 0.0, table=True,
+                            answer=a.answer)
+    n = len(host["x"])
+    pos = SparseOutputs.positions(b.answer, n)
+    assert pos.size < n
+    tb, sb, rb = check_made_unit(
+        unit, SparseOutputs.of(out_b, b.answer, n, pos),
+        {"x": SparseOutputs.of({"x": b.made_inputs[0]}, b.answer, n, pos),
+         "tally": b.made_tally}, claims, {}, "r", 0.0, answer=b.answer)
+    assert (ra.n, ra.screened, ra.exact) == (rb.n, rb.screened, rb.exact)
+    assert ra.counts_by_rule("fail") == rb.counts_by_rule("fail")
+    assert ta.drop_columns(["time"]).equals(tb.drop_columns(["time"]))
+    for key in ("inputs_by_class", "distinct_by_class", "distinct_inputs", "failures",
+                "failures_by_rule", "max_ulp_error", "max_ulp_inputs", "ulp_histogram"):
+        assert sa.get(key) == sb.get(key), key
+
+
+@pytest.mark.device
+def test_an_input_the_device_made_wrong_is_a_device_fault_not_a_verdict(made):
+    """Known bad: one input the verdict reads changed in the device's copy (as a device
+    whose integer arithmetic is wrong would make it): InputsDisagree naming the row and
+    both patterns, recorded as the integer_arithmetic device fault."""
+    from fuzzfarm.verdict.screened import SparseOutputs
+    from fuzzfarm.work.units import InputsDisagree, check_made_unit, fault_rows
+    unit, claims, _, b, _, out_b = _both_ways(made, "sinpi")
+    n = len(b.made_inputs[0])
+    pos = SparseOutputs.positions(b.answer, n)
+    bad = b.made_inputs[0].copy()
+    row = int(pos[len(pos) // 2])
+    bad[row] ^= np.uint32(1)
+    with pytest.raises(InputsDisagree) as err:
+        check_made_unit(unit, SparseOutputs.of(out_b, b.answer, n, pos),
+                        {"x": SparseOutputs.of({"x": bad}, b.answer, n, pos),
+                         "tally": b.made_tally}, claims, {}, "r", 0.0, answer=b.answer)
+    detail = err.value.detail()
+    assert f"row {row}: device {int(bad[row]):#010x}, host {int(bad[row] ^ 1):#010x}" \
+        in detail["error"]
     finding, stats = fault_rows(unit, {}, "r", "", "integer_arithmetic", detail)
     assert finding["rule_id"] == "device.integer_arithmetic"
     assert finding["severity"] == "fault" and stats["inputs_tested"] == 0
 
 
 @pytest.mark.device
-@pytest.mark.parametrize("name, screened", [("sin", True), ("sinpi", True), ("exp", False),
-                                            ("fract", False)])
-def test_a_unit_made_on_the_device_gets_the_verdicts_of_one_made_on_the_host(made, name,
-                                                                              screened):
-    """The same unit submitted both ways (fuzzfarm.work.units.submit_unit): identical
-    outputs, device screen answers and verdicts; the device's checksum is the host's."""
-    from fuzzfarm.oracle import device_screen as ds
-    from fuzzfarm.verdict.claims import Claims
-    from fuzzfarm.work.units import check_result, remake_inputs, submit_unit
+def test_the_tally_kernel_counts_duplicates_and_the_all_ones_pattern(made):
+    """Known bad for the distinct counts: planted repeats, the all-ones pattern (the hash
+    set's empty marker) twice, and patterns that collide in the hash."""
+    import pyopencl as cl
     runner, g, _ = made
-    unit = make_unit("d", (name, "binary32", 1), 2, 21, 0, 1, size=(1 << 17) + 5)
-    claims = Claims.by_precision(runner.info, runner.device_constants(), "")["binary32"]
-    screen = None
-    if screened:
-        if not runner.info.has_fp64:
-            pytest.skip("the device screen needs cl_khr_fp64")
-        screen, why = ds.screen_for(runner, name, "binary32", claims, 1 << 18)
-        assert screen is not None, why
-    host = make_inputs(unit)
-    a = submit_unit(runner, unit, host, screen)
-    out_a = a.wait()
-    b = submit_unit(runner, unit, None, screen, (g, gen.unit_plan(unit)))
-    out_b = b.wait()
-    for k in out_a:
-        np.testing.assert_array_equal(out_a[k], out_b[k])
-    inputs, fault = remake_inputs(unit, b.made_sum)
-    assert fault is None
-    if screened:
-        for f in a.answer._fields:
-            np.testing.assert_array_equal(getattr(a.answer, f), getattr(b.answer, f))
-    ra = check_result(unit, host, out_a, claims, getattr(a, "answer", None))
-    rb = check_result(unit, inputs, out_b, claims, b.answer)
-    assert (ra.n, ra.screened, ra.exact) == (rb.n, rb.screened, rb.exact)
-    assert ra.counts_by_rule("fail") == rb.counts_by_rule("fail")
-    assert ra.max_ulp_error == rb.max_ulp_error or (np.isnan(ra.max_ulp_error)
-                                                    and np.isnan(rb.max_ulp_error))
+    rng = np.random.default_rng(8)
+    x = rng.integers(0, 1 << 32, 9000, dtype=np.uint64).astype(np.uint32)
+    x[100:200] = x[0:100]                       # 100 repeats
+    x[300] = x[301] = np.uint32(0xFFFFFFFF)     # the empty marker, twice
+    x[400:420] = np.uint32(0)                   # +0 twenty times
+    buf = cl.Buffer(runner.context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
+                    hostbuf=x)
+    hset, bits = g._hash_set(x.size)
+    cl.enqueue_fill_buffer(runner.queue, hset, np.full(1, 0xFFFFFFFF, np.uint32), 0, 4 << bits)
+    counts = np.zeros(21, np.uint32)
+    cbuf = cl.Buffer(runner.context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
+                     hostbuf=counts)
+    items = -(-x.size // gen.WG) * gen.WG
+    g.tally_kernel(runner.queue, (items,), (gen.WG,), buf, np.uint64(x.size), hset,
+                   np.uint32(bits), cbuf)
+    cl.enqueue_copy(runner.queue, counts, cbuf)
+    got = gen.tally(counts)
+    want = class_tally({"x": x}, catalogue.function("sin"), BINARY32)
+    assert got == want
+    assert got[2] == len(np.unique(x)) < x.size

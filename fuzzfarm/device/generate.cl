@@ -7,9 +7,9 @@
  * the same functions as strategies/_internal/distinct.py, bit for bit -- so no arithmetic
  * of the device under test decides an input.  Defined on the command line: BITS, FB (the
  * fraction bits), EMAX, FRAC_MASK, MAX_FINITE, PTYPE (the pattern's unsigned type), SEGW
- * (ulongs per segment), WG (the work-group size).  The kernel also adds
- * sum(value * (2 * position + 1)) mod 2**32 over its rows into check[0], which the host
- * compares with its own regeneration of the unit.
+ * (ulongs per segment), WG (the work-group size).  fuzzfarm_generate makes a whole unit
+ * (its parts: PARTW ulongs each); fuzzfarm_tally counts its inputs and distinct inputs by
+ * IEEE class (statistics only: no verdict reads them).
  */
 #define M0 0x9E3779B97F4A7C15UL
 #define M1 0xBF58476D1CE4E5B9UL
@@ -90,42 +90,93 @@ static ulong build(__global const ulong *s, ulong idx, __global const ulong *tab
     return 0;
 }
 
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void fuzzfarm_generate(__global PTYPE *out, ulong off, ulong n,
-                       __global const ulong *allsegs, uint seg0, uint nseg,
-                       uint shuffle, uint kbits, ulong k0, ulong k1, ulong k2,
-                       __global const ulong *table, __global uint *check)
+/* part fields (ulong each) */
+#define P_OFF 0
+#define P_N 1
+#define P_SEG0 2
+#define P_NSEG 3
+#define P_SHUFFLE 4
+#define P_KBITS 5
+#define P_K0 6
+#define PARTW 9
+
+__kernel void fuzzfarm_generate(__global PTYPE *out, ulong n, __global const ulong *parts,
+                                uint nparts, __global const ulong *allsegs,
+                                __global const ulong *table)
 {
-    __local uint part[WG];
-    __global const ulong *segs = allsegs + (ulong)seg0 * SEGW;
     ulong i = get_global_id(0);
-    uint lid = get_local_id(0);
-    uint mine = 0;
-    if (i < n) {
-        ulong p = shuffle ? permute(i, n, kbits, k0, k1, k2) : i;
-        uint s = 0;
-        while (s + 1 < nseg && p >= segs[s * SEGW + S_END]) ++s;
-        __global const ulong *seg = segs + s * SEGW;
-        ulong begin = s ? segs[(s - 1) * SEGW + S_END] : 0;
-        ulong k = p - begin, size = seg[S_SIZE], idx;
-        if (seg[S_WHOLE]) {
-            idx = k;
-        } else {
-            ulong first = seg[S_FIRST];
-            ulong room = size - first;       /* size 0 (2**64): first is 0, room wraps to 0 */
-            ulong j = (size == 0 || k < room) ? k + first : k - room;
-            idx = permute(j, size, (uint)seg[S_BITS], seg[S_K0], seg[S_K0 + 1], seg[S_K0 + 2]);
-        }
-        ulong bits = build(seg, idx, table);
-        out[off + i] = (PTYPE)bits;
-        ulong at = off + i;
-        mine = (uint)(bits ^ (bits >> 32)) * (uint)(2 * at + 1);
+    if (i >= n) return;
+    uint q = 0;
+    while (q + 1 < nparts && i >= parts[(q + 1) * PARTW + P_OFF]) ++q;
+    __global const ulong *part = parts + q * PARTW;
+    ulong r = i - part[P_OFF], m = part[P_N];
+    ulong p = part[P_SHUFFLE] ? permute(r, m, (uint)part[P_KBITS], part[P_K0], part[P_K0 + 1],
+                                        part[P_K0 + 2]) : r;
+    __global const ulong *segs = allsegs + part[P_SEG0] * SEGW;
+    uint nseg = (uint)part[P_NSEG];
+    uint s = 0;
+    while (s + 1 < nseg && p >= segs[s * SEGW + S_END]) ++s;
+    __global const ulong *seg = segs + s * SEGW;
+    ulong begin = s ? segs[(s - 1) * SEGW + S_END] : 0;
+    ulong k = p - begin, size = seg[S_SIZE], idx;
+    if (seg[S_WHOLE]) {
+        idx = k;
+    } else {
+        ulong first = seg[S_FIRST];
+        ulong room = size - first;       /* size 0 (2**64): first is 0, room wraps to 0 */
+        ulong j = (size == 0 || k < room) ? k + first : k - room;
+        idx = permute(j, size, (uint)seg[S_BITS], seg[S_K0], seg[S_K0 + 1], seg[S_K0 + 2]);
     }
-    part[lid] = mine;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint w = WG / 2; w > 0; w >>= 1) {
-        if (lid < w) part[lid] += part[lid + w];
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    if (lid == 0) atomic_add(check, part[0]);
+    out[i] = (PTYPE)build(seg, idx, table);
 }
+
+#if BITS == 32
+/* The unit's inputs by IEEE class (formats.INPUT_CLASSES order) and its distinct inputs
+ * by class: every input is inserted into an open-addressing hash set of 2**tbits slots
+ * (EMPTY marks a free slot; the pattern EMPTY itself through counts[2 NCLS]); an
+ * insertion that takes a free slot is a new distinct input.  counts[c] = inputs of
+ * class c, counts[NCLS + c] = distinct inputs of class c. */
+#define NCLS 10
+#define EMPTY 0xFFFFFFFFu
+
+static uint ieee_class(uint v)
+{
+    uint mag = v & 0x7FFFFFFFu, neg = v >> 31;
+    if (mag == 0) return neg;
+    if (mag < 0x00800000u) return 2 + neg;
+    if (mag < 0x7F800000u) return 4 + neg;
+    if (mag == 0x7F800000u) return 6 + neg;
+    return (mag & 0x00400000u) ? 8 : 9;
+}
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void fuzzfarm_tally(__global const uint *x, ulong n, __global uint *set, uint tbits,
+                    __global uint *counts)
+{
+    __local uint local_counts[2 * NCLS];
+    uint lid = get_local_id(0);
+    for (uint c = lid; c < 2 * NCLS; c += WG) local_counts[c] = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    ulong i = get_global_id(0);
+    if (i < n) {
+        uint v = x[i], c = ieee_class(v), fresh = 0;
+        if (v == EMPTY) {
+            fresh = atomic_xchg(counts + 2 * NCLS, 1u) == 0;
+        } else {
+            uint mask = (1u << tbits) - 1u;
+            uint h = (v * 0x9E3779B1u) >> (32 - tbits);
+            for (;;) {
+                uint old = atomic_cmpxchg(set + h, EMPTY, v);
+                if (old == EMPTY) { fresh = 1; break; }
+                if (old == v) break;
+                h = (h + 1) & mask;
+            }
+        }
+        atomic_inc(local_counts + c);
+        if (fresh) atomic_inc(local_counts + NCLS + c);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint c = lid; c < 2 * NCLS; c += WG)
+        if (local_counts[c]) atomic_add(counts + c, local_counts[c]);
+}
+#endif

@@ -1,23 +1,28 @@
 """A drawn unit's inputs made on the device (issue 17, item 5).
 
-A version-2 recipe's inputs are an integer-only function of the recipe
+A version-2 recipe's inputs are an integer-only function of the recipe and the row
 (``strategies.expand_plans``): per part of a unit, a ``distinct.LanePlan`` names, for each
 class variant, how many members it gives and where its keyed bijection starts.  Here that
-plan is encoded as a small table of segments (``SEGW`` ulongs each) and
-``generate.cl`` makes the part's patterns on the device, so a run unit moves no inputs
-from the host at all: the host keeps the recipe, and whoever needs the inputs (the check
-of the screen's candidates, the class tallies) regenerates them with numpy
-(``strategies.expand``) -- the same function, bit for bit (``tests/test_device_generate.py``
-compares the two on every class variant).
+plan is encoded as a small table of segments (``SEGW`` ulongs each) and ``generate.cl``
+makes the unit's patterns on the device, so a run unit moves no inputs from the host:
+the host keeps the recipe, and the check regenerates only the inputs it reads (the device
+screen's candidates and counted failures: ``inputs_at``, ``distinct.realize_at``) -- the
+same function, bit for bit (``tests/test_device_generate.py`` compares the two on every
+class variant).
 
 Variants are made on the device by a *builder* (``B_NORMAL`` sign, exponent and fraction
 fields; ``B_INTCONV`` an integer n * a0 + a1 below 2**p, exactly, scaled by 2**-a2;
 ``B_OR`` sign | constant | field; ``B_BINADE``; ``B_HALFPI``; ``B_RANDOM``) or, the small
 ones (at most ``distinct.TABLE_LIMIT`` members), looked up in a table of their members
-built once per format on the host.  No floating-point operation of the device decides an
-input: the device under test is not trusted to make its own inputs.  As a guard the
-kernel sums value * (2 * position + 1) mod 2**32 over the unit (``checksum``); a check
-whose regenerated inputs give another sum records a device fault instead of a verdict.
+built once per format on the host.  No floating-point operation of the device makes an
+input: the device under test is not trusted to make its own inputs.  Nor is its integer
+arithmetic trusted for a verdict: the device also hands back its own inputs at the
+positions the check reads, and the check records an ``integer_arithmetic`` device fault
+instead of a verdict wherever they differ from the host's (``fuzzfarm.work.units``).
+
+The tally kernel counts the unit's inputs and *distinct* inputs per IEEE class on the
+device (a hash set; the stats row's ``inputs_by_class``, ``distinct_by_class``): the
+statistics ``strategies.class_tally`` computes on the host by sorting.
 
 ``unit_plan`` raises ``NotOnDevice`` for a unit the device does not make (special-value
 units, version-1 recipes, several arguments or lanes, formats other than binary32, plans
@@ -33,8 +38,8 @@ import numpy as np
 
 from fuzzfarm.formats import BINARY32, FloatFormat
 
-__all__ = ["NotOnDevice", "UnitPlan", "unit_plan", "encode", "checksum", "DeviceGenerator",
-           "SEGW", "WG"]
+__all__ = ["NotOnDevice", "UnitPlan", "unit_plan", "lane_plans", "encode", "inputs_at", "tally",
+           "DeviceGenerator", "SEGW", "WG"]
 
 #: ulongs per segment (layout: generate.cl, S_*)
 SEGW = 20
@@ -174,8 +179,6 @@ def encode(plan, fmt: FloatFormat, params) -> np.ndarray:
 def unit_plan(unit) -> UnitPlan:
     """The device plan of a drawn unit (fuzzfarm.work.units.WorkUnit) of a binary32
     built-in with the one input ``x`` and width 1; raises NotOnDevice for any other."""
-    from strategies import Recipe, Stream, expand_plans
-    from strategies._internal.classes import Params
     target = unit.target
     if unit.special or not unit.recipes:
         raise NotOnDevice("special-value units are made on the host")
@@ -184,27 +187,57 @@ def unit_plan(unit) -> UnitPlan:
     fn = target.fn
     if [a.name for a in fn.inputs] != ["x"] or fn.inputs[0].kind != "float":
         raise NotOnDevice("only built-ins of one float input x")
+    parts = []
+    for offset, n, lane, params in lane_plans(unit):
+        segs = encode(lane, target.fmt, params)
+        shuffle = None if lane.shuffle is None else (_bits_for(n), *lane.shuffle)
+        parts.append(PartPlan(offset, int(n), segs, shuffle))
+    return UnitPlan(sum(p.n for p in parts), tuple(parts))
+
+
+def lane_plans(unit) -> list:
+    """(offset, n, distinct.LanePlan, Params) of each part of a unit ``unit_plan``
+    accepts."""
+    from strategies import Recipe, Stream, expand_plans
+    from strategies._internal.classes import Params
     stream = Stream(unit.seed)
-    parts, pos = [], 0
+    out, pos = [], 0
     for r, n in zip(unit.recipes, unit.part_sizes()):
         recipe = Recipe.from_dict({k: v for k, v in r.items() if k != "n"})
         if recipe.version < 2:
             raise NotOnDevice("version-1 recipes are made on the host")
-        lane = expand_plans(recipe, fn, n, target.fmt, 1, stream)[0][0]
-        segs = encode(lane, target.fmt, Params(recipe.exponent_window, recipe.nan_payload))
-        shuffle = None if lane.shuffle is None else (_bits_for(n), *lane.shuffle)
-        parts.append(PartPlan(pos, int(n), segs, shuffle))
+        lane = expand_plans(recipe, unit.target.fn, n, BINARY32, 1, stream)[0][0]
+        out.append((pos, int(n), lane, Params(recipe.exponent_window, recipe.nan_payload)))
         pos += n
-    return UnitPlan(pos, tuple(parts))
+    return out
 
 
-def checksum(bits: np.ndarray) -> int:
-    """sum(value * (2 i + 1)) mod 2**32 over ``bits`` (patterns, position i from 0), the
-    value folded to 32 bits (low ^ high): what the generator kernel adds up."""
-    b = np.asarray(bits).astype(np.uint64, copy=False)
-    v = (b ^ (b >> np.uint64(32))).astype(np.uint32)
-    w = (2 * np.arange(b.size, dtype=np.uint64) + 1).astype(np.uint32)
-    return int(np.sum(v * w, dtype=np.uint64) & np.uint64(0xFFFFFFFF))
+def inputs_at(unit, rows: np.ndarray, plans: list | None = None) -> np.ndarray:
+    """The patterns (uint32, shape of ``rows``) of input x at ``rows`` (integers below the
+    unit's size) of a unit ``unit_plan`` accepts, as ``make_inputs(unit)["x"][rows]``
+    gives them, without making the others (``distinct.realize_at``).  ``plans``:
+    ``lane_plans(unit)``, where the caller keeps them."""
+    from strategies._internal.distinct import realize_at
+    rows = np.asarray(rows, dtype=np.int64)
+    out = np.zeros(rows.shape, np.uint32)
+    for offset, n, lane, params in (plans if plans is not None else lane_plans(unit)):
+        at = np.flatnonzero((rows >= offset) & (rows < offset + n))
+        if at.size:
+            out.flat[at] = realize_at(lane, rows.flat[at] - offset, BINARY32, params)
+    return out
+
+
+def tally(counts: np.ndarray) -> tuple[dict, dict, int]:
+    """(inputs per IEEE class, distinct inputs per class, distinct inputs) of input x from
+    the tally kernel's ``counts`` (uint32 (21,): counts by class, distinct counts by class,
+    whether the all-ones pattern was seen): the keys and values ``strategies.class_tally``
+    gives for a one-input built-in."""
+    from fuzzfarm.formats import INPUT_CLASSES
+    c = np.asarray(counts, dtype=np.int64)
+    k = len(INPUT_CLASSES)
+    by = {f"x:{name}": int(v) for name, v in zip(INPUT_CLASSES, c[:k])}
+    distinct = {f"x:{name}": int(v) for name, v in zip(INPUT_CLASSES, c[k:2 * k])}
+    return by, distinct, int(c[k:2 * k].sum())
 
 
 def source(fmt: FloatFormat = BINARY32) -> str:
@@ -220,38 +253,57 @@ def source(fmt: FloatFormat = BINARY32) -> str:
 
 
 class DeviceGenerator:
-    """The generator built on a DeviceRunner for ``fmt``, with its member tables on the
-    device.  Raises KernelBuildError (a finding) where the device does not build it."""
+    """The generator and tally kernels built on a DeviceRunner for ``fmt`` (binary32), with
+    the member tables on the device.  Raises KernelBuildError (a finding) where the device
+    does not build them."""
 
     def __init__(self, runner, fmt: FloatFormat = BINARY32):
         import pyopencl as cl
         self.runner, self.fmt = runner, fmt
         program = runner.build(source(fmt), "the input generator", options="")
         self.kernel = cl.Kernel(program, "fuzzfarm_generate")
+        self.tally_kernel = cl.Kernel(program, "fuzzfarm_tally")
         blob, _ = _tables(fmt)
         mf = cl.mem_flags
         self.table = cl.Buffer(runner.context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=blob)
+        self._set, self._set_bits = None, 0
+
+    def _hash_set(self, n: int):
+        """The tally's hash set for ``n`` inputs: 2**bits >= 2 n uint32 slots."""
+        import pyopencl as cl
+        bits = max(10, (2 * max(1, n) - 1).bit_length())
+        if bits > self._set_bits:
+            if self._set is not None:
+                self._set.release()
+            self._set = cl.Buffer(self.runner.context, cl.mem_flags.READ_WRITE, size=4 << bits)
+            self._set_bits = bits
+        return self._set, self._set_bits
 
     def enqueue(self, queue, plan: UnitPlan, out) -> tuple:
-        """Make ``plan``'s patterns into device buffer ``out`` (rows 0 .. plan.n).
-        Returns (first event, last event, sum): ``sum`` a uint32 array of one element
-        holding the kernel's checksum once the last event is complete."""
+        """Make ``plan``'s patterns into device buffer ``out`` (rows 0 .. plan.n) and count
+        them.  Returns (first event, last event, counts): ``counts`` a uint32 array (21,)
+        for ``tally``, complete once the last event is."""
         import pyopencl as cl
         mf = cl.mem_flags
         ctx = self.runner.context
-        segs = np.ascontiguousarray(np.concatenate([p.segments for p in plan.parts]))
-        seg_buf = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=segs)
-        total = np.zeros(1, np.uint32)
-        check = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=total)
-        first, started = 0, None
+        rows, first = [], 0
         for p in plan.parts:
             kb, k0, k1, k2 = p.shuffle if p.shuffle is not None else (1, 0, 0, 0)
-            items = -(-p.n // WG) * WG
-            ev = self.kernel(queue, (items,), (WG,), out, np.uint64(p.offset), np.uint64(p.n),
-                        seg_buf, np.uint32(first), np.uint32(len(p.segments)), np.uint32(p.shuffle is not None),
-                        np.uint32(kb), np.uint64(k0), np.uint64(k1), np.uint64(k2),
-                        self.table, check)
+            rows.append([p.offset, p.n, first, len(p.segments), int(p.shuffle is not None),
+                         kb, k0, k1, k2])
             first += len(p.segments)
-            started = started or ev
-        ev = cl.enqueue_copy(queue, total, check, is_blocking=False)
-        return started, ev, total
+        parts = np.array(rows, dtype=np.uint64)
+        segs = np.ascontiguousarray(np.concatenate([p.segments for p in plan.parts]))
+        part_buf = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=parts)
+        seg_buf = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=segs)
+        counts = np.zeros(21, np.uint32)
+        count_buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=counts)
+        items = -(-plan.n // WG) * WG
+        started = self.kernel(queue, (items,), (WG,), out, np.uint64(plan.n), part_buf,
+                              np.uint32(len(plan.parts)), seg_buf, self.table)
+        hset, bits = self._hash_set(plan.n)
+        cl.enqueue_fill_buffer(queue, hset, np.full(1, 0xFFFFFFFF, np.uint32), 0, 4 << bits)
+        self.tally_kernel(queue, (items,), (WG,), out, np.uint64(plan.n), hset,
+                          np.uint32(bits), count_buf)
+        ev = cl.enqueue_copy(queue, counts, count_buf, is_blocking=False)
+        return started, ev, counts

@@ -470,7 +470,16 @@ class DeviceRunner:
                                               is_blocking=False))
             kernel(self.queue, (items,), (local,), *slot.dev_in, *slot.dev_out)
             lengths = []
-            for (_, _, scalar), host, dev in zip(outs, slot.host_out, slot.dev_out):
+            # inputs made on the device come back with the outputs, into plain memory: the
+            # host reads them scattered (the check's positions), which mapped staging
+            # memory makes slow on a GPU (RESULTS.md)
+            host_out = slot.host_out if fill is None else slot.plain(slot.out_dtypes, "out")
+            if fill is not None:
+                made = slot.plain(slot.in_dtypes, "in")
+                for host, dev in zip(made, slot.dev_in):
+                    events.append(cl.enqueue_copy(self.queue, host[:padded], dev,
+                                                  is_blocking=False))
+            for (_, _, scalar), host, dev in zip(outs, host_out, slot.dev_out):
                 m = items if scalar else padded
                 lengths.append(n // width if scalar else n)
                 events.append(cl.enqueue_copy(self.queue, host[:m], dev, is_blocking=False))
@@ -481,7 +490,10 @@ class DeviceRunner:
             slot.release()
             raise
         names = [name for name, _, _ in outs]
-        return PendingRun(self, slot, events, names, lengths, t0, as_list)
+        run = PendingRun(self, slot, events, names, lengths, t0, as_list, host_out)
+        if fill is not None:
+            run.made_inputs = [h[:n] for h in made]
+        return run
 
     def device_constants(self) -> dict[str, int]:
         """The device's ``{"FP_ILOGB0": int, "FP_ILOGBNAN": int}``, read by running
@@ -546,6 +558,14 @@ class _Slot:
                 self.pinned = False       # the driver refuses: plain host memory
         return np.empty(self.cap, dtype=dtype)
 
+    def plain(self, dtypes: tuple, side: str) -> list:
+        """Plain (unmapped) host arrays of the slot's capacity, one per dtype, made at first
+        use and kept with the slot."""
+        key = "_plain_" + side
+        if getattr(self, key, None) is None:
+            setattr(self, key, [np.empty(self.cap, dtype=d) for d in dtypes])
+        return getattr(self, key)
+
     def fits(self, in_dtypes: tuple, out_dtypes: tuple, elements: int) -> bool:
         return (in_dtypes == self.in_dtypes and out_dtypes == self.out_dtypes
                 and elements <= self.cap and (elements * 4 > self.cap
@@ -572,8 +592,9 @@ class PendingRun:
     """
 
     def __init__(self, runner: DeviceRunner, slot: _Slot, events: list, names: list,
-                 lengths: list, t0: float, as_list: bool):
+                 lengths: list, t0: float, as_list: bool, host_out: list | None = None):
         self._runner, self._slot, self._events = runner, slot, events
+        self._host_out = slot.host_out if host_out is None else host_out
         self._names, self._lengths, self._t0, self._as_list = names, lengths, t0, as_list
         self._result = None
         self.device_seconds = float("nan")
@@ -602,7 +623,7 @@ class PendingRun:
                         self.device_seconds = (end - start) * 1e-9
                 except cl.Error:
                     pass
-            outs = [self._slot.host_out[k][:m] for k, m in enumerate(self._lengths)]
+            outs = [self._host_out[k][:m] for k, m in enumerate(self._lengths)]
             if copy:
                 outs = [o.copy() for o in outs]
         except BaseException:

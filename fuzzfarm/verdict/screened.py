@@ -21,7 +21,7 @@ from fuzzfarm.formats import INPUT_CLASSES
 from fuzzfarm.oracle.device_screen import WORD
 from fuzzfarm.verdict.findings import CheckResult
 
-__all__ = ["judge_screened", "SparseOutputs"]
+__all__ = ["judge_screened", "SparseOutputs", "outputs_reader"]
 
 
 class SparseOutputs:
@@ -35,12 +35,21 @@ class SparseOutputs:
         self.count, self.pos, self.values = int(count), pos, values
 
     @staticmethod
-    def of(outputs: dict, answer, count: int):
-        """``outputs`` ({name: array (count,)}, e.g. views of staging buffers) cut to the
-        positions ``judge_screened`` may read under ``answer``, copied; or ``outputs``
-        itself where that is most of them."""
+    def positions(answer, count: int) -> np.ndarray:
+        """The positions (int64, sorted) ``judge_screened`` may read under ``answer``: the
+        candidates, the counted failures and the passed input of the largest error."""
         from fuzzfarm.oracle.device_screen import candidates, counted
         pos = np.union1d(candidates(answer, count), counted(answer, count))
+        top = _top(answer)
+        return pos if top is None else np.union1d(pos, top)
+
+    @staticmethod
+    def of(outputs: dict, answer, count: int, pos: np.ndarray | None = None):
+        """``outputs`` ({name: array (count,)}, e.g. views of staging buffers) cut to the
+        positions ``judge_screened`` may read under ``answer`` (``positions``, or ``pos``
+        where the caller has them), copied; or ``outputs`` itself where that is most of
+        them."""
+        pos = SparseOutputs.positions(answer, count) if pos is None else pos
         if pos.size * 4 > count:
             return outputs
         return SparseOutputs(count, pos, {k: np.ascontiguousarray(v[pos])
@@ -54,7 +63,9 @@ class SparseOutputs:
         return {name: v[k] for name, v in self.values.items()}
 
 
-def _outputs_at(outputs):
+def outputs_reader(outputs):
+    """``at(pos)`` -> {name: values at pos} over ``outputs`` ({name: array} or a
+    SparseOutputs)."""
     if isinstance(outputs, SparseOutputs):
         return outputs.at
     return lambda pos: {k: v[pos] for k, v in outputs.items()}
@@ -73,7 +84,7 @@ def judge_screened(fn, inputs_at: Callable[[np.ndarray], dict], count: int, outp
                                                counted as counted_positions)
     from fuzzfarm.verdict.checker import FINDINGS_PER_RULE, check_batch
 
-    outputs_at = _outputs_at(outputs)
+    outputs_at = outputs_reader(outputs)
 
     def judge(pos):
         inputs = inputs_at(pos)
@@ -121,12 +132,21 @@ def _device_histogram(fn, answer, inputs_at, fmt) -> np.ndarray:
     bins it), so that every input is binned once."""
     from fuzzfarm.oracle.histogram import histogram
     hist = answer.hist.astype(np.int64)
-    if answer.wmax.size and answer.wmax.max() >= 0:
-        w = int(np.argmax(answer.wmax))
-        top = np.array([w * WORD + int(answer.wpos[w])], np.int64)
+    top = _top(answer)
+    if top is not None:
         (arg,) = fn.inputs
+        w = int(top[0]) // WORD
         hist -= histogram(answer.wmax[w:w + 1], inputs_at(top)[arg.name], fmt)
     return hist
+
+
+def _top(answer) -> np.ndarray | None:
+    """The position (int64 array of one) of the passed input of the largest error, or
+    None where no word has one."""
+    if answer.wmax.size and answer.wmax.max() >= 0:
+        w = int(np.argmax(answer.wmax))
+        return np.array([w * WORD + int(answer.wpos[w])], np.int64)
+    return None
 
 
 #: The input class code (verdict.findings.class_codes) of a normal x, by its sign.

@@ -234,9 +234,10 @@ def submit_unit(runner, unit: WorkUnit, inputs: dict | None, screen=None, made=N
     input ``x``, one output ``ret``): it screens the results on the device after the
     kernel, and the returned run's ``answer`` (a ScreenChunk) is complete after ``wait()``
     (``check_unit(..., answer=)``).  ``made``: (fuzzfarm.device.generate.DeviceGenerator,
-    its UnitPlan of this unit): the device makes the inputs (``inputs`` unused, None) and
-    the run's ``made_sum`` (uint32 array of one element) holds their checksum after
-    ``wait()`` (``remake_inputs``)."""
+    its UnitPlan of this unit): the device makes the inputs (``inputs`` unused, None); after
+    ``wait()`` the run's ``made_inputs`` holds them as the device made them (a list of one
+    array, views as ``wait(copy=False)``'s) and its ``made_tally`` their counts by class
+    (generate.tally) (``check_made_unit``)."""
     target = unit.target
     kind = kind_of(target)
     if not hasattr(runner, "submit"):
@@ -268,25 +269,62 @@ def submit_unit(runner, unit: WorkUnit, inputs: dict | None, screen=None, made=N
 
         pending = runner.submit_made(target.fn, n, fill, target.fmt, target.width,
                                      after=after if screen is not None else None)
-        pending.made_sum = box[0]
+        pending.made_tally = box[0]
     pending.answer = answer
     return pending
 
 
-def remake_inputs(unit: WorkUnit, made_sum) -> tuple[dict, dict | None]:
-    """The inputs of a unit the device made (``submit_unit(..., made=)``), made again here
-    with numpy (``make_inputs``), and None; or, where their checksum
-    (fuzzfarm.device.generate.checksum) is not the device's ``made_sum`` (uint32 array of
-    one), the detail of the ``integer_arithmetic`` device fault to record instead of a
-    verdict (``write_fault``): the device did not make these inputs."""
-    from fuzzfarm.device.generate import checksum
-    inputs = make_inputs(unit)
-    mine, theirs = checksum(inputs["x"]), int(np.asarray(made_sum).ravel()[0])
-    if mine == theirs:
-        return inputs, None
-    return inputs, {"kernel_name": "fuzzfarm_generate",
-                    "error": f"the device's checksum of the unit's {len(inputs['x'])} inputs "
-                             f"is {theirs:#010x}, the host's {mine:#010x}"}
+class InputsDisagree(Exception):
+    """The inputs a device made (fuzzfarm.device.generate) differ from the host's for the
+    same recipe at some positions the check read: its integer arithmetic is wrong."""
+
+    def __init__(self, pos, host, device):
+        super().__init__(f"{len(pos)} input(s) made on the device differ from the host's")
+        self.pos, self.host, self.device = pos, host, device
+
+    def detail(self) -> dict:
+        """The ``integer_arithmetic`` fault's detail (``fault_rows``)."""
+        shown = ", ".join(f"row {int(p)}: device {int(d):#010x}, host {int(h):#010x}"
+                          for p, h, d in list(zip(self.pos, self.host, self.device))[:4])
+        return {"kernel_name": "fuzzfarm_generate",
+                "error": f"{len(self.pos)} input(s) the device made differ from the host's "
+                         f"for the same recipe ({shown})"}
+
+
+def check_made_unit(unit: WorkUnit, outputs, made: dict, claims: Claims, device_meta: dict,
+                    run_id: str, device_seconds: float, build_options: str = "",
+                    answer=None) -> tuple:
+    """``check_unit`` (with ``table=True``) for a unit whose inputs the device made
+    (``submit_unit(..., made=)``) and screened (``answer``): ``made`` = {"x": the device's
+    inputs ({"x": array} or a verdict.screened.SparseOutputs holding at least the
+    positions the verdict reads), "tally": the run's ``made_tally``}.  The inputs the
+    verdict reads are made again here (generate.inputs_at) and must equal the device's;
+    the class tallies are the device's.  Raises InputsDisagree where they differ (a device
+    fault: no verdict)."""
+    from fuzzfarm.device import generate
+    from fuzzfarm.verdict.screened import judge_screened, outputs_reader
+    t0 = time.perf_counter()
+    plans = generate.lane_plans(unit)
+    device_at = outputs_reader(made["x"])
+
+    def inputs_at(pos):
+        pos = np.asarray(pos, np.int64)
+        host = generate.inputs_at(unit, pos, plans)
+        dev = np.asarray(device_at(pos)["x"])
+        if not np.array_equal(host, dev):
+            bad = np.flatnonzero(host != dev)
+            raise InputsDisagree(pos[bad], host[bad], dev[bad])
+        return {"x": host}
+
+    n = sum(p[1] for p in plans)
+    result, _, pos = judge_screened(unit.target.fn, inputs_at, n, outputs, answer, claims)
+    if result.max_ulp_element >= 0:
+        result.max_ulp_element = int(pos[result.max_ulp_element])
+    dt = time.perf_counter() - t0
+    table = finding_table(result, unit, device_meta, run_id, build_options)
+    stats = stats_row(result, unit, None, device_meta, run_id, device_seconds, dt,
+                      build_options, tally=generate.tally(made["tally"]), inputs_at=inputs_at)
+    return table, stats, result
 
 
 @lru_cache(maxsize=1 << 16)
@@ -444,14 +482,20 @@ def finding_table(result: CheckResult, unit: WorkUnit, device_meta: dict, run_id
 
 def stats_row(result: CheckResult, unit: WorkUnit, inputs: dict, device_meta: dict,
               run_id: str, device_seconds: float, check_seconds: float,
-              build_options: str = "", by_class: dict | None = None) -> dict:
+              build_options: str = "", by_class: dict | None = None, tally: tuple | None = None,
+              inputs_at=None) -> dict:
     """The unit's row of store.STATS_SCHEMA (the inputs' classes and distinct inputs
     counted with numpy: ``strategies.class_tally``, unless the caller knows the classes:
-    ``by_class``, for inputs distinct by construction such as a sweep's chunk).
+    ``by_class``, for inputs distinct by construction such as a sweep's chunk; or
+    ``tally``, (by class, distinct by class, distinct rows) counted elsewhere: the device's
+    for inputs it made, with ``inputs_at(pos)`` giving the inputs the row names instead of
+    ``inputs``).
     The result's error histogram (``ulp_hist``) is stored as its nonzero cells."""
     target = unit.target
     kind = kind_of(target)
-    if by_class is None:
+    if tally is not None:
+        by_class, distinct, rows = tally
+    elif by_class is None:
         by_class, distinct, rows = kind.tally(target, inputs)
     else:
         distinct, rows = by_class, result.n
@@ -476,7 +520,8 @@ def stats_row(result: CheckResult, unit: WorkUnit, inputs: dict, device_meta: di
         row["ulp_histogram"] = to_cells(result.ulp_hist)
     e = result.max_ulp_element
     if e >= 0:                    # the inputs of the element with the largest error
-        at = kind.element_inputs(target, inputs, e)
+        at = kind.element_inputs(target, inputs if inputs_at is None else
+                                 inputs_at(np.array([e])), e if inputs_at is None else 0)
         if at is not None:
             row["max_ulp_inputs"] = at
     return row

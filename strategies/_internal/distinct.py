@@ -40,7 +40,7 @@ from strategies._internal.classes import (
 )
 
 __all__ = ["variant_size", "allocate", "Stream", "Take", "Segment", "LanePlan", "plan_distinct",
-           "realize", "sample_distinct", "permute"]
+           "realize", "realize_at", "sample_distinct", "permute"]
 
 U64 = np.uint64
 #: Variants of at most this many members keep their whole member table in memory.
@@ -167,7 +167,13 @@ class Take(NamedTuple):
         """The member numbers (uint64, shape (count,))."""
         if self.first is None:
             return np.arange(self.size, dtype=U64)
-        k = np.arange(self.count, dtype=U64)
+        return self.numbers_at(np.arange(self.count, dtype=U64))
+
+    def numbers_at(self, k: np.ndarray) -> np.ndarray:
+        """The numbers of members ``k`` (uint64 values below count) of the take."""
+        k = np.asarray(k, dtype=U64)
+        if self.first is None:
+            return k.copy()
         room = self.size - self.first               # 1 .. size
         if room >= 1 << 64:                         # first 0 of the whole uint64 space
             j = k
@@ -297,6 +303,31 @@ def realize(plan: LanePlan, fmt: FloatFormat, params: Params) -> np.ndarray:
     if plan.shuffle is None:
         return got
     return got[permute(np.arange(n, dtype=U64), n, list(plan.shuffle)).astype(np.intp)]
+
+
+def realize_at(plan: LanePlan, rows: np.ndarray, fmt: FloatFormat, params: Params) -> np.ndarray:
+    """``realize(plan, fmt, params)[rows]`` without making the other rows: ``rows``
+    (integers in 0 .. plan.n - 1) are mapped through the mixing bijection to their
+    segment and member, and only those members are built."""
+    kind = plan.segments[0].kind if plan.segments else "float"
+    out = np.zeros(np.shape(rows), fmt.uint if kind == "float" else np.int32)
+    rows = np.asarray(rows, dtype=U64).ravel()
+    counts = np.array([s.take.count for s in plan.segments], dtype=np.int64)
+    total = int(counts.sum())
+    if rows.size == 0 or total == 0:
+        return out
+    p = rows if plan.shuffle is None else permute(rows, plan.n, list(plan.shuffle))
+    p = p.astype(np.int64) % total if plan.repeat else p.astype(np.int64)
+    ends = np.cumsum(counts)
+    seg = np.searchsorted(ends, p, side="right")
+    flat = out.reshape(-1)
+    for s in np.unique(seg):
+        at = np.flatnonzero(seg == s)
+        segment = plan.segments[s]
+        k = (p[at] - (ends[s] - counts[s])).astype(U64)
+        idx = segment.take.numbers_at(k)
+        flat[at] = _members(segment.kind, segment.variant, idx, fmt, params, segment.take.size)
+    return out
 
 
 def sample_distinct(kind: str, weights, n: int, rng: np.random.Generator, fmt: FloatFormat,
