@@ -39,9 +39,9 @@ class SparseOutputs:
         """The positions (int64, sorted) ``judge_screened`` may read under ``answer``: the
         candidates, the counted failures and the passed input of the largest error."""
         from fuzzfarm.oracle.device_screen import candidates, counted
-        pos = np.union1d(candidates(answer, count), counted(answer, count))
         top = _top(answer)
-        return pos if top is None else np.union1d(pos, top)
+        return union(count, candidates(answer, count), counted(answer, count),
+                     () if top is None else top)
 
     @staticmethod
     def of(outputs: dict, answer, count: int, pos: np.ndarray | None = None):
@@ -61,6 +61,15 @@ class SparseOutputs:
         if pos.size and (k.max() >= self.pos.size or (self.pos[k] != pos).any()):
             raise KeyError("a result the device screen's answer did not mark was read")
         return {name: v[k] for name, v in self.values.items()}
+
+
+def union(count: int, *parts) -> np.ndarray:
+    """The sorted union (int64) of position arrays below ``count``: one pass over a mask
+    of ``count`` (np.union1d hashes: 0.1 s for a unit's 2**21 positions under numpy 2.5)."""
+    mask = np.zeros(count, dtype=bool)
+    for p in parts:
+        mask[np.asarray(p, dtype=np.int64)] = True
+    return np.flatnonzero(mask).astype(np.int64, copy=False)
 
 
 def outputs_reader(outputs):
@@ -104,11 +113,11 @@ def judge_screened(fn, inputs_at: Callable[[np.ndarray], dict], count: int, outp
         if missing:                 # rare: look through every counted input for them
             every = counted_positions(answer, count)
             keys = _rule_sign(fn, answer, inputs_at, every)
-            spos = np.union1d(spos, [every[keys.index(k)] for k in missing])
+            spos = union(count, spos, [every[keys.index(k)] for k in missing])
         sample, _ = judge(spos)
         if not _sample_confirms(sample, spos, answer, EXACT_RULES[fn.name]):
             # not what the device counted: judge every one of them
-            pos = np.union1d(pos, counted_positions(answer, count))
+            pos = union(count, pos, counted_positions(answer, count))
             counted, sample = 0, CheckResult(fn.name, 0)
     total, inputs = judge(pos)
     total.n = count

@@ -321,7 +321,7 @@ def realize_at(plan: LanePlan, rows: np.ndarray, fmt: FloatFormat, params: Param
     ends = np.cumsum(counts)
     seg = np.searchsorted(ends, p, side="right")
     flat = out.reshape(-1)
-    for s in np.unique(seg):
+    for s in np.flatnonzero(np.bincount(seg, minlength=1)):
         at = np.flatnonzero(seg == s)
         segment = plan.segments[s]
         k = (p[at] - (ends[s] - counts[s])).astype(U64)
