@@ -235,8 +235,8 @@ def check_and_write(unit, inputs, outputs, claims, device_meta, run_id, out, dev
     (zero-copy, read-only); ``inputs`` None: a sweep chunk, whose inputs are made here.
     ``answer``: the device screen's (oracle.device_screen.ScreenChunk), where the actor
     screened the chunk or unit on the device: only its candidates are judged here.
-    ``made``: for a unit whose inputs the device made (fuzzfarm.device.generate), its inputs
-    at the positions the verdict reads and their tallies (``check_made_unit``); where they
+    ``made``: for a unit whose inputs the device made (fuzzfarm.device.generate), what its
+    check needs (``fuzzfarm.work.units.made_handoff``; ``outputs`` and ``answer`` None); where they
     are not the host's the unit is recorded as a device fault (``integer_arithmetic``),
     not judged.  Returns its counts."""
     from fuzzfarm.store import dataset as store
@@ -246,9 +246,8 @@ def check_and_write(unit, inputs, outputs, claims, device_meta, run_id, out, dev
     if made is not None:        # made on the device: read where the verdict reads
         from fuzzfarm.work.units import InputsDisagree, check_made_unit, write_fault
         try:
-            table, stats, result = check_made_unit(unit, outputs, made, claims, device_meta,
-                                                   run_id, device_seconds, build_options,
-                                                   answer)
+            table, stats, result = check_made_unit(unit, made, claims, device_meta, run_id,
+                                                   device_seconds, build_options)
         except InputsDisagree as exc:
             write_fault(out, run_id, unit, device_meta, build_options, "integer_arithmetic",
                         exc.detail())
@@ -688,13 +687,8 @@ class DeviceActor:
             answer = getattr(pending, "answer", None)
             made = None
             if hasattr(pending, "made_inputs"):     # made on the device, in plain memory
-                from fuzzfarm.verdict.screened import SparseOutputs
-                n = len(pending.made_inputs[0])
-                pos = SparseOutputs.positions(answer, n)
-                outputs = SparseOutputs.of(outputs, answer, n, pos)
-                made = ray.put({"x": SparseOutputs.of({"x": pending.made_inputs[0]}, answer,
-                                                      n, pos),
-                                "tally": pending.made_tally})
+                from fuzzfarm.work.units import made_handoff
+                made, outputs, answer = ray.put(made_handoff(pending)), None, None
             elif answer is not None and isinstance(pending, _Sweeping):
                 # a sweep chunk (2**24 results in plain memory): only the results the
                 # check may read.  Not a run unit's: its outputs are views of mapped
@@ -704,7 +698,8 @@ class DeviceActor:
                 n = len(next(iter(outputs.values())))
                 outputs = SparseOutputs.of(outputs, answer, n)
             checks.append(check_and_write.remote(
-                unit, inputs_ref, ray.put(outputs), claims, self.info.columns(unit.precision),
+                unit, inputs_ref, None if outputs is None else ray.put(outputs), claims,
+                self.info.columns(unit.precision),
                 run_id, out, float(pending.device_seconds), bo, coordinator, key,
                 answer=None if answer is None else ray.put(answer), made=made))
             totals["made_on_device"] += made is not None

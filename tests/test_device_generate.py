@@ -195,8 +195,7 @@ def test_a_unit_made_on_the_device_gets_the_verdicts_of_one_made_on_the_host(mad
     """fuzzfarm.work.units.check_made_unit, with only the positions the verdict reads
     handed over (as the device actor does), against check_unit on host inputs: the same
     outputs, answers, failures per rule, finding rows and stats."""
-    from fuzzfarm.verdict.screened import SparseOutputs
-    from fuzzfarm.work.units import check_made_unit, check_unit
+    from fuzzfarm.work.units import check_made_unit, check_unit, made_handoff
     unit, claims, a, b, out_a, out_b = _both_ways(made, name)
     host = make_inputs(unit)
     np.testing.assert_array_equal(b.made_inputs[0], host["x"])
@@ -206,13 +205,12 @@ def test_a_unit_made_on_the_device_gets_the_verdicts_of_one_made_on_the_host(mad
         np.testing.assert_array_equal(getattr(a.answer, f), getattr(b.answer, f))
     ta, sa, ra = check_unit(unit, host, out_a, claims, {}, "r", 0.0, table=True,
                             answer=a.answer)
-    n = len(host["x"])
-    pos = SparseOutputs.positions(b.answer, n)
-    assert pos.size < n
-    tb, sb, rb = check_made_unit(
-        unit, SparseOutputs.of(out_b, b.answer, n, pos),
-        {"x": SparseOutputs.of({"x": b.made_inputs[0]}, b.answer, n, pos),
-         "tally": b.made_tally}, claims, {}, "r", 0.0, answer=b.answer)
+    sparse, dense = made_handoff(b, dense=1.0), made_handoff(b, dense=0.0)
+    assert sparse["pos"].size < len(host["x"]) and dense["pos"] is None
+    tb, sb, rb = check_made_unit(unit, sparse, claims, {}, "r", 0.0)
+    td, sd, rd = check_made_unit(unit, dense, claims, {}, "r", 0.0)
+    assert td.drop_columns(["time"]).equals(tb.drop_columns(["time"]))
+    assert rd.counts_by_rule("fail") == rb.counts_by_rule("fail")
     assert (ra.n, ra.screened, ra.exact) == (rb.n, rb.screened, rb.exact)
     assert ra.counts_by_rule("fail") == rb.counts_by_rule("fail")
     assert ta.drop_columns(["time"]).equals(tb.drop_columns(["time"]))
@@ -226,21 +224,17 @@ def test_an_input_the_device_made_wrong_is_a_device_fault_not_a_verdict(made):
     """Known bad: one input the verdict reads changed in the device's copy (as a device
     whose integer arithmetic is wrong would make it): InputsDisagree naming the row and
     both patterns, recorded as the integer_arithmetic device fault."""
-    from fuzzfarm.verdict.screened import SparseOutputs
-    from fuzzfarm.work.units import InputsDisagree, check_made_unit, fault_rows
-    unit, claims, _, b, _, out_b = _both_ways(made, "sinpi")
-    n = len(b.made_inputs[0])
-    pos = SparseOutputs.positions(b.answer, n)
-    bad = b.made_inputs[0].copy()
-    row = int(pos[len(pos) // 2])
-    bad[row] ^= np.uint32(1)
+    from fuzzfarm.work.units import InputsDisagree, check_made_unit, fault_rows, made_handoff
+    unit, claims, _, b, _, _ = _both_ways(made, "sinpi")
+    made_ = made_handoff(b, dense=1.0)
+    i = made_["pos"].size // 2
+    row = int(made_["pos"][i])
+    made_["x"][i] ^= np.uint32(1)
+    bad = {row: int(made_["x"][i])}
     with pytest.raises(InputsDisagree) as err:
-        check_made_unit(unit, SparseOutputs.of(out_b, b.answer, n, pos),
-                        {"x": SparseOutputs.of({"x": bad}, b.answer, n, pos),
-                         "tally": b.made_tally}, claims, {}, "r", 0.0, answer=b.answer)
+        check_made_unit(unit, made_, claims, {}, "r", 0.0)
     detail = err.value.detail()
-    assert f"row {row}: device {int(bad[row]):#010x}, host {int(bad[row] ^ 1):#010x}" \
-        in detail["error"]
+    assert f"row {row}: device {bad[row]:#010x}, host {bad[row] ^ 1:#010x}" in detail["error"]
     finding, stats = fault_rows(unit, {}, "r", "", "integer_arithmetic", detail)
     assert finding["rule_id"] == "device.integer_arithmetic"
     assert finding["severity"] == "fault" and stats["inputs_tested"] == 0

@@ -38,10 +38,16 @@ class SparseOutputs:
     def positions(answer, count: int) -> np.ndarray:
         """The positions (int64, sorted) ``judge_screened`` may read under ``answer``: the
         candidates, the counted failures and the passed input of the largest error."""
-        from fuzzfarm.oracle.device_screen import candidates, counted
+        n = -(-count // WORD)
+        # candidates | counted = ~(passed | agg) | agg = ~passed | agg: one pass of bits
+        words = ~answer.passed[:n] | answer.agg[:n]
+        pos = np.flatnonzero(np.unpackbits(words.view(np.uint8), bitorder="little")[:count])
         top = _top(answer)
-        return union(count, candidates(answer, count), counted(answer, count),
-                     () if top is None else top)
+        if top is not None:
+            k = int(np.searchsorted(pos, top[0]))
+            if k == pos.size or pos[k] != top[0]:
+                pos = np.insert(pos, k, top[0])
+        return pos.astype(np.int64, copy=False)
 
     @staticmethod
     def of(outputs: dict, answer, count: int, pos: np.ndarray | None = None):

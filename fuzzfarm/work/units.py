@@ -291,21 +291,43 @@ class InputsDisagree(Exception):
                          f"for the same recipe ({shown})"}
 
 
-def check_made_unit(unit: WorkUnit, outputs, made: dict, claims: Claims, device_meta: dict,
-                    run_id: str, device_seconds: float, build_options: str = "",
-                    answer=None) -> tuple:
-    """``check_unit`` (with ``table=True``) for a unit whose inputs the device made
-    (``submit_unit(..., made=)``) and screened (``answer``): ``made`` = {"x": the device's
-    inputs ({"x": array} or a verdict.screened.SparseOutputs holding at least the
-    positions the verdict reads), "tally": the run's ``made_tally``}.  The inputs the
-    verdict reads are made again here (generate.inputs_at) and must equal the device's;
-    the class tallies are the device's.  Raises InputsDisagree where they differ (a device
-    fault: no verdict)."""
+def made_handoff(run, dense: float = 0.25) -> dict:
+    """What the check of a unit made on the device and screened there needs from its
+    finished ``run`` (``submit_unit(..., made=)``, after ``wait(copy=False)``), copied out
+    of the runner's memory, as plain arrays (Ray moves them without pickling): "n" rows;
+    "pos" (int64, sorted) the positions the verdict may read
+    (verdict.screened.SparseOutputs.positions), or None where they are more than ``dense``
+    of the unit;
+    "x" the inputs the device made and "outputs" ({name: array}) its results at "pos" (or
+    all); "tally" (generate.tally) and "answer" (the screen's ScreenChunk)."""
+    from fuzzfarm.verdict.screened import SparseOutputs
+    x = run.made_inputs[0]
+    n, answer = len(x), run.answer
+    pos = SparseOutputs.positions(answer, n)
+    if pos.size > dense * n:
+        pos = None
+    take = (lambda a: a.copy()) if pos is None else (lambda a: np.ascontiguousarray(a[pos]))
+    return {"n": n, "pos": pos, "x": take(x),
+            "outputs": {k: take(v) for k, v in run.wait(copy=False).items()},
+            "tally": np.array(run.made_tally), "answer": answer}
+
+
+def check_made_unit(unit: WorkUnit, made: dict, claims: Claims, device_meta: dict,
+                    run_id: str, device_seconds: float, build_options: str = "") -> tuple:
+    """``check_unit`` (with ``table=True``) for a unit whose inputs the device made and
+    screened (``made``: ``made_handoff``'s).  The inputs the verdict reads are made again
+    here (generate.inputs_at) and must equal the device's; the class tallies are the
+    device's.  Raises InputsDisagree where they differ (a device fault: no verdict)."""
     from fuzzfarm.device import generate
-    from fuzzfarm.verdict.screened import judge_screened, outputs_reader
+    from fuzzfarm.verdict.screened import SparseOutputs, judge_screened, outputs_reader
     t0 = time.perf_counter()
     plans = generate.lane_plans(unit)
-    device_at = outputs_reader(made["x"])
+    n, pos, answer = made["n"], made["pos"], made["answer"]
+    if pos is None:
+        outputs, device_at = made["outputs"], outputs_reader({"x": made["x"]})
+    else:
+        outputs = SparseOutputs(n, pos, made["outputs"])
+        device_at = SparseOutputs(n, pos, {"x": made["x"]}).at
 
     def inputs_at(pos):
         pos = np.asarray(pos, np.int64)
@@ -316,7 +338,6 @@ def check_made_unit(unit: WorkUnit, outputs, made: dict, claims: Claims, device_
             raise InputsDisagree(pos[bad], host[bad], dev[bad])
         return {"x": host}
 
-    n = sum(p[1] for p in plans)
     result, _, pos = judge_screened(unit.target.fn, inputs_at, n, outputs, answer, claims)
     if result.max_ulp_element >= 0:
         result.max_ulp_element = int(pos[result.max_ulp_element])
