@@ -229,6 +229,7 @@ def test_an_input_the_device_made_wrong_is_a_device_fault_not_a_verdict(made):
     made_ = made_handoff(b, dense=1.0)
     i = made_["pos"].size // 2
     row = int(made_["pos"][i])
+    made_["x"] = made_["x"].copy()
     made_["x"][i] ^= np.uint32(1)
     bad = {row: int(made_["x"][i])}
     with pytest.raises(InputsDisagree) as err:

@@ -17,6 +17,7 @@ built column by column from the checker's findings.
 from __future__ import annotations
 
 import json
+import os
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -291,10 +292,19 @@ class InputsDisagree(Exception):
                          f"for the same recipe ({shown})"}
 
 
-def made_handoff(run, dense: float = 0.25) -> dict:
+#: Above this fraction of a made unit's rows the verdict may read, ``made_handoff`` sends
+#: every row; 0: always every row.  Finding the positions costs the device actor more than
+#: moving every row costs the object store (H100, sin, 2**21-input units: 94.5 M checked
+#: inputs/s sending every row, 69.3 M/s sending the positions; RESULTS.md).
+#: FUZZFARM_HANDOFF_DENSE overrides it, for benchmarks.
+HANDOFF_DENSE = float(os.environ.get("FUZZFARM_HANDOFF_DENSE", "0"))
+
+
+def made_handoff(run, dense: float | None = None) -> dict:
     """What the check of a unit made on the device and screened there needs from its
-    finished ``run`` (``submit_unit(..., made=)``, after ``wait(copy=False)``), copied out
-    of the runner's memory, as plain arrays (Ray moves them without pickling): "n" rows;
+    finished ``run`` (``submit_unit(..., made=)``, after ``wait(copy=False)``), as plain
+    arrays (Ray moves them without pickling; every row: views of the runner's memory, to
+    be copied, e.g. by ray.put, before its next submit): "n" rows;
     "pos" (int64, sorted) the positions the verdict may read
     (verdict.screened.SparseOutputs.positions), or None where they are more than ``dense``
     of the unit;
@@ -303,10 +313,13 @@ def made_handoff(run, dense: float = 0.25) -> dict:
     from fuzzfarm.verdict.screened import SparseOutputs
     x = run.made_inputs[0]
     n, answer = len(x), run.answer
-    pos = SparseOutputs.positions(answer, n)
-    if pos.size > dense * n:
+    dense = HANDOFF_DENSE if dense is None else dense
+    pos = SparseOutputs.positions(answer, n) if dense > 0 else None
+    if pos is not None and pos.size > dense * n:
         pos = None
-    take = (lambda a: a.copy()) if pos is None else (lambda a: np.ascontiguousarray(a[pos]))
+    # every row: the runner's views, which the caller's ray.put copies before the runner's
+    # next submit (``PendingRun.wait(copy=False)``)
+    take = (lambda a: a) if pos is None else (lambda a: np.ascontiguousarray(a[pos]))
     return {"n": n, "pos": pos, "x": take(x),
             "outputs": {k: take(v) for k, v in run.wait(copy=False).items()},
             "tally": np.array(run.made_tally), "answer": answer}
