@@ -86,7 +86,9 @@ def main() -> None:
                               "-b", args.duration, "--out", str(res), "-d", args.device,
                               "--log-format", "json"], cwd=ROOT, stdout=log,
                              stderr=subprocess.STDOUT,
-                             env={**os.environ, "PYTHONPATH": str(ROOT)})
+                             env={**os.environ, "PYTHONPATH": os.pathsep.join(
+                                 [str(ROOT)] + [p for p in os.environ.get(
+                                     "PYTHONPATH", "").split(os.pathsep) if p])})
         t0 = time.monotonic()
         samples = []
         while p.poll() is None:
