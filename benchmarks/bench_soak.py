@@ -6,7 +6,8 @@ every ``--every`` seconds samples: the resident memory (RSS) of the driver and o
 process under it (Ray's workers and actors included), their open file descriptors, the
 bytes and files of the results directory.  At the end it fits lines through the series
 (least squares) and writes ``benchmarks/results/soak-<device>-<date>.json``: the samples,
-the slopes per hour (RSS MiB/h, open files/h, results MB/h and files/h) and the
+the slopes per hour (RSS MiB/h, open files/h, results MB/h and files/h, MB/h of
+compacted parts, the storage that stays) and the
 first and last values.  A constant failure rate (sinpi's integers on any device) makes
 storage grow with time today: the slope is what the storage work must flatten.
 
@@ -49,15 +50,18 @@ def _sample(pid: int, out: Path, t0: float) -> dict:
             n += 1
         except (psutil.NoSuchProcess, psutil.AccessDenied):
             continue
-    size = files = 0
+    size = files = compacted = 0
     for f in out.rglob("*") if out.exists() else ():
         if f.is_file():
             files += 1
             size += f.stat().st_size
+            if f.name.startswith("part-"):      # what compaction made (store.compact)
+                compacted += f.stat().st_size
     driver = psutil.Process(pid).memory_info().rss if psutil.pid_exists(pid) else 0
     return {"t_s": round(time.monotonic() - t0, 1), "rss_mib": round(rss / 2**20, 1),
             "driver_rss_mib": round(driver / 2**20, 1), "processes": n, "open_fds": fds,
-            "results_mb": round(size / 1e6, 3), "results_files": files}
+            "results_mb": round(size / 1e6, 3), "results_files": files,
+            "compacted_mb": round(compacted / 1e6, 3)}
 
 
 def _slope(xs, ys) -> float:
@@ -96,7 +100,8 @@ def main() -> None:
             s = samples[-1]
             print(f"{s['t_s']:8.0f} s  rss {s['rss_mib']:8.1f} MiB ({s['processes']} proc)  "
                   f"fds {s['open_fds']:5d}  results {s['results_mb']:9.2f} MB "
-                  f"{s['results_files']:7d} files", flush=True)
+                  f"{s['results_files']:7d} files  compacted {s['compacted_mb']:8.2f} MB",
+                  flush=True)
             deadline = time.monotonic() + args.every
             while p.poll() is None and time.monotonic() < deadline:
                 time.sleep(0.5)
@@ -115,7 +120,7 @@ def main() -> None:
         "end": end[-1] if end else None, "final": final,
         "per_hour": {k: round(_slope(hours, [s[k] for s in steady]), 3)
                      for k in ("rss_mib", "driver_rss_mib", "open_fds", "results_mb",
-                               "results_files")},
+                               "compacted_mb", "results_files")},
         "samples": samples,
     }
     out = Path(args.out)
