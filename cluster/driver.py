@@ -602,6 +602,13 @@ def _compact_results(run: "CampaignRun", min_files: int) -> None:
         store.compact(run.out, min_files=min_files)
     except (OSError, store.StoreError, ValueError) as exc:
         run.console.print(f"[yellow]results not compacted: {exc}[/]")
+    coord = getattr(run, "coord", None)
+    if coord is not None:       # the journal: the units in flight, not every one issued
+        import ray
+        try:
+            ray.get(coord.trim_journal.remote())
+        except (ray.exceptions.RayError, store.StoreError) as exc:
+            run.console.print(f"[yellow]journal not trimmed: {exc}[/]")
 
 
 def run_options(opts, console=None) -> dict:

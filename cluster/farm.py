@@ -166,6 +166,13 @@ class Coordinator:
         return self.s.complete(unit_id, device, inputs, failures, notes, seconds, target,
                                check_seconds)
 
+    def trim_journal(self) -> int:
+        """Rewrite the journal to the scheduler's checkpoint (``Scheduler.checkpoint``):
+        the units in flight, not every unit issued.  Returns its lines."""
+        events = self.s.checkpoint()
+        self.journal.rewrite(events)
+        return len(events)
+
     def fault_done(self, unit_id: str) -> None:
         """A device fault's finding is written: journal it and count the unit done."""
         self.journal.append({"event": "fault", "unit_id": unit_id})

@@ -292,3 +292,49 @@ def test_the_watchdog_limit_follows_the_time_a_target_takes():
                   check_seconds=0.01)
     c2 = next(x for x in (fast.lease("d"), fast.lease("d")) if x["target"] == c["target"])
     assert fast.limit(c2["unit_id"], 300) == HANG_MIN_SECONDS
+
+
+def test_a_checkpoint_restores_what_the_whole_journal_restores(tmp_path):
+    """Scheduler.checkpoint + store.Journal.rewrite (issue 18: the journal grew a line per
+    unit issued): a resume from the rewritten journal issues the same units next, retries
+    the same unfinished ones (strikes kept), counts the same inputs issued; streams run
+    to their end (exhausted) are not started again."""
+    from fuzzfarm.store.dataset import Journal, read_journal
+
+    def streams():
+        return [Stream("aaaaaaaaaaaa", 1, "recipes", T1, "", 7, max_units=3),
+                Stream("aaaaaaaaaaaa", 1, "recipes", T2, "", 7, max_units=40)]
+
+    journal = Journal(tmp_path / "journal.jsonl")
+    s = Scheduler(streams(), journal=journal.append, unit_inputs=1000)
+    s.add_device("d", "aaaaaaaaaaaa")
+    done = []
+    for k in range(14):                       # T1 runs out; some units stay unfinished
+        spec = s.lease("d")
+        if k % 4 != 1:
+            s.complete(spec["unit_id"], "d", inputs=spec["size"] or 0)
+            done.append(spec["unit_id"])
+    s.on_device("d", [u for u in s.leases][:1])
+    s.lost("d", "crash")                      # strikes one unfinished unit
+    whole = read_journal(tmp_path / "journal.jsonl")
+    journal.rewrite(s.checkpoint())
+    journal.append({"event": "fault", "unit_id": "zzz"})     # appends go on after it
+    trimmed = read_journal(tmp_path / "journal.jsonl")
+    assert len(trimmed) < len(whole) and trimmed[-1]["unit_id"] == "zzz"
+
+    def resumed(events):
+        r = Scheduler(streams(), done=set(done), unit_inputs=1000)
+        r.restore(events)
+        r.add_device("d", "aaaaaaaaaaaa")
+        return r, drain(r, "d", complete=True)
+
+    a, got_a = resumed(whole)
+    b, got_b = resumed(trimmed[:-1])
+    assert [g["unit_id"] for g in got_a] == [g["unit_id"] for g in got_b]
+    assert [g.get("isolate") for g in got_a] == [g.get("isolate") for g in got_b]
+    assert a.issued_inputs == b.issued_inputs
+    assert not any(g["target"] == list(T1) or tuple(g["target"]) == T1
+                   for g in got_b if g["serial"] >= 3)
+    assert {s_.key: (s_.next_serial, s_.issued_inputs) for s_ in a.all_streams} == \
+        {s_.key: (s_.next_serial, s_.issued_inputs) for s_ in b.all_streams}
+    journal.close()

@@ -576,6 +576,17 @@ class Journal:
         if self.sync:
             os.fsync(self._fh.fileno())
 
+    def rewrite(self, events: list[dict]) -> None:
+        """Replace the journal by ``events`` (one line each; atomically: a crash leaves
+        the old journal or the new one) and go on appending to it
+        (``Scheduler.checkpoint``).  Raises StoreError where it cannot be written (the old
+        journal is kept)."""
+        body = b"".join(json.dumps(e, sort_keys=True, separators=(",", ":")).encode() + b"\n"
+                        for e in events)
+        _atomic_write(self.path, lambda fh: fh.write(body))
+        self._fh.close()
+        self._fh = open(self.path, "ab", buffering=0)
+
     def close(self) -> None:
         self._fh.close()
 
