@@ -322,15 +322,11 @@ class UnitMaker:
     def make(self, spec: dict, on_device: bool = False):
         """(the unit, its inputs) or, with ``on_device`` where the device can make them,
         (the unit, its fuzzfarm.device.generate.UnitPlan)."""
+        from fuzzfarm.device.generate import plan_or_none
         from fuzzfarm.work.units import make_inputs
         unit = unit_from_spec(spec)
-        if on_device:
-            from fuzzfarm.device.generate import NotOnDevice, unit_plan
-            try:
-                return unit, unit_plan(unit)
-            except NotOnDevice:
-                pass
-        return unit, make_inputs(unit)
+        plan = plan_or_none(unit) if on_device else None
+        return unit, make_inputs(unit) if plan is None else plan
 
 
 class _Sweeping:
@@ -461,15 +457,6 @@ class DeviceActor:
                     self._run_screen(self._runner(bo), spec, unit, plan) is not None)
         except Exception:           # noqa: BLE001 - the host makes them; _submit records
             return False            # what the device does wrong
-
-    @staticmethod
-    def _plan(unit):
-        """``unit``'s device plan, or None where the host makes its inputs."""
-        from fuzzfarm.device.generate import NotOnDevice, unit_plan
-        try:
-            return unit_plan(unit)
-        except NotOnDevice:
-            return None
 
     def describe(self) -> dict:
         return self.info.to_dict()
@@ -658,7 +645,8 @@ class DeviceActor:
                 unit, inputs, ref = unit_from_spec(spec), None, None
             elif unit_ref is None:                  # generated here
                 unit = unit_from_spec(spec)
-                inputs = self._plan(unit) if self.makes_inputs else None
+                from fuzzfarm.device.generate import plan_or_none
+                inputs = plan_or_none(unit) if self.makes_inputs else None
                 if inputs is None:
                     inputs = make_inputs(unit)
                     ref = ray.put(inputs)

@@ -38,7 +38,7 @@ import numpy as np
 
 from fuzzfarm.formats import BINARY32, FloatFormat
 
-__all__ = ["NotOnDevice", "UnitPlan", "unit_plan", "lane_plans", "encode", "inputs_at", "tally",
+__all__ = ["NotOnDevice", "UnitPlan", "unit_plan", "plan_or_none", "lane_plans", "encode", "inputs_at", "tally",
            "DeviceGenerator", "SEGW", "WG"]
 
 #: ulongs per segment (layout: generate.cl, S_*)
@@ -193,6 +193,14 @@ def unit_plan(unit) -> UnitPlan:
         shuffle = None if lane.shuffle is None else (_bits_for(n), *lane.shuffle)
         parts.append(PartPlan(offset, int(n), segs, shuffle))
     return UnitPlan(sum(p.n for p in parts), tuple(parts))
+
+
+def plan_or_none(unit) -> UnitPlan | None:
+    """``unit_plan(unit)``, or None where the device does not make the unit's inputs."""
+    try:
+        return unit_plan(unit)
+    except NotOnDevice:
+        return None
 
 
 def lane_plans(unit) -> list:
