@@ -602,9 +602,11 @@ def _compact_results(run: "CampaignRun", min_files: int) -> None:
         store.compact(run.out, min_files=min_files)
     except (OSError, store.StoreError, ValueError) as exc:
         run.console.print(f"[yellow]results not compacted: {exc}[/]")
+    import ray
     coord = getattr(run, "coord", None)
-    if coord is not None:       # the journal: the units in flight, not every one issued
-        import ray
+    # the journal: the units in flight, not every one issued (while the campaign's Ray
+    # runs: the last compaction comes after ray.shutdown, and must not start Ray again)
+    if coord is not None and ray.is_initialized():
         try:
             ray.get(coord.trim_journal.remote())
         except (ray.exceptions.RayError, store.StoreError) as exc:

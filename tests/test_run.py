@@ -55,19 +55,27 @@ def test_unwritable_out_is_exit_2(tmp_path):
     assert "--out" in res.output
 
 
-def _fuzzfarm(*args, timeout=240, **kw):
+def _fuzzfarm(*args, timeout=240, env=None, **kw):
     return subprocess.run([sys.executable, "-m", "fuzzfarm", *args], capture_output=True,
-                          text=True, timeout=timeout, env={**os.environ, "COLUMNS": "200"}, **kw)
+                          text=True, timeout=timeout,
+                          env={**os.environ, "COLUMNS": "200", **(env or {})}, **kw)
 
 
 @pytest.mark.device
 @pytest.mark.cluster
 def test_run_finds_sinpi_of_one_on_pocl(tmp_path):
-    """The acceptance example: sinpi(+1.0f) = -0.0f on PyPI's PoCL 3.0."""
+    """The acceptance example: sinpi(+1.0f) = -0.0f on PyPI's PoCL 3.0.  Compacted every
+    2 s while it runs: the counts survive compaction, and the journal is cut to the
+    units in flight (Scheduler.checkpoint), not a line per unit issued."""
     out = tmp_path / "res"
     res = _fuzzfarm("run", "--functions", "sinpi,sin", "--budget", "8s", "--seed", "3",
-                    "--out", str(out), "--device", selector())
+                    "--out", str(out), "--device", selector(),
+                    env={"FUZZFARM_COMPACT_INTERVAL": "2"})
     assert res.returncode == 0, res.stderr[-2000:]
+    assert "not compacted" not in res.stderr and "not trimmed" not in res.stderr
+    (journal,) = (out / "_campaign").glob("*/journal.jsonl")
+    lines = journal.read_text().splitlines()
+    assert json.loads(lines[0])["event"] == "streams"          # rewritten while it ran
     table = ds.dataset(out).to_table().to_pylist()
     hits = [r for r in table if r["rule_id"] == "CL.sinpi.positive_integer"
             and r["input_bits"] == [0x3F800000]]
@@ -80,6 +88,7 @@ def test_run_finds_sinpi_of_one_on_pocl(tmp_path):
     assert row["severity"] == "fail" and row["seed"] is not None
     stats = ds.dataset(out / "_stats").to_table().to_pylist()
     assert {s["function"] for s in stats} == {"sinpi", "sin"}
+    assert sum(json.loads(x)["event"] == "issue" for x in lines) < len(stats)
     # the stored findings stand for exactly the failures the stats rows count, per rule
     from collections import Counter
 
