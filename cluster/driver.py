@@ -594,6 +594,23 @@ class CampaignRun:
         return meta
 
 
+def _release_memory() -> None:
+    """Hand the memory a compaction freed back to the system: pyarrow's pool keeps freed
+    pages for reuse, and glibc's per-thread arenas keep what the reading threads freed, so
+    a days-long driver's RSS would otherwise ratchet up at each compaction (issue 18)."""
+    import ctypes
+
+    import pyarrow as pa
+    try:
+        pa.default_memory_pool().release_unused()
+    except (AttributeError, NotImplementedError):
+        pass
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):     # not glibc
+        pass
+
+
 def _compact_results(run: "CampaignRun", min_files: int) -> None:
     """store.compact of the campaign's results directory; a failure is one line, never
     the end of the campaign (the per-unit files stay readable as they are)."""
@@ -602,6 +619,7 @@ def _compact_results(run: "CampaignRun", min_files: int) -> None:
         store.compact(run.out, min_files=min_files)
     except (OSError, store.StoreError, ValueError) as exc:
         run.console.print(f"[yellow]results not compacted: {exc}[/]")
+    _release_memory()
     import ray
     coord = getattr(run, "coord", None)
     # the journal: the units in flight, not every one issued (while the campaign's Ray
