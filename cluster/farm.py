@@ -376,7 +376,6 @@ class DeviceActor:
         #: 'auto': drawn units of binary32 one-input built-ins screened on the device make
         #: their inputs on the device too (fuzzfarm.device.generate); 'host': every unit's
         #: inputs come from the host
-        self.inputs = inputs
         self.makes_inputs = inputs == "auto" and screen != "host"
         self.generators: dict = {}      # build options -> DeviceGenerator, or None
         #: (build options, target) -> (DeviceScreen or None, inputs it holds) for run units

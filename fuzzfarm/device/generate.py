@@ -37,13 +37,14 @@ from typing import NamedTuple
 import numpy as np
 
 from fuzzfarm.formats import BINARY32, FloatFormat
+from strategies._internal.distinct import _bits_for
 
 __all__ = ["NotOnDevice", "UnitPlan", "unit_plan", "plan_or_none", "lane_plans", "encode", "inputs_at", "tally",
            "DeviceGenerator", "SEGW", "WG"]
 
 #: ulongs per segment (layout: generate.cl, S_*)
 SEGW = 20
-#: work-group size of the generator (its checksum is reduced per group)
+#: work-group size of the generator and the tally (its counts are summed per group first)
 WG = 64
 B_TABLE, B_NORMAL, B_BINADE, B_INTCONV, B_OR, B_RANDOM, B_HALFPI = range(7)
 _M64 = (1 << 64) - 1
@@ -70,14 +71,11 @@ class UnitPlan(NamedTuple):
     parts: tuple
 
 
-def _bits_for(size: int) -> int:
-    return max(1, (int(size) - 1).bit_length())
-
-
 @lru_cache(maxsize=None)
 def _builders(fmt: FloatFormat) -> dict:
     """(class, variant) -> (builder, a0, a1, a2) for the variants built on the device
-    (a0 of B_HALFPI: filled in with its table's offset by ``_tables``)."""
+    (B_HALFPI's a0 and a1, its table's offset and k's lowest value, are filled in by
+    ``encode``)."""
     return {
         ("integer", "below_2p"): (B_INTCONV, 1, 0, 0),
         ("integer", "odd"): (B_INTCONV, 2, 1, 0),
@@ -309,9 +307,16 @@ class DeviceGenerator:
         items = -(-plan.n // WG) * WG
         started = self.kernel(queue, (items,), (WG,), out, np.uint64(plan.n), part_buf,
                               np.uint32(len(plan.parts)), seg_buf, self.table)
-        hset, bits = self._hash_set(plan.n)
-        cl.enqueue_fill_buffer(queue, hset, np.full(1, 0xFFFFFFFF, np.uint32), 0, 4 << bits)
-        self.tally_kernel(queue, (items,), (WG,), out, np.uint64(plan.n), hset,
-                          np.uint32(bits), count_buf)
+        self.enqueue_tally(queue, out, plan.n, count_buf)
         ev = cl.enqueue_copy(queue, counts, count_buf, is_blocking=False)
         return started, ev, counts
+
+    def enqueue_tally(self, queue, x, n: int, counts) -> None:
+        """Add the counts of ``n`` binary32 patterns in device buffer ``x`` to device
+        buffer ``counts`` (uint32 (21,), zeroed by the caller; ``tally`` reads it)."""
+        import pyopencl as cl
+        hset, bits = self._hash_set(n)
+        cl.enqueue_fill_buffer(queue, hset, np.full(1, 0xFFFFFFFF, np.uint32), 0, 4 << bits)
+        items = -(-n // WG) * WG
+        self.tally_kernel(queue, (items,), (WG,), x, np.uint64(n), hset, np.uint32(bits),
+                          counts)

@@ -470,9 +470,9 @@ class DeviceRunner:
                                               is_blocking=False))
             kernel(self.queue, (items,), (local,), *slot.dev_in, *slot.dev_out)
             lengths = []
-            # inputs made on the device come back with the outputs, into plain memory: the
-            # host reads them scattered (the check's positions), which mapped staging
-            # memory makes slow on a GPU (RESULTS.md)
+            # inputs made on the device come back with the outputs, into plain memory (the
+            # check reads them at scattered positions; mapped staging memory was once
+            # blamed for a slow scattered read, which was np.union1d: RESULTS.md)
             host_out = slot.host_out if fill is None else slot.plain(slot.out_dtypes, "out")
             if fill is not None:
                 made = slot.plain(slot.in_dtypes, "in")

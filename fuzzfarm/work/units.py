@@ -332,7 +332,7 @@ def check_made_unit(unit: WorkUnit, made: dict, claims: Claims, device_meta: dic
     here (generate.inputs_at) and must equal the device's; the class tallies are the
     device's.  Raises InputsDisagree where they differ (a device fault: no verdict)."""
     from fuzzfarm.device import generate
-    from fuzzfarm.verdict.screened import SparseOutputs, judge_screened, outputs_reader
+    from fuzzfarm.verdict.screened import SparseOutputs, outputs_reader
     t0 = time.perf_counter()
     plans = generate.lane_plans(unit)
     n, pos, answer = made["n"], made["pos"], made["answer"]
@@ -351,9 +351,7 @@ def check_made_unit(unit: WorkUnit, made: dict, claims: Claims, device_meta: dic
             raise InputsDisagree(pos[bad], host[bad], dev[bad])
         return {"x": host}
 
-    result, _, pos = judge_screened(unit.target.fn, inputs_at, n, outputs, answer, claims)
-    if result.max_ulp_element >= 0:
-        result.max_ulp_element = int(pos[result.max_ulp_element])
+    result = _judge_unit(unit.target.fn, inputs_at, n, outputs, answer, claims)
     dt = time.perf_counter() - t0
     table = finding_table(result, unit, device_meta, run_id, build_options)
     stats = stats_row(result, unit, None, device_meta, run_id, device_seconds, dt,
@@ -569,10 +567,15 @@ def check_result(unit: WorkUnit, inputs: dict, outputs: dict, claims: Claims,
     target = unit.target
     if answer is None:
         return kind_of(target).check(target, inputs, outputs, claims)
+    return _judge_unit(target.fn, lambda p: {k: v[p] for k, v in inputs.items()},
+                       len(inputs["x"]), outputs, answer, claims)
+
+
+def _judge_unit(fn, inputs_at, n: int, outputs, answer, claims) -> CheckResult:
+    """verdict.screened.judge_screened for a drawn unit: its ``max_ulp_element`` made a
+    position in the unit (a sweep's stays an index into the candidates' inputs)."""
     from fuzzfarm.verdict.screened import judge_screened
-    n = len(inputs["x"])
-    res, _, pos = judge_screened(target.fn, lambda p: {k: v[p] for k, v in inputs.items()},
-                                 n, outputs, answer, claims)
+    res, _, pos = judge_screened(fn, inputs_at, n, outputs, answer, claims)
     if res.max_ulp_element >= 0:
         res.max_ulp_element = int(pos[res.max_ulp_element])
     return res
@@ -624,16 +627,16 @@ DEVICE_FAULTS = {
     "integer_arithmetic": ("device.integer_arithmetic", "OpenCL C 3.0 §6.15.1-§6.15.7 "
                            "(ulong arithmetic, shift and relational operators)",
                            "The device made this unit's inputs with exact integer "
-                           "operations (fuzzfarm/device/generate.cl) and their checksum "
-                           "differs from the host's for the same operations: the unit's "
-                           "outputs were not judged."),
+                           "operations (fuzzfarm/device/generate.cl) and some of them "
+                           "differ from the inputs the host makes from the same recipe "
+                           "with the same operations: the unit's outputs were not judged."),
 }
 
 #: What a fault finding expects instead, per reason.
 _FAULT_EXPECTED = {"crash": "completion", "hang": "completion",
                    "build_failure": "a successful build (CL_SUCCESS)",
                    "enqueue_error": "CL_SUCCESS",
-                   "integer_arithmetic": "the host's checksum of the unit's inputs"}
+                   "integer_arithmetic": "the inputs the host makes from the same recipe"}
 
 
 def fault_rows(unit: WorkUnit, device_meta: dict, run_id: str, build_options: str,
