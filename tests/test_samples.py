@@ -83,7 +83,7 @@ def test_unit_findings_count_every_failure_by_input_class():
 
 def _row(i, rule="ulp.sin", sev="fail", err=1.0, count=None, t=0, cls="x:pos_normal"):
     row = {f.name: None for f in store.FINDINGS_SCHEMA}
-    row.update(run_id="r", unit_id=f"u{i}", function="sin", precision="binary32",
+    row.update(run_id="r", unit_id=f"u{i:06d}", function="sin", precision="binary32",
                element=i, rule_id=rule, severity=sev, ulp_error=err, count=count,
                input_class=cls, input_bits=[i], output_bits=[i],
                time=datetime.fromtimestamp(1_700_000_000 + t, timezone.utc))
@@ -105,6 +105,14 @@ def test_compaction_sample_keeps_counts_first_last_and_largest_error():
     kept = {r["element"] for r in s.to_pylist() if r["rule_id"] == "ulp.sin"}
     assert {0, 39, 23, 200} <= kept and len(kept) == SAMPLE_ROWS + 1
     assert sum(r["rule_id"] == "device.crash" for r in s.to_pylist()) == 12    # never cut
+    # the same findings written in another order (a campaign killed and resumed): the
+    # same sample, the same counts -- the time a unit was written does not choose rows
+    late = [dict(r, time=datetime.fromtimestamp(1_800_000_000 - k, timezone.utc))
+            for k, r in enumerate(rows)]
+    s2 = sample_table(pa.Table.from_pylist(late, schema=store.FINDINGS_SCHEMA))
+    assert [(r["unit_id"], r["element"], r["rule_id"]) for r in s2.to_pylist()] == \
+        [(r["unit_id"], r["element"], r["rule_id"]) for r in s.to_pylist()]
+    assert counts(s2).to_pylist() == counts(s).to_pylist()
     # summaries count findings, not rows; an old row without a count stands for 1
     summary = Counter()
     for r in summarize(s).to_pylist():

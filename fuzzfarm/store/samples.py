@@ -7,8 +7,10 @@ classes of ``fuzzfarm.verdict.findings.class_key``) within one target and device
 most ``SAMPLE_ROWS`` rows each:
 
 * the extremes: the first finding, the one of largest ULP error, and those of smallest and
-  largest first argument (per unit; at compaction: the first, the last and the largest
-  error);
+  largest first argument (per unit; at compaction: the first and the last in unit and
+  element order, and the largest error -- an order that does not depend on when each
+  unit was written, so a campaign killed and resumed keeps the rows an uninterrupted one
+  keeps);
 * the rest of the sample a reservoir drawn with a generator seeded from the unit's seed
   and the group, so the same unit keeps the same rows;
 
@@ -131,15 +133,20 @@ def counts(table: pa.Table) -> pa.Array:
 def sample_table(table: pa.Table, size: int = SAMPLE_ROWS) -> pa.Table:
     """A findings table (store.FINDINGS_SCHEMA) reduced to at most ``size`` rows per group
     (``GROUP_COLUMNS``; device faults all kept): the group's first and last finding (by
-    time), its largest ULP error, and a reservoir of the others seeded by the group; each
+    unit id, then element: not by time, which depends on the order units were written),
+    its largest ULP error, and a reservoir of the others seeded by the group; each
     dropped row's ``count`` added to the group's first kept row, so the counts per group
-    are unchanged.  Row order: by group, then time."""
+    are unchanged.  Row order: by group, then unit id and element."""
     n = table.num_rows
     if n == 0:
         return table
     cnt = counts(table).to_numpy(zero_copy_only=False).astype(np.int64)
     cols = {c: table[c].to_pylist() for c in GROUP_COLUMNS}
-    times = table["time"].cast(pa.int64()).fill_null(0).to_numpy(zero_copy_only=False)
+    order = pc.sort_indices(table.select(["unit_id", "element"]),
+                            sort_keys=[("unit_id", "ascending"), ("element", "ascending")]
+                            ).to_numpy()
+    rank = np.empty(n, np.int64)
+    rank[order] = np.arange(n)
     err = pc.fill_null(table["ulp_error"], float("nan")).to_numpy(zero_copy_only=False)
     groups: dict = {}
     for k in range(n):
@@ -147,7 +154,7 @@ def sample_table(table: pa.Table, size: int = SAMPLE_ROWS) -> pa.Table:
     keep, new_count = [], cnt.copy()
     for key, ks in groups.items():
         ks = np.asarray(ks)
-        ks = ks[np.argsort(times[ks], kind="stable")]
+        ks = ks[np.argsort(rank[ks], kind="stable")]
         if key[GROUP_COLUMNS.index("severity")] == "fault" or ks.size <= size:
             keep.extend(ks.tolist())
             continue
