@@ -190,6 +190,8 @@ class DeviceRunner:
         #: failures with it, FAULTS_ENV "build"); empty in normal use.
         self.planted_build: tuple = tuple(planted_faults().get("build", ()))
         self._idle: list[_Slot] = []      # staging slots free for reuse, oldest first
+        self.launches = 0                 # launches submitted: PendingRun.read_made checks
+                                          # its slot was not handed to a later one
 
     # -- building ---------------------------------------------------------------------
 
@@ -389,19 +391,23 @@ class DeviceRunner:
         return self._launch(kernel, local, ins, outs, n, width, after=after)
 
     def submit_made(self, fn: Function, n: int, fill, fmt: FloatFormat = BINARY32,
-                    width: int = 1, after=None) -> "PendingRun":
+                    width: int = 1, after=None, copy_back: bool = True) -> "PendingRun":
         """``submit`` for ``n`` >= 1 inputs made on the device rather than copied from the
         host: ``fill(queue, input buffers, n)`` enqueues their making into the launch's
         device buffers (rows 0 .. n of each; fuzzfarm.device.generate) and returns its last
-        event; rows past n up to the work-group padding are zeroed.  Otherwise as
-        ``submit``; raises ValueError for n < 1."""
+        event; rows past n up to the work-group padding are zeroed.  The inputs come back
+        with the outputs (the run's ``made_inputs``), or with ``copy_back=False`` neither
+        does: ``wait()`` returns {} and ``read_made()`` reads both when the caller's
+        ``after`` did not bring back what it needs.  Otherwise as ``submit``; raises
+        ValueError for n < 1."""
         if int(n) < 1:
             raise ValueError(f"n={n!r}: a launch needs at least one input")
         self._check_format(fmt)
         kernel, local = self._kernel(fn, fmt, width)
         ins = [np.empty(0, buffer_dtype(a, fmt)) for a in fn.inputs]
         outs = [(o.name, buffer_dtype(o, fmt), o.scalar) for o in fn.outputs]
-        return self._launch(kernel, local, ins, outs, int(n), width, after=after, fill=fill)
+        return self._launch(kernel, local, ins, outs, int(n), width, after=after, fill=fill,
+                            copy_back=copy_back)
 
     def run_source(self, source: str, name: str, inputs: list[np.ndarray],
                    out_dtypes: list, width: int = 1, what: str = "") -> list[np.ndarray]:
@@ -447,7 +453,9 @@ class DeviceRunner:
             self._idle.pop(0).release()
 
     def _launch(self, kernel, local: int, ins: list, outs: list, n: int, width: int,
-                as_list: bool = False, after=None, fill=None) -> "PendingRun":
+                as_list: bool = False, after=None, fill=None,
+                copy_back: bool = True) -> "PendingRun":
+        self.launches += 1
         chunk = width * local
         padded = -(-n // chunk) * chunk
         items = padded // width
@@ -474,7 +482,7 @@ class DeviceRunner:
             # check reads them at scattered positions; mapped staging memory was once
             # blamed for a slow scattered read, which was np.union1d: RESULTS.md)
             host_out = slot.host_out if fill is None else slot.plain(slot.out_dtypes, "out")
-            if fill is not None:
+            if fill is not None and copy_back:
                 made = slot.plain(slot.in_dtypes, "in")
                 for host, dev in zip(made, slot.dev_in):
                     events.append(cl.enqueue_copy(self.queue, host[:padded], dev,
@@ -482,7 +490,9 @@ class DeviceRunner:
             for (_, _, scalar), host, dev in zip(outs, host_out, slot.dev_out):
                 m = items if scalar else padded
                 lengths.append(n // width if scalar else n)
-                events.append(cl.enqueue_copy(self.queue, host[:m], dev, is_blocking=False))
+                if copy_back:
+                    events.append(cl.enqueue_copy(self.queue, host[:m], dev,
+                                                  is_blocking=False))
             if after is not None:
                 events.append(after(self.queue, slot.dev_in, slot.dev_out, n))
             self.queue.flush()
@@ -490,10 +500,30 @@ class DeviceRunner:
             slot.release()
             raise
         names = [name for name, _, _ in outs]
-        run = PendingRun(self, slot, events, names, lengths, t0, as_list, host_out)
+        run = PendingRun(self, slot, events, names if copy_back else [],
+                         lengths if copy_back else [], t0, as_list, host_out)
         if fill is not None:
-            run.made_inputs = [h[:n] for h in made]
+            run.made_inputs = [h[:n] for h in made] if copy_back else None
+            if not copy_back:
+                run._unread = (slot, n, padded, items, names, lengths, outs, host_out)
         return run
+
+    def host_array(self, nbytes: int) -> tuple[np.ndarray, object]:
+        """``nbytes`` of host memory for copies: (uint8 array, the mapped cl.Buffer behind
+        it, to be kept as long as the array) in pinned memory where this runner's
+        ``pinned`` is set and the driver allows it, else (a plain numpy array, None)."""
+        if self.pinned:
+            mf = cl.mem_flags
+            try:
+                buf = cl.Buffer(self.context, mf.READ_WRITE | mf.ALLOC_HOST_PTR,
+                                size=max(1, int(nbytes)))
+                arr, _ = cl.enqueue_map_buffer(
+                    self.queue, buf, cl.map_flags.READ | cl.map_flags.WRITE, 0,
+                    (max(1, int(nbytes)),), np.uint8, is_blocking=True)
+                return arr, buf
+            except cl.Error:
+                pass                      # the driver refuses: plain host memory
+        return np.empty(max(1, int(nbytes)), np.uint8), None
 
     def device_constants(self) -> dict[str, int]:
         """The device's ``{"FP_ILOGB0": int, "FP_ILOGBNAN": int}``, read by running
@@ -546,16 +576,11 @@ class _Slot:
 
     def _host(self, runner: DeviceRunner, dtype) -> np.ndarray:
         if self.pinned:
-            try:
-                mf = cl.mem_flags
-                buf = self._buffer(runner.context, mf.READ_WRITE | mf.ALLOC_HOST_PTR,
-                                   self.cap * np.dtype(dtype).itemsize)
-                arr, _ = cl.enqueue_map_buffer(
-                    runner.queue, buf, cl.map_flags.READ | cl.map_flags.WRITE, 0,
-                    (self.cap,), dtype, is_blocking=True)
-                return arr
-            except cl.Error:
-                self.pinned = False       # the driver refuses: plain host memory
+            arr, buf = runner.host_array(self.cap * np.dtype(dtype).itemsize)
+            if buf is not None:
+                self._mem.append(buf)
+                return arr.view(dtype)
+            self.pinned = False           # the driver refuses: plain host memory
         return np.empty(self.cap, dtype=dtype)
 
     def plain(self, dtypes: tuple, side: str) -> list:
@@ -631,10 +656,29 @@ class PendingRun:
             self._slot = None
             raise
         self._runner._release(self._slot)
+        self._released_at = self._runner.launches
         self._slot = None
         self._events = []
         self._result = outs if self._as_list else dict(zip(self._names, outs))
         return self._result
+
+    def read_made(self) -> dict:
+        """For a finished ``submit_made(..., copy_back=False)``: copy the inputs the device
+        made and its outputs into plain host memory (blocking; behind whatever is queued
+        after this launch), set ``made_inputs`` and return the outputs by name, views as
+        ``wait(copy=False)``'s.  Only after ``wait()`` and before the runner's next
+        submit, which may reuse the launch's buffers: RuntimeError otherwise."""
+        slot, n, padded, items, names, lengths, outs, host_out = self._unread
+        if self._result is None or self._runner.launches != self._released_at:
+            raise RuntimeError("read_made: only after wait() and before the next submit")
+        q = self._runner.queue
+        made = slot.plain(slot.in_dtypes, "in")
+        for host, dev in zip(made, slot.dev_in):
+            cl.enqueue_copy(q, host[:padded], dev, is_blocking=True)
+        for (_, _, scalar), host, dev in zip(outs, host_out, slot.dev_out):
+            cl.enqueue_copy(q, host[:items if scalar else padded], dev, is_blocking=True)
+        self.made_inputs = [h[:n] for h in made]
+        return dict(zip(names, (h[:m] for h, m in zip(host_out, lengths))))
 
     def __del__(self):
         # an abandoned launch: its slot must not be reused while the device may write it

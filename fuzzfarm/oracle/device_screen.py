@@ -200,6 +200,7 @@ def screen_source(name: str, bound: float, aggregate: bool = False) -> str:
     defines = [
         *(["#define AGGREGATE 1"] if aggregate else []),
         f"#define NCLASSES {NCLASSES}",
+        f"#define LOCAL {LOCAL}u",
         "#pragma OPENCL EXTENSION cl_khr_fp64 : enable",
         _constants(),
         f"#define REF {ref}",
@@ -358,9 +359,20 @@ class DeviceScreen:
         self.runner, self.name, self.bound = runner, name, bound
         self.chunk = int(chunk)
         self.aggregate = aggregate and name in EXACT_RULES
-        program = runner.build(screen_source(name, bound, self.aggregate),
-                               f"device screen of {name}", options="")
-        self.kernel = cl.Kernel(program, "fuzzfarm_screen")
+        source = screen_source(name, bound, self.aggregate)
+        program = runner.build(source, f"device screen of {name}", options="")
+        try:        # Oclgrind builds sinpi's, then cannot make its kernel (llvm.fshl.i32)
+            self.kernel = cl.Kernel(program, "fuzzfarm_screen")
+            self._mark_kernels = {k: cl.Kernel(program, f"fuzzfarm_{k}")
+                                  for k in ("top", "mark_count", "mark_scan", "mark_write")}
+        except cl.Error as exc:
+            from fuzzfarm.device.runner import KernelBuildError, cl_error_code
+            code, code_name = cl_error_code(exc)
+            raise KernelBuildError(
+                f"the device screen of {name} built on {runner.info.label} "
+                f"[{runner.info.fingerprint}], but its kernels could not be created: {exc}",
+                source=source, log=str(exc), code=code, code_name=code_name,
+                kernels=["fuzzfarm_screen"]) from None
         self.program = program
         w = words_for(chunk)
         mf = cl.mem_flags
@@ -373,6 +385,8 @@ class DeviceScreen:
         self.hist = cl.Buffer(ctx, mf.READ_WRITE, NBANDS * NBINS * 4)
         self.counts = cl.Buffer(ctx, mf.READ_WRITE, 2 * NCLASSES * 4)
         self._zeros = np.zeros(NBANDS * NBINS, np.uint32)
+        self._marks = None          # the gathering's buffers and kernels (``enqueue_marked``)
+        self._landings: list = []   # idle Landings (``landing``)
 
     def enqueue(self, ybuf, start: int, count: int, out: ScreenChunk, wait_for=None,
                 xbuf=None, blocking: bool = True):
@@ -405,6 +419,50 @@ class DeviceScreen:
             cl.enqueue_copy(q, out.agg_c1, self.agg_c[1], wait_for=[ev], is_blocking=False)
         return cl.enqueue_copy(q, out.hist.reshape(-1), self.hist, wait_for=[ev],
                                is_blocking=blocking)
+
+    def landing(self, count: int) -> "Landing":
+        """Host memory (pinned where the driver allows it) for the answer and the gathered
+        inputs of one drawn unit of ``count`` <= chunk inputs (``enqueue_marked``): an
+        idle one of this screen's, or a new one.  Give it back with ``Landing.release``."""
+        if count > self.chunk:
+            raise ValueError(f"device screen: {count} inputs in a screen built for "
+                             f"{self.chunk}")
+        land = self._landings.pop() if self._landings else Landing(self)
+        land.use(count)
+        return land
+
+    def enqueue_marked(self, xbuf, ybuf, count: int, land: "Landing", wait_for=None):
+        """After ``enqueue`` of a drawn unit (``xbuf``, ``ybuf``: its device buffers of
+        uint32 patterns; ``count`` inputs): gather on the device the x and y of every
+        input the host's verdict may read (verdict.screened.SparseOutputs.positions), in
+        input order, and copy them and the count into ``land`` (``Landing.marked``).
+        Returns the event of the last copy (``land`` is complete once it is)."""
+        import pyopencl as cl
+        if self._marks is None:
+            mf, ctx = cl.mem_flags, self.runner.context
+            w = words_for(self.chunk)
+            self._marks = {
+                **self._mark_kernels,
+                "hdr": cl.Buffer(ctx, mf.READ_WRITE, 8),
+                "woff": cl.Buffer(ctx, mf.READ_WRITE, w * 4),
+                "gtot": cl.Buffer(ctx, mf.READ_WRITE, max(1, w // LOCAL) * 4),
+                "gx": cl.Buffer(ctx, mf.READ_WRITE, self.chunk * 4),
+                "gy": cl.Buffer(ctx, mf.READ_WRITE, self.chunk * 4)}
+        m, q = self._marks, self.runner.queue
+        w = words_for(count)
+        n, cap = np.uint32(count), np.uint32(land.x.size)
+        m["top"].set_args(self.wmax, self.wpos, np.uint32(w), m["hdr"])
+        ev = cl.enqueue_nd_range_kernel(q, m["top"], (LOCAL,), (LOCAL,), wait_for=wait_for)
+        m["mark_count"].set_args(self.passed, self.agg, n, m["hdr"], m["woff"], m["gtot"])
+        ev = cl.enqueue_nd_range_kernel(q, m["mark_count"], (w,), (LOCAL,), wait_for=[ev])
+        m["mark_scan"].set_args(m["gtot"], np.uint32(w // LOCAL), m["hdr"])
+        ev = cl.enqueue_nd_range_kernel(q, m["mark_scan"], (LOCAL,), (LOCAL,), wait_for=[ev])
+        m["mark_write"].set_args(self.passed, self.agg, n, m["hdr"], m["woff"], m["gtot"],
+                                 xbuf, ybuf, cap, m["gx"], m["gy"])
+        ev = cl.enqueue_nd_range_kernel(q, m["mark_write"], (w,), (LOCAL,), wait_for=[ev])
+        cl.enqueue_copy(q, land.hdr, m["hdr"], wait_for=[ev], is_blocking=False)
+        cl.enqueue_copy(q, land.x, m["gx"], wait_for=[ev], is_blocking=False)
+        return cl.enqueue_copy(q, land.y, m["gy"], wait_for=[ev], is_blocking=False)
 
     def screen_bits(self, start: int, ybits: np.ndarray) -> ScreenChunk:
         """Screen host results ``ybits`` (uint32, (n,)) of inputs ``start ..`` (tests,
@@ -478,3 +536,51 @@ class DeviceScreen:
         cl.enqueue_copy(q, err, ebuf, is_blocking=True)
         self.last_verdicts = passed
         return passed == 1, err
+
+
+#: The most of a drawn unit's inputs a Landing takes back gathered (``enqueue_marked``);
+#: a unit with more marked inputs is read whole.  The verdict of a ``run`` unit reads 7-49%
+#: of its inputs (PyPI PoCL, 2**21-input units of sin, exp, sinpi, tanpi and log).
+GATHER_FRACTION = 0.5
+
+
+class Landing:
+    """Host memory for one drawn unit's screen answer and gathered inputs, pinned where the
+    driver allows it (device.runner.DeviceRunner.host_array), sized for its screen's
+    chunk and reused (``DeviceScreen.landing``, ``release``).  After ``use(count)``:
+    ``answer`` (ScreenChunk views for ``count`` inputs), ``hdr`` uint32 (2,): the marked
+    inputs' count and the position of the passed input of the largest error (0xffffffff:
+    none), ``x``, ``y`` uint32 (count * GATHER_FRACTION,): the gathered x and y."""
+
+    def __init__(self, screen: DeviceScreen):
+        self.screen = screen
+        self.answer_bytes = -(-ScreenChunk.nbytes(screen.chunk) // 8) * 8
+        gcap = max(1, int(screen.chunk * GATHER_FRACTION))
+        self._buf, self._mem = screen.runner.host_array(self.answer_bytes + 8 + 8 * gcap)
+
+    def use(self, count: int) -> None:
+        """Lay the memory out for a unit of ``count`` inputs."""
+        a, g = self.answer_bytes, max(1, int(count * GATHER_FRACTION))
+        self.count = int(count)
+        self.answer = ScreenChunk.views(self._buf, 0, count)
+        if not self.screen.aggregate:       # not copied from the device: zero, as fresh
+            self.answer.agg_c0[:] = 0
+            self.answer.agg_c1[:] = 0
+        self.hdr = np.frombuffer(self._buf, np.uint32, 2, a)
+        self.x = np.frombuffer(self._buf, np.uint32, g, a + 8)
+        self.y = np.frombuffer(self._buf, np.uint32, g, a + 8 + 4 * g)
+
+    def marked(self) -> tuple[int, int, np.ndarray | None, np.ndarray | None]:
+        """(marked inputs, top position or -1, their x, their y) once the copies are done;
+        x and y are None where the marked inputs did not fit (then read every row).  The
+        arrays are views of this landing: copy them before ``release``."""
+        total, top = int(self.hdr[0]), int(self.hdr[1])
+        top = -1 if top == 0xFFFFFFFF else top
+        if total > self.x.size:
+            return total, top, None, None
+        return total, top, self.x[:total], self.y[:total]
+
+    def release(self) -> None:
+        """Give the memory back to the screen for its next unit (at most 4 are kept)."""
+        if len(self.screen._landings) < 4:
+            self.screen._landings.append(self)

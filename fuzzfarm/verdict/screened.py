@@ -21,7 +21,7 @@ from fuzzfarm.formats import INPUT_CLASSES
 from fuzzfarm.oracle.device_screen import WORD
 from fuzzfarm.verdict.findings import CheckResult
 
-__all__ = ["judge_screened", "SparseOutputs", "outputs_reader"]
+__all__ = ["judge_screened", "SparseOutputs", "outputs_reader", "top_position"]
 
 
 class SparseOutputs:
@@ -153,6 +153,13 @@ def _device_histogram(fn, answer, inputs_at, fmt) -> np.ndarray:
         w = int(top[0]) // WORD
         hist -= histogram(answer.wmax[w:w + 1], inputs_at(top)[arg.name], fmt)
     return hist
+
+
+def top_position(answer) -> int:
+    """The position of the passed input of the largest error under ``answer`` (the first
+    such word's, as the device's fuzzfarm_top finds it), -1 where none passed."""
+    top = _top(answer)
+    return -1 if top is None else int(top[0])
 
 
 def _top(answer) -> np.ndarray | None:

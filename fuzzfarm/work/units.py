@@ -17,7 +17,6 @@ built column by column from the checker's findings.
 from __future__ import annotations
 
 import json
-import os
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -248,13 +247,19 @@ def submit_unit(runner, unit: WorkUnit, inputs: dict | None, screen=None, made=N
     if screen is None and made is None:
         return kind.submit(runner, target, inputs)
     n = made[1].n if made is not None else len(inputs["x"])
-    answer = None
-    if screen is not None:
+    answer = land = None
+    if screen is not None and made is not None:     # answer and gathered rows: pinned
+        land = screen.landing(n)
+        answer = land.answer
+    elif screen is not None:
         from fuzzfarm.oracle.device_screen import ScreenChunk
         answer = ScreenChunk.empty(n)
 
     def after(queue, dev_in, dev_out, n):
-        return screen.enqueue(dev_out[0], 0, n, answer, xbuf=dev_in[0], blocking=False)
+        ev = screen.enqueue(dev_out[0], 0, n, answer, xbuf=dev_in[0], blocking=False)
+        if land is None:
+            return ev
+        return screen.enqueue_marked(dev_in[0], dev_out[0], n, land, wait_for=[ev])
 
     if made is None:
         pending = runner.submit(target.fn, inputs, target.fmt, target.width,
@@ -268,23 +273,35 @@ def submit_unit(runner, unit: WorkUnit, inputs: dict | None, screen=None, made=N
             box.append(total)
             return first
 
-        pending = runner.submit_made(target.fn, n, fill, target.fmt, target.width,
-                                     after=after if screen is not None else None)
+        try:
+            pending = runner.submit_made(target.fn, n, fill, target.fmt, target.width,
+                                         after=after if screen is not None else None,
+                                         copy_back=land is None)
+        except BaseException:
+            if land is not None:
+                land.release()
+            raise
         pending.made_tally = box[0]
+        pending.landing = land
+        pending.output_name = target.fn.outputs[0].name
     pending.answer = answer
     return pending
 
 
 class InputsDisagree(Exception):
     """The inputs a device made (fuzzfarm.device.generate) differ from the host's for the
-    same recipe at some positions the check read: its integer arithmetic is wrong."""
+    same recipe at some positions the check read, or the rows it gathered are not those
+    its screen marked (``why``): its integer arithmetic is wrong."""
 
-    def __init__(self, pos, host, device):
-        super().__init__(f"{len(pos)} input(s) made on the device differ from the host's")
-        self.pos, self.host, self.device = pos, host, device
+    def __init__(self, pos, host, device, why: str = ""):
+        super().__init__(why or f"{len(pos)} input(s) made on the device differ from the "
+                                f"host's")
+        self.pos, self.host, self.device, self.why = pos, host, device, why
 
     def detail(self) -> dict:
         """The ``integer_arithmetic`` fault's detail (``fault_rows``)."""
+        if self.why:
+            return {"kernel_name": "fuzzfarm_mark_write", "error": self.why}
         shown = ", ".join(f"row {int(p)}: device {int(d):#010x}, host {int(h):#010x}"
                           for p, h, d in list(zip(self.pos, self.host, self.device))[:4])
         return {"kernel_name": "fuzzfarm_generate",
@@ -292,37 +309,41 @@ class InputsDisagree(Exception):
                          f"for the same recipe ({shown})"}
 
 
-#: Above this fraction of a made unit's rows the verdict may read, ``made_handoff`` sends
-#: every row; 0: always every row.  Finding the positions costs the device actor more than
-#: moving every row costs the object store (H100, sin, 2**21-input units: 94.5 M checked
-#: inputs/s sending every row, 69.3 M/s sending the positions; RESULTS.md).
-#: FUZZFARM_HANDOFF_DENSE overrides it, for benchmarks.
-HANDOFF_DENSE = float(os.environ.get("FUZZFARM_HANDOFF_DENSE", "0"))
-
-
-def made_handoff(run, dense: float | None = None) -> dict:
+def made_handoff(run, dense: bool = False) -> dict:
     """What the check of a unit made on the device and screened there needs from its
     finished ``run`` (``submit_unit(..., made=)``, after ``wait(copy=False)``), as plain
-    arrays (Ray moves them without pickling; every row: views of the runner's memory, to
-    be copied, e.g. by ray.put, before its next submit): "n" rows;
-    "pos" (int64, sorted) the positions the verdict may read
-    (verdict.screened.SparseOutputs.positions), or None where they are more than ``dense``
-    of the unit;
-    "x" the inputs the device made and "outputs" ({name: array}) its results at "pos" (or
-    all); "tally" (generate.tally) and "answer" (the screen's ScreenChunk)."""
-    from fuzzfarm.verdict.screened import SparseOutputs
-    x = run.made_inputs[0]
-    n, answer = len(x), run.answer
-    dense = HANDOFF_DENSE if dense is None else dense
-    pos = SparseOutputs.positions(answer, n) if dense > 0 else None
-    if pos is not None and pos.size > dense * n:
-        pos = None
-    # every row: the runner's views, which the caller's ray.put copies before the runner's
-    # next submit (``PendingRun.wait(copy=False)``)
-    take = (lambda a: a) if pos is None else (lambda a: np.ascontiguousarray(a[pos]))
-    return {"n": n, "pos": pos, "x": take(x),
-            "outputs": {k: take(v) for k, v in run.wait(copy=False).items()},
-            "tally": np.array(run.made_tally), "answer": answer}
+    arrays (Ray moves them without pickling), to be handed on (e.g. by ray.put) before the
+    runner's next submit: "n" rows; "marked" True where "x" (the inputs the device made)
+    and "outputs" ({name: array}) hold only the rows the verdict may read, gathered on the
+    device in input order (oracle.device_screen.DeviceScreen.enqueue_marked), with "top"
+    the device's passed input of the largest error (-1: none) and "count" how many it
+    marked; False where they hold every row (the marked rows did not fit the landing, or
+    ``dense``); "tally" (generate.tally) and "answer" (the screen's ScreenChunk).  Gives
+    the run's landing back."""
+    from fuzzfarm.oracle.device_screen import ScreenChunk
+    land = getattr(run, "landing", None)
+    out = {"tally": np.array(run.made_tally), "marked": False}
+    try:
+        if land is not None:
+            out["answer"] = ScreenChunk(*(a.copy() for a in land.answer))
+            out["count"], out["top"], gx, gy = land.marked()
+            if gx is not None and not dense:
+                out.update(n=land.count, marked=True, x=gx.copy(),
+                           outputs={run.output_name: gy.copy()})
+                return out
+            outputs = run.read_made()
+        else:
+            out["answer"] = run.answer
+            outputs = run.wait(copy=False)
+        x = run.made_inputs[0]
+        # every row: the runner's views, which the caller's ray.put copies before the
+        # runner's next submit (``PendingRun.wait(copy=False)``)
+        out.update(n=len(x), x=x, outputs=outputs)
+        return out
+    finally:
+        if land is not None:
+            land.release()
+            run.landing = None
 
 
 def check_made_unit(unit: WorkUnit, made: dict, claims: Claims, device_meta: dict,
@@ -330,17 +351,25 @@ def check_made_unit(unit: WorkUnit, made: dict, claims: Claims, device_meta: dic
     """``check_unit`` (with ``table=True``) for a unit whose inputs the device made and
     screened (``made``: ``made_handoff``'s).  The inputs the verdict reads are made again
     here (generate.inputs_at) and must equal the device's; the class tallies are the
-    device's.  Raises InputsDisagree where they differ (a device fault: no verdict)."""
+    device's.  Raises InputsDisagree where they differ, or where the rows the device
+    gathered are not those the screen's answer marks (a device fault: no verdict)."""
     from fuzzfarm.device import generate
-    from fuzzfarm.verdict.screened import SparseOutputs, outputs_reader
+    from fuzzfarm.verdict.screened import SparseOutputs, outputs_reader, top_position
     t0 = time.perf_counter()
     plans = generate.lane_plans(unit)
-    n, pos, answer = made["n"], made["pos"], made["answer"]
-    if pos is None:
-        outputs, device_at = made["outputs"], outputs_reader({"x": made["x"]})
-    else:
+    n, answer = made["n"], made["answer"]
+    if made["marked"]:
+        pos = SparseOutputs.positions(answer, n)
+        top = top_position(answer)
+        if pos.size != made["x"].size or made["top"] != top:
+            raise InputsDisagree([], [], [], why=(
+                f"the device gathered {made['x'].size} rows with the passed row of largest "
+                f"error at {made['top']}; its screen's answer marks {pos.size} with it at "
+                f"{top}"))
         outputs = SparseOutputs(n, pos, made["outputs"])
         device_at = SparseOutputs(n, pos, {"x": made["x"]}).at
+    else:
+        outputs, device_at = made["outputs"], outputs_reader({"x": made["x"]})
 
     def inputs_at(pos):
         pos = np.asarray(pos, np.int64)
