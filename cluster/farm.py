@@ -682,7 +682,7 @@ class DeviceActor:
             made = None
             if hasattr(pending, "made_inputs"):     # made on the device, in plain memory
                 from fuzzfarm.work.units import made_handoff
-                made, outputs, answer = ray.put(made_handoff(pending)), None, None
+                made, outputs, answer = made_handoff(pending, put=ray.put), None, None
             elif answer is not None and isinstance(pending, _Sweeping):
                 # a sweep chunk (2**24 results in plain memory): only the results the
                 # check may read.  Not a run unit's: its outputs are views of mapped

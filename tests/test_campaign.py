@@ -72,7 +72,7 @@ def test_minimal_file_and_defaults():
     assert camp.devices == ("all",)
     assert camp.out is None and camp.input_budget is None and camp.time_budget == 600
     assert (camp.unit_inputs, camp.unit_seconds, camp.unit_min_inputs, camp.unit_max_inputs,
-            camp.unit_timeout, camp.max_restarts) == (None, 0.5, 1024, 1 << 21, 300.0, 8)
+            camp.unit_timeout, camp.max_restarts) == (None, 0.5, 1024, 1 << 23, 300.0, 8)
     (job,) = camp.jobs
     assert (job.number, job.name, job.source, job.build_options, job.inputs, job.units,
             job.devices, job.chunk_bits, job.line) == (1, "job1", "recipes", ("",), None,

@@ -221,8 +221,11 @@ def test_a_unit_made_on_the_device_gets_the_verdicts_of_one_made_on_the_host(mad
     for k in out_a:
         np.testing.assert_array_equal(out_a[k], every["outputs"][k])
     for f in a.answer._fields:
-        np.testing.assert_array_equal(getattr(a.answer, f), getattr(marked["answer"], f))
-        np.testing.assert_array_equal(getattr(a.answer, f), getattr(every["answer"], f))
+        for got in (marked["answer"], every["answer"]):
+            if f.startswith("agg_c") and getattr(got, f).size == 0:    # none counted
+                assert not a.answer.agg.any() and not getattr(a.answer, f).any()
+                continue
+            np.testing.assert_array_equal(getattr(a.answer, f), getattr(got, f))
     assert marked["marked"] and not every["marked"]
     pos = SparseOutputs.positions(a.answer, n)
     assert 0 < pos.size < n and marked["count"] == pos.size

@@ -339,6 +339,24 @@ def test_unit_sizer_grows_to_the_measured_rate_and_caps():
     assert last == 1 << 21
 
 
+def test_unit_sizer_caps_a_target_by_the_bytes_of_its_inputs_and_outputs():
+    """UNIT_MAX_BYTES: binary32 sin (4 + 4 bytes an input) reaches 2**23 inputs, binary64
+    sin 2**22, binary64 pow (two arguments) 2**21 + 2**20 rounded down; a key that is not
+    a target is bound by max_inputs alone."""
+    assert units.bytes_per_input(("sin", "binary32", 1)) == 8
+    assert units.bytes_per_input(("pow", "binary64", 1)) == 24
+    s = units.UnitSizer(max_inputs=1 << 24, max_bytes=64 << 20)
+    for key, cap in ((("p", ("sin", "binary32", 1)), 1 << 23),
+                     (("p", ("sin", "binary64", 1)), 1 << 22),
+                     (("p", ("pow", "binary64", 1)), (64 << 20) // 24 // 1024 * 1024),
+                     ("not a target", 1 << 24)):
+        for _ in range(20):
+            s.observe(key, 10**9, 1.0)
+            last = s.next_size(key)
+        assert last == cap, key
+        assert last * (units.bytes_per_input(key[-1]) if key[0] == "p" else 0) <= 64 << 20
+
+
 def _findings_result():
     """A CheckResult with findings of every shape the checker makes."""
     from fuzzfarm.verdict.checker import CheckResult, Finding

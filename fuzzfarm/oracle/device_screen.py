@@ -231,7 +231,8 @@ class ScreenChunk(NamedTuple):
     (bit j of word w = input 32 w + j), ``agg_count`` uint32 (2 NCLASSES,): how many per
     rule c of EXACT_RULES and sign s of x (index 2 c + s: the input class of a counted
     input, whose x is always normal), ``agg_c0``, ``agg_c1`` uint32 (words,): the two bits of the rule
-    each counted input was counted under."""
+    each counted input was counted under (or empty, (0,), where the screen does not
+    aggregate: work.units.made_handoff)."""
 
     passed: np.ndarray
     wmax: np.ndarray
@@ -270,6 +271,8 @@ class ScreenChunk(NamedTuple):
     def counted_rule(self, pos: np.ndarray) -> np.ndarray:
         """The class (int64, index into EXACT_RULES[name]) each counted input at ``pos``
         was counted under."""
+        if self.agg_c0.size == 0:       # a screen that counts no failures
+            return np.zeros(len(pos), np.int64)
         w, b = pos // WORD, (pos % WORD).astype(np.uint32)
         one = np.uint32(1)
         return (((self.agg_c0[w] >> b) & one) | (((self.agg_c1[w] >> b) & one) << one)
@@ -546,7 +549,7 @@ GATHER_FRACTION = 0.5
 
 class Landing:
     """Host memory for one drawn unit's screen answer and gathered inputs, pinned where the
-    driver allows it (device.runner.DeviceRunner.host_array), sized for its screen's
+    driver allows it (``agg_c0``, ``agg_c1`` stale where the screen does not aggregate) (device.runner.DeviceRunner.host_array), sized for its screen's
     chunk and reused (``DeviceScreen.landing``, ``release``).  After ``use(count)``:
     ``answer`` (ScreenChunk views for ``count`` inputs), ``hdr`` uint32 (2,): the marked
     inputs' count and the position of the passed input of the largest error (0xffffffff:
@@ -563,9 +566,6 @@ class Landing:
         a, g = self.answer_bytes, max(1, int(count * GATHER_FRACTION))
         self.count = int(count)
         self.answer = ScreenChunk.views(self._buf, 0, count)
-        if not self.screen.aggregate:       # not copied from the device: zero, as fresh
-            self.answer.agg_c0[:] = 0
-            self.answer.agg_c1[:] = 0
         self.hdr = np.frombuffer(self._buf, np.uint32, 2, a)
         self.x = np.frombuffer(self._buf, np.uint32, g, a + 8)
         self.y = np.frombuffer(self._buf, np.uint32, g, a + 8 + 4 * g)
@@ -581,6 +581,7 @@ class Landing:
         return total, top, self.x[:total], self.y[:total]
 
     def release(self) -> None:
-        """Give the memory back to the screen for its next unit (at most 4 are kept)."""
-        if len(self.screen._landings) < 4:
+        """Give the memory back to the screen for its next unit (at most 2 are kept: a
+        device actor has at most 2 units on the device)."""
+        if len(self.screen._landings) < 2:
             self.screen._landings.append(self)

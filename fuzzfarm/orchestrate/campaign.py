@@ -21,7 +21,8 @@ source of inputs.  ``cluster/campaigns/example.toml`` shows every key with a com
     inputs = 65536                # fixed unit size (inputs), 1 .. 2**24; absent: adaptive
     seconds = 0.5                 # adaptive sizing: a unit takes about this long to check
     min_inputs = 1024             # adaptive bounds, 1 <= min_inputs <= max_inputs <= 2**24
-    max_inputs = 2097152          #   (defaults 1024 and 2**21)
+    max_inputs = 8388608          #   (defaults 1024 and 2**23; at most 64 MiB of a
+                                  #   unit's inputs and outputs: work.units.UNIT_MAX_BYTES)
     timeout = "5m"                # a unit on a device longer than this is a hang
     max_restarts = 8              # restarts of a device's actor before it is given up
 
@@ -283,7 +284,7 @@ SCHEMA: dict[str, dict[str, _Key]] = {
         "inputs": _Key(_integer(1, MAX_UNIT_INPUTS), None),
         "seconds": _Key(_positive_number, 0.5),
         "min_inputs": _Key(_integer(1, MAX_UNIT_INPUTS), 1024),
-        "max_inputs": _Key(_integer(1, MAX_UNIT_INPUTS), 1 << 21),
+        "max_inputs": _Key(_integer(1, MAX_UNIT_INPUTS), 1 << 23),
         "timeout": _Key(_duration, 300.0),
         "max_restarts": _Key(_integer(0), 8),
     },
@@ -595,7 +596,7 @@ def _job_seed(campaign_seed: int, number: int) -> int:
 
 def from_options(functions: str | None, precisions: str, widths: str, build_options: str,
                  devices: str | None, budget_seconds: float, seed: int,
-                 unit_seconds=0.5, min_unit_inputs=1024, max_unit_inputs=1 << 21) -> Campaign:
+                 unit_seconds=0.5, min_unit_inputs=1024, max_unit_inputs=1 << 23) -> Campaign:
     """What ``fuzzfarm run`` without --campaign means: one recipes job (seed ``seed``) over
     the targets of --functions x --precisions x --widths with one build-option set, for
     ``budget_seconds`` on the devices ``[devices or "all"]``.  Raises run.UsageError naming

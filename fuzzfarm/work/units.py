@@ -34,7 +34,7 @@ from fuzzfarm.work.kinds import kind_of
 
 __all__ = ["WorkUnit", "make_unit", "make_inputs", "check_unit",
            "finding_rows", "finding_table", "stats_row", "split_size", "submit_unit",
-           "run_unit", "UnitSizer", "fault_rows", "write_fault", "DEVICE_FAULTS",
+           "run_unit", "UnitSizer", "UNIT_MAX_BYTES", "bytes_per_input", "fault_rows", "write_fault", "DEVICE_FAULTS",
            "unit_kernel_source"]
 
 
@@ -101,21 +101,53 @@ def split_size(size: int, max_recipes: int = MAX_RECIPES) -> list[int]:
     return [q + 1] * r + [q] * (k - r)
 
 
+#: The most host memory one unit's inputs and outputs may take (UnitSizer): a drawn unit
+#: of a binary32 built-in of one argument gets up to 2**23 inputs, binary64 2**22.  Larger
+#: units on a fast device keep the stats rows (one per unit, ~200 bytes compacted) under
+#: 1 GB a day (issue 18): the H100 checks binary32 sin at ~1.8e8 inputs/s.
+UNIT_MAX_BYTES = 64 << 20
+
+
+def bytes_per_input(target) -> int:
+    """Bytes of host memory one input of ``target`` (a Target or its tuple) takes with its
+    outputs: every argument and output at the widest of its formats (an upper bound)."""
+    t = Target.of(target)
+    size = max(np.dtype(t.input_format.uint).itemsize, np.dtype(t.output_format.uint).itemsize)
+    return (len(t.inputs) + len(t.outputs)) * size
+
+
 class UnitSizer:
     """How many inputs the next unit of a target gets: about ``unit_seconds`` of checking
     at the rate measured so far for that target (inputs per second of its check tasks),
     growing at most ``growth`` times from one unit to the next, within [``min_inputs``,
-    ``max_inputs``]; ``min_inputs`` while nothing is measured.  Sizes of 1024 and more
-    are multiples of 1024.  Pure bookkeeping (the coordinator holds one)."""
+    ``max_inputs``] and at most ``max_bytes`` of inputs and outputs (``bytes_per_input``
+    of the key's last item, a target; keys that are not targets get ``max_inputs``);
+    ``min_inputs`` while nothing is measured.  Sizes of 1024 and more are multiples of
+    1024.  Pure bookkeeping (the coordinator holds one)."""
 
     def __init__(self, unit_seconds: float = 0.5, min_inputs: int = 1024,
-                 max_inputs: int = 1 << 21, growth: float = 8.0):
+                 max_inputs: int = 1 << 23, growth: float = 8.0,
+                 max_bytes: int = UNIT_MAX_BYTES):
         self.unit_seconds = float(unit_seconds)
         self.min_inputs = max(1, int(min_inputs))
         self.max_inputs = max(self.min_inputs, int(max_inputs))
+        self.max_bytes = int(max_bytes)
         self.growth = float(growth)
         self.rate: dict = {}           # key -> inputs per second (moving average)
         self.last: dict = {}           # key -> size of the last unit handed out
+        self._caps: dict = {}          # key -> its largest size
+
+    def cap(self, key) -> int:
+        """The largest unit of ``key``: ``max_inputs``, or fewer where ``max_bytes`` binds
+        (never below ``min_inputs``)."""
+        if key not in self._caps:
+            try:
+                per = bytes_per_input(key[-1])
+            except Exception:               # noqa: BLE001 - not a target: no byte bound
+                per = 0
+            cap = self.max_inputs if per <= 0 else min(self.max_inputs, self.max_bytes // per)
+            self._caps[key] = max(self.min_inputs, cap)
+        return self._caps[key]
 
     def observe(self, key, inputs: int, seconds: float) -> None:
         """A unit of ``key`` with ``inputs`` inputs took ``seconds`` to check."""
@@ -132,7 +164,7 @@ class UnitSizer:
         else:
             want = min(rate * self.unit_seconds,
                        self.growth * self.last.get(key, self.min_inputs))
-        want = int(min(self.max_inputs, max(self.min_inputs, want)))
+        want = int(min(self.cap(key), max(self.min_inputs, want)))
         if want >= 1024:
             want -= want % 1024
         self.last[key] = want
@@ -309,37 +341,41 @@ class InputsDisagree(Exception):
                          f"for the same recipe ({shown})"}
 
 
-def made_handoff(run, dense: bool = False) -> dict:
+def made_handoff(run, dense: bool = False, put=None):
     """What the check of a unit made on the device and screened there needs from its
     finished ``run`` (``submit_unit(..., made=)``, after ``wait(copy=False)``), as plain
-    arrays (Ray moves them without pickling), to be handed on (e.g. by ray.put) before the
-    runner's next submit: "n" rows; "marked" True where "x" (the inputs the device made)
-    and "outputs" ({name: array}) hold only the rows the verdict may read, gathered on the
-    device in input order (oracle.device_screen.DeviceScreen.enqueue_marked), with "top"
-    the device's passed input of the largest error (-1: none) and "count" how many it
-    marked; False where they hold every row (the marked rows did not fit the landing, or
-    ``dense``); "tally" (generate.tally) and "answer" (the screen's ScreenChunk).  Gives
-    the run's landing back."""
+    arrays (Ray moves them without pickling), before the runner's next submit: "n" rows;
+    "marked" True where "x" (the inputs the device made) and "outputs" ({name: array})
+    hold only the rows the verdict may read, gathered on the device in input order
+    (oracle.device_screen.DeviceScreen.enqueue_marked), with "top" the device's passed
+    input of the largest error (-1: none) and "count" how many it marked; False where they
+    hold every row (the marked rows did not fit the landing, or ``dense``); "tally"
+    (generate.tally) and "answer" (the screen's ScreenChunk; ``agg_c0`` and ``agg_c1``
+    empty where the screen counts no failures).  ``put`` (e.g. ray.put): returns
+    ``put(that dict)``, made straight from the run's memory; without it the dict, of
+    copies.  Gives the run's landing back."""
     from fuzzfarm.oracle.device_screen import ScreenChunk
     land = getattr(run, "landing", None)
     out = {"tally": np.array(run.made_tally), "marked": False}
+    take = (lambda a: a) if put is not None else np.copy
     try:
         if land is not None:
-            out["answer"] = ScreenChunk(*(a.copy() for a in land.answer))
+            a = land.answer
+            if not land.screen.aggregate:       # no failure counted: nothing to read there
+                a = a._replace(agg_c0=a.agg_c0[:0], agg_c1=a.agg_c1[:0])
+            out["answer"] = ScreenChunk(*(take(v) for v in a))
             out["count"], out["top"], gx, gy = land.marked()
             if gx is not None and not dense:
-                out.update(n=land.count, marked=True, x=gx.copy(),
-                           outputs={run.output_name: gy.copy()})
-                return out
+                out.update(n=land.count, marked=True, x=take(gx),
+                           outputs={run.output_name: take(gy)})
+                return out if put is None else put(out)
             outputs = run.read_made()
         else:
             out["answer"] = run.answer
             outputs = run.wait(copy=False)
         x = run.made_inputs[0]
-        # every row: the runner's views, which the caller's ray.put copies before the
-        # runner's next submit (``PendingRun.wait(copy=False)``)
-        out.update(n=len(x), x=x, outputs=outputs)
-        return out
+        out.update(n=len(x), x=take(x), outputs={k: take(v) for k, v in outputs.items()})
+        return out if put is None else put(out)
     finally:
         if land is not None:
             land.release()
