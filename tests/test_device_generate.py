@@ -248,14 +248,18 @@ def test_a_unit_made_on_the_device_gets_the_verdicts_of_one_made_on_the_host(mad
 
 @pytest.mark.device
 def test_an_input_the_device_made_wrong_is_a_device_fault_not_a_verdict(made):
-    """Known bad: one input the verdict reads changed in the device's copy (as a device
-    whose integer arithmetic is wrong would make it): InputsDisagree naming the row and
-    both patterns, recorded as the integer_arithmetic device fault."""
+    """Known bad: one input the verdict reads and the host makes again (verified_rows: a
+    sample of the rows read, and every finding's) changed in the device's copy (as a
+    device whose integer arithmetic is wrong would make it): InputsDisagree naming the row
+    and both patterns, recorded as the integer_arithmetic device fault."""
     from fuzzfarm.verdict.screened import SparseOutputs
-    from fuzzfarm.work.units import InputsDisagree, check_made_unit, fault_rows
-    unit, claims, _, _, made_, _ = _both_ways(made, "sinpi")
+    from fuzzfarm.work.units import (VERIFIED_ROWS, InputsDisagree, check_made_unit,
+                                     fault_rows, verified_rows)
+    unit, claims, _, _, made_, _ = _both_ways(made, "sinpi", size=1 << 18)
     pos = SparseOutputs.positions(made_["answer"], made_["n"])
-    i = pos.size // 2
+    sample = verified_rows(unit, pos, [])
+    assert pos.size > VERIFIED_ROWS == sample.size and np.isin(sample, pos).all()
+    i = int(np.searchsorted(pos, sample[sample.size // 2]))
     row = int(pos[i])
     made_["x"][i] ^= np.uint32(1)
     bad = {row: int(made_["x"][i])}
@@ -266,6 +270,26 @@ def test_an_input_the_device_made_wrong_is_a_device_fault_not_a_verdict(made):
     finding, stats = fault_rows(unit, {}, "r", "", "integer_arithmetic", detail)
     assert finding["rule_id"] == "device.integer_arithmetic"
     assert finding["severity"] == "fault" and stats["inputs_tested"] == 0
+
+
+@pytest.mark.device
+def test_a_finding_on_an_input_the_device_made_wrong_is_a_device_fault(made):
+    """Known bad: the row of a finding is always made again on the host, wherever the
+    sample falls: one changed in the device's copy is InputsDisagree, not a finding."""
+    from fuzzfarm.work.units import InputsDisagree, check_made_unit, verified_rows
+    unit, claims, _, _, made_, _ = _both_ways(made, "sinpi", size=1 << 18)
+    _, _, res = check_made_unit(unit, dict(made_), claims, {}, "r", 0.0)    # known good
+    from fuzzfarm.verdict.screened import SparseOutputs
+    pos = SparseOutputs.positions(made_["answer"], made_["n"])
+    sample = set(verified_rows(unit, pos, []).tolist())
+    rows = [f.index for f in res.findings if f.index not in sample]
+    if not rows:
+        pytest.skip("this device's sinpi has no finding outside the sample")
+    # a result the device got wrong, now on another input: the host must not judge it
+    i = int(np.searchsorted(pos, rows[0]))
+    made_["x"][i] ^= np.uint32(1)
+    with pytest.raises(InputsDisagree):
+        check_made_unit(unit, made_, claims, {}, "r", 0.0)
 
 
 @pytest.mark.device

@@ -63,6 +63,8 @@ class SparseOutputs:
 
     def at(self, pos: np.ndarray) -> dict:
         pos = np.asarray(pos, np.int64)
+        if pos.size == self.pos.size and (pos is self.pos or np.array_equal(pos, self.pos)):
+            return dict(self.values)        # every position it holds (the common case)
         k = np.searchsorted(self.pos, pos)
         if pos.size and (k.max() >= self.pos.size or (self.pos[k] != pos).any()):
             raise KeyError("a result the device screen's answer did not mark was read")
@@ -87,14 +89,17 @@ def outputs_reader(outputs):
 
 
 def judge_screened(fn, inputs_at: Callable[[np.ndarray], dict], count: int, outputs: dict,
-                   answer, claims) -> tuple[CheckResult, dict, np.ndarray]:
+                   answer, claims, cands: np.ndarray | None = None
+                   ) -> tuple[CheckResult, dict, np.ndarray]:
     """The verdict on ``count`` inputs of built-in ``fn`` (a catalogue Function) whose
     ``outputs`` ({name: array (count,)}, or a ``SparseOutputs``) the device screened into
     ``answer`` (an
     oracle.device_screen.ScreenChunk).  ``inputs_at(pos)``: the inputs ({name: array})
     at positions ``pos`` (int64, sorted).  Returns (CheckResult over all ``count`` inputs,
     its findings indexed by position, the device's histogram added; the candidates'
-    inputs, which its ``max_ulp_element`` indexes; the candidates' positions (int64))."""
+    inputs, which its ``max_ulp_element`` indexes; the candidates' positions (int64)).
+    ``cands``: the candidates' positions (``device_screen.candidates``) where the caller
+    has them."""
     from fuzzfarm.oracle.device_screen import (EXACT_RULES, aggregated_sample, candidates,
                                                counted as counted_positions)
     from fuzzfarm.verdict.checker import FINDINGS_PER_RULE, check_batch
@@ -107,7 +112,7 @@ def judge_screened(fn, inputs_at: Callable[[np.ndarray], dict], count: int, outp
         res.findings = [replace(f, index=int(pos[f.index])) for f in res.findings]
         return res, inputs
 
-    pos = candidates(answer, count)
+    pos = candidates(answer, count) if cands is None else cands
     counted = int(answer.agg_count.sum())
     sample = CheckResult(fn.name, 0)
     if counted:

@@ -35,7 +35,7 @@ from fuzzfarm.work.kinds import kind_of
 __all__ = ["WorkUnit", "make_unit", "make_inputs", "check_unit",
            "finding_rows", "finding_table", "stats_row", "split_size", "submit_unit",
            "run_unit", "UnitSizer", "UNIT_MAX_BYTES", "bytes_per_input", "fault_rows", "write_fault", "DEVICE_FAULTS",
-           "unit_kernel_source"]
+           "unit_kernel_source", "VERIFIED_ROWS", "verified_rows"]
 
 
 @dataclass(frozen=True)
@@ -382,17 +382,38 @@ def made_handoff(run, dense: bool = False, put=None):
             run.landing = None
 
 
+#: How many of the rows a made unit's verdict reads are made again on the host and
+#: compared with the device's (``check_made_unit``), besides every finding's row.
+VERIFIED_ROWS = 1 << 14
+
+
+def verified_rows(unit: WorkUnit, read: np.ndarray, findings) -> np.ndarray:
+    """The rows (int64, sorted) of a made unit whose inputs ``check_made_unit`` makes again
+    on the host: every row in ``findings`` (positions: its findings' and its largest
+    error's) and VERIFIED_ROWS of the rows ``read`` (all where fewer), drawn with a
+    generator seeded by the unit's seed."""
+    from fuzzfarm.verdict.screened import union
+    read = np.asarray(read, np.int64)
+    if read.size > VERIFIED_ROWS:
+        rng = np.random.default_rng([int(unit.seed), 0x5EED])
+        read = read[rng.choice(read.size, VERIFIED_ROWS, replace=False)]
+    n = int(max(read.max(initial=-1), max(findings, default=-1))) + 1
+    return union(n, read, list(findings))
+
+
 def check_made_unit(unit: WorkUnit, made: dict, claims: Claims, device_meta: dict,
                     run_id: str, device_seconds: float, build_options: str = "") -> tuple:
     """``check_unit`` (with ``table=True``) for a unit whose inputs the device made and
-    screened (``made``: ``made_handoff``'s).  The inputs the verdict reads are made again
-    here (generate.inputs_at) and must equal the device's; the class tallies are the
-    device's.  Raises InputsDisagree where they differ, or where the rows the device
-    gathered are not those the screen's answer marks (a device fault: no verdict)."""
+    screened (``made``: ``made_handoff``'s).  The verdict is on the inputs the device made
+    and the results it computed from them, as the screen's own verdicts are; the host
+    makes again the inputs of every finding and of a sample of the rows it read
+    (``verified_rows``) from the recipe (generate.inputs_at): they must be the device's.
+    The class tallies are the device's.  Raises InputsDisagree where they differ, or
+    where the rows the device gathered are not those its screen's answer marks (a device
+    fault: no verdict)."""
     from fuzzfarm.device import generate
     from fuzzfarm.verdict.screened import SparseOutputs, outputs_reader, top_position
     t0 = time.perf_counter()
-    plans = generate.lane_plans(unit)
     n, answer = made["n"], made["answer"]
     if made["marked"]:
         pos = SparseOutputs.positions(answer, n)
@@ -408,15 +429,21 @@ def check_made_unit(unit: WorkUnit, made: dict, claims: Claims, device_meta: dic
         outputs, device_at = made["outputs"], outputs_reader({"x": made["x"]})
 
     def inputs_at(pos):
-        pos = np.asarray(pos, np.int64)
-        host = generate.inputs_at(unit, pos, plans)
-        dev = np.asarray(device_at(pos)["x"])
+        return {"x": np.asarray(device_at(np.asarray(pos, np.int64))["x"])}
+
+    def verify(rows):
+        host = generate.inputs_at(unit, rows, generate.lane_plans(unit))
+        dev = inputs_at(rows)["x"]
         if not np.array_equal(host, dev):
             bad = np.flatnonzero(host != dev)
-            raise InputsDisagree(pos[bad], host[bad], dev[bad])
-        return {"x": host}
+            raise InputsDisagree(rows[bad], host[bad], dev[bad])
 
-    result = _judge_unit(unit.target.fn, inputs_at, n, outputs, answer, claims)
+    # nothing counted on the device: the candidates are the marked rows themselves
+    cands = pos if made["marked"] and not answer.agg_count.any() else None
+    result = _judge_unit(unit.target.fn, inputs_at, n, outputs, answer, claims, cands)
+    read = pos if made["marked"] else SparseOutputs.positions(answer, n)
+    verify(verified_rows(unit, read, [f.index for f in result.findings] +
+                         ([result.max_ulp_element] if result.max_ulp_element >= 0 else [])))
     dt = time.perf_counter() - t0
     table = finding_table(result, unit, device_meta, run_id, build_options)
     stats = stats_row(result, unit, None, device_meta, run_id, device_seconds, dt,
@@ -636,11 +663,11 @@ def check_result(unit: WorkUnit, inputs: dict, outputs: dict, claims: Claims,
                        len(inputs["x"]), outputs, answer, claims)
 
 
-def _judge_unit(fn, inputs_at, n: int, outputs, answer, claims) -> CheckResult:
+def _judge_unit(fn, inputs_at, n: int, outputs, answer, claims, cands=None) -> CheckResult:
     """verdict.screened.judge_screened for a drawn unit: its ``max_ulp_element`` made a
     position in the unit (a sweep's stays an index into the candidates' inputs)."""
     from fuzzfarm.verdict.screened import judge_screened
-    res, _, pos = judge_screened(fn, inputs_at, n, outputs, answer, claims)
+    res, _, pos = judge_screened(fn, inputs_at, n, outputs, answer, claims, cands)
     if res.max_ulp_element >= 0:
         res.max_ulp_element = int(pos[res.max_ulp_element])
     return res
