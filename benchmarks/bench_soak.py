@@ -50,18 +50,20 @@ def _sample(pid: int, out: Path, t0: float) -> dict:
             n += 1
         except (psutil.NoSuchProcess, psutil.AccessDenied):
             continue
-    size = files = compacted = 0
+    size = files = compacted = journal = 0
     for f in out.rglob("*") if out.exists() else ():
         if f.is_file():
             files += 1
             size += f.stat().st_size
             if f.name.startswith("part-"):      # what compaction made (store.compact)
                 compacted += f.stat().st_size
+            elif f.name == "journal.jsonl":     # cut at each compaction (Journal.rewrite)
+                journal += f.stat().st_size
     driver = psutil.Process(pid).memory_info().rss if psutil.pid_exists(pid) else 0
     return {"t_s": round(time.monotonic() - t0, 1), "rss_mib": round(rss / 2**20, 1),
             "driver_rss_mib": round(driver / 2**20, 1), "processes": n, "open_fds": fds,
             "results_mb": round(size / 1e6, 3), "results_files": files,
-            "compacted_mb": round(compacted / 1e6, 3)}
+            "compacted_mb": round(compacted / 1e6, 3), "journal_mb": round(journal / 1e6, 3)}
 
 
 def _slope(xs, ys) -> float:
@@ -100,7 +102,8 @@ def main() -> None:
             s = samples[-1]
             print(f"{s['t_s']:8.0f} s  rss {s['rss_mib']:8.1f} MiB ({s['processes']} proc)  "
                   f"fds {s['open_fds']:5d}  results {s['results_mb']:9.2f} MB "
-                  f"{s['results_files']:7d} files  compacted {s['compacted_mb']:8.2f} MB",
+                  f"{s['results_files']:7d} files  compacted {s['compacted_mb']:8.2f} MB  "
+                  f"journal {s['journal_mb']:6.2f} MB",
                   flush=True)
             deadline = time.monotonic() + args.every
             while p.poll() is None and time.monotonic() < deadline:
@@ -120,7 +123,7 @@ def main() -> None:
         "end": end[-1] if end else None, "final": final,
         "per_hour": {k: round(_slope(hours, [s[k] for s in steady]), 3)
                      for k in ("rss_mib", "driver_rss_mib", "open_fds", "results_mb",
-                               "compacted_mb", "results_files")},
+                               "compacted_mb", "journal_mb", "results_files")},
         "samples": samples,
     }
     out = Path(args.out)
