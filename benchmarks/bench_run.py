@@ -81,18 +81,21 @@ def _versions() -> dict:
     return out
 
 
-def _rss_kib(pid: int) -> tuple[int, str]:
-    """(VmRSS in KiB, command name) of a process, (0, '') when it is gone."""
+def _rss_kib(pid: int, shared: bool = False):
+    """(VmRSS in KiB, command name) of a process, (0, '') when it is gone; with ``shared``
+    also RssShmem (KiB: shared memory pages, e.g. Ray's object store, in that RSS)."""
+    rss, name, shmem = 0, "", 0
     try:
-        rss, name = 0, ""
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
             if line.startswith("VmRSS:"):
                 rss = int(line.split()[1])
+            elif line.startswith("RssShmem:"):
+                shmem = int(line.split()[1])
             elif line.startswith("Name:"):
                 name = line.split(None, 1)[1].strip()
-        return rss, name
     except (OSError, ValueError, IndexError):
-        return 0, ""
+        rss, name, shmem = 0, "", 0
+    return (rss, name, shmem) if shared else (rss, name)
 
 
 def _descendants(root: int) -> list[int]:
@@ -125,6 +128,7 @@ class MemorySampler(threading.Thread):
         self.peak_total_kib = 0
         self.peak_child_kib = 0
         self.peak_child_name = ""
+        self.peak_child_shmem_kib = 0       # of the largest's peak: shared pages
         self.samples = 0
 
     def run(self):
@@ -132,10 +136,11 @@ class MemorySampler(threading.Thread):
         while not self.stop_event.is_set():
             total = _rss_kib(me)[0]
             for pid in _descendants(me):
-                rss, name = _rss_kib(pid)
+                rss, name, shmem = _rss_kib(pid, shared=True)
                 total += rss
                 if rss > self.peak_child_kib:
                     self.peak_child_kib, self.peak_child_name = rss, name
+                    self.peak_child_shmem_kib = shmem
             self.peak_total_kib = max(self.peak_total_kib, total)
             self.samples += 1
             self.stop_event.wait(self.period)
@@ -321,6 +326,8 @@ def _report(a, opts, meta, stats, t_exec, t_end, sampler) -> dict:
         "memory_mib": {"driver_peak_rss": _driver_peak_kib() / 1024,
                        "largest_ray_process_peak_rss": sampler.peak_child_kib / 1024,
                        "largest_ray_process": sampler.peak_child_name,
+                       "largest_ray_process_shared_at_peak":
+                           sampler.peak_child_shmem_kib / 1024,
                        "all_processes_peak_rss_sum": sampler.peak_total_kib / 1024,
                        "samples": sampler.samples},
     }
@@ -393,7 +400,9 @@ def _format(r: dict) -> str:
         f"verdicts: {r['verdicts']}",
         f"memory: driver peak RSS {r['memory_mib']['driver_peak_rss']:.0f} MiB; largest Ray "
         f"process {r['memory_mib']['largest_ray_process_peak_rss']:.0f} MiB "
-        f"({r['memory_mib']['largest_ray_process']}); all processes together (peak of "
+        f"({r['memory_mib']['largest_ray_process']}; "
+        f"{r['memory_mib'].get('largest_ray_process_shared_at_peak', 0):.0f} MiB of it shared "
+        f"memory, i.e. Ray's object store); all processes together (peak of "
         f"sampled sums) {r['memory_mib']['all_processes_peak_rss_sum']:.0f} MiB",
         f"bottleneck: {r['bottleneck']}",
     ]

@@ -471,7 +471,7 @@ class DeviceRunner:
                         events.append(cl.enqueue_fill_buffer(
                             self.queue, dev, np.zeros(1, a.dtype), n * size,
                             (padded - n) * size))
-            for a, host, dev in zip(ins if fill is None else (), slot.host_in, slot.dev_in):
+            for a, host, dev in zip(ins, slot.host_in, slot.dev_in) if fill is None else ():
                 host[:n] = a
                 host[n:padded] = 0          # padding: all-zero bits
                 events.append(cl.enqueue_copy(self.queue, dev, host[:padded],
@@ -563,11 +563,25 @@ class _Slot:
             self.dev_out = [self._buffer(ctx, mf.WRITE_ONLY, cap * np.dtype(d).itemsize)
                             for d in out_dtypes]
             self.pinned = runner.pinned
-            self.host_in = [self._host(runner, d) for d in in_dtypes]
-            self.host_out = [self._host(runner, d) for d in out_dtypes]
         except BaseException:
             self.release()
             raise
+        self._runner = runner
+        self._host_in = self._host_out = None
+
+    # the staging memory is made at first use: a launch of inputs made on the device
+    # stages nothing (its rows come back gathered, or into plain memory)
+    @property
+    def host_in(self) -> list:
+        if self._host_in is None:
+            self._host_in = [self._host(self._runner, d) for d in self.in_dtypes]
+        return self._host_in
+
+    @property
+    def host_out(self) -> list:
+        if self._host_out is None:
+            self._host_out = [self._host(self._runner, d) for d in self.out_dtypes]
+        return self._host_out
 
     def _buffer(self, ctx, flags, nbytes):
         buf = cl.Buffer(ctx, flags, size=max(1, nbytes))
@@ -597,7 +611,7 @@ class _Slot:
                                               or self.cap == MIN_SLOT_ELEMENTS))
 
     def release(self) -> None:
-        self.host_in = self.host_out = []       # drop the mappings first
+        self._host_in = self._host_out = []     # drop the mappings first
         for b in getattr(self, "_mem", []):
             try:
                 b.release()
