@@ -68,7 +68,7 @@ def _answer(words, wmax=None, wpos=None, agg=None):
     wmax = np.full(w, -1, np.float32) if wmax is None else np.asarray(wmax, np.float32)
     wpos = np.zeros(w, np.uint8) if wpos is None else np.asarray(wpos, np.uint8)
     agg = np.zeros(w, np.uint32) if agg is None else np.asarray(agg, np.uint32)
-    return ds.ScreenChunk(words, wmax, wpos, np.zeros((hg.NBANDS, hg.NBINS), np.uint32),
+    return ds.ScreenChunk(words, wmax, wpos, np.zeros((hg.NROWS, hg.NBINS), np.uint32),
                           agg, np.zeros(2 * ds.NCLASSES, np.uint32), np.zeros(w, np.uint32),
                           np.zeros(w, np.uint32))
 
@@ -728,6 +728,68 @@ def test_host_and_device_bin_errors_alike():
         passed, err = s.screen_pairs(x, y)
         assert np.array_equal(answer.hist, hg.histogram(err, x, BINARY32, where=passed))
         assert answer.hist.sum() == passed.sum() > 0
+
+
+def test_input_rows_put_inputs_near_a_zero_or_pole_in_their_own_rows():
+    """oracle.histogram.input_rows: known good and known bad inputs for each kind of
+    point (NEAR = 2**-10), subnormals, and functions without near rows."""
+    from fuzzfarm.formats import BINARY64
+    f32 = lambda *v: np.array(v, np.float32).view(np.uint32)      # noqa: E731
+    near = 2.0 ** -12
+    cases = {
+        "sinpi": [(3 + near, hg.ROW_NEAR_ZERO), (-5 + near, hg.ROW_NEAR_ZERO),
+                  (3 + 2.0 ** -9, None), (3.0, None), (near, None)],
+        "tanpi": [(2.5 + near, hg.ROW_NEAR_POLE), (-2.5 - near, hg.ROW_NEAR_POLE),
+                  (3 - near, hg.ROW_NEAR_ZERO), (2.5, None), (0.5 + 2.0 ** -8, None)],
+        "cospi": [(0.5 - near, hg.ROW_NEAR_ZERO), (-0.5 + near, hg.ROW_NEAR_ZERO),
+                  (1 + near, None)],
+        "log": [(1 + near, hg.ROW_NEAR_ZERO), (1 - 2.0 ** -24, hg.ROW_NEAR_ZERO),
+                (1.0, None), (2 + near, None)],
+        "tgamma": [(-3 + near, hg.ROW_NEAR_POLE), (3 + near, None), (-near, None)],
+        "sin": [(3 + near, None), (2.5 + near, None)],
+    }
+    for name, xs in cases.items():
+        bits = f32(*(x for x, _ in xs))
+        got = hg.input_rows(bits, BINARY32, name)
+        want = [row if row is not None else hg.exponent_bands(b, BINARY32)
+                for (_, row), b in zip(xs, bits)]
+        assert got.tolist() == [int(w) for w in want], name
+    # subnormal inputs, whatever the function; zero is band 0; past 2**22 nothing is near
+    assert hg.input_rows(np.array([1, 0x807F_FFFF, 0], np.uint32), BINARY32,
+                         "sinpi").tolist() == [hg.ROW_SUBNORMAL, hg.ROW_SUBNORMAL, 0]
+    big = f32(2.0 ** 22 + 1.5)
+    assert hg.input_rows(big, BINARY32, "sinpi").tolist() == \
+        hg.exponent_bands(big, BINARY32).tolist()
+    x64 = np.array([3 + 2.0 ** -30, 3 + 2.0 ** -9], np.float64).view(np.uint64)
+    assert hg.input_rows(x64, BINARY64, "sinpi")[0] == hg.ROW_NEAR_ZERO
+    assert hg.input_rows(x64, BINARY64, "sinpi")[1] == hg.exponent_bands(x64, BINARY64)[1]
+    d = hg.distribution(hg.histogram(np.array([0.5, 0.25]), f32(3 + near, 2.0), BINARY32,
+                                     name="sinpi"))
+    assert set(d["ulp_by_class"]) == {"near_zero", str(hg.exponent_bands(f32(2.0),
+                                                                        BINARY32)[0])}
+    assert d["ulp_by_class"]["near_zero"]["max"] == hg.bin_edges()[
+        int(hg.error_bins(np.array([0.5]))[0])]
+
+
+@pytest.mark.device
+@pytest.mark.parametrize("name", ["sinpi", "cospi", "tanpi", "log"])
+def test_host_and_device_put_inputs_near_points_in_the_same_rows(name):
+    """The device screen's near rows (device_screen.cl near_point) are the host's
+    (input_rows) for inputs crowded around the built-in's zeros and poles."""
+    s = _screen(name)
+    rng = np.random.default_rng(5)
+    centres = rng.integers(-40, 40, 4096) + (0.5 if name in ("cospi", "tanpi") else 0.0)
+    if name == "log":
+        centres = np.ones(4096)
+    x = (centres + rng.uniform(-2.0 ** -8, 2.0 ** -8, 4096)).astype(np.float32)
+    x = x.view(np.uint32)
+    y = s.runner.run(catalogue.function(name), {"x": x})["ret"]
+    answer = s.screen_drawn(x, y)
+    passed, err = s.screen_pairs(x, y)
+    assert np.array_equal(answer.hist, hg.histogram(err, x, BINARY32, where=passed,
+                                                    name=name))
+    near = answer.hist[hg.ROW_NEAR_ZERO].sum() + answer.hist[hg.ROW_NEAR_POLE].sum()
+    assert 0 < near < passed.sum()
 
 
 def test_error_bins_and_bands_at_their_edges():

@@ -267,13 +267,13 @@ def test_compaction_keeps_one_histogram_per_target_with_the_same_sums(tmp_path):
 
     import numpy as np
 
-    from fuzzfarm.oracle.histogram import NBANDS, NBINS, from_cells, to_cells
+    from fuzzfarm.oracle.histogram import NBINS, NROWS, from_cells, to_cells
     out = tmp_path / "r"
     rng = np.random.default_rng(2)
     want = {}
     for i in range(40):
         fn = ("sin", "exp")[i % 2]
-        h = rng.integers(0, 3, (NBANDS, NBINS))
+        h = rng.integers(0, 3, (NROWS, NBINS))
         want[fn] = want.get(fn, 0) + h
         row = _stats_row("run1", f"u{i:04d}", datetime.now(timezone.utc))
         row.update(function=fn, ulp_histogram=to_cells(h))

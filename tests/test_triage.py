@@ -406,10 +406,10 @@ def test_error_histograms_of_the_stats_rows_are_summed_and_plotted(tmp_path):
     """Stats rows with ``ulp_histogram`` cells (oracle.histogram layout; device- and
     host-screened sweeps and runs write them) are summed per function and precision and
     drawn in the HTML report; rows without them (older results) are left out."""
-    from fuzzfarm.oracle.histogram import NBINS
+    from fuzzfarm.oracle.histogram import NBINS, NROWS, ROW_NEAR_ZERO
     base, cur = tmp_path / "b", tmp_path / "c"
     for out, run, cells in ((base, "rb", [(3, 10, 5), (4, 40, 7)]),
-                            (cur, "rc", [(3, 10, 1), (3, 44, 9)])):
+                            (cur, "rc", [(3, 10, 1), (3, 44, 9), (ROW_NEAR_ZERO, 50, 3)])):
         row = stats_row(run, "sin-0", "sin")
         row["ulp_histogram"] = [{"band": b, "bin": k, "count": n} for b, k, n in cells]
         store.write_stats(out, run, "sin-0", row)
@@ -417,7 +417,8 @@ def test_error_histograms_of_the_stats_rows_are_summed_and_plotted(tmp_path):
     t = triage.compare(base, cur)
     assert set(t.ulp_histograms) == {("sin", "binary32")}
     d = t.ulp_histograms[("sin", "binary32")]
-    assert d["baseline"].shape == (NBINS,) and d["baseline"][10] == 5 and d["baseline"][40] == 7
-    assert d["current"].sum() == 10 and d["current"][44] == 9
+    b, c = d["baseline"].sum(axis=0), d["current"].sum(axis=0)
+    assert d["baseline"].shape == (NROWS, NBINS) and b[10] == 5 and b[40] == 7
+    assert c.sum() == 13 and c[44] == 9 and d["current"][ROW_NEAR_ZERO, 50] == 3
     html = triage_report.write_html(t, tmp_path / "r.html").read_text()
-    assert "ULP error distribution of sin binary32" in html
+    assert "ULP error distribution of sin binary32 (and of its inputs near_zero)" in html

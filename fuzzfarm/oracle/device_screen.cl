@@ -3,7 +3,8 @@
 // operations only (+ - * / fma, conversions) and integer arithmetic: no built-in math
 // function of the device is called, so the built-ins under test are not their own judge.
 // The host prepends the constants (TWO_OVER_PI, the polynomial coefficients) and the
-// defines REF (the reference function), C_PASS, NBANDS, NBINS.
+// defines REF (the reference function), C_PASS, NBANDS, NROWS, NBINS, NEAR and the
+// NEAR_ZERO_KIND, NEAR_POLE_KIND of the built-in (oracle.histogram.NEAR_POINTS).
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #pragma OPENCL FP_CONTRACT OFF
 
@@ -280,6 +281,25 @@ inline int x_is_normal(uint xb) {
     return ex != 0u && ex != 0xffu;                  // zero, subnormal, inf, NaN: host
 }
 
+// Whether x is within NEAR of a point of kind k (oracle.histogram.NEAR_KINDS, numbered
+// from 1; 0: none) and not on it: the histogram's near rows.  IEEE additions only (the
+// nearest integer to y by the 1.5 * 2**52 trick, ties to even, as numpy's rint), exact
+// for the |x| < 2**22 it is asked about.
+inline int near_point(double x, int k)
+{
+    double d;
+    if (k == 0) return 0;
+    if (k == 3) {
+        d = x - 1.0;
+    } else {
+        double y = k == 2 ? x - 0.5 : x;
+        double n = (y + 0x1.8p52) - 0x1.8p52;
+        if ((k == 1 && n == 0.0) || (k == 4 && !(n < 0.0))) return 0;
+        d = y - n;
+    }
+    return d != 0.0 && d <= NEAR && d >= -NEAR;
+}
+
 // The screen of one chunk of a single-argument binary32 sweep (fuzzfarm.orchestrate.sweep's
 // numbering: input g is the pattern (g >> 1) with sign bit (g & 1)), or, with drawn != 0,
 // of drawn inputs: input e is xbits[e] (a `run` unit; start unused).  Each work item judges
@@ -297,9 +317,9 @@ __kernel void fuzzfarm_screen(__global const uint *xbits, uint drawn,
                               __global uint *agg, __global uint *agg_count,
                               __global uint *agg_c0, __global uint *agg_c1)
 {
-    __local uint lh[NBANDS * NBINS];
+    __local uint lh[NROWS * NBINS];
     __local uint la[2 * NCLASSES];
-    for (uint i = get_local_id(0); i < NBANDS * NBINS; i += get_local_size(0)) lh[i] = 0u;
+    for (uint i = get_local_id(0); i < NROWS * NBINS; i += get_local_size(0)) lh[i] = 0u;
     if (get_local_id(0) < 2 * NCLASSES) la[get_local_id(0)] = 0u;
     barrier(CLK_LOCAL_MEM_FENCE);
     uint w = get_global_id(0);
@@ -332,6 +352,13 @@ __kernel void fuzzfarm_screen(__global const uint *xbits, uint drawn,
             bin = bin < 0 ? 0 : (bin > NBINS - 1 ? NBINS - 1 : bin);
         }
         uint band = ((xb >> 23) & 0xffu) / (256u / NBANDS);
+#if NEAR_ZERO_KIND || NEAR_POLE_KIND
+        if ((xb & 0x7fffffffu) < 0x4a800000u) {       // |x| < 2**22
+            double xd = (double)as_float(xb);
+            if (near_point(xd, NEAR_ZERO_KIND)) band = ROW_NEAR_ZERO;
+            if (near_point(xd, NEAR_POLE_KIND)) band = ROW_NEAR_POLE;
+        }
+#endif
         atomic_inc(&lh[band * NBINS + (uint)bin]);
     }
     pass[w] = word;
@@ -341,7 +368,7 @@ __kernel void fuzzfarm_screen(__global const uint *xbits, uint drawn,
     wmax[w] = best;
     wpos[w] = (uchar)bpos;
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint i = get_local_id(0); i < NBANDS * NBINS; i += get_local_size(0))
+    for (uint i = get_local_id(0); i < NROWS * NBINS; i += get_local_size(0))
         if (lh[i]) atomic_add(&hist[i], lh[i]);
     if (get_local_id(0) < 2 * NCLASSES && la[get_local_id(0)])
         atomic_add(&agg_count[get_local_id(0)], la[get_local_id(0)]);

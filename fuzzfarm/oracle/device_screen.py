@@ -21,7 +21,8 @@ REL = 2**-45 and the same margin.  Per chunk it returns
 * ``wmax`` (float32) and ``wpos`` (uint8) per word: the largest error among its passed
   inputs (ULPs, -1 where none) and its position, so that the chunk's maximum is found
   without the host evaluating a single reference;
-* ``hist`` (uint32, NBANDS x NBINS): the passed inputs by exponent band of x and by ULP
+* ``hist`` (uint32, NROWS x NBINS): the passed inputs by input class of x (exponent band,
+  or near a zero or pole: oracle.histogram) and by ULP
   error, in the layout of oracle.histogram;
 * with ``aggregate`` (``aggregates``): ``agg`` bits, ``agg_count`` per rule and the rule of
   each (``agg_c0``, ``agg_c1``) of the inputs whose prescribed zero or infinity came back
@@ -59,7 +60,8 @@ import numpy as np
 
 from edgecases import bounds, catalogue
 from fuzzfarm.oracle.histogram import (HIST_BINS_PER_OCTAVE, HIST_FRAC_BITS, HIST_LOG2_LO,
-                                       NBANDS, NBINS)
+                                       NBANDS, NBINS, NEAR, NEAR_KINDS, NEAR_POINTS,
+                                       NROWS, ROW_NEAR_POLE, ROW_NEAR_ZERO)
 
 __all__ = ["DEVICE_REFERENCES", "HANDLED_RULES", "EXACT_RULES", "aggregates",
            "aggregated_sample", "counted", "clean_candidates", "DeviceScreen", "screen_for",
@@ -208,6 +210,12 @@ def screen_source(name: str, bound: float, aggregate: bool = False) -> str:
         f"#define REL_LO {_hexf(1 - 4 * REL)}",
         f"#define REL_HI {_hexf(1 + 4 * REL)}",
         f"#define NBANDS {NBANDS}",
+        f"#define NROWS {NROWS}",
+        f"#define ROW_NEAR_ZERO {ROW_NEAR_ZERO}u",
+        f"#define ROW_NEAR_POLE {ROW_NEAR_POLE}u",
+        f"#define NEAR {_hexf(NEAR)}",
+        *(f"#define NEAR_{side}_KIND {1 + NEAR_KINDS.index(k) if k else 0}"
+          for side, k in zip(("ZERO", "POLE"), NEAR_POINTS.get(name, (None, None)))),
         f"#define NBINS {NBINS}",
         f"#define HIST_LOG2_LO ({HIST_LOG2_LO})",
         f"#define HIST_BINS_PER_OCTAVE {HIST_BINS_PER_OCTAVE}",
@@ -227,7 +235,7 @@ def words_for(count: int) -> int:
 class ScreenChunk(NamedTuple):
     """The device screen's answer for one chunk (module docstring): ``passed`` uint32
     (words,), ``wmax`` float32 (words,), ``wpos`` uint8 (words,), ``hist`` uint32
-    (NBANDS, NBINS); ``agg`` uint32 (words,): the inputs whose failure the device counted
+    (NROWS, NBINS); ``agg`` uint32 (words,): the inputs whose failure the device counted
     (bit j of word w = input 32 w + j), ``agg_count`` uint32 (2 NCLASSES,): how many per
     rule c of EXACT_RULES and sign s of x (index 2 c + s: the input class of a counted
     input, whose x is always normal), ``agg_c0``, ``agg_c1`` uint32 (words,): the two bits of the rule
@@ -250,7 +258,7 @@ class ScreenChunk(NamedTuple):
         w = words_for(count)
         return [("passed", np.uint32, w), ("wmax", np.float32, w), ("agg", np.uint32, w),
                 ("agg_c0", np.uint32, w), ("agg_c1", np.uint32, w),
-                ("hist", np.uint32, NBANDS * NBINS), ("agg_count", np.uint32, 2 * NCLASSES),
+                ("hist", np.uint32, NROWS * NBINS), ("agg_count", np.uint32, 2 * NCLASSES),
                 ("wpos", np.uint8, w)]
 
     @staticmethod
@@ -265,7 +273,7 @@ class ScreenChunk(NamedTuple):
         for name, t, n in ScreenChunk._layout(count):
             arrays[name] = np.frombuffer(buf, t, n, offset)
             offset += np.dtype(t).itemsize * n
-        arrays["hist"] = arrays["hist"].reshape(NBANDS, NBINS)
+        arrays["hist"] = arrays["hist"].reshape(NROWS, NBINS)
         return ScreenChunk(**arrays)
 
     def counted_rule(self, pos: np.ndarray) -> np.ndarray:
@@ -385,9 +393,9 @@ class DeviceScreen:
         self.wpos = cl.Buffer(ctx, mf.WRITE_ONLY, w)
         self.agg = cl.Buffer(ctx, mf.WRITE_ONLY, w * 4)
         self.agg_c = [cl.Buffer(ctx, mf.WRITE_ONLY, w * 4) for _ in range(2)]
-        self.hist = cl.Buffer(ctx, mf.READ_WRITE, NBANDS * NBINS * 4)
+        self.hist = cl.Buffer(ctx, mf.READ_WRITE, NROWS * NBINS * 4)
         self.counts = cl.Buffer(ctx, mf.READ_WRITE, 2 * NCLASSES * 4)
-        self._zeros = np.zeros(NBANDS * NBINS, np.uint32)
+        self._zeros = np.zeros(NROWS * NBINS, np.uint32)
         self._marks = None          # the gathering's buffers and kernels (``enqueue_marked``)
         self._landings: list = []   # idle Landings (``landing``)
 

@@ -615,8 +615,9 @@ def implementation_matrix(stats: pa.Table, findings: pa.Table) -> tuple[list, di
 
 def _ulp_histograms(base: _Set, cur: _Set) -> dict:
     """(function, precision) -> {"baseline", "current"}: the stats rows' error
-    histograms summed over units and input bands (oracle.histogram bins)."""
-    from fuzzfarm.oracle.histogram import NBINS, from_cells
+    histograms summed over units (int64 (NROWS, NBINS): oracle.histogram's input
+    classes by error bins)."""
+    from fuzzfarm.oracle.histogram import NBINS, NROWS, from_cells
 
     out: dict = {}
     for side, s in (("baseline", base), ("current", cur)):
@@ -625,9 +626,9 @@ def _ulp_histograms(base: _Set, cur: _Set) -> dict:
         for r in s.stats.select(["function", "precision", "ulp_histogram"]).to_pylist():
             if r["ulp_histogram"]:
                 d = out.setdefault((r["function"], r["precision"]),
-                                   {"baseline": np.zeros(NBINS, np.int64),
-                                    "current": np.zeros(NBINS, np.int64)})
-                d[side] += from_cells(r["ulp_histogram"]).sum(axis=0)
+                                   {"baseline": np.zeros((NROWS, NBINS), np.int64),
+                                    "current": np.zeros((NROWS, NBINS), np.int64)})
+                d[side] += from_cells(r["ulp_histogram"])
     return dict(sorted(out.items(), key=lambda kv: tuple(map(str, kv[0]))))
 
 

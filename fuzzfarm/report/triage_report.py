@@ -261,29 +261,38 @@ def _label(ax, title: str, xlabel: str, ylabel: str, legend: int = 7) -> None:
 def _error_histograms(t: Triage) -> list[tuple[str, str]]:
     """(alt text, base64 PNG) per (function, precision) with screened-error histograms
     (Triage.ulp_histograms), at most MAX_HISTOGRAMS: the share of checked inputs per
-    log-spaced ULP bin, baseline and current, with the median and 99th percentile."""
+    log-spaced ULP bin, baseline and current, with the median and 99th percentile, and
+    the current set's subnormal, near-zero and near-pole inputs (oracle.histogram's
+    classes) dashed where it has any; the alt text names those classes."""
     from matplotlib.figure import Figure
 
-    from fuzzfarm.oracle.histogram import bin_edges, percentile_bounds
+    from fuzzfarm.oracle.histogram import (NBANDS, NROWS, ROW_NAMES, bin_edges,
+                                           percentile_bounds)
     e = bin_edges()
     edges = np.concatenate([[e[0] / 2], e, [e[-1] * 2]])     # bins 0 and the top drawn
+
+    def stairs(ax, h, label, **kw):
+        n = int(h.sum())
+        if n:
+            p50, p99 = percentile_bounds(h)
+            ax.stairs(h / n, edges, label=f"{label} ({n:,}; p50 <= {p50:.3g}, "
+                                          f"p99 <= {p99:.3g})", **kw)
+        return n
     out = []
     for (fn, prec), d in list(t.ulp_histograms.items())[:MAX_HISTOGRAMS]:
         fig = Figure(figsize=(4.4, 2.7))
         ax = fig.add_subplot()
         for side, color in (("baseline", "#1f77b4"), ("current", "#d62728")):
-            h = d[side]
-            n = int(h.sum())
-            if not n:
-                continue
-            p50, p99 = percentile_bounds(h)
-            ax.stairs(h / n, edges, color=color,
-                      label=f"{side} ({n:,}; p50 <= {p50:.3g}, p99 <= {p99:.3g})")
+            stairs(ax, d[side].sum(axis=0), side, color=color)
+        classes = [ROW_NAMES[r] for r in range(NBANDS, NROWS)
+                   if stairs(ax, d["current"][r], f"current, {ROW_NAMES[r]}",
+                             linestyle="--", linewidth=0.8)]
         ax.set_xscale("log")
         _label(ax, f"{fn} {prec}: ULP error of every screened input",
                "ULP error (leftmost bin: below 2^-12, exact included)", "share of inputs",
                legend=6)
-        out.append((f"ULP error distribution of {fn} {prec}", _png(fig)))
+        also = f" (and of its inputs {', '.join(classes)})" if classes else ""
+        out.append((f"ULP error distribution of {fn} {prec}{also}", _png(fig)))
     return out
 
 

@@ -460,7 +460,8 @@ def _exact_histogram(c: _Ctx) -> None:
     ok = np.isfinite(err)
     if c.binned is not None:            # re-measured exactly: binned by the screen already
         ok &= ~c.binned[idx]
-    c.result.add_histogram(ulp_histogram(err[ok], c.args[first][idx[ok]], c.fmt))
+    c.result.add_histogram(ulp_histogram(err[ok], c.args[first][idx[ok]], c.fmt,
+                                         name=c.fn.name))
 
 
 def _apply_reference(c: _Ctx) -> None:
@@ -625,7 +626,7 @@ def _screen(c: _Ctx, bound, plain, lim, idx, pos, rule):
         first = next(a.name for a in fn.inputs if a.kind == "float")
         xb = c.args[first] if whole else c.args[first][todo]
         err = sc.err if len(verdicts) == 1 else np.fmax.reduce([v.err for v in verdicts])
-        c.result.add_histogram(ulp_histogram(err, xb, fmt, where=passed))
+        c.result.add_histogram(ulp_histogram(err, xb, fmt, where=passed, name=fn.name))
         if c.binned is None:
             c.binned = np.zeros(c.n, bool)
         c.binned[np.nonzero(passed)[0] if whole else todo[passed]] = True

@@ -108,7 +108,7 @@ class CheckResult:
     #: the element (index into the batch) whose error is ``max_ulp_error``; -1 if unknown
     max_ulp_element: int = -1
     #: the screened errors by input band and error bin (oracle.histogram: int64
-    #: (NBANDS, NBINS)), or None where none was screened
+    #: (NROWS, NBINS)), or None where none was screened
     ulp_hist: object = None
 
     def count_unrecorded(self, rule_id: str, severity: str, codes: np.ndarray) -> None:

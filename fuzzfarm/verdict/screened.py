@@ -156,7 +156,7 @@ def _device_histogram(fn, answer, inputs_at, fmt) -> np.ndarray:
     if top is not None:
         (arg,) = fn.inputs
         w = int(top[0]) // WORD
-        hist -= histogram(answer.wmax[w:w + 1], inputs_at(top)[arg.name], fmt)
+        hist -= histogram(answer.wmax[w:w + 1], inputs_at(top)[arg.name], fmt, name=fn.name)
     return hist
 
 
