@@ -19,10 +19,12 @@ ninja from ``--cts-source DIR`` (a folder holding checkouts of KhronosGroup/Open
 OpenCL-Headers, OpenCL-ICD-Loader and SPIRV-Headers; DEVELOPERS.md says where they come
 from): ``python benchmarks/bench_vs_cts.py --cts-source /tmp/cts --build-only``.
 
-The suite runs on the first device it sees: ``--cts-icd DIR`` sets ``OCL_ICD_VENDORS`` for
-it alone to a folder holding only that device's ``.icd`` file (the GPU machine: NVIDIA's),
-and ``--loader DIR`` picks the ``libOpenCL.so.1`` it runs through (e.g. Debian's ocl-icd).
-fuzzfarm's sweep gets ``--device``.
+The suite runs on the first device it sees: ``--cts-icd DIR`` sets ``OCL_ICD_VENDORS`` and
+``OCL_ICD_FILENAMES`` for it alone to a folder holding only that device's ``.icd`` file
+(the GPU machine: NVIDIA's), ``--cts-device-type`` its ``CL_DEVICE_TYPE``, and ``--loader
+DIR`` picks the ``libOpenCL.so.1`` it runs through (e.g. Debian's ocl-icd). fuzzfarm's
+sweep gets ``--device``. A record whose suite ran on another device than fuzzfarm's
+(its "Device Name") gets ``cts_result`` "wrong device: ..." and no ratio.
 
     python benchmarks/bench_vs_cts.py --device nvidia sin exp sinpi log tanpi cos log2 exp2
 
@@ -99,7 +101,13 @@ def run_cts(binary: Path, fn: str, args) -> dict:
     """One ``test_bruteforce`` run of ``fn``: wall seconds, passed/failed, its log tail."""
     env = dict(os.environ)
     if args.cts_icd:
+        # both: Debian's ocl-icd was seen to load /etc/OpenCL/vendors' PoCL beside the
+        # folder's NVIDIA and give the suite PoCL's CPU as platform 0 (2026-11-25)
         env["OCL_ICD_VENDORS"] = args.cts_icd
+        libs = [p.read_text().strip() for p in sorted(Path(args.cts_icd).glob("*.icd"))]
+        env["OCL_ICD_FILENAMES"] = ":".join(lib for lib in libs if lib)
+    if args.cts_device_type:
+        env["CL_DEVICE_TYPE"] = args.cts_device_type
     if args.loader:
         env["LD_LIBRARY_PATH"] = str(Path(args.loader).resolve()) + os.pathsep + env.get("LD_LIBRARY_PATH", "")
     cmd = [str(binary), "-d", "-r", "-1"]
@@ -142,6 +150,9 @@ def main() -> None:
     ap.add_argument("--loader", help="folder of the libOpenCL.so.1 the suite runs through")
     ap.add_argument("--cts-icd", help="OCL_ICD_VENDORS for the suite only: a folder with "
                                       "the one device's .icd file")
+    ap.add_argument("--cts-device-type", default=None,
+                    help="CL_DEVICE_TYPE for the suite (gpu, cpu, ...): its harness then "
+                         "takes that type's first device")
     ap.add_argument("--threads", type=int, default=0,
                     help="the suite's -t (default: not given: its thread pool uses every "
                          "host CPU, 16 on the GPU machine)")
@@ -196,7 +207,13 @@ def main() -> None:
                     "device_seconds": round(meta.get("device_seconds") or 0.0, 2),
                     "check_seconds": round(meta.get("check_seconds") or 0.0, 2),
                     "device": dev.get("label"), "driver": dev.get("driver_version")})
-        if "cts_s" in rec and rec["cts_s"]:
+        model = dev.get("name") or ""
+        if rec.get("cts_device") is not None and model and model not in rec["cts_device"]:
+            # the suite ran elsewhere (another platform came first): no comparison
+            rec["cts_result"] = f"wrong device: {rec['cts_device']!r}, not {model!r}"
+            print(f"{fn:8s} the suite ran on {rec['cts_device']!r}, not on {model!r}: "
+                  f"no ratio (set --cts-icd / --cts-device-type)", flush=True)
+        elif "cts_s" in rec and rec["cts_s"]:
             rec["ratio"] = round(rec["fuzzfarm_s"] / rec["cts_s"], 3)
         records.append(rec)
         print(f"{fn:8s} suite {rec.get('cts_s', '-')} s ({rec.get('cts_result', '-')}), "
