@@ -381,16 +381,17 @@ def _sweep_locked(opts: SweepOptions, progress) -> dict:
     interrupted = False
     if todo:
         interrupted = _pipeline(opts, run_id, todo, slot_bytes, meta, progress, done_inputs)
+    try:    # one file per directory instead of one per chunk; then summed from it (a
+        # summary of 256 chunk files read them all once more: ~0.35 s of an H100 sweep)
+        store.compact(opts.out, min_files=2)
+    except (OSError, store.StoreError) as exc:
+        meta["not_compacted"] = str(exc)
     meta.update(summarize(opts.out, run_id, space))
     meta["status"] = "device fault" if meta.get("device_fault") else \
         "interrupted" if interrupted else (
         "completed" if meta["inputs"] == space.size else "partial")
     meta["wall_seconds_last"] = time.perf_counter() - started
     store.write_run(opts.out, run_id, meta)
-    try:                        # one file per directory instead of one per chunk
-        store.compact(opts.out, min_files=2)
-    except (OSError, store.StoreError) as exc:
-        meta["not_compacted"] = str(exc)
     meta["interrupted"] = interrupted
     return meta
 
