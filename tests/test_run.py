@@ -345,6 +345,7 @@ def test_unit_sizer_caps_a_target_by_the_bytes_of_its_inputs_and_outputs():
     a target is bound by max_inputs alone."""
     assert units.bytes_per_input(("sin", "binary32", 1)) == 8
     assert units.bytes_per_input(("pow", "binary64", 1)) == 24
+    assert units.bytes_per_input(("dot", "binary32", 4)) == 3 * 4 * 4    # vectors of 4
     s = units.UnitSizer(max_inputs=1 << 24, max_bytes=64 << 20)
     for key, cap in ((("p", ("sin", "binary32", 1)), 1 << 23),
                      (("p", ("sin", "binary64", 1)), 1 << 22),

@@ -110,10 +110,12 @@ UNIT_MAX_BYTES = 64 << 20
 
 def bytes_per_input(target) -> int:
     """Bytes of host memory one input of ``target`` (a Target or its tuple) takes with its
-    outputs: every argument and output at the widest of its formats (an upper bound)."""
+    outputs: every argument and output at the widest of its formats (an upper bound); a
+    geometric built-in's input is a vector of ``width`` elements."""
     t = Target.of(target)
     size = max(np.dtype(t.input_format.uint).itemsize, np.dtype(t.output_format.uint).itemsize)
-    return (len(t.inputs) + len(t.outputs)) * size
+    lanes = t.width if t.kind == "geometric" else 1
+    return (len(t.inputs) + len(t.outputs)) * size * lanes
 
 
 class UnitSizer:
