@@ -233,33 +233,6 @@ def test_unfinished_units_findings_are_not_compacted(tmp_path):
     assert _findings(out) == 21
 
 
-def test_compaction_keeps_the_recipes_of_special_value_units_only(tmp_path):
-    """A compacted stats row keeps its unit's seed, and its recipe only where the unit is
-    a special-value one (verify.coverage reads it); a drawn unit's recipe (most of its
-    row) is dropped."""
-    from datetime import datetime, timezone
-
-    from fuzzfarm.report.verify import coverage
-    from fuzzfarm.work.units import make_unit
-    out = tmp_path / "r"
-    for i in range(40):
-        u = make_unit("d", ("sin", "binary32", 1), i % 20, 7, 0, 1, size=8192)
-        row = _stats_row("run1", f"u{i:04d}", datetime.now(timezone.utc))
-        row.update(recipe=u.recipe_json, seed=u.seed, device="D", platform="P")
-        store.write_stats(out, "run1", f"u{i:04d}", row)
-    before = {r["unit_id"]: r for r in store.read_stats(out).to_pylist()}
-    cov = coverage(out)
-    assert store.compact(out, min_files=10) == 40
-    after = {r["unit_id"]: r for r in store.read_stats(out).to_pylist()}
-    assert after.keys() == before.keys()
-    for uid, r in after.items():
-        special = '"special": true' in before[uid]["recipe"]
-        assert r["recipe"] == (before[uid]["recipe"] if special else None), uid
-        assert r["seed"] == before[uid]["seed"]
-    assert sum(r["recipe"] is not None for r in after.values()) == 2     # serial 0, twice
-    assert coverage(out) == cov and cov[0]["rules_exercised"] > 0
-
-
 def test_compaction_keeps_one_histogram_per_target_with_the_same_sums(tmp_path):
     """Compacted stats rows carry each target's summed ULP-error histogram on one row (a
     unit's histogram is most of its stats row); the sums per target are unchanged."""

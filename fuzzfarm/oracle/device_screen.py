@@ -557,11 +557,13 @@ GATHER_FRACTION = 0.5
 
 class Landing:
     """Host memory for one drawn unit's screen answer and gathered inputs, pinned where the
-    driver allows it (``agg_c0``, ``agg_c1`` stale where the screen does not aggregate) (device.runner.DeviceRunner.host_array), sized for its screen's
+    driver allows it (device.runner.DeviceRunner.host_array), sized for its screen's
     chunk and reused (``DeviceScreen.landing``, ``release``).  After ``use(count)``:
     ``answer`` (ScreenChunk views for ``count`` inputs), ``hdr`` uint32 (2,): the marked
     inputs' count and the position of the passed input of the largest error (0xffffffff:
-    none), ``x``, ``y`` uint32 (count * GATHER_FRACTION,): the gathered x and y."""
+    none), ``x``, ``y`` uint32 (count * GATHER_FRACTION,): the gathered x and y.  The
+    answer's ``agg_c0``, ``agg_c1`` are stale where the screen does not aggregate (the
+    device does not write them; work.units.made_handoff sends them empty)."""
 
     def __init__(self, screen: DeviceScreen):
         self.screen = screen

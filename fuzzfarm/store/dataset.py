@@ -37,7 +37,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from fuzzfarm.errors import BadInput, CorruptResults
@@ -285,8 +284,8 @@ def _compact_dir(d: Path, schema: pa.Schema, min_files: int, only=None,
     group is cut to its bounded sample with exact counts (store.samples.sample_table), so
     a directory's findings stay one part whose size follows the number of groups.  Stats
     rows keep one ULP-error histogram per target and part, the sum of its units'
-    (``_histograms_per_target``), and a recipe only where the unit is a special-value one
-    (``_special_recipes_only``)."""
+    (``_histograms_per_target``); every row keeps its recipe, from which its inputs are
+    made again (work.units.make_unit)."""
     files = sorted(f for f in d.glob("*.parquet") if not f.name.startswith((".", PART_PREFIX))
                    and (only is None or f.name[:-len(".parquet")] in only))
     if len(files) < max(2, min_files):
@@ -311,8 +310,6 @@ def _compact_dir(d: Path, schema: pa.Schema, min_files: int, only=None,
             for t in _read_all(files, schema):
                 if sums is not None:
                     t = _histograms_per_target(t, sums, placed)
-                if "recipe" in schema.names:
-                    t = _special_recipes_only(t)
                 batch.append(t)
                 rows += t.num_rows
                 if rows >= _PART_ROW_GROUP:
@@ -380,17 +377,6 @@ def _histograms_per_target(t: pa.Table, sums: dict, placed: set) -> pa.Table:
             cells.append(None)
     i = t.schema.get_field_index("ulp_histogram")
     return t.set_column(i, t.schema.field(i), pa.array(cells, t.schema.field(i).type))
-
-
-def _special_recipes_only(t: pa.Table) -> pa.Table:
-    """``t`` (stats rows) with the recipe kept only on special-value units' rows
-    (verify.coverage reads those) and null on drawn units': a drawn unit's recipes are
-    ~120 of a compacted stats row's ~210 bytes, its findings' rows keep them for
-    ``repro`` and ``verify``, and its seed stays on the row."""
-    i = t.schema.get_field_index("recipe")
-    rec = t.column(i)
-    keep = pc.fill_null(pc.match_substring(rec, '"special": true'), False)
-    return t.set_column(i, t.schema.field(i), pc.if_else(keep, rec, pa.nulls(len(t), rec.type)))
 
 
 def finish_compactions(out: str | os.PathLike) -> int:
