@@ -279,9 +279,14 @@ def check_and_write(unit, inputs, outputs, claims, device_meta, run_id, out, dev
     store.write_stats(out, run_id, unit.unit_id, stats)
     fails, notes = stats["failures"], stats["notes"]
     dt = time.perf_counter() - t0
-    coordinator.complete.remote(unit.unit_id, device_key, result.n, fails, notes,
-                                dt + device_seconds,
-                                (unit.function, unit.precision, unit.vector_width), dt)
+    # awaited, not sent and forgotten: a task whose node dies after it returned but before
+    # its call left the node lost the unit's completion, and its lease kept the pool open
+    # for ever (the fault-tolerance test hung once in 36 runs).  Awaited, the node's death
+    # fails the task instead, Ray runs it again and a duplicate completion is ignored.
+    ray.get(coordinator.complete.remote(unit.unit_id, device_key, result.n, fails, notes,
+                                        dt + device_seconds,
+                                        (unit.function, unit.precision, unit.vector_width),
+                                        dt))
     return {"function": unit.function, "inputs": result.n, "failures": fails, "notes": notes,
             "unit_id": unit.unit_id, "check_seconds": stats["check_seconds"],
             "task_seconds": dt, "device_seconds": device_seconds}
