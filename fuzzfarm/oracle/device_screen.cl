@@ -418,6 +418,19 @@ inline uint marked_bits(__global const uint *pass, __global const uint *agg, uin
     return m;
 }
 
+// The inclusive prefix sum (Hillis-Steele) of s[0 .. LOCAL-1] in place, item t holding
+// s[t]; every item of the group calls it.
+inline void local_scan(__local uint *s, uint t)
+{
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint d = 1u; d < LOCAL; d <<= 1) {
+        uint v = t >= d ? s[t - d] : 0u;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        s[t] += v;
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+}
+
 // One work group of LOCAL items: the word of the largest wmax (the first such word, as
 // numpy's argmax) and its wpos.
 __kernel void fuzzfarm_top(__global const float *wmax, __global const uchar *wpos,
@@ -453,13 +466,7 @@ __kernel void fuzzfarm_mark_count(__global const uint *pass, __global const uint
     uint w = get_global_id(0), t = get_local_id(0);
     uint c = popcount(marked_bits(pass, agg, w, count, hdr[1]));
     s[t] = c;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint d = 1u; d < LOCAL; d <<= 1) {          // inclusive scan (Hillis-Steele)
-        uint v = t >= d ? s[t - d] : 0u;
-        barrier(CLK_LOCAL_MEM_FENCE);
-        s[t] += v;
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
+    local_scan(s, t);
     woff[w] = s[t] - c;
     if (t == LOCAL - 1u) gtot[get_group_id(0)] = s[t];
 }
@@ -475,13 +482,7 @@ __kernel void fuzzfarm_mark_scan(__global uint *gtot, uint groups, __global uint
     uint sum = 0u;
     for (uint g = lo; g < hi; g++) sum += gtot[g];
     s[t] = sum;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint d = 1u; d < LOCAL; d <<= 1) {
-        uint v = t >= d ? s[t - d] : 0u;
-        barrier(CLK_LOCAL_MEM_FENCE);
-        s[t] += v;
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
+    local_scan(s, t);
     uint acc = s[t] - sum;
     for (uint g = lo; g < hi; g++) { uint v = gtot[g]; gtot[g] = acc; acc += v; }
     if (t == LOCAL - 1u) hdr[0] = s[t];

@@ -181,7 +181,7 @@ def distribution(hist: np.ndarray) -> dict:
                for r in rows}}
     if total.sum():          # None where it falls in the open top bin
         for key, v in zip(("ulp_p50", "ulp_p99"), percentile_bounds(total)):
-            out[key] = None if np.isinf(v) else v
+            out[key] = bound(v)
     return out
 
 
