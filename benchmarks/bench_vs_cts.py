@@ -206,6 +206,7 @@ def main() -> None:
                     "exact": meta.get("exact"),
                     "device_seconds": round(meta.get("device_seconds") or 0.0, 2),
                     "check_seconds": round(meta.get("check_seconds") or 0.0, 2),
+                    "fuzzfarm_phases": meta.get("phase_seconds"),
                     "device": dev.get("label"), "driver": dev.get("driver_version")})
         model = dev.get("name") or ""
         if rec.get("cts_device") is not None and model and model not in rec["cts_device"]:
@@ -218,7 +219,8 @@ def main() -> None:
         records.append(rec)
         print(f"{fn:8s} suite {rec.get('cts_s', '-')} s ({rec.get('cts_result', '-')}), "
               f"fuzzfarm {rec['fuzzfarm_s']} s for {rec['inputs']:,} inputs, "
-              f"{rec['failures']:,} failures, ratio {rec.get('ratio', '-')}", flush=True)
+              f"{rec['failures']:,} failures, ratio {rec.get('ratio', '-')}; phases (s): "
+              f"{rec['fuzzfarm_phases']}", flush=True)
     tag = args.tag or re.sub(r"[^a-z0-9]+", "-", device_label.lower()).strip("-") or "device"
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -262,3 +262,47 @@ def test_compaction_keeps_one_histogram_per_target_with_the_same_sums(tmp_path):
     assert all((sums()[k] == v).all() for k, v in want.items())
     rows = store.read_stats(out).to_pylist()
     assert len(rows) == 40 and sum(r["ulp_histogram"] is not None for r in rows) == 2
+
+
+def test_compaction_from_tables_in_memory_writes_what_reading_the_files_writes(tmp_path):
+    """``compact(known=...)`` (a sweep's closing compaction: the tables its chunks wrote)
+    gives the same rows, histogram sums and sampled findings as reading the files back,
+    and does not read the files it knows."""
+    from datetime import datetime, timezone
+
+    import numpy as np
+
+    from fuzzfarm.oracle.histogram import NBINS, NROWS, to_cells
+    rng = np.random.default_rng(5)
+    outs = [tmp_path / "read", tmp_path / "known"]
+    known: dict = {}
+    for i in range(30):
+        uid = f"u{i:04d}"
+        row = _stats_row("run1", uid, datetime(2026, 11, 26, tzinfo=timezone.utc))
+        row["ulp_histogram"] = to_cells(rng.integers(0, 4, (NROWS, NBINS)))
+        rows = [_finding_row("run1", uid, k) for k in range(3)]
+        for k, out in enumerate(outs):
+            keep = known if k else None
+            store.write_findings(out, "run1", uid, rows, keep=keep)
+            store.write_stats(out, "run1", uid, row, keep=keep)
+    assert len(known) == 60
+    real = store.pq.read_table
+    read: list = []
+
+    def reading(f, **k):
+        if not Path(f).name.startswith("part-"):      # a unit's file, not a written part
+            read.append(f)
+        return real(f, **k)
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(store.pq, "read_table", reading)
+        assert store.compact(outs[0], min_files=2) == 60
+        assert len(read) == 90         # findings once, stats twice (histograms, rows)
+        read.clear()
+        assert store.compact(outs[1], min_files=2, known=known) == 60
+        assert read == []
+
+    def table(reader, out):
+        return sorted(reader(out).to_pylist(), key=lambda r: (r["unit_id"], r.get("element")))
+    assert table(store.read_stats, outs[1]) == table(store.read_stats, outs[0])
+    assert table(store.read_findings, outs[1]) == table(store.read_findings, outs[0])
+    assert _findings(outs[1]) == _findings(outs[0]) == 90

@@ -154,6 +154,42 @@ def test_sweep_kernel_matches_the_buffer_kernel(name, start):
         assert np.array_equal(outs[o.name], ref[o.name]), o.name
 
 
+def test_launch_order_puts_the_chunks_of_rare_classes_first():
+    """Zeros and subnormals (chunk 0), infinities and NaNs (chunk 255): the chunks whose
+    host check is longest go first, the rest in order; a two-argument space as it is."""
+    space = sw.space_for("exp", "binary32")
+    todo = [sw.chunk_unit("f", space, i, 1 << 24) for i in range(256)]
+    order = [u.seed >> 24 for u in sw.launch_order(space, todo)]
+    assert order == [0, 255] + list(range(1, 255))
+    part = todo[100:103] + todo[-1:]            # a resumed sweep's chunks left
+    assert [u.seed >> 24 for u in sw.launch_order(space, part)] == [255, 100, 101, 102]
+    two = sw.space_for("pow", "binary16")
+    todo = [sw.chunk_unit("f", two, i, 1 << 24) for i in range(256)]
+    assert sw.launch_order(two, todo) == todo
+
+
+def test_a_sweep_keeps_pandas_out_of_its_processes(tmp_path):
+    """pyarrow imports pandas, where installed, at its first array (about a second):
+    the sweep command blocks it.  A stand-in pandas package records being imported."""
+    fake = tmp_path / "pandas"
+    fake.mkdir()
+    (fake / "__init__.py").write_text("import os\nopen(os.environ['MARK'], 'w').close()\n"
+                                      "raise ImportError('stand-in')\n")
+    code = ("import sys, pyarrow as pa\n"
+            "if sys.argv[1] == 'blocked':\n"
+            "    from fuzzfarm.cli import _without_pandas; _without_pandas()\n"
+            "pa.Table.from_pylist([{'a': 1}])\n"
+            "print('pandas' in sys.modules)\n")
+    for mode, imported in (("blocked", False), ("plain", True)):
+        mark = tmp_path / f"mark-{mode}"
+        r = subprocess.run([sys.executable, "-c", code, mode], cwd=ROOT, capture_output=True,
+                           text=True, env={**os.environ, "MARK": str(mark),
+                                           "PYTHONPATH": f"{tmp_path}{os.pathsep}{ROOT}"})
+        assert r.returncode == 0, r.stderr
+        assert mark.exists() is imported, mode
+        assert r.stdout.strip() == "False"
+
+
 @pytest.mark.device
 def test_sweep_resumes_by_chunk_without_repeating_one(tmp_path):
     info = require_device()
@@ -161,6 +197,8 @@ def test_sweep_resumes_by_chunk_without_repeating_one(tmp_path):
     opts = sw.SweepOptions(space, info, tmp_path, 1 << 16, workers=2, limit=3)
     m1 = sw.sweep(opts)
     assert m1["status"] == "partial" and m1["chunks_done"] == 3
+    assert list(m1["phase_seconds"]) == ["pool", "context", "build", "chunks", "drain",
+                                         "compact", "summarize"]
     assert m1["inputs"] == 3 << 16
     opts.limit = 2
     m2 = sw.sweep(opts)

@@ -217,6 +217,49 @@ SCREENS = ("auto", "device", "host")
 
 def _worker_init() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)     # the parent decides when to stop
+    # the check's modules now, while the parent opens the device and builds its kernels:
+    # imported at a worker's first chunk, they held up the first slots (~1 s on the GPU host)
+    import fuzzfarm.store.dataset  # noqa: F401
+    import fuzzfarm.verdict.checker  # noqa: F401
+    import fuzzfarm.verdict.screened  # noqa: F401
+    import fuzzfarm.work.units  # noqa: F401
+
+
+#: Findings rows a sweep keeps in memory for its closing compaction (store.compact's
+#: ``known``); beyond them the compaction reads the files back.  Stats rows: always kept.
+KNOWN_FINDINGS_ROWS = 1 << 20
+
+
+@dataclass
+class _Written:
+    """The tables a sweep's checked chunks wrote ({key: table}, store.compact's
+    ``known``), findings only while ``KNOWN_FINDINGS_ROWS`` allows."""
+
+    tables: dict = field(default_factory=dict)
+    findings_rows: int = 0
+
+    def add(self, tables: dict) -> None:
+        for key, t in tables.items():
+            if "ulp_histogram" not in t.schema.names:     # findings
+                if self.findings_rows + t.num_rows > KNOWN_FINDINGS_ROWS:
+                    continue
+                self.findings_rows += t.num_rows
+            self.tables[key] = t
+
+
+def launch_order(space: Space, todo: list) -> list:
+    """``todo`` (SweepUnits) with the chunks holding zeros, subnormals, infinities or NaNs
+    first: the device screen leaves (some of) them to the host, whose check of such a
+    chunk takes up to ~1 s, which at the end of a sweep would be its last second.  The
+    rest in order; a two-argument space unchanged."""
+    rare = [c for c in INPUT_CLASSES if not c.endswith("_normal")]
+
+    def host_share(u) -> int:
+        counts = space.class_counts(u.seed, u.per_recipe)
+        return -sum(n for k, n in counts.items() if k.split(":", 1)[1] in rare)
+    if len(space.fn.inputs) != 1:
+        return list(todo)
+    return sorted(todo, key=host_share)
 
 
 def _slot_views(slot: int, space: Space, count: int) -> dict[str, np.ndarray]:
@@ -262,7 +305,8 @@ def check_chunk(job: dict, outputs: dict | None = None, answer=None) -> dict:
     ``answer`` (tests) the device screen's answer (oracle.device_screen.ScreenChunk)
     instead of the slot's, where ``job['device_screen']``.
     Returns {unit_id, inputs, failures, notes, max_ulp_error, max_inputs (the input bits
-    of the largest error, or None), check_seconds}.
+    of the largest error, or None), check_seconds, tables (the tables written, as
+    store.compact's ``known``)}.
     """
     from fuzzfarm.store import dataset as store
     from fuzzfarm.work.units import finding_rows, stats_row
@@ -282,12 +326,13 @@ def check_chunk(job: dict, outputs: dict | None = None, answer=None) -> dict:
     stats = stats_row(total, unit, inputs, job["meta"], job["run_id"],
                       job["device_seconds"], dt, job["build_options"],
                       by_class=space.class_counts(start, count))
-    store.write_findings(job["out"], job["run_id"], unit.unit_id, rows)
-    store.write_stats(job["out"], job["run_id"], unit.unit_id, stats)
+    tables: dict = {}       # what was written, for the sweep's compaction at its end
+    store.write_findings(job["out"], job["run_id"], unit.unit_id, rows, keep=tables)
+    store.write_stats(job["out"], job["run_id"], unit.unit_id, stats, keep=tables)
     return {"unit_id": unit.unit_id, "inputs": count, "failures": stats["failures"],
             "notes": stats["notes"], "max_ulp_error": stats["max_ulp_error"],
             "max_inputs": stats.get("max_ulp_inputs"),
-            "check_seconds": time.perf_counter() - t0}
+            "check_seconds": time.perf_counter() - t0, "tables": tables}
 
 
 # --------------------------------------------------------------------------- parent side
@@ -375,18 +420,25 @@ def _sweep_locked(opts: SweepOptions, progress) -> dict:
     done_inputs = space.size - sum(u.per_recipe for u in todo)
     if opts.limit is not None:
         todo = todo[:opts.limit]
+    todo = launch_order(space, todo)
     from fuzzfarm.oracle.device_screen import ScreenChunk
     slot_bytes = opts.chunk * space.output_bytes + ScreenChunk.nbytes(opts.chunk)
     started = time.perf_counter()
+    phases = _Phases()
     interrupted = False
+    written = _Written()    # the tables the chunks wrote, for the compaction below
     if todo:
-        interrupted = _pipeline(opts, run_id, todo, slot_bytes, meta, progress, done_inputs)
+        interrupted = _pipeline(opts, run_id, todo, slot_bytes, meta, progress, done_inputs,
+                                phases, written)
     try:    # one file per directory instead of one per chunk; then summed from it (a
         # summary of 256 chunk files read them all once more: ~0.35 s of an H100 sweep)
-        store.compact(opts.out, min_files=2)
+        store.compact(opts.out, min_files=2, known=written.tables)
     except (OSError, store.StoreError) as exc:
         meta["not_compacted"] = str(exc)
+    phases.lap("compact")
     meta.update(summarize(opts.out, run_id, space))
+    phases.lap("summarize")
+    meta["phase_seconds"] = phases.seconds
     meta["status"] = "device fault" if meta.get("device_fault") else \
         "interrupted" if interrupted else (
         "completed" if meta["inputs"] == space.size else "partial")
@@ -394,6 +446,20 @@ def _sweep_locked(opts: SweepOptions, progress) -> dict:
     store.write_run(opts.out, run_id, meta)
     meta["interrupted"] = interrupted
     return meta
+
+
+class _Phases:
+    """Wall seconds of a sweep's phases, in order ({phase: seconds}): where its fixed
+    costs go (``meta['phase_seconds']``; benchmarks/bench_vs_cts.py reports them)."""
+
+    def __init__(self):
+        self.seconds: dict[str, float] = {}
+        self._t = time.perf_counter()
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        self.seconds[name] = round(self.seconds.get(name, 0.0) + now - self._t, 4)
+        self._t = now
 
 
 def _load_meta(path: Path) -> dict | None:
@@ -488,8 +554,11 @@ def run_chunk_on(runner, space: Space, start: int, count: int) -> dict[str, np.n
     return views
 
 
-def _pipeline(opts, run_id, todo, slot_bytes, meta, progress, done_inputs) -> bool:
-    """Device -> shared slots -> worker pool; returns True if interrupted."""
+def _pipeline(opts, run_id, todo, slot_bytes, meta, progress, done_inputs,
+              phases: _Phases, written: _Written) -> bool:
+    """Device -> shared slots -> worker pool; returns True if interrupted.  ``phases``
+    gets the laps pool, context, build, chunks (to the last chunk's launch) and drain;
+    ``written`` the tables the checked chunks wrote."""
     global _SLOTS
     from fuzzfarm.store import dataset as store
     from fuzzfarm.verdict.claims import Claims
@@ -499,6 +568,7 @@ def _pipeline(opts, run_id, todo, slot_bytes, meta, progress, done_inputs) -> bo
     ctx = mp.get_context("fork")
     # Fork the workers before OpenCL starts any driver thread in this process.
     pool = ctx.Pool(opts.workers, initializer=_worker_init)
+    phases.lap("pool")
     free: queue.Queue = queue.Queue()
     for s in range(opts.slots):
         free.put(("slot", s, None))
@@ -508,6 +578,7 @@ def _pipeline(opts, run_id, todo, slot_bytes, meta, progress, done_inputs) -> bo
         from fuzzfarm.device.runner import DeviceRunner
         runner = DeviceRunner(info, opts.build_options)
         consts = runner.device_constants()
+        phases.lap("context")
         claims = Claims.for_device(info, space.fmt.name, consts, opts.build_options)
         meta.update(claims={"precision": claims.precision, "profile": claims.profile,
                             "denormals": claims.denormals, "rounding": list(claims.rounding),
@@ -524,6 +595,7 @@ def _pipeline(opts, run_id, todo, slot_bytes, meta, progress, done_inputs) -> bo
         screen = _device_screen(opts, runner, claims, meta,
                                 fault_at=(run_id, replace(todo[0], unit_id=todo[0].unit_id
                                                           + "-screen"), dmeta))
+        phases.lap("build")
 
         sigints = [0]
 
@@ -559,6 +631,7 @@ def _pipeline(opts, run_id, todo, slot_bytes, meta, progress, done_inputs) -> bo
                 continue
             if kind == "done":
                 in_flight -= 1
+                written.add(res.pop("tables", {}))
                 done_inputs += res["inputs"]
                 if progress:
                     progress(done_inputs, space.size, res)
@@ -584,6 +657,8 @@ def _pipeline(opts, run_id, todo, slot_bytes, meta, progress, done_inputs) -> bo
                    "device_screen": screen is not None, "chunk": opts.chunk}
             in_flight += 1
             pool.apply_async(_check_slot, (job,), callback=finished, error_callback=failed)
+            if not pending:
+                phases.lap("chunks")
         if errors:
             raise errors[0]
     except KeyboardInterrupt:
@@ -594,6 +669,7 @@ def _pipeline(opts, run_id, todo, slot_bytes, meta, progress, done_inputs) -> bo
         signal.signal(signal.SIGINT, old)
         pool.close()
         pool.join()
+        phases.lap("drain")
     return interrupted
 
 
