@@ -219,10 +219,10 @@ def _worker_init() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)     # the parent decides when to stop
     # the check's modules now, while the parent opens the device and builds its kernels:
     # imported at a worker's first chunk, they held up the first slots (~1 s on the GPU host)
-    import fuzzfarm.store.dataset  # noqa: F401
-    import fuzzfarm.verdict.checker  # noqa: F401
-    import fuzzfarm.verdict.screened  # noqa: F401
-    import fuzzfarm.work.units  # noqa: F401
+    import importlib
+    for name in ("fuzzfarm.store.dataset", "fuzzfarm.verdict.checker",
+                 "fuzzfarm.verdict.screened", "fuzzfarm.work.units"):
+        importlib.import_module(name)
 
 
 #: Findings rows a sweep keeps in memory for its closing compaction (store.compact's
