@@ -402,29 +402,6 @@ def verify(results, run_id, sample, no_device, json_path) -> None:
         raise SystemExit(1)
 
 
-class _NoPandas:
-    """A meta path finder under which ``import pandas`` raises ImportError."""
-
-    @staticmethod
-    def find_spec(name, path=None, target=None):
-        if name == "pandas" or name.startswith("pandas."):
-            raise ImportError("pandas is kept out of a sweep (fuzzfarm.cli._without_pandas)")
-        return None
-
-
-def _without_pandas() -> None:
-    """Keep pandas out of this process and the ones it forks.  pyarrow imports pandas,
-    where it is installed, the first time it builds any array (``pa.array``,
-    ``Table.from_pylist``): 1.1-1.2 s on the GPU machine, in the sweep's driver and again
-    in each checking process at its first chunk, for nothing (fuzzfarm never converts to
-    pandas).  pyarrow takes the ImportError as "not installed".  (``sys.modules['pandas']
-    = None`` is not enough: pyarrow's compiled import then gets None and fails.)  A
-    process that imported pandas already keeps it."""
-    import sys
-    if "pandas" not in sys.modules and not any(isinstance(f, _NoPandas) for f in sys.meta_path):
-        sys.meta_path.insert(0, _NoPandas())
-
-
 @main.command()
 @click.argument("function")
 @click.option("--precision", "-p", default="binary32", show_default=True,
@@ -456,9 +433,9 @@ def sweep(function, precision, device, out, build_options, workers, chunk_bits, 
     that does not build, an OpenCL error: recorded as a finding), 2 for bad input, 130 when
     interrupted (finished chunks are kept).
     """
-    _without_pandas()
-    from fuzzfarm.store import dataset as store
     from fuzzfarm.orchestrate import sweep as sw
+    sw.without_pandas()
+    from fuzzfarm.store import dataset as store
     from fuzzfarm.orchestrate.progress import sweep_end, sweep_with_progress
     from fuzzfarm.orchestrate.run import _precision
 

@@ -177,7 +177,7 @@ def test_a_sweep_keeps_pandas_out_of_its_processes(tmp_path):
                                       "raise ImportError('stand-in')\n")
     code = ("import sys, pyarrow as pa\n"
             "if sys.argv[1] == 'blocked':\n"
-            "    from fuzzfarm.cli import _without_pandas; _without_pandas()\n"
+            "    from fuzzfarm.orchestrate.sweep import without_pandas; without_pandas()\n"
             "pa.Table.from_pylist([{'a': 1}])\n"
             "print('pandas' in sys.modules)\n")
     for mode, imported in (("blocked", False), ("plain", True)):

@@ -385,9 +385,14 @@ class DeviceScreen:
                 source=source, log=str(exc), code=code, code_name=code_name,
                 kernels=["fuzzfarm_screen"]) from None
         self.program = program
-        w = words_for(chunk)
+        self._allocate()
+
+    def _allocate(self) -> None:
+        """This screen's own device buffers (for chunks of ``self.chunk`` inputs)."""
+        import pyopencl as cl
+        w = words_for(self.chunk)
         mf = cl.mem_flags
-        ctx = runner.context
+        ctx = self.runner.context
         self.passed = cl.Buffer(ctx, mf.WRITE_ONLY, w * 4)
         self.wmax = cl.Buffer(ctx, mf.WRITE_ONLY, w * 4)
         self.wpos = cl.Buffer(ctx, mf.WRITE_ONLY, w)
@@ -398,6 +403,16 @@ class DeviceScreen:
         self._zeros = np.zeros(NROWS * NBINS, np.uint32)
         self._marks = None          # the gathering's buffers and kernels (``enqueue_marked``)
         self._landings: list = []   # idle Landings (``landing``)
+
+    def twin(self) -> "DeviceScreen":
+        """A screen of the same kernels (nothing built again) with device buffers of its
+        own: one chunk can be screened while the host reads another's answer.  (A
+        kernel's arguments are taken at each enqueue, so the two may share kernels while
+        one host thread enqueues both.)"""
+        import copy
+        other = copy.copy(self)
+        other._allocate()
+        return other
 
     def enqueue(self, ybuf, start: int, count: int, out: ScreenChunk, wait_for=None,
                 xbuf=None, blocking: bool = True):

@@ -40,11 +40,12 @@ from edgecases import catalogue
 from fuzzfarm.errors import BadInput
 from fuzzfarm.formats import INPUT_CLASSES, FloatFormat, format_named
 from fuzzfarm.device.kernels import buffer_dtype
+from fuzzfarm.orchestrate.sweep_kernel import LANES, SweepKernel, run_chunk_on
 from fuzzfarm.work.units import WorkUnit
 
 __all__ = ["SweepError", "Space", "space_for", "SweepUnit", "SweepOptions", "chunk_unit",
            "check_chunk", "resume_state", "sweep", "sweep_run_id", "summarize",
-           "MAX_SPACE_BITS"]
+           "MAX_SPACE_BITS", "SweepKernel", "run_chunk_on", "without_pandas"]
 
 #: The largest space a sweep enumerates: 2^32 inputs.
 MAX_SPACE_BITS = 32
@@ -336,6 +337,30 @@ def check_chunk(job: dict, outputs: dict | None = None, answer=None) -> dict:
 
 
 # --------------------------------------------------------------------------- parent side
+class _NoPandas:
+    """A meta path finder under which ``import pandas`` raises ImportError."""
+
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        if name == "pandas" or name.startswith("pandas."):
+            raise ImportError("pandas is kept out of a sweep (orchestrate.sweep.without_pandas)")
+        return None
+
+
+def without_pandas() -> None:
+    """Keep pandas out of this process and the ones it forks (the sweep command calls it
+    first).  pyarrow imports pandas,
+    where it is installed, the first time it builds any array (``pa.array``,
+    ``Table.from_pylist``): 1.1-1.2 s on the GPU machine, in the sweep's driver and again
+    in each checking process at its first chunk, for nothing (fuzzfarm never converts to
+    pandas).  pyarrow takes the ImportError as "not installed".  (``sys.modules['pandas']
+    = None`` is not enough: pyarrow's compiled import then gets None and fails.)  A
+    process that imported pandas already keeps it."""
+    import sys
+    if "pandas" not in sys.modules and not any(isinstance(f, _NoPandas) for f in sys.meta_path):
+        sys.meta_path.insert(0, _NoPandas())
+
+
 def default_workers() -> int:
     """One checking process per core.  (On the 16-core H100 host, 16 workers swept sin in
     20.7-23.8 s, 15 workers, leaving one core to the driver process, in 24.3 s.)"""
@@ -473,87 +498,6 @@ def _load_meta(path: Path) -> dict | None:
                          f"the sweep again") from None
 
 
-class SweepKernel:
-    """The sweep kernel of ``space`` built on ``runner`` (a device.DeviceRunner), with
-    device output buffers for ``chunk`` inputs.  Raises device.KernelBuildError."""
-
-    def __init__(self, runner, space: Space, chunk: int):
-        import pyopencl as cl
-
-        from fuzzfarm.device.kernels import sweep_kernel_name, sweep_source
-        self.runner, self.space = runner, space
-        name = sweep_kernel_name(space.fn)
-        program = runner.build(sweep_source(space.fn, space.fmt), f"{name} ({space.fmt.name})")
-        self.kernel = cl.Kernel(program, name)
-        self.buffers = [cl.Buffer(runner.context, cl.mem_flags.READ_WRITE,
-                                  chunk * buffer_dtype(o, space.fmt).itemsize)
-                        for o in space.fn.outputs]
-        self.planted = _planted_results(space)
-
-    def run_into(self, start: int, count: int, views: dict, screen=None,
-                 answer=None) -> float:
-        """Compute inputs ``start .. start+count-1`` into ``views`` ({output name: host
-        array (count,)}) and, with ``screen`` (an oracle.device_screen.DeviceScreen),
-        screen them on the device into ``answer`` (a ScreenChunk); returns the seconds
-        spent (kernels and copies)."""
-        import pyopencl as cl
-        t0 = time.perf_counter()
-        q = self.runner.queue
-        self.kernel.set_args(*self.buffers, np.uint64(start))
-        ev = cl.enqueue_nd_range_kernel(q, self.kernel, (count,), None)
-        for g, y in self.planted:           # tests: wrong results planted after the kernel
-            if start <= g < start + count:
-                ev = cl.enqueue_copy(q, self.buffers[0], np.asarray([y], self.buffers_dtype),
-                                     dst_offset=(g - start) * self.buffers_dtype.itemsize,
-                                     wait_for=[ev])
-        if screen is not None:
-            from fuzzfarm.oracle.device_screen import clean_candidates
-            screen.enqueue(self.buffers[0], start, count, answer, wait_for=[ev])
-            pos = clean_candidates(answer, count)
-            if pos is not None:         # the host reads only these results: copy them
-                (o,) = self.space.fn.outputs
-                isz = self.buffers_dtype.itemsize
-                for p in pos:
-                    cl.enqueue_copy(q, views[o.name][p:p + 1], self.buffers[0],
-                                    src_offset=int(p) * isz, is_blocking=False)
-                q.finish()
-                return time.perf_counter() - t0
-        for o, buf in zip(self.space.fn.outputs, self.buffers):
-            cl.enqueue_copy(q, views[o.name], buf, wait_for=[ev], is_blocking=False)
-        q.finish()
-        return time.perf_counter() - t0
-
-    @property
-    def buffers_dtype(self) -> np.dtype:
-        return buffer_dtype(self.space.fn.outputs[0], self.space.fmt)
-
-
-def _planted_results(space: Space) -> list:
-    """Tests: the wrong results planted for ``space`` by runner.FAULTS_ENV's "results"
-    entry ([[built-in, input pattern, result pattern], ...], patterns as integers or hex
-    strings): [(input number, result pattern)] for a single-argument space."""
-    from fuzzfarm.device.runner import planted_faults
-    out = []
-    if len(space.fn.inputs) != 1:
-        return out
-    for name, x, y in planted_faults().get("results", ()):
-        if name != space.fn.name:
-            continue
-        x, y = (int(v, 16) if isinstance(v, str) else int(v) for v in (x, y))
-        sign = x >> (space.fmt.bits - 1)
-        out.append((2 * (x & space.fmt.abs_mask) + sign, y))
-    return out
-
-
-def run_chunk_on(runner, space: Space, start: int, count: int) -> dict[str, np.ndarray]:
-    """Inputs ``start .. start+count-1`` of ``space`` through the sweep kernel on
-    ``runner``: {output name: array (count,)} (for tests and `repro`)."""
-    k = SweepKernel(runner, space, count)
-    views = {o.name: np.empty(count, buffer_dtype(o, space.fmt)) for o in space.fn.outputs}
-    k.run_into(start, count, views)
-    return views
-
-
 def _pipeline(opts, run_id, todo, slot_bytes, meta, progress, done_inputs,
               phases: _Phases, written: _Written) -> bool:
     """Device -> shared slots -> worker pool; returns True if interrupted.  ``phases``
@@ -616,11 +560,39 @@ def _pipeline(opts, run_id, todo, slot_bytes, meta, progress, done_inputs,
             free.put(("error", None, exc))
 
         pending = list(todo)
-        while pending or in_flight:
+        launched = None     # (unit, slot, Launch): on the device, not landed yet
+        lane = 0
+
+        def enqueue_fault(unit, exc) -> None:   # the driver said no: recorded, then stop
+            from fuzzfarm.device.runner import enqueue_error_detail
+            from fuzzfarm.device.kernels import sweep_source
+            _device_fault(opts, run_id, unit, dmeta, "enqueue_error", enqueue_error_detail(
+                exc, sweep_source(space.fn, space.fmt), opts.build_options), meta)
+
+        def hand_over() -> None:                # land the launched chunk; a worker checks it
+            nonlocal launched, in_flight, pending
+            (unit, slot, run), launched = launched, None
+            try:
+                seconds = kernel.land(run)
+            except cl_error() as exc:
+                enqueue_fault(unit, exc)
+                pending = []
+                return
+            job = {"unit": unit, "space": space, "claims": claims, "meta": dmeta,
+                   "run_id": run_id, "out": str(opts.out), "build_options": opts.build_options,
+                   "device_seconds": seconds, "slot": slot,
+                   "device_screen": screen is not None, "chunk": opts.chunk}
+            in_flight += 1
+            pool.apply_async(_check_slot, (job,), callback=finished, error_callback=failed)
+
+        while pending or in_flight or launched:
             if sigints[0] and not interrupted:
                 interrupted, pending = True, []
-                if not in_flight:
-                    break
+            if launched and (not pending or free.empty()):
+                hand_over()         # nothing to launch beside it now
+                continue
+            if not (pending or in_flight):
+                break
             kind, slot, res = free.get()
             if sigints[0]:
                 interrupted, pending = True, []
@@ -640,23 +612,18 @@ def _pipeline(opts, run_id, todo, slot_bytes, meta, progress, done_inputs,
             unit = pending.pop(0)
             answer = None if screen is None else \
                 _slot_answer(slot, space, unit.per_recipe, opts.chunk)
-            try:
-                seconds = kernel.run_into(unit.seed, unit.per_recipe,
-                                          _slot_views(slot, space, unit.per_recipe),
-                                          screen, answer)
-            except cl_error() as exc:         # the driver said no: recorded, then stop
-                from fuzzfarm.device.runner import enqueue_error_detail
-                from fuzzfarm.device.kernels import sweep_source
-                _device_fault(opts, run_id, unit, dmeta, "enqueue_error", enqueue_error_detail(
-                    exc, sweep_source(space.fn, space.fmt), opts.build_options), meta)
+            try:        # the next chunk on the device, then the one before it landed
+                run = kernel.launch(unit.seed, unit.per_recipe,
+                                    _slot_views(slot, space, unit.per_recipe), screen,
+                                    answer, lane)
+            except cl_error() as exc:
+                enqueue_fault(unit, exc)
                 pending = []
                 continue
-            job = {"unit": unit, "space": space, "claims": claims, "meta": dmeta,
-                   "run_id": run_id, "out": str(opts.out), "build_options": opts.build_options,
-                   "device_seconds": seconds, "slot": slot,
-                   "device_screen": screen is not None, "chunk": opts.chunk}
-            in_flight += 1
-            pool.apply_async(_check_slot, (job,), callback=finished, error_callback=failed)
+            lane = (lane + 1) % LANES
+            if launched:
+                hand_over()
+            launched = (unit, slot, run)
             if not pending:
                 phases.lap("chunks")
         if errors:

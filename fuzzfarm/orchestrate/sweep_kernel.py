@@ -1,0 +1,159 @@
+"""A sweep's device side: the sweep kernel (inputs made from the global id, no input
+buffer) and, where the sweep screens on the device, the screen of its results.
+
+Two *lanes* of device buffers let one chunk run on the device while the host reads the
+answer of the one before (``launch`` then ``land``): on the GPU machine a 2^24-input chunk
+took ~4.8 ms enqueued and waited for one at a time, about half of it the host's own work
+between two chunks (the enqueues, the clean-chunk test), with the device idle.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from fuzzfarm.device.kernels import buffer_dtype
+
+__all__ = ["SweepKernel", "Launch", "run_chunk_on"]
+
+#: Chunks a SweepKernel can have on the device at once (its sets of device buffers).
+LANES = 2
+
+
+@dataclass
+class Launch:
+    """One chunk enqueued by ``SweepKernel.launch``: inputs ``start .. start+count-1`` on
+    ``lane``, its results due in ``views`` and the screen's answer in ``answer``; ``event``
+    the last enqueued command; ``seconds`` the host time spent on it so far."""
+
+    start: int
+    count: int
+    lane: int
+    views: dict
+    screen: object
+    answer: object
+    event: object
+    seconds: float
+
+
+class SweepKernel:
+    """The sweep kernel of ``space`` (orchestrate.sweep.Space) built on ``runner`` (a
+    device.DeviceRunner), with ``LANES`` sets of device output buffers for ``chunk``
+    inputs each.  Raises device.KernelBuildError."""
+
+    def __init__(self, runner, space, chunk: int):
+        import pyopencl as cl
+
+        from fuzzfarm.device.kernels import sweep_kernel_name, sweep_source
+        self.runner, self.space = runner, space
+        name = sweep_kernel_name(space.fn)
+        program = runner.build(sweep_source(space.fn, space.fmt), f"{name} ({space.fmt.name})")
+        self.kernel = cl.Kernel(program, name)
+        self.lanes = [[cl.Buffer(runner.context, cl.mem_flags.READ_WRITE,
+                                 chunk * buffer_dtype(o, space.fmt).itemsize)
+                       for o in space.fn.outputs] for _ in range(LANES)]
+        self.planted = _planted_results(space)
+        self._screens: dict = {}        # id(screen) -> its twins, one per lane
+
+    @property
+    def buffers(self) -> list:
+        """The first lane's device output buffers (one per output)."""
+        return self.lanes[0]
+
+    @property
+    def buffers_dtype(self) -> np.dtype:
+        return buffer_dtype(self.space.fn.outputs[0], self.space.fmt)
+
+    def _screen_on(self, screen, lane: int):
+        """``screen`` (an oracle.device_screen.DeviceScreen) for ``lane``: itself on lane 0,
+        a twin of it (its own device buffers) on the others."""
+        if lane == 0:
+            return screen
+        twins = self._screens.setdefault(id(screen), (screen, {}))[1]
+        if lane not in twins:
+            twins[lane] = screen.twin()
+        return twins[lane]
+
+    def launch(self, start: int, count: int, views: dict, screen=None, answer=None,
+               lane: int = 0) -> Launch:
+        """Enqueue inputs ``start .. start+count-1`` on ``lane`` (0 .. LANES-1, a lane
+        whose earlier launch has landed) and, with ``screen``, their screen into
+        ``answer`` (a ScreenChunk); returns at once.  ``land`` it before ``views`` are
+        read.  Raises pyopencl.Error where the driver refuses."""
+        import pyopencl as cl
+        t0 = time.perf_counter()
+        q, bufs = self.runner.queue, self.lanes[lane]
+        self.kernel.set_args(*bufs, np.uint64(start))
+        ev = cl.enqueue_nd_range_kernel(q, self.kernel, (count,), None)
+        for g, y in self.planted:           # tests: wrong results planted after the kernel
+            if start <= g < start + count:
+                ev = cl.enqueue_copy(q, bufs[0], np.asarray([y], self.buffers_dtype),
+                                     dst_offset=(g - start) * self.buffers_dtype.itemsize,
+                                     wait_for=[ev])
+        if screen is not None:
+            ev = self._screen_on(screen, lane).enqueue(bufs[0], start, count, answer,
+                                                       wait_for=[ev], blocking=False)
+        else:
+            for o, buf in zip(self.space.fn.outputs, bufs):
+                ev = cl.enqueue_copy(q, views[o.name], buf, wait_for=[ev], is_blocking=False)
+        return Launch(start, count, lane, views, screen, answer, ev,
+                      time.perf_counter() - t0)
+
+    def land(self, run: Launch) -> float:
+        """Wait for ``run`` (a ``launch``'s) and copy what the host reads of its results
+        into its views: with a screen whose answer passed the whole chunk, only the
+        candidates (``clean_candidates``), else every result.  Returns the seconds spent
+        on the chunk (enqueues, waits and copies).  Raises pyopencl.Error."""
+        import pyopencl as cl
+        t0 = time.perf_counter()
+        q, bufs = self.runner.queue, self.lanes[run.lane]
+        run.event.wait()
+        if run.screen is not None:
+            from fuzzfarm.oracle.device_screen import clean_candidates
+            pos = clean_candidates(run.answer, run.count)
+            if pos is not None:         # the host reads only these results: copy them
+                (o,) = self.space.fn.outputs
+                isz = self.buffers_dtype.itemsize
+                for p in pos:
+                    cl.enqueue_copy(q, run.views[o.name][p:p + 1], bufs[0],
+                                    src_offset=int(p) * isz, is_blocking=False)
+            else:
+                for o, buf in zip(self.space.fn.outputs, bufs):
+                    cl.enqueue_copy(q, run.views[o.name], buf, is_blocking=False)
+            q.finish()
+        return run.seconds + time.perf_counter() - t0
+
+    def run_into(self, start: int, count: int, views: dict, screen=None,
+                 answer=None) -> float:
+        """Compute inputs ``start .. start+count-1`` into ``views`` ({output name: host
+        array (count,)}) and, with ``screen`` (an oracle.device_screen.DeviceScreen),
+        screen them on the device into ``answer`` (a ScreenChunk); returns the seconds
+        spent (kernels and copies).  One chunk at a time: ``launch`` and ``land``."""
+        return self.land(self.launch(start, count, views, screen, answer))
+
+
+def _planted_results(space) -> list:
+    """Tests: the wrong results planted for ``space`` by runner.FAULTS_ENV's "results"
+    entry ([[built-in, input pattern, result pattern], ...], patterns as integers or hex
+    strings): [(input number, result pattern)] for a single-argument space."""
+    from fuzzfarm.device.runner import planted_faults
+    out = []
+    if len(space.fn.inputs) != 1:
+        return out
+    for name, x, y in planted_faults().get("results", ()):
+        if name != space.fn.name:
+            continue
+        x, y = (int(v, 16) if isinstance(v, str) else int(v) for v in (x, y))
+        sign = x >> (space.fmt.bits - 1)
+        out.append((2 * (x & space.fmt.abs_mask) + sign, y))
+    return out
+
+
+def run_chunk_on(runner, space, start: int, count: int) -> dict[str, np.ndarray]:
+    """Inputs ``start .. start+count-1`` of ``space`` through the sweep kernel on
+    ``runner``: {output name: array (count,)} (for tests and `repro`)."""
+    k = SweepKernel(runner, space, count)
+    views = {o.name: np.empty(count, buffer_dtype(o, space.fmt)) for o in space.fn.outputs}
+    k.run_into(start, count, views)
+    return views
