@@ -434,7 +434,6 @@ def sweep(function, precision, device, out, build_options, workers, chunk_bits, 
     interrupted (finished chunks are kept).
     """
     from fuzzfarm.orchestrate import sweep as sw
-    sw.without_pandas()
     from fuzzfarm.store import dataset as store
     from fuzzfarm.orchestrate.progress import sweep_end, sweep_with_progress
     from fuzzfarm.orchestrate.run import _precision
@@ -453,8 +452,9 @@ def sweep(function, precision, device, out, build_options, workers, chunk_bits, 
     lock.acquire()          # before anything is printed: a second writer gets one line
     log = _line_log(log_format, quiet)
     try:
-        meta = sweep_with_progress(sw, space, info, out, chunk_bits, build_options, limit,
-                                   workers, function, lock, log, screen)
+        with sw.without_pandas():
+            meta = sweep_with_progress(sw, space, info, out, chunk_bits, build_options,
+                                       limit, workers, function, lock, log, screen)
     finally:
         lock.release()
     sweep_end(meta, space, out, log)

@@ -89,6 +89,22 @@ def test_candidates_are_the_unpassed_inputs_and_the_largest_passed_error():
     assert ds.aggregated_sample(a, 64, 100).tolist() == list(range(16, 36))
 
 
+@pytest.mark.parametrize("density", [0.0, 0.01, 0.2, 0.5, 1.0])
+def test_positions_of_dense_and_sparse_words_are_every_set_bit_below_count(density):
+    """Dense words (a chunk of subnormals or NaNs: every input a candidate) take another
+    path than sparse ones; both give each set bit below ``count`` in order."""
+    rng = np.random.default_rng(7)
+    for n in (1 << 16, (1 << 16) - 5, 1000):
+        w = -(-n // ds.WORD)
+        words = np.where(rng.random(w) < density,
+                         rng.integers(0, 2**32, w, dtype=np.uint64), 0).astype(np.uint32)
+        want = np.flatnonzero(np.unpackbits(words.view(np.uint8), bitorder="little"))
+        got = ds._positions(words, n)
+        assert got.dtype == np.int64 and np.array_equal(got, want[want < n])
+    full = np.full(4, 0xFFFFFFFF, np.uint32)
+    assert ds._positions(full, 100).tolist() == list(range(100))
+
+
 def test_histogram_bins_split_each_octave_from_the_lowest_edge():
     e = hg.bin_edges()
     assert e.size == hg.NBINS - 1 and e[0] == 2.0 ** hg.HIST_LOG2_LO

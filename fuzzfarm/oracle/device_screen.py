@@ -262,6 +262,15 @@ class ScreenChunk(NamedTuple):
                 ("wpos", np.uint8, w)]
 
     @staticmethod
+    def offsets(count: int) -> dict[str, int]:
+        """{field: byte offset} of the answer for ``count`` inputs in its buffer."""
+        out, offset = {}, 0
+        for name, t, n in ScreenChunk._layout(count):
+            out[name] = offset
+            offset += np.dtype(t).itemsize * n
+        return out
+
+    @staticmethod
     def nbytes(count: int) -> int:
         """Bytes of host memory the answer for ``count`` inputs takes."""
         return sum(np.dtype(t).itemsize * n for _, t, n in ScreenChunk._layout(count))
@@ -295,7 +304,11 @@ class ScreenChunk(NamedTuple):
 def _positions(words: np.ndarray, count: int, which: np.ndarray | None = None) -> np.ndarray:
     """Positions (int64, sorted, < count) of the set bits of ``words`` (uint32), or of
     the words ``which`` (sorted word indices) only."""
-    which = np.flatnonzero(words) if which is None else which
+    if which is None:
+        if np.count_nonzero(words) * 8 > words.size:    # dense (a chunk of subnormals,
+            pos = np.flatnonzero(np.unpackbits(words.view(np.uint8), bitorder="little"))
+            return pos[pos < count]                       # of NaNs): 6x faster this way
+        which = np.flatnonzero(words)
     bits = np.unpackbits(words[which].view(np.uint8), bitorder="little").reshape(-1, WORD)
     r, c = np.nonzero(bits)
     pos = which[r].astype(np.int64) * WORD + c
@@ -308,7 +321,12 @@ def candidates(answer: ScreenChunk, count: int) -> np.ndarray:
     with the largest error (its error is then measured exactly on the host, so the
     chunk's maximum is exact)."""
     n = -(-count // WORD)
-    pos = _positions(~(answer.passed[:n] | answer.agg[:n]), count)
+    return _with_top(_positions(~(answer.passed[:n] | answer.agg[:n]), count), answer)
+
+
+def _with_top(pos: np.ndarray, answer: ScreenChunk) -> np.ndarray:
+    """``pos`` (int64, sorted) with the position of the passed input of the largest error
+    under ``answer`` added, where any input passed."""
     if answer.wmax.size and answer.wmax.max() >= 0:
         w = int(np.argmax(answer.wmax))
         top = w * WORD + int(answer.wpos[w])
@@ -337,11 +355,11 @@ def clean_candidates(answer: ScreenChunk, count: int) -> np.ndarray | None:
         return None
     words = answer.passed[:-(-count // WORD)]
     full = words[:-1] if count % WORD else words
-    if np.any(full != np.uint32(0xFFFFFFFF)):
+    if full.size and full.min() != np.uint32(0xFFFFFFFF):    # one pass, no temporary
         return None
     if count % WORD and words[-1] != np.uint32((1 << (count % WORD)) - 1):
         return None
-    return candidates(answer, count)
+    return _with_top(np.empty(0, np.int64), answer)   # every input passed: the top only
 
 
 def screen_for(runner, name: str, precision: str, claims, chunk: int):
@@ -415,12 +433,15 @@ class DeviceScreen:
         return other
 
     def enqueue(self, ybuf, start: int, count: int, out: ScreenChunk, wait_for=None,
-                xbuf=None, blocking: bool = True):
+                xbuf=None, blocking: bool = True, into=None):
         """Screen the results in device buffer ``ybuf`` (uint32 patterns) of inputs
         ``start .. start+count-1`` of a sweep, or with ``xbuf``, of the inputs in that
         device buffer (uint32 patterns, a ``run`` unit's), into ``out`` (host arrays,
-        ScreenChunk.views).  Blocking, or with ``blocking=False`` returning the event of
-        the last copy (``out`` is complete once it is)."""
+        ScreenChunk.views), or with ``into`` = (buffer, byte offset), into that OpenCL
+        buffer laid out as ScreenChunk.views lays out host memory (a host-memory buffer
+        over the memory of ``out``: copied at pinned-memory speed).  Blocking, or with
+        ``blocking=False`` returning the event of the last copy (``out`` is complete once
+        it is, and ``into``'s buffer mapped)."""
         import pyopencl as cl
         if count > self.chunk:
             raise ValueError(f"device screen: {count} inputs in a screen built for "
@@ -435,6 +456,8 @@ class DeviceScreen:
         w = words_for(count)
         ev = cl.enqueue_nd_range_kernel(q, self.kernel, (w,), (LOCAL,),
                                         wait_for=[ev0, ev1] + list(wait_for or []))
+        if into is not None:
+            return self._copy_into(into, count, ev, blocking)
         cl.enqueue_copy(q, out.passed, self.passed, wait_for=[ev], is_blocking=False)
         cl.enqueue_copy(q, out.wmax, self.wmax, wait_for=[ev], is_blocking=False)
         cl.enqueue_copy(q, out.wpos, self.wpos, wait_for=[ev], is_blocking=False)
@@ -445,6 +468,26 @@ class DeviceScreen:
             cl.enqueue_copy(q, out.agg_c1, self.agg_c[1], wait_for=[ev], is_blocking=False)
         return cl.enqueue_copy(q, out.hist.reshape(-1), self.hist, wait_for=[ev],
                                is_blocking=blocking)
+
+    def _copy_into(self, into, count: int, ev, blocking: bool):
+        """``enqueue``'s copies of the answer into OpenCL buffer ``into`` = (buffer, byte
+        offset), at the offsets of ScreenChunk's layout."""
+        import pyopencl as cl
+        q, (dst, base) = self.runner.queue, into
+        at = ScreenChunk.offsets(count)
+        w = words_for(count)
+        parts = [("passed", self.passed, w * 4), ("wmax", self.wmax, w * 4),
+                 ("wpos", self.wpos, w), ("agg", self.agg, w * 4),
+                 ("agg_count", self.counts, 2 * NCLASSES * 4),
+                 ("hist", self.hist, NROWS * NBINS * 4)]
+        if self.aggregate:
+            parts += [("agg_c0", self.agg_c[0], w * 4), ("agg_c1", self.agg_c[1], w * 4)]
+        for name, src, nbytes in parts:
+            last = cl.enqueue_copy(q, dst, src, byte_count=nbytes, dst_offset=base + at[name],
+                                   wait_for=[ev])
+        if blocking:
+            last.wait()
+        return last
 
     def landing(self, count: int) -> "Landing":
         """Host memory (pinned where the driver allows it) for the answer and the gathered

@@ -31,6 +31,7 @@ import os
 import queue
 import signal
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -40,12 +41,13 @@ from edgecases import catalogue
 from fuzzfarm.errors import BadInput
 from fuzzfarm.formats import INPUT_CLASSES, FloatFormat, format_named
 from fuzzfarm.device.kernels import buffer_dtype
-from fuzzfarm.orchestrate.sweep_kernel import LANES, SweepKernel, run_chunk_on
+from fuzzfarm.orchestrate.sweep_kernel import LANES, HostSlot, SweepKernel, run_chunk_on
 from fuzzfarm.work.units import WorkUnit
 
 __all__ = ["SweepError", "Space", "space_for", "SweepUnit", "SweepOptions", "chunk_unit",
            "check_chunk", "resume_state", "sweep", "sweep_run_id", "summarize",
-           "MAX_SPACE_BITS", "SweepKernel", "run_chunk_on", "without_pandas"]
+           "MAX_SPACE_BITS", "SweepKernel", "run_chunk_on", "without_pandas", "chunk_units",
+           "RARE_UNIT"]
 
 #: The largest space a sweep enumerates: 2^32 inputs.
 MAX_SPACE_BITS = 32
@@ -198,6 +200,32 @@ def chunk_unit(fingerprint: str, space: Space, index: int, chunk: int) -> SweepU
     return SweepUnit(uid, space.fn.name, start, count, (), False, space.fmt.name, 1)
 
 
+#: A chunk holding zeros, subnormals, infinities or NaNs is swept as units of at most this
+#: many inputs: the device screen leaves such inputs to the host, whose check of a whole
+#: 2^24-input chunk of them took 0.75-1.7 s on the GPU machine (one process), the last
+#: second of a sweep; as 16 units they are checked side by side.
+RARE_UNIT = 1 << 20
+
+
+def chunk_units(fingerprint: str, space: Space, index: int, chunk: int) -> list:
+    """The units of chunk ``index``: the chunk itself, or where it holds inputs of the
+    rare classes and is larger than RARE_UNIT, its RARE_UNIT-input parts (unit ids
+    ``<chunk's id>-NNN``)."""
+    u = chunk_unit(fingerprint, space, index, chunk)
+    counts = space.class_counts(u.seed, u.per_recipe)
+    if u.per_recipe <= RARE_UNIT or not counts or not _rare_inputs(counts):
+        return [u]
+    return [replace(u, unit_id=f"{u.unit_id}-{k:03d}", seed=s,
+                    per_recipe=min(RARE_UNIT, u.seed + u.per_recipe - s))
+            for k, s in enumerate(range(u.seed, u.seed + u.per_recipe, RARE_UNIT))]
+
+
+def _rare_inputs(counts: dict) -> int:
+    """Inputs of the rare classes (zeros, subnormals, infinities, NaNs) in ``counts``
+    (Space.class_counts)."""
+    return sum(n for k, n in counts.items() if not k.endswith("_normal"))
+
+
 def sweep_run_id(fingerprint: str, space: Space, build_options: str = "") -> str:
     """The run id of a sweep: the same device, function, precision and build options give
     the same id, which is what makes ``fuzzfarm sweep`` resumable."""
@@ -249,18 +277,13 @@ class _Written:
 
 
 def launch_order(space: Space, todo: list) -> list:
-    """``todo`` (SweepUnits) with the chunks holding zeros, subnormals, infinities or NaNs
-    first: the device screen leaves (some of) them to the host, whose check of such a
-    chunk takes up to ~1 s, which at the end of a sweep would be its last second.  The
+    """``todo`` (SweepUnits) with the units holding zeros, subnormals, infinities or NaNs
+    first: the device screen leaves them to the host, whose check of such a unit is the
+    longest (see RARE_UNIT), which at the end of a sweep would be its last second.  The
     rest in order; a two-argument space unchanged."""
-    rare = [c for c in INPUT_CLASSES if not c.endswith("_normal")]
-
-    def host_share(u) -> int:
-        counts = space.class_counts(u.seed, u.per_recipe)
-        return -sum(n for k, n in counts.items() if k.split(":", 1)[1] in rare)
     if len(space.fn.inputs) != 1:
         return list(todo)
-    return sorted(todo, key=host_share)
+    return sorted(todo, key=lambda u: -_rare_inputs(space.class_counts(u.seed, u.per_recipe)))
 
 
 def _slot_views(slot: int, space: Space, count: int) -> dict[str, np.ndarray]:
@@ -307,7 +330,7 @@ def check_chunk(job: dict, outputs: dict | None = None, answer=None) -> dict:
     instead of the slot's, where ``job['device_screen']``.
     Returns {unit_id, inputs, failures, notes, max_ulp_error, max_inputs (the input bits
     of the largest error, or None), check_seconds, tables (the tables written, as
-    store.compact's ``known``)}.
+    store.compact's ``known``), write_seconds (of check_seconds: writing the two files)}.
     """
     from fuzzfarm.store import dataset as store
     from fuzzfarm.work.units import finding_rows, stats_row
@@ -328,37 +351,56 @@ def check_chunk(job: dict, outputs: dict | None = None, answer=None) -> dict:
                       job["device_seconds"], dt, job["build_options"],
                       by_class=space.class_counts(start, count))
     tables: dict = {}       # what was written, for the sweep's compaction at its end
+    t1 = time.perf_counter()
     store.write_findings(job["out"], job["run_id"], unit.unit_id, rows, keep=tables)
     store.write_stats(job["out"], job["run_id"], unit.unit_id, stats, keep=tables)
+    t2 = time.perf_counter()
     return {"unit_id": unit.unit_id, "inputs": count, "failures": stats["failures"],
             "notes": stats["notes"], "max_ulp_error": stats["max_ulp_error"],
             "max_inputs": stats.get("max_ulp_inputs"),
-            "check_seconds": time.perf_counter() - t0, "tables": tables}
+            "check_seconds": t2 - t0, "write_seconds": t2 - t1, "tables": tables}
 
 
 # --------------------------------------------------------------------------- parent side
 class _NoPandas:
-    """A meta path finder under which ``import pandas`` raises ImportError."""
+    """A meta path finder and loader under which ``import pandas`` raises ImportError
+    (``importlib.util.find_spec`` still answers, as it would for a module that fails to
+    load, and nothing is left in ``sys.modules``)."""
 
-    @staticmethod
-    def find_spec(name, path=None, target=None):
+    def find_spec(self, name, path=None, target=None):
+        import importlib.util
         if name == "pandas" or name.startswith("pandas."):
-            raise ImportError("pandas is kept out of a sweep (orchestrate.sweep.without_pandas)")
+            return importlib.util.spec_from_loader(name, self)
         return None
 
+    def create_module(self, spec):
+        raise ImportError("pandas is kept out of a sweep (orchestrate.sweep.without_pandas)",
+                          name=spec.name)
 
-def without_pandas() -> None:
-    """Keep pandas out of this process and the ones it forks (the sweep command calls it
-    first).  pyarrow imports pandas,
-    where it is installed, the first time it builds any array (``pa.array``,
-    ``Table.from_pylist``): 1.1-1.2 s on the GPU machine, in the sweep's driver and again
-    in each checking process at its first chunk, for nothing (fuzzfarm never converts to
-    pandas).  pyarrow takes the ImportError as "not installed".  (``sys.modules['pandas']
-    = None`` is not enough: pyarrow's compiled import then gets None and fails.)  A
-    process that imported pandas already keeps it."""
+    def exec_module(self, module):     # never reached: create_module raised
+        raise ImportError(module.__name__)
+
+
+@contextmanager
+def without_pandas():
+    """Within it, keep pandas out of this process and the ones it forks (the sweep command
+    runs the sweep within it).  pyarrow imports pandas, where it is installed, the first
+    time it builds any array (``pa.array``, ``Table.from_pylist``): 1.1-1.2 s on the GPU
+    machine, in the sweep's driver and again in each checking process at its first
+    chunk, for nothing (fuzzfarm never converts to pandas).  pyarrow takes the
+    ImportError as "not installed" (and keeps that answer in this process).
+    (``sys.modules['pandas'] = None`` is not enough: pyarrow's compiled import then gets
+    None and fails.)  A process that imported pandas already keeps it."""
     import sys
-    if "pandas" not in sys.modules and not any(isinstance(f, _NoPandas) for f in sys.meta_path):
-        sys.meta_path.insert(0, _NoPandas())
+    finder = None
+    if "pandas" not in sys.modules:
+        finder = _NoPandas()
+        sys.meta_path.insert(0, finder)
+    try:
+        yield
+    finally:
+        if finder is not None:
+            sys.meta_path.remove(finder)
 
 
 def default_workers() -> int:
@@ -414,8 +456,11 @@ def resume_state(opts: SweepOptions) -> tuple[str, dict, list]:
                          f"{int(meta.get('chunk') or 1).bit_length() - 1}")
     n_chunks = -(-space.size // opts.chunk)
     done = store.done_units(opts.out, run_id)
-    todo = [u for u in (chunk_unit(info.fingerprint, space, i, opts.chunk)
-                        for i in range(n_chunks)) if u.unit_id not in done]
+    todo = []
+    for i in range(n_chunks):
+        units = chunk_units(info.fingerprint, space, i, opts.chunk)
+        if chunk_unit(info.fingerprint, space, i, opts.chunk).unit_id not in done:
+            todo += [u for u in units if u.unit_id not in done]
     return run_id, meta, todo
 
 
@@ -501,7 +546,8 @@ def _load_meta(path: Path) -> dict | None:
 def _pipeline(opts, run_id, todo, slot_bytes, meta, progress, done_inputs,
               phases: _Phases, written: _Written) -> bool:
     """Device -> shared slots -> worker pool; returns True if interrupted.  ``phases``
-    gets the laps pool, context, build, chunks (to the last chunk's launch) and drain;
+    gets the laps pool, context, build, chunks (to the last chunk's launch), drain (to
+    the last check) and join (the pool's end);
     ``written`` the tables the checked chunks wrote."""
     global _SLOTS
     from fuzzfarm.store import dataset as store
@@ -559,9 +605,23 @@ def _pipeline(opts, run_id, todo, slot_bytes, meta, progress, done_inputs,
         def failed(exc):
             free.put(("error", None, exc))
 
+        meta["slot_wait_seconds"] = meta["write_seconds"] = 0.0     # this session's
         pending = list(todo)
         launched = None     # (unit, slot, Launch): on the device, not landed yet
         lane = 0
+        hosts: dict = {}    # slot -> its HostSlot, or None where the driver refused one
+
+        def slot_host(slot: int):
+            from fuzzfarm.oracle.device_screen import ScreenChunk
+            if slot not in hosts:
+                answer_bytes = 0 if screen is None else ScreenChunk.nbytes(opts.chunk)
+                try:
+                    hosts[slot] = HostSlot(runner, _SLOTS[slot],
+                                           opts.chunk * space.output_bytes, answer_bytes)
+                except cl_error() as exc:   # copied into pageable memory then (slower)
+                    hosts[slot] = None
+                    meta.setdefault("slot_copies", f"pageable: {str(exc).splitlines()[0]}")
+            return hosts[slot]
 
         def enqueue_fault(unit, exc) -> None:   # the driver said no: recorded, then stop
             from fuzzfarm.device.runner import enqueue_error_detail
@@ -593,7 +653,11 @@ def _pipeline(opts, run_id, todo, slot_bytes, meta, progress, done_inputs,
                 continue
             if not (pending or in_flight):
                 break
+            t_wait = time.perf_counter()
             kind, slot, res = free.get()
+            if pending:         # the device waited for a free slot this long
+                meta["slot_wait_seconds"] = meta.get("slot_wait_seconds", 0.0) + \
+                    time.perf_counter() - t_wait
             if sigints[0]:
                 interrupted, pending = True, []
             if kind == "error":
@@ -604,6 +668,7 @@ def _pipeline(opts, run_id, todo, slot_bytes, meta, progress, done_inputs,
             if kind == "done":
                 in_flight -= 1
                 written.add(res.pop("tables", {}))
+                meta["write_seconds"] = meta.get("write_seconds", 0.0) + res["write_seconds"]
                 done_inputs += res["inputs"]
                 if progress:
                     progress(done_inputs, space.size, res)
@@ -615,7 +680,7 @@ def _pipeline(opts, run_id, todo, slot_bytes, meta, progress, done_inputs,
             try:        # the next chunk on the device, then the one before it landed
                 run = kernel.launch(unit.seed, unit.per_recipe,
                                     _slot_views(slot, space, unit.per_recipe), screen,
-                                    answer, lane)
+                                    answer, lane, slot_host(slot))
             except cl_error() as exc:
                 enqueue_fault(unit, exc)
                 pending = []
@@ -634,9 +699,10 @@ def _pipeline(opts, run_id, todo, slot_bytes, meta, progress, done_inputs,
         return interrupted
     finally:
         signal.signal(signal.SIGINT, old)
+        phases.lap("drain")
         pool.close()
         pool.join()
-        phases.lap("drain")
+        phases.lap("join")
     return interrupted
 
 

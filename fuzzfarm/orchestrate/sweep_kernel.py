@@ -15,7 +15,7 @@ import numpy as np
 
 from fuzzfarm.device.kernels import buffer_dtype
 
-__all__ = ["SweepKernel", "Launch", "run_chunk_on"]
+__all__ = ["SweepKernel", "Launch", "HostSlot", "run_chunk_on"]
 
 #: Chunks a SweepKernel can have on the device at once (its sets of device buffers).
 LANES = 2
@@ -24,8 +24,9 @@ LANES = 2
 @dataclass
 class Launch:
     """One chunk enqueued by ``SweepKernel.launch``: inputs ``start .. start+count-1`` on
-    ``lane``, its results due in ``views`` and the screen's answer in ``answer``; ``event``
-    the last enqueued command; ``seconds`` the host time spent on it so far."""
+    ``lane``, its results due in ``views`` and the screen's answer in ``answer`` (through
+    ``host``, a HostSlot, where given); ``event`` the last enqueued command; ``seconds``
+    the host time spent on it so far."""
 
     start: int
     count: int
@@ -35,6 +36,67 @@ class Launch:
     answer: object
     event: object
     seconds: float
+    host: object = None
+
+
+class _HostRegion:
+    """``nbytes`` of host memory ``mem`` (a writable buffer) from byte ``offset``, seen by
+    the device as one OpenCL buffer over it (CL_MEM_USE_HOST_PTR).  The device writes it
+    unmapped (``for_device``); the host reads it mapped (``for_host``), as OpenCL has it."""
+
+    def __init__(self, runner, mem, offset: int, nbytes: int):
+        import pyopencl as cl
+        self.queue = runner.queue
+        self.array = np.frombuffer(mem, np.uint8, nbytes, offset)
+        self.buffer = cl.Buffer(runner.context,
+                                cl.mem_flags.READ_WRITE | cl.mem_flags.USE_HOST_PTR,
+                                hostbuf=self.array)
+        self._mapped = None
+
+    def for_device(self) -> None:
+        if self._mapped is not None:
+            self._mapped.base.release(queue=self.queue)
+            self._mapped = None
+
+    def for_host(self) -> None:
+        import pyopencl as cl
+        if self._mapped is None:
+            self._mapped, ev = cl.enqueue_map_buffer(self.queue, self.buffer,
+                                                     cl.map_flags.READ, 0,
+                                                     self.array.shape, np.uint8)
+            ev.wait()
+
+
+class HostSlot:
+    """A sweep slot (``mem``: the shared memory its checking process reads, outputs from
+    byte 0, the screen's answer from byte ``out_bytes``) as OpenCL buffers over that
+    memory: the device copies into it at pinned-memory speed where the driver pins it
+    (NVIDIA: a chunk's 64 MiB of results in 1.4 ms, against 7-8 ms into pageable memory;
+    the 11 MB answer in 0.5 ms against 1.5-2.1 ms; H200, 2026-11-26).  Pinning costs too
+    (~20 ms for a 64 MiB region), so with a screen the outputs' region is made at the
+    first chunk the screen did not pass whole (``outputs_region``): a clean chunk's few
+    results are copied into pageable memory.  Raises pyopencl.Error where the driver
+    refuses the first region (the sweep then copies as before)."""
+
+    def __init__(self, runner, mem, out_bytes: int, answer_bytes: int):
+        self._make = lambda: _HostRegion(runner, mem, 0, out_bytes)
+        self.answer = _HostRegion(runner, mem, out_bytes, answer_bytes) \
+            if answer_bytes else None
+        self.outputs = None if answer_bytes else self._make()
+
+    def outputs_region(self) -> "_HostRegion | None":
+        """The outputs' region, made now where it was not; None where the driver refused
+        it (then copied into pageable memory)."""
+        import pyopencl as cl
+        if self.outputs is None and self._make is not None:
+            try:
+                self.outputs = self._make()
+            except cl.Error:
+                self._make = None
+        return self.outputs
+
+    def regions(self) -> list:
+        return [r for r in (self.outputs, self.answer) if r is not None]
 
 
 class SweepKernel:
@@ -76,14 +138,17 @@ class SweepKernel:
         return twins[lane]
 
     def launch(self, start: int, count: int, views: dict, screen=None, answer=None,
-               lane: int = 0) -> Launch:
+               lane: int = 0, host: HostSlot | None = None) -> Launch:
         """Enqueue inputs ``start .. start+count-1`` on ``lane`` (0 .. LANES-1, a lane
         whose earlier launch has landed) and, with ``screen``, their screen into
         ``answer`` (a ScreenChunk); returns at once.  ``land`` it before ``views`` are
-        read.  Raises pyopencl.Error where the driver refuses."""
+        read.  ``host``: the HostSlot over the memory of ``views`` and ``answer``, to copy
+        through.  Raises pyopencl.Error where the driver refuses."""
         import pyopencl as cl
         t0 = time.perf_counter()
         q, bufs = self.runner.queue, self.lanes[lane]
+        for region in host.regions() if host else ():
+            region.for_device()
         self.kernel.set_args(*bufs, np.uint64(start))
         ev = cl.enqueue_nd_range_kernel(q, self.kernel, (count,), None)
         for g, y in self.planted:           # tests: wrong results planted after the kernel
@@ -92,13 +157,30 @@ class SweepKernel:
                                      dst_offset=(g - start) * self.buffers_dtype.itemsize,
                                      wait_for=[ev])
         if screen is not None:
-            ev = self._screen_on(screen, lane).enqueue(bufs[0], start, count, answer,
-                                                       wait_for=[ev], blocking=False)
+            ev = self._screen_on(screen, lane).enqueue(
+                bufs[0], start, count, answer, wait_for=[ev], blocking=False,
+                into=None if host is None else (host.answer.buffer, 0))
         else:
-            for o, buf in zip(self.space.fn.outputs, bufs):
-                ev = cl.enqueue_copy(q, views[o.name], buf, wait_for=[ev], is_blocking=False)
+            ev = self._copy_all(bufs, count, views, host and host.outputs, ev)
         return Launch(start, count, lane, views, screen, answer, ev,
-                      time.perf_counter() - t0)
+                      time.perf_counter() - t0, host)
+
+    def _copy_all(self, bufs, count: int, views: dict, region, ev):
+        """Enqueue copies of every result (``count`` of each output) into ``views`` (or
+        ``region``, a _HostRegion over them) after event ``ev`` (or None); returns the
+        last one's event."""
+        import pyopencl as cl
+        q, offset = self.runner.queue, 0
+        for o, buf in zip(self.space.fn.outputs, bufs):
+            after = None if ev is None else [ev]
+            if region is None:
+                ev = cl.enqueue_copy(q, views[o.name], buf, wait_for=after, is_blocking=False)
+            else:
+                n = count * buffer_dtype(o, self.space.fmt).itemsize
+                ev = cl.enqueue_copy(q, region.buffer, buf, byte_count=n,
+                                     dst_offset=offset, wait_for=after)
+                offset += n
+        return ev
 
     def land(self, run: Launch) -> float:
         """Wait for ``run`` (a ``launch``'s) and copy what the host reads of its results
@@ -107,21 +189,32 @@ class SweepKernel:
         on the chunk (enqueues, waits and copies).  Raises pyopencl.Error."""
         import pyopencl as cl
         t0 = time.perf_counter()
-        q, bufs = self.runner.queue, self.lanes[run.lane]
+        q, bufs, host = self.runner.queue, self.lanes[run.lane], run.host
         run.event.wait()
         if run.screen is not None:
             from fuzzfarm.oracle.device_screen import clean_candidates
+            if host is not None:
+                host.answer.for_host()
             pos = clean_candidates(run.answer, run.count)
+            into = None if host is None else \
+                host.outputs if pos is not None else host.outputs_region()
             if pos is not None:         # the host reads only these results: copy them
                 (o,) = self.space.fn.outputs
                 isz = self.buffers_dtype.itemsize
                 for p in pos:
-                    cl.enqueue_copy(q, run.views[o.name][p:p + 1], bufs[0],
-                                    src_offset=int(p) * isz, is_blocking=False)
+                    if into is None:
+                        cl.enqueue_copy(q, run.views[o.name][p:p + 1], bufs[0],
+                                        src_offset=int(p) * isz, is_blocking=False)
+                    else:
+                        cl.enqueue_copy(q, into.buffer, bufs[0], byte_count=isz,
+                                        src_offset=int(p) * isz, dst_offset=int(p) * isz)
             else:
-                for o, buf in zip(self.space.fn.outputs, bufs):
-                    cl.enqueue_copy(q, run.views[o.name], buf, is_blocking=False)
+                self._copy_all(bufs, run.count, run.views, into, None)
             q.finish()
+        else:
+            into = None if host is None else host.outputs
+        if into is not None:
+            into.for_host()
         return run.seconds + time.perf_counter() - t0
 
     def run_into(self, start: int, count: int, views: dict, screen=None,
