@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+import types
 from pathlib import Path
 
 import numpy as np
@@ -230,22 +231,27 @@ def test_sweep_resumes_by_chunk_without_repeating_one(tmp_path):
         sw.resume_state(sw.SweepOptions(space, info, tmp_path, 1 << 17))
 
 
-@pytest.mark.device
 def test_a_sweep_resumes_inside_a_chunk_swept_as_smaller_units(tmp_path):
-    """Chunks of 2^21 subnormals are swept as units of RARE_UNIT inputs: a sweep stopped
-    between two of them resumes at the next, none done twice; the inputs add up."""
-    info = require_device()
+    """A chunk swept as RARE_UNIT-input units, stopped between two of them, resumes at
+    the next; a chunk recorded whole (an earlier, unsplit session) is not redone; a
+    limit counts chunks, each with all its units."""
     space = sw.space_for("exp2", "binary32")
-    opts = sw.SweepOptions(space, info, tmp_path, sw.RARE_UNIT * 2, workers=2, limit=3)
-    m1 = sw.sweep(opts)
-    assert m1["chunks_done"] == 3 and m1["inputs"] == 3 * sw.RARE_UNIT
-    opts.limit = 2
-    m2 = sw.sweep(opts)
-    ids = store.read_stats(tmp_path, m2["run_id"]).column("unit_id").to_pylist()
-    assert len(ids) == len(set(ids)) == 5 and m2["inputs"] == 5 * sw.RARE_UNIT
-    assert sorted(i[-10:] for i in ids) == ["000000-000", "000000-001", "000001-000",
-                                            "000001-001", "000002-000"]
-    assert m2["failures"] == 0
+    info = types.SimpleNamespace(fingerprint="f00d", to_dict=dict)
+    opts = sw.SweepOptions(space, info, tmp_path, sw.RARE_UNIT * 4, workers=1)
+    run_id, _, todo = sw.resume_state(opts)
+    assert [u.unit_id[-10:] for u in todo[:5]] == [
+        "000000-000", "000000-001", "000000-002", "000000-003", "000001-000"]
+
+    def done(unit_id):
+        row = {f.name: None for f in store.STATS_SCHEMA}
+        row.update(run_id=run_id, unit_id=unit_id)
+        store.write_stats(tmp_path, run_id, unit_id, row)
+    done(todo[0].unit_id)
+    done(todo[1].unit_id)
+    done(sw.chunk_unit("f00d", space, 1, sw.RARE_UNIT * 4).unit_id)     # chunk 1, whole
+    _, _, left = sw.resume_state(opts)
+    assert [u.unit_id[-10:] for u in left[:3]] == ["000000-002", "000000-003", "000002-000"]
+    assert len(left) == len(todo) - 2 - 4
 
 
 @pytest.mark.device

@@ -488,8 +488,9 @@ def _sweep_locked(opts: SweepOptions, progress) -> dict:
     space = opts.space
     run_id, meta, todo = resume_state(opts)
     done_inputs = space.size - sum(u.per_recipe for u in todo)
-    if opts.limit is not None:
-        todo = todo[:opts.limit]
+    if opts.limit is not None:      # the first ``limit`` chunks (with all their units)
+        first = sorted({u.seed // opts.chunk for u in todo})[:opts.limit]
+        todo = [u for u in todo if u.seed // opts.chunk in first]
     todo = launch_order(space, todo)
     from fuzzfarm.oracle.device_screen import ScreenChunk
     slot_bytes = opts.chunk * space.output_bytes + ScreenChunk.nbytes(opts.chunk)

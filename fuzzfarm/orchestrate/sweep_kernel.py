@@ -20,6 +20,11 @@ __all__ = ["SweepKernel", "Launch", "HostSlot", "run_chunk_on"]
 #: Chunks a SweepKernel can have on the device at once (its sets of device buffers).
 LANES = 2
 
+#: A slot's outputs' region is pinned (HostSlot.outputs_region) for a copy of every
+#: result of at least this many inputs; smaller ones (the 2^20-input units of rare
+#: classes) are copied into pageable memory, cheaper than pinning 64 MiB (~20 ms).
+PIN_MIN = 1 << 22
+
 
 @dataclass
 class Launch:
@@ -74,8 +79,9 @@ class HostSlot:
     (NVIDIA: a chunk's 64 MiB of results in 1.4 ms, against 7-8 ms into pageable memory;
     the 11 MB answer in 0.5 ms against 1.5-2.1 ms; H200, 2026-11-26).  Pinning costs too
     (~20 ms for a 64 MiB region), so with a screen the outputs' region is made at the
-    first chunk the screen did not pass whole (``outputs_region``): a clean chunk's few
-    results are copied into pageable memory.  Raises pyopencl.Error where the driver
+    first chunk of at least PIN_MIN inputs the screen did not pass whole
+    (``outputs_region``): a clean chunk's few results, or a small unit's, are copied
+    into pageable memory.  Raises pyopencl.Error where the driver
     refuses the first region (the sweep then copies as before)."""
 
     def __init__(self, runner, mem, out_bytes: int, answer_bytes: int):
@@ -197,7 +203,8 @@ class SweepKernel:
                 host.answer.for_host()
             pos = clean_candidates(run.answer, run.count)
             into = None if host is None else \
-                host.outputs if pos is not None else host.outputs_region()
+                host.outputs if pos is not None or run.count < PIN_MIN else \
+                host.outputs_region()
             if pos is not None:         # the host reads only these results: copy them
                 (o,) = self.space.fn.outputs
                 isz = self.buffers_dtype.itemsize
