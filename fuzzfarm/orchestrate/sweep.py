@@ -211,7 +211,11 @@ def chunk_units(fingerprint: str, space: Space, index: int, chunk: int) -> list:
     """The units of chunk ``index``: the chunk itself, or where it holds inputs of the
     rare classes and is larger than RARE_UNIT, its RARE_UNIT-input parts (unit ids
     ``<chunk's id>-NNN``)."""
-    u = chunk_unit(fingerprint, space, index, chunk)
+    return _parts(space, chunk_unit(fingerprint, space, index, chunk))
+
+
+def _parts(space: Space, u: SweepUnit) -> list:
+    """``chunk_units`` of the chunk ``u``."""
     counts = space.class_counts(u.seed, u.per_recipe)
     if u.per_recipe <= RARE_UNIT or not counts or not _rare_inputs(counts):
         return [u]
@@ -457,10 +461,10 @@ def resume_state(opts: SweepOptions) -> tuple[str, dict, list]:
     n_chunks = -(-space.size // opts.chunk)
     done = store.done_units(opts.out, run_id)
     todo = []
-    for i in range(n_chunks):
-        units = chunk_units(info.fingerprint, space, i, opts.chunk)
-        if chunk_unit(info.fingerprint, space, i, opts.chunk).unit_id not in done:
-            todo += [u for u in units if u.unit_id not in done]
+    for i in range(n_chunks):       # a chunk done whole (an earlier session) or by parts
+        whole = chunk_unit(info.fingerprint, space, i, opts.chunk)
+        if whole.unit_id not in done:
+            todo += [u for u in _parts(space, whole) if u.unit_id not in done]
     return run_id, meta, todo
 
 
