@@ -262,26 +262,27 @@ class ScreenChunk(NamedTuple):
                 ("wpos", np.uint8, w)]
 
     @staticmethod
-    def offsets(count: int) -> dict[str, int]:
-        """{field: byte offset} of the answer for ``count`` inputs in its buffer."""
-        out, offset = {}, 0
+    def _placed(count: int) -> list[tuple[str, type, int, int, int]]:
+        """(field, dtype, elements, byte offset, bytes) in buffer order, for ``count``
+        inputs."""
+        out, offset = [], 0
         for name, t, n in ScreenChunk._layout(count):
-            out[name] = offset
-            offset += np.dtype(t).itemsize * n
+            size = np.dtype(t).itemsize * n
+            out.append((name, t, n, offset, size))
+            offset += size
         return out
 
     @staticmethod
     def nbytes(count: int) -> int:
         """Bytes of host memory the answer for ``count`` inputs takes."""
-        return sum(np.dtype(t).itemsize * n for _, t, n in ScreenChunk._layout(count))
+        _, _, _, offset, size = ScreenChunk._placed(count)[-1]
+        return offset + size
 
     @staticmethod
     def views(buf, offset: int, count: int) -> "ScreenChunk":
         """Arrays over ``buf`` (a writable buffer) from byte ``offset``."""
-        arrays = {}
-        for name, t, n in ScreenChunk._layout(count):
-            arrays[name] = np.frombuffer(buf, t, n, offset)
-            offset += np.dtype(t).itemsize * n
+        arrays = {name: np.frombuffer(buf, t, n, offset + at)
+                  for name, t, n, at, _ in ScreenChunk._placed(count)}
         arrays["hist"] = arrays["hist"].reshape(NROWS, NBINS)
         return ScreenChunk(**arrays)
 
@@ -471,20 +472,18 @@ class DeviceScreen:
 
     def _copy_into(self, into, count: int, ev, blocking: bool):
         """``enqueue``'s copies of the answer into OpenCL buffer ``into`` = (buffer, byte
-        offset), at the offsets of ScreenChunk's layout."""
+        offset), at the places ScreenChunk.views gives its fields (the two rule-bit words
+        only where this screen aggregates, as ``enqueue`` copies them)."""
         import pyopencl as cl
         q, (dst, base) = self.runner.queue, into
-        at = ScreenChunk.offsets(count)
-        w = words_for(count)
-        parts = [("passed", self.passed, w * 4), ("wmax", self.wmax, w * 4),
-                 ("wpos", self.wpos, w), ("agg", self.agg, w * 4),
-                 ("agg_count", self.counts, 2 * NCLASSES * 4),
-                 ("hist", self.hist, NROWS * NBINS * 4)]
+        sources = {"passed": self.passed, "wmax": self.wmax, "wpos": self.wpos,
+                   "agg": self.agg, "agg_count": self.counts, "hist": self.hist}
         if self.aggregate:
-            parts += [("agg_c0", self.agg_c[0], w * 4), ("agg_c1", self.agg_c[1], w * 4)]
-        for name, src, nbytes in parts:
-            last = cl.enqueue_copy(q, dst, src, byte_count=nbytes, dst_offset=base + at[name],
-                                   wait_for=[ev])
+            sources.update(agg_c0=self.agg_c[0], agg_c1=self.agg_c[1])
+        for name, _, _, at, size in ScreenChunk._placed(count):
+            if name in sources:
+                last = cl.enqueue_copy(q, dst, sources[name], byte_count=size,
+                                       dst_offset=base + at, wait_for=[ev])
         if blocking:
             last.wait()
         return last

@@ -2,9 +2,10 @@
 buffer) and, where the sweep screens on the device, the screen of its results.
 
 Two *lanes* of device buffers let one chunk run on the device while the host reads the
-answer of the one before (``launch`` then ``land``): on the GPU machine a 2^24-input chunk
-took ~4.8 ms enqueued and waited for one at a time, about half of it the host's own work
-between two chunks (the enqueues, the clean-chunk test), with the device idle.
+answer of the one before (``launch`` then ``land``).  Alone they bought nothing measurable
+on the GPU machine (a 2^24-input chunk's ~4.8 ms were mostly copies into pageable memory,
+not the host's enqueues); what cut the per-chunk time was copying into pinned memory
+(``HostSlot``).
 """
 from __future__ import annotations
 
@@ -202,9 +203,12 @@ class SweepKernel:
             if host is not None:
                 host.answer.for_host()
             pos = clean_candidates(run.answer, run.count)
-            into = None if host is None else \
-                host.outputs if pos is not None or run.count < PIN_MIN else \
-                host.outputs_region()
+            if host is None:
+                into = None
+            elif pos is None and run.count >= PIN_MIN:      # every result, many: pinned
+                into = host.outputs_region()
+            else:                   # through the region only where the slot has one
+                into = host.outputs
             if pos is not None:         # the host reads only these results: copy them
                 (o,) = self.space.fn.outputs
                 isz = self.buffers_dtype.itemsize
