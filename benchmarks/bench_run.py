@@ -21,7 +21,7 @@ Figures (no assertions):
 run's Parquet results go to ``--results`` (default: a temporary folder, removed
 afterwards unless ``--keep-results``).
 
-On the GPU machine (see ../shared/device/README.md): ``source .device/setup.sh; python3
+On a GPU machine (pyopencl and Ray installed there): ``python3
 benchmarks/bench_run.py --device NVIDIA --budget 60s --out $OUT/r``.
 """
 from __future__ import annotations
@@ -117,9 +117,28 @@ def _descendants(root: int) -> list[int]:
     return out
 
 
+def _cpu_seconds(pid: int) -> tuple[float, str]:
+    """(user + system CPU seconds, process title) of a process; (0.0, '') when it is gone.
+    The title is the first word of its command line (Ray names its workers by role:
+    ``ray::DeviceActor.work``, ``ray::Coordinator``, ``ray::check_and_write``,
+    ``ray::IDLE``; its services by program: ``raylet``, ``gcs_server``)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        fields = stat[stat.rindex(")") + 2:].split()
+        cmd = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].decode(errors="replace")
+    except (OSError, ValueError, IndexError):
+        return 0.0, ""
+    ticks = os.sysconf("SC_CLK_TCK")
+    title = cmd.split()[0] if cmd.strip() else ""
+    return (int(fields[11]) + int(fields[12])) / ticks, os.path.basename(title)
+
+
 class MemorySampler(threading.Thread):
     """Samples the RSS of this process and of every process it started (Ray's GCS,
-    raylet, workers) twice a second; keeps the peaks."""
+    raylet, workers) twice a second; keeps the peaks.  Also the CPU seconds of each
+    process, summed by title (``cpu_by_title``), and the busiest single process's share
+    of one core over its life (``busiest``): a process near 100% of one core while the
+    others wait is a shared bottleneck."""
 
     def __init__(self, period: float = 0.5):
         super().__init__(daemon=True)
@@ -130,12 +149,21 @@ class MemorySampler(threading.Thread):
         self.peak_child_name = ""
         self.peak_child_shmem_kib = 0       # of the largest's peak: shared pages
         self.samples = 0
+        self.cpu: dict[int, tuple[float, str, float, float]] = {}   # pid -> cpu s, title,
+        #                                                              first and last seen
 
     def run(self):
         me = os.getpid()
         while not self.stop_event.is_set():
             total = _rss_kib(me)[0]
-            for pid in _descendants(me):
+            now = time.time()
+            kids = _descendants(me)
+            for pid in [me] + kids:
+                secs, title = _cpu_seconds(pid)
+                if title:
+                    first = self.cpu.get(pid, (0.0, "", now, now))[2]
+                    self.cpu[pid] = (secs, title, first, now)
+            for pid in kids:
                 rss, name, shmem = _rss_kib(pid, shared=True)
                 total += rss
                 if rss > self.peak_child_kib:
@@ -148,6 +176,23 @@ class MemorySampler(threading.Thread):
     def stop(self):
         self.stop_event.set()
         self.join(timeout=5)
+
+    def cpu_by_title(self) -> dict[str, float]:
+        """CPU seconds (user + system) of the sampled processes, summed by title, largest
+        first."""
+        out: dict[str, float] = {}
+        for secs, title, _, _ in self.cpu.values():
+            out[title] = out.get(title, 0.0) + secs
+        return dict(sorted(((k, round(v, 2)) for k, v in out.items()), key=lambda kv: -kv[1]))
+
+    def busiest(self, k: int = 6) -> list[dict]:
+        """The ``k`` processes of the largest CPU share of one core over the time they were
+        seen (CPU seconds / seconds seen)."""
+        rows = [{"pid": pid, "title": title, "cpu_s": round(secs, 2),
+                 "seen_s": round(last - first, 1),
+                 "core_share": round(secs / max(last - first, 1.0), 3)}
+                for pid, (secs, title, first, last) in self.cpu.items()]
+        return sorted(rows, key=lambda r: -r["core_share"])[:k]
 
 
 def _driver_peak_kib() -> int:
@@ -193,6 +238,9 @@ def _args(argv=None):
                         "(fuzzfarm.device.generate); host: inputs made on the host")
     p.add_argument("--profile", action="store_true",
                    help="cProfile the device actor's loop (written to --out)")
+    p.add_argument("--profile-checks", action="store_true",
+                   help="cProfile every check task (statistics merged into "
+                        "checks.txt in --out)")
     p.add_argument("--quiet", action="store_true", help="no live progress table")
     return p.parse_args(argv)
 
@@ -222,6 +270,11 @@ def main(argv=None) -> int:
     opts.inputs = a.inputs
     if a.profile:
         opts.profile_dir = str(out or Path(results))
+    checks_dir = None
+    if a.profile_checks:
+        from cluster.actor import PROFILE_ENV
+        checks_dir = Path(tempfile.mkdtemp(prefix="bench_checks-"))
+        os.environ[PROFILE_ENV] = str(checks_dir)
     sampler = MemorySampler()
     sampler.start()
     try:
@@ -242,9 +295,27 @@ def main(argv=None) -> int:
     if out:
         (out / "bench_run.json").write_text(json.dumps(report, indent=2, default=str))
         (out / "bench_run.txt").write_text(text + "\n")
+    if checks_dir is not None:
+        _merge_profiles(checks_dir, (out or Path(results)) / "checks.txt")
     if not a.results and not a.keep_results:
         shutil.rmtree(results, ignore_errors=True)
     return 0
+
+
+def _merge_profiles(folder: Path, path: Path) -> None:
+    """The check tasks' cProfile statistics (one file per checking process) merged,
+    the 50 largest by cumulative and by own time, into ``path``."""
+    import io
+    import pstats
+    files = sorted(str(f) for f in folder.glob("check-*.prof"))
+    if not files:
+        return
+    text = io.StringIO()
+    stats = pstats.Stats(*files, stream=text)
+    stats.sort_stats("cumulative").print_stats(50)
+    stats.sort_stats("tottime").print_stats(50)
+    path.write_text(text.getvalue())
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 class _Silent:
@@ -330,6 +401,8 @@ def _report(a, opts, meta, stats, t_exec, t_end, sampler) -> dict:
                            sampler.peak_child_shmem_kib / 1024,
                        "all_processes_peak_rss_sum": sampler.peak_total_kib / 1024,
                        "samples": sampler.samples},
+        "cpu_seconds_by_process": sampler.cpu_by_title(),
+        "busiest_processes": sampler.busiest(),
     }
     report["bottleneck"] = _bottleneck(report)
     return report
@@ -405,6 +478,9 @@ def _format(r: dict) -> str:
         f"memory, i.e. Ray's object store); all processes together (peak of "
         f"sampled sums) {r['memory_mib']['all_processes_peak_rss_sum']:.0f} MiB",
         f"bottleneck: {r['bottleneck']}",
+        f"CPU seconds by process: {r['cpu_seconds_by_process']}",
+        "busiest processes (share of one core): " + "; ".join(
+            f"{p['title']} {p['core_share']:.2f}" for p in r["busiest_processes"]),
     ]
     return "\n".join(lines)
 

@@ -6,7 +6,7 @@ the one at ``address``, or a local one it starts with this machine's devices as 
 
 1. It writes the campaign (``DIR/_campaign/<run_id>/campaign.toml`` and ``.json``) before
    any unit, so ``fuzzfarm run --resume DIR`` can continue it after any crash.
-2. It finds every device of the cluster (``cluster.farm.cluster_devices``), has each node
+2. It finds every device of the cluster (``cluster.placement.cluster_devices``), has each node
    describe its own, keeps those the campaign's ``devices`` selectors name, and starts one
    ``DeviceActor`` per device on its node (restarted by Ray up to ``unit.max_restarts``
    times) and the ``Coordinator`` on its own node.
@@ -27,7 +27,7 @@ import signal
 import socket
 import time
 
-__all__ = ["run_campaign", "CampaignRun", "resume_target", "DEFAULT_STATUS_INTERVAL"]
+__all__ = ["run_campaign", "CampaignRun", "DEFAULT_STATUS_INTERVAL"]
 
 DEFAULT_STATUS_INTERVAL = 2.0
 #: Seconds between compactions of the results directory during a campaign (store.compact:
@@ -37,42 +37,8 @@ DEFAULT_STATUS_INTERVAL = 2.0
 COMPACT_INTERVAL = float(os.environ.get("FUZZFARM_COMPACT_INTERVAL", "600"))
 COMPACT_MIN_FILES = 256
 
-try:
-    from rich.console import Console
-    from rich.live import Live
-    from rich.table import Table
-except ImportError:             # a bare image (the GPU machine): plain progress lines
-    Console = Live = Table = None
-
-
-def resume_target(out: str):
-    """(run id, fuzzfarm.orchestrate.campaign.Campaign) of the latest unfinished campaign in ``out``
-    (its journal and stats are read through once, to find damage now).  Raises
-    fuzzfarm.orchestrate.run.UsageError naming the problem (no such directory, nothing to resume, a
-    corrupt campaign file)."""
-    import json
-
-    from fuzzfarm.store import dataset as store
-    from fuzzfarm.orchestrate.campaign import Campaign
-    from fuzzfarm.orchestrate.run import UsageError
-    if not os.path.isdir(out):
-        raise UsageError(f"--resume {out!r}: no such results directory")
-    try:
-        run_id = store.latest_campaign(out, unfinished=True)
-    except store.StoreError as exc:
-        raise UsageError(f"--resume {out!r}: {exc}") from None
-    if run_id is None:
-        raise UsageError(f"--resume {out!r}: no unfinished campaign there")
-    path = store.campaign_dir(out, run_id) / "campaign.json"
-    try:
-        store.read_journal(store.campaign_dir(out, run_id) / "journal.jsonl")
-        store.read_stats(out, run_id)
-        return run_id, Campaign.from_dict(json.loads(path.read_text()))
-    except store.StoreError as exc:
-        raise UsageError(f"--resume {out!r}: {exc}") from None
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise UsageError(f"--resume {out!r}: {str(path)!r} is unreadable or corrupt "
-                         f"({exc})") from None
+from cluster.display import (Console, Live, LineLive, PlainConsole, PlainLive,
+                             progress_fields, progress_table)
 
 
 def _is_actor_error(exc: BaseException) -> bool:
@@ -105,7 +71,7 @@ class CampaignRun:
         self.status_interval = status_interval
         self.per_recipe, self.recipes_per_unit = per_recipe, recipes_per_unit
         self.console = console or (Console(stderr=True) if Console is not None
-                                   else _PlainConsole())
+                                   else PlainConsole())
         self.devices: dict = {}       # key -> {"node", "resource", "fp", "i", "info"}
         self.actors: dict = {}
         self.restarts: dict = {}
@@ -116,6 +82,9 @@ class CampaignRun:
         self.elapsed_before = 0.0
         self.state = "starting"
         self.saved = False            # the campaign is written (bad input writes nothing)
+        self.coord = None             # the Coordinator actor, once started
+        self._compactor = None        # the background compaction's thread
+        self.interrupted = False
 
     # ------------------------------------------------------------------ set-up
     def _lost_own_cluster(self, exc: BaseException) -> bool:
@@ -124,7 +93,7 @@ class CampaignRun:
         import ray.exceptions as rx
         if not (_is_actor_error(exc) or isinstance(exc, rx.RaySystemError)):
             return False
-        coord = getattr(self, "coord", None)
+        coord = self.coord
         if coord is None:
             return True
         try:
@@ -147,7 +116,7 @@ class CampaignRun:
     def _start_ray(self) -> None:
         import ray
 
-        from cluster.farm import local_resources
+        from cluster.placement import local_resources
         kw = dict(logging_level="ERROR", log_to_driver=False, configure_logging=True)
         if self.address:
             ctx = ray.init(address=self.address, **kw)
@@ -169,8 +138,10 @@ class CampaignRun:
         import ray
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-        from cluster.farm import cluster_devices, describe_node
-        from fuzzfarm.device.discovery import DeviceInfo, DeviceSelectionError, select_devices
+        from dataclasses import replace
+
+        from cluster.placement import cluster_devices, describe_node
+        from fuzzfarm.device.discovery import DeviceSelectionError, select_devices
         found = cluster_devices()
         nodes = sorted({n for n, *_ in found})
         described = ray.get([describe_node.options(
@@ -183,10 +154,10 @@ class CampaignRun:
             resources = {(fp, i): res for n, res, fp, i in found if n == node}
             seen: dict = {}
             for d in descs:
-                fp = d["fingerprint"]
+                fp = d.fingerprint
                 i = seen[fp] = seen.get(fp, -1) + 1
                 if (fp, i) in resources:
-                    infos.append(DeviceInfo.from_dict(dict(d, index=len(infos))))
+                    infos.append(replace(d, index=len(infos)))
                     places.append((node, resources[(fp, i)], fp, i))
         try:
             chosen = select_devices(",".join(self.c.devices), infos)
@@ -237,7 +208,7 @@ class CampaignRun:
     def _actor(self, key: str):
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-        from cluster.farm import DeviceActor
+        from cluster.actor import DeviceActor
         d = self.devices[key]
         return DeviceActor.options(
             resources={d["resource"]: 1}, max_restarts=self.c.max_restarts,
@@ -246,13 +217,16 @@ class CampaignRun:
         ).remote(d["fp"], d["i"], self.makers, self.plants, self.screen, self.inputs)
 
     def _targets_by_options(self, key: str) -> dict:
+        """{build options: [Target, ...]} of the jobs device ``key``'s pool runs (range
+        jobs build their own kernels at their first unit)."""
+        from fuzzfarm.target import Target
         fp = self.devices[key]["fp"]
         out: dict = {}
         for job in self.c.jobs:
             if job.number in self.pools[fp]["jobs"] and job.source != "sweep":
                 for bo in job.build_options:
-                    out.setdefault(bo, [])
-                    out[bo] += [list(t) for t in job.targets if list(t) not in out[bo]]
+                    have = out.setdefault(bo, [])
+                    have += [t for t in map(Target.of, job.targets) if t not in have]
         return out
 
     def _prepare(self, key: str):
@@ -302,29 +276,22 @@ class CampaignRun:
                 time.sleep(0.5)
         return "node"
 
-    def _record_faults(self, specs: list, key: str) -> None:
+    def _record_faults(self, tickets: list, key: str, reason: str) -> None:
+        """Record each of ``tickets`` (units that crashed or hung device ``key`` twice) as
+        a device fault of ``reason``, its inputs saved beside (work.rows.write_fault)."""
         import ray
 
-        from cluster.farm import unit_from_spec
-        from fuzzfarm.store import dataset as store
-        from fuzzfarm.work.units import make_inputs, write_fault
+        from fuzzfarm.work.make import draw, make_inputs
+        from fuzzfarm.work.rows import write_fault
         info = self.devices[key]["info"]
-        for spec in specs:
-            unit = unit_from_spec(spec)
-            if spec.get("sweep"):
-                from fuzzfarm.orchestrate.sweep import space_for
-                inputs = space_for(unit.function, unit.precision).inputs(unit.seed,
-                                                                         unit.per_recipe)
-            else:
-                inputs = make_inputs(unit)
-            store.write_fault_inputs(self.out, self.run_id, unit.unit_id, inputs)
-            write_fault(self.out, self.run_id, unit, info.columns(unit.precision),
-                        spec["build_options"], spec["fault"])
+        for ticket in tickets:
+            unit = draw(ticket.unit)
+            write_fault(self.out, self.run_id, unit, info.columns(unit.target.precision),
+                        reason, inputs=make_inputs(unit))
             ray.get(self.coord.fault_done.remote(unit.unit_id))
-            self.faults.append({"unit_id": unit.unit_id, "reason": spec["fault"],
-                                "device": key})
+            self.faults.append({"unit_id": unit.unit_id, "reason": reason, "device": key})
             self.console.print(f"[red]device fault[/]: {unit.unit_id} "
-                               f"({spec['fault']} twice) on {info.label}; inputs saved")
+                               f"({reason} twice) on {info.label}; inputs saved")
 
     def _reap_lost_nodes(self, work: dict) -> None:
         """Devices whose node the cluster has declared dead while their ``work`` call is
@@ -346,7 +313,7 @@ class CampaignRun:
         import ray
         reason = self._why_dead(key, exc)
         faults = ray.get(self.coord.lost.remote(key, reason))
-        self._record_faults(faults, key)
+        self._record_faults(faults, key, reason)
         self.restarts[key] = self.restarts.get(key, 0) + 1
         label = self.devices[key]["info"].label
         if reason == "node" or self.restarts[key] > self.c.max_restarts:
@@ -366,7 +333,7 @@ class CampaignRun:
     def _compact_in_background(self) -> None:
         """Start a compaction of the results directory in a thread unless one runs."""
         import threading
-        t = getattr(self, "_compactor", None)
+        t = self._compactor
         if t is not None and t.is_alive():
             return
         self._compactor = threading.Thread(target=_compact_results,
@@ -375,7 +342,7 @@ class CampaignRun:
 
     def _compact(self, min_files: int) -> None:
         """Wait for a background compaction, then compact (at the end of the session)."""
-        t = getattr(self, "_compactor", None)
+        t = self._compactor
         if t is not None:
             t.join()
         _compact_results(self, min_files)
@@ -403,12 +370,9 @@ class CampaignRun:
 
     # ------------------------------------------------------------------ the run
     def run(self) -> dict:
-        import ray
-
-        from cluster.farm import Coordinator, warm_checker
+        """Run the session (module docstring); returns its metadata (``run_campaign``)."""
         from fuzzfarm.device.runner import planted_faults
         from fuzzfarm.store import dataset as store
-        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
         self.plants = planted_faults()
         # one writer per results directory; what a killed writer left goes first
@@ -423,138 +387,18 @@ class CampaignRun:
         except BaseException:
             self.lock.release()
             raise
-        interrupted = False
+        self.interrupted = False
         old = signal.getsignal(signal.SIGINT)
         meta = {"run_id": self.run_id, "campaign": self.c.to_dict(), "resumed": self.resumed,
                 "started": time.time(), "status": "running"}
         try:
-            self._discover()
-            self.pools = self._pools()
-            self._save_campaign()        # bad input has written nothing
-            cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
-            self.in_flight = self.in_flight_opt or cpus
-            # makers idle once they are `makers + 1` units ahead, so they take cores only
-            # where generation is what the device waits for (bench_run on the H100, sin:
-            # 4 makers 33 M/s, 8: 62 M/s, 12: 95 M/s, RESULTS.md)
-            self.makers = self.makers_opt if self.makers_opt is not None else \
-                (max(2, 3 * cpus // (4 * max(1, len(self.devices)))) if cpus >= 8 else 0)
-            for key in self.devices:
-                self.actors[key] = self._actor(key)
-            meta.update(cpus=cpus, in_flight=self.in_flight, makers=self.makers,
-                        devices={k: d["info"].to_dict() for k, d in self.devices.items()},
-                        pools=self.pools)
-            self.console.print(
-                f"[bold]campaign {self.run_id}[/]{' (resumed)' if self.resumed else ''}: "
-                f"{len(self.c.jobs)} job(s) on {len(self.devices)} device(s) in "
-                f"{len(self.pools)} pool(s); out {self.out}")
-            if self.dashboard_url:
-                self.console.print(f"Ray dashboard: http://{self.dashboard_url}")
-            for _ in range(min(self.in_flight * len(self.actors), cpus)):
-                warm_checker.remote()
-            t0 = time.perf_counter()
-            for key in self.actors:
-                self._prepare(key)
-            # the device constants, which also waits for every actor to be up
-            meta["device_constants"] = dict(zip(self.actors, ray.get(
-                [a.constants.remote() for a in self.actors.values()])))
-            self.console.print(f"devices ready in {time.perf_counter() - t0:.1f}s")
-            remaining = None if self.c.time_budget is None else \
-                max(0.0, self.c.time_budget - self.elapsed_before)
-            session_started = time.time()
-            here = ray.get_runtime_context().get_node_id()
-            self.coord = Coordinator.options(
-                scheduling_strategy=NodeAffinitySchedulingStrategy(here, soft=False)).remote(
-                self.c.to_dict(), self.pools,
-                {k: d["fp"] for k, d in self.devices.items()}, self.out, self.run_id,
-                None if remaining is None else session_started + remaining, self.resumed,
-                self.per_recipe, self.recipes_per_unit)
-            meta.update(work_started=session_started, unit_sizing={
-                "unit_inputs": self.c.unit_inputs, "unit_seconds": self.c.unit_seconds,
-                "min_unit_inputs": self.c.unit_min_inputs,
-                "max_unit_inputs": self.c.unit_max_inputs, "makers": self.makers})
-            store.write_run(self.out, self.run_id, meta)
-            self.state = "running"
-            work = {self._work(k): k for k in self.actors}
-
-            def on_sigint(signum, frame):
-                raise KeyboardInterrupt
-
-            signal.signal(signal.SIGINT, on_sigint)
-            totals = []
-            if hasattr(self.console, "progress"):       # a LineLog: one line per event
-                live_cls = _LineLive
-            elif Live is not None and Console is not None and isinstance(self.console, Console):
-                live_cls = Live
-            else:
-                live_cls = _PlainLive
-            last_status = last_nodes = 0.0
-            last_compact = time.time()
-            with live_cls(console=self.console, refresh_per_second=2, transient=False) as live:
-                while work:
-                    try:
-                        done, _ = ray.wait(list(work), timeout=0.5)
-                        for ref in done:
-                            key = work.pop(ref)
-                            try:
-                                totals.append(ray.get(ref))
-                            except Exception as exc:     # noqa: BLE001 - sorted below
-                                if not _is_actor_error(exc):
-                                    raise
-                                self._on_death(key, exc, work)
-                        for key in ray.get(self.coord.overdue.remote(self.c.unit_timeout)):
-                            if key not in self.hang_killed and key not in self.dead:
-                                self.hang_killed.add(key)
-                                self.console.print(
-                                    f"[yellow]{self.devices[key]['info'].label} [{key}]: a "
-                                    f"unit outlived unit.timeout ({self.c.unit_timeout:g}s) "
-                                    f"on the device; killing the actor[/]")
-                                ray.kill(self.actors[key], no_restart=False)
-                        if time.time() - last_nodes >= 2.0:
-                            self._reap_lost_nodes(work)
-                            last_nodes = time.time()
-                        snap = ray.get(self.coord.snapshot.remote())
-                        if live_cls is _LineLive:
-                            live.update(_progress_fields(snap, self, session_started))
-                        else:
-                            live.update(_progress_table(snap, self, session_started))
-                        if time.time() - last_status >= self.status_interval:
-                            store.write_json(self.dir / "status.json",
-                                             self.status(snap, session_started))
-                            last_status = time.time()
-                        if time.time() - last_compact >= COMPACT_INTERVAL:
-                            self._compact_in_background()
-                            last_compact = time.time()
-                    except KeyboardInterrupt:
-                        if interrupted:
-                            raise
-                        interrupted = True
-                        self.console.print("[yellow]interrupted: finishing the units in "
-                                           "flight (Ctrl-C again to abandon them)[/]")
-                        self.coord.stop.remote()
-            self.console.print()
-            snap = ray.get(self.coord.snapshot.remote())
-            stranded = ray.get(self.coord.stranded.remote())
-            finished = ray.get(self.coord.finished.remote())
-            if interrupted:
-                self.state = "interrupted"
-            elif stranded or not finished:
-                self.state = "incomplete"
-                self.console.print(f"[yellow]incomplete: no live device left for pool(s) "
-                                   f"{', '.join(stranded) or '?'}; `fuzzfarm run --resume "
-                                   f"{self.out}` continues[/]")
-            else:
-                self.state = "completed"
-            store.write_json(self.dir / "status.json", self.status(snap, session_started))
-            # every device fault: crashes and hangs (recorded here), build failures and
-            # enqueue errors (recorded by the devices)
-            faults = [{"unit_id": f["unit_id"], "reason": f["fault"]}
-                      for f in ray.get(self.coord.faults.remote())]
-            meta.update(status=self.state, finished=time.time(), totals=totals,
-                        faults=faults, given_up=self.dead)
+            self._set_up(meta)
+            totals = self._watch(meta["work_started"])
+            self._end(meta, totals)
         except KeyboardInterrupt:
             self.state = "interrupted"
             meta.update(status="abandoned", finished=time.time())
-            interrupted = True
+            self.interrupted = True
         except Exception as exc:
             if not self._lost_own_cluster(exc):
                 self.state = "failed"
@@ -574,24 +418,184 @@ class CampaignRun:
             raise
         finally:
             signal.signal(signal.SIGINT, old)
-            if self.saved:
-                try:
-                    status = store.read_status(self.out, self.run_id) or {}
-                    if status.get("state") != self.state:
-                        store.write_json(self.dir / "status.json",
-                                         {**status, "run_id": self.run_id,
-                                          "campaign": self.c.name, "state": self.state,
-                                          "updated": time.time()})
-                except store.StoreError:
-                    pass
-                store.write_run(self.out, self.run_id, meta)
-            ray.shutdown()
-            try:
-                self._compact(min_files=2)
-            finally:
-                self.lock.release()
-        meta["interrupted"] = interrupted
+            self._close(meta)
+        meta["interrupted"] = self.interrupted
         return meta
+
+    def _set_up(self, meta: dict) -> None:
+        """Devices, pools, the campaign saved, actors started and their kernels built,
+        the coordinator started (``meta`` gets what was chosen)."""
+        import ray
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        from cluster.actor import warm_checker
+        from cluster.coordinator import Coordinator
+        from fuzzfarm.store import dataset as store
+        self._discover()
+        self.pools = self._pools()
+        self._save_campaign()        # bad input has written nothing
+        cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
+        self.in_flight = self.in_flight_opt or cpus
+        # makers idle once they are `makers + 1` units ahead, so they take cores only
+        # where generation is what the device waits for (bench_run on the H100, sin:
+        # 4 makers 33 M/s, 8: 62 M/s, 12: 95 M/s, RESULTS.md)
+        self.makers = self.makers_opt if self.makers_opt is not None else \
+            (max(2, 3 * cpus // (4 * max(1, len(self.devices)))) if cpus >= 8 else 0)
+        for key in self.devices:
+            self.actors[key] = self._actor(key)
+        meta.update(cpus=cpus, in_flight=self.in_flight, makers=self.makers,
+                    devices={k: d["info"].to_dict() for k, d in self.devices.items()},
+                    pools=self.pools)
+        self.console.print(
+            f"[bold]campaign {self.run_id}[/]{' (resumed)' if self.resumed else ''}: "
+            f"{len(self.c.jobs)} job(s) on {len(self.devices)} device(s) in "
+            f"{len(self.pools)} pool(s); out {self.out}")
+        if self.dashboard_url:
+            self.console.print(f"Ray dashboard: http://{self.dashboard_url}")
+        for _ in range(min(self.in_flight * len(self.actors), cpus)):
+            warm_checker.remote()
+        t0 = time.perf_counter()
+        for key in self.actors:
+            self._prepare(key)
+        # the device constants, which also waits for every actor to be up
+        meta["device_constants"] = dict(zip(self.actors, ray.get(
+            [a.constants.remote() for a in self.actors.values()])))
+        self.console.print(f"devices ready in {time.perf_counter() - t0:.1f}s")
+        remaining = None if self.c.time_budget is None else \
+            max(0.0, self.c.time_budget - self.elapsed_before)
+        started = time.time()
+        here = ray.get_runtime_context().get_node_id()
+        self.coord = Coordinator.options(
+            scheduling_strategy=NodeAffinitySchedulingStrategy(here, soft=False)).remote(
+            self.c.to_dict(), self.pools, {k: d["fp"] for k, d in self.devices.items()},
+            self.out, self.run_id, None if remaining is None else started + remaining,
+            self.resumed, self.per_recipe, self.recipes_per_unit)
+        meta.update(work_started=started, unit_sizing={
+            "unit_inputs": self.c.unit_inputs, "unit_seconds": self.c.unit_seconds,
+            "min_unit_inputs": self.c.unit_min_inputs,
+            "max_unit_inputs": self.c.unit_max_inputs, "makers": self.makers})
+        store.write_run(self.out, self.run_id, meta)
+        self.state = "running"
+
+    def _live(self):
+        """The live display for this console: lines (a LineLog), rich's Live, or plain
+        progress lines."""
+        from fuzzfarm.orchestrate.progress import LineLog
+        if isinstance(self.console, LineLog):
+            return LineLive
+        if Live is not None and Console is not None and isinstance(self.console, Console):
+            return Live
+        return PlainLive
+
+    def _watch(self, started: float) -> list:
+        """Wait for the actors' work, watching for dead and hung actors, lost nodes,
+        Ctrl-C, status and compaction times; returns the actors' totals."""
+        def on_sigint(signum, frame):
+            raise KeyboardInterrupt
+
+        signal.signal(signal.SIGINT, on_sigint)
+        work = {self._work(k): k for k in self.actors}
+        totals: list = []
+        live_cls = self._live()
+        self._last = {"status": 0.0, "nodes": 0.0, "compact": time.time()}
+        with live_cls(console=self.console, refresh_per_second=2, transient=False) as live:
+            while work:
+                try:
+                    self._tick(work, totals, live, live_cls is LineLive, started)
+                except KeyboardInterrupt:
+                    if self.interrupted:
+                        raise
+                    self.interrupted = True
+                    self.console.print("[yellow]interrupted: finishing the units in "
+                                       "flight (Ctrl-C again to abandon them)[/]")
+                    self.coord.stop.remote()
+        self.console.print()
+        return totals
+
+    def _tick(self, work: dict, totals: list, live, lines: bool, started: float) -> None:
+        """One look at the campaign (half a second at most): finished and dead actors,
+        overdue units, lost nodes, the live display, the status file, compaction."""
+        import ray
+
+        from fuzzfarm.store import dataset as store
+        done, _ = ray.wait(list(work), timeout=0.5)
+        for ref in done:
+            key = work.pop(ref)
+            try:
+                totals.append(ray.get(ref))
+            except Exception as exc:     # noqa: BLE001 - sorted below
+                if not _is_actor_error(exc):
+                    raise
+                self._on_death(key, exc, work)
+        for key in ray.get(self.coord.overdue.remote(self.c.unit_timeout)):
+            if key not in self.hang_killed and key not in self.dead:
+                self.hang_killed.add(key)
+                self.console.print(f"[yellow]{self.devices[key]['info'].label} [{key}]: a "
+                                   f"unit outlived unit.timeout ({self.c.unit_timeout:g}s) "
+                                   f"on the device; killing the actor[/]")
+                ray.kill(self.actors[key], no_restart=False)
+        now = time.time()
+        if now - self._last["nodes"] >= 2.0:
+            self._reap_lost_nodes(work)
+            self._last["nodes"] = now
+        snap = ray.get(self.coord.snapshot.remote())
+        live.update(progress_fields(snap, self, started) if lines else
+                    progress_table(snap, self, started))
+        if now - self._last["status"] >= self.status_interval:
+            store.write_json(self.dir / "status.json", self.status(snap, started))
+            self._last["status"] = now
+        if now - self._last["compact"] >= COMPACT_INTERVAL:
+            self._compact_in_background()
+            self._last["compact"] = now
+
+    def _end(self, meta: dict, totals: list) -> None:
+        """The session's end state (completed, incomplete, interrupted), its status file
+        and its metadata's totals and device faults."""
+        import ray
+
+        from fuzzfarm.store import dataset as store
+        snap = ray.get(self.coord.snapshot.remote())
+        stranded = ray.get(self.coord.stranded.remote())
+        finished = ray.get(self.coord.finished.remote())
+        if self.interrupted:
+            self.state = "interrupted"
+        elif stranded or not finished:
+            self.state = "incomplete"
+            self.console.print(f"[yellow]incomplete: no live device left for pool(s) "
+                               f"{', '.join(stranded) or '?'}; `fuzzfarm run --resume "
+                               f"{self.out}` continues[/]")
+        else:
+            self.state = "completed"
+        store.write_json(self.dir / "status.json", self.status(snap, meta["work_started"]))
+        # every device fault: crashes and hangs (recorded here), build failures and
+        # enqueue errors (recorded by the devices)
+        faults = [{"unit_id": uid, "reason": reason}
+                  for uid, reason in ray.get(self.coord.faults.remote())]
+        meta.update(status=self.state, finished=time.time(), totals=totals, faults=faults,
+                    given_up=self.dead)
+
+    def _close(self, meta: dict) -> None:
+        """Whatever happened: the status file's state and the metadata written, Ray shut
+        down, the results compacted, the lock released."""
+        import ray
+
+        from fuzzfarm.store import dataset as store
+        if self.saved:
+            try:
+                status = store.read_status(self.out, self.run_id) or {}
+                if status.get("state") != self.state:
+                    store.write_json(self.dir / "status.json",
+                                     {**status, "run_id": self.run_id,
+                                      "campaign": self.c.name, "state": self.state,
+                                      "updated": time.time()})
+            except store.StoreError:
+                pass
+            store.write_run(self.out, self.run_id, meta)
+        ray.shutdown()
+        try:
+            self._compact(min_files=2)
+        finally:
+            self.lock.release()
 
 
 def _release_memory() -> None:
@@ -621,7 +625,7 @@ def _compact_results(run: "CampaignRun", min_files: int) -> None:
         run.console.print(f"[yellow]results not compacted: {exc}[/]")
     _release_memory()
     import ray
-    coord = getattr(run, "coord", None)
+    coord = run.coord
     # the journal: the units in flight, not every one issued (while the campaign's Ray
     # runs: the last compaction comes after ray.shutdown, and must not start Ray again)
     if coord is not None and ray.is_initialized():
@@ -659,95 +663,3 @@ def run_campaign(campaign, out: str, **options) -> dict:
     that does not build, an OpenCL error, a crashed or hung unit is a device fault: a
     finding (severity "fault"), listed in ``faults``; the campaign goes on."""
     return CampaignRun(campaign, out, **options).run()
-
-
-class _PlainConsole:
-    """What the driver needs of a rich Console, as plain lines on stderr."""
-
-    def print(self, *parts, **_):
-        import sys
-
-        from fuzzfarm.orchestrate.progress import strip_markup
-        text = " ".join(strip_markup(p) for p in parts)
-        print(text, file=sys.stderr, flush=True)
-
-
-class _PlainLive:
-    """What the driver needs of rich's Live: the progress line every 5 seconds."""
-
-    def __init__(self, console=None, **_):
-        self.console, self.last = console or _PlainConsole(), 0.0
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-    def update(self, renderable):
-        if time.time() - self.last >= 5:
-            self.last = time.time()
-            self.console.print(renderable)
-
-
-class _LineLive:
-    """The live display of a LineLog: a progress line every few seconds, and one at the
-    end."""
-
-    def __init__(self, console=None, **_):
-        self.log, self.fields = console, None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        if self.fields is not None:
-            self.log.progress(force=True, **self.fields)
-        return False
-
-    def update(self, fields: dict):
-        self.fields = fields
-        self.log.progress(**fields)
-
-
-def _progress_fields(snap: dict, run: CampaignRun, started: float) -> dict:
-    """The campaign's progress as plain fields (a LineLog line): elapsed seconds, units
-    done, inputs checked, failures, notes, device faults, inputs per second, devices up."""
-    elapsed = max(time.time() - started, 1e-9)
-    devs = snap["devices"].values()
-    inputs = sum(d["inputs"] for d in devs)
-    fields = {"campaign": run.c.name, "elapsed_s": round(elapsed),
-              "units": snap["done"], "inputs": inputs,
-              "failures": sum(d["failures"] for d in devs),
-              "notes": sum(d["notes"] for d in devs), "faults": snap["faults"],
-              "rate_per_s": round(inputs / elapsed),
-              "devices_up": sum(1 for k, d in snap["devices"].items()
-                                if d["alive"] and k not in run.dead)}
-    if run.c.time_budget is not None:
-        fields["budget_s"] = round(max(0.0, run.c.time_budget - run.elapsed_before))
-    return fields
-
-
-def _progress_table(snap: dict, run: CampaignRun, started: float):
-    elapsed = max(time.time() - started, 1e-9)
-    budget = "" if run.c.time_budget is None else \
-        f" of {max(0.0, run.c.time_budget - run.elapsed_before):.0f}s"
-    title = (f"campaign {run.c.name} — {elapsed:.0f}s{budget}; units done {snap['done']}, "
-             f"retried {snap['retried']}, device faults {snap['faults']}")
-    rows = []
-    for key, d in sorted(snap["devices"].items()):
-        label = run.devices[key]["info"].label
-        state = "lost" if key in run.dead else ("up" if d["alive"] else "down")
-        rows.append((f"{label} [{key}]", state, str(d["units"]), f"{d['inputs']:,}",
-                     f"{d['inputs'] / elapsed:,.0f}", str(d["failures"]), str(d["notes"]),
-                     str(d["faults"])))
-    cols = ("device", "state", "units", "inputs", "inputs/s", "failures", "notes", "faults")
-    if Table is None:
-        return title + ": " + "; ".join(f"{r[0]} {r[1]}: {r[2]} units, {r[3]} inputs, "
-                                        f"{r[4]}/s, {r[5]} failures" for r in rows)
-    t = Table(title=title, expand=False)
-    for col in cols:
-        t.add_column(col, justify="left" if col in ("device", "state") else "right")
-    for r in rows:
-        t.add_row(*r)
-    return t

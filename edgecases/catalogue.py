@@ -85,6 +85,19 @@ class Function:
     #: copySign): it only moves or sets the sign bit, so a signaling NaN comes back
     #: signaling (§6.2) and "should be converted to a non-signaling NaN" does not apply.
     quiet_computational: bool = False
+    #: half_* and native_*: the built-in whose value it approximates (its reference).
+    approximates: str = ""
+    #: mad: the intermediate product may be rounded, and flushed on a flushing device.
+    unfused: bool = False
+    #: A built-in of several float outputs: per output, the built-in whose value it is
+    #: (sincos: sin, cos).
+    outputs_as: tuple = ()
+
+    @property
+    def reference_name(self) -> str:
+        """The built-in whose reference this one is measured against: ``approximates``,
+        or itself."""
+        return self.approximates or self.name
 
     @property
     def is_native(self) -> bool:
@@ -107,7 +120,7 @@ class Function:
 
 @dataclass(frozen=True)
 class Rule:
-    """A prescribed result (DESIGN.md decision 3).
+    """A prescribed result (docs/design.md, decision 3).
 
     ``when`` is a tuple of ``(argument, condition word)`` pairs, all of which must hold;
     ``results`` maps output names (``ret``, ``exp``, ``iptr``) to the prescribed result.
@@ -133,7 +146,8 @@ class Rule:
 _SIG = re.compile(r"^\s*(\w+)\s+(\w+)\s*\((.*)\)\s*$")
 _PARAM = re.compile(r"^\s*(\w+)\s*(\*?)\s*(\w+)\s*$")
 _FUNCTION_KEYS = {"signature", "family", "precisions", "widths", "edge_cases_of", "expression",
-                  "undefined", "reading", "quiet_computational"}
+                  "undefined", "reading", "quiet_computational", "approximates", "unfused",
+                  "outputs_as"}
 
 
 def _type(name: str, text: str, where: str) -> tuple[str, bool]:
@@ -205,13 +219,18 @@ def _parse_function(name: str, value) -> Function:
     if undefined and not value.get("reading"):
         raise CatalogueError(f"functions.toml: {name}: 'undefined' needs a 'reading' quoting "
                              f"the spec")
-    quiet = value.get("quiet_computational", False)
-    if not isinstance(quiet, bool):
-        raise CatalogueError(f"functions.toml: {name}: quiet_computational={quiet!r}; "
-                             f"use true or false")
+    for flag in ("quiet_computational", "unfused"):
+        if not isinstance(value.get(flag, False), bool):
+            raise CatalogueError(f"functions.toml: {name}: {flag}={value[flag]!r}; use true "
+                                 f"or false")
+    outputs_as = tuple(value.get("outputs_as", ()))
+    if outputs_as and len(outputs_as) != len(outputs):
+        raise CatalogueError(f"functions.toml: {name}: outputs_as={list(outputs_as)} needs one "
+                             f"built-in per output ({len(outputs)})")
     return Function(name, sig, tuple(inputs), tuple(outputs), family, precisions, widths,
                     value.get("edge_cases_of", ""), value.get("expression", ""), undefined,
-                    value.get("reading", ""), quiet)
+                    value.get("reading", ""), value.get("quiet_computational", False),
+                    value.get("approximates", ""), value.get("unfused", False), outputs_as)
 
 
 def _load_toml(name: str) -> dict:
@@ -238,7 +257,7 @@ def function(name: str) -> Function:
     try:
         return functions()[name]
     except KeyError:
-        raise KeyError(f"function={name!r} is not in the catalogue") from None
+        raise KeyError(f"unknown function {name!r}: it is not in the catalogue") from None
 
 
 _RULE_KEYS = {"id", "function", "kind", "section", "sentence", "when", "result", "results",

@@ -4,7 +4,7 @@ their parsing, the extensions they need, and their rules (``data/conversions.tom
 with id, section and sentence).  ``fuzzfarm.verdict.conversions`` judges them,
 ``fuzzfarm.device.conversion_kernels`` writes their kernels.
 
-Values travel as bits (DESIGN.md decision 1): float sources and results are unsigned bit
+Values travel as bits (docs/design.md, decision 1): float sources and results are unsigned bit
 patterns (uint16/uint32/uint64), integers their own numpy type (int8 ... uint64).
 """
 from __future__ import annotations

@@ -13,7 +13,7 @@ proves that every rule of edgecases/data has a row, that the verb is the one wri
 clause, and that the rule's severity is the one the verb implies unless the row carries a
 ``departure`` saying why.
 
-Pure data and stdlib (STYLE.md point 1): no numpy, pyopencl or Ray.
+Pure data and stdlib (docs/design.md, decision 9): no numpy, pyopencl or Ray.
 """
 from __future__ import annotations
 

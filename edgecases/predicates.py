@@ -6,7 +6,7 @@ numeric parameter after a colon (``lt:0``, ``abs_gt:1``, ``eq:-0.5``).  Predicat
 vectorized: they take the argument as an array of bit patterns (float arguments, with the
 format) or of int32 values (``int`` arguments) and return a bool array.
 
-Terms follow the reading of ../shared/spec/c99_annex_f9.md §1.1:
+Terms follow the reading of docs/c99_annex_f9.md §1.1:
 
 * ``integer``: a *finite* value with no fractional part, ±0 included; ±inf and NaN are not
   integers.  Every finite value with |x| >= 2**(p-1) is an integer, and every finite

@@ -11,7 +11,7 @@ one of these forms:
 ``any_zero``           +0 or -0 (for results whose zero sign C99 leaves open, fmax(-0, +0))
 ``+0`` ``-0`` ``1``    an exactly representable constant (checked at load time)
 ``+inf`` ``-inf``
-``pi`` ``pi/2``        a rounded constant (../shared/spec/c99_annex_f9.md §1.2): the value
+``pi`` ``pi/2``        a rounded constant (docs/c99_annex_f9.md §1.2): the value
 ``pi/4`` ``3pi/4``     rounded to nearest in the result format, optionally negated; where
                        ``consts['rounding']`` lists the device's claimed modes (e.g.
                        ``('rtz',)``), the constant rounded in those modes is accepted too
@@ -32,7 +32,7 @@ one of these forms:
                        ``one_of(INT_MIN, -2147483647)`` for a set of int values
 =====================  ==================================================================
 
-Results are judged bitwise (DESIGN.md decision 3): a prescribed zero's sign matters.
+Results are judged bitwise (docs/design.md, decision 3): a prescribed zero's sign matters.
 """
 from __future__ import annotations
 

@@ -248,10 +248,9 @@ def run(ctx, functions, precisions, widths, build_options, device, budget, seed,
     """
     from rich.console import Console
 
-    from cluster.driver import resume_target, run_campaign
+    from cluster.driver import run_campaign
     from fuzzfarm.orchestrate import campaign as campaigns
     from fuzzfarm.orchestrate import run as runner
-    from fuzzfarm.store import dataset as store
 
     load_devices()
     if dashboard:
@@ -270,28 +269,10 @@ def run(ctx, functions, precisions, widths, build_options, device, budget, seed,
                                 f"{'--campaign' if campaign_file else '--resume'}: the "
                                 f"campaign says what to run")
     if campaign_file or resume_dir:
-        if resume_dir:
-            run_id, camp = resume_target(resume_dir)
-            out = resume_dir
-        else:
-            camp = campaigns.load(campaign_file)
-            if ctx.get_parameter_source("out") is click.core.ParameterSource.DEFAULT:
-                out = camp.out or out
-            if device:          # the same campaign on other devices
-                from dataclasses import replace
-                camp = replace(camp, devices=(device,))
-        try:
-            store.check_writable(out)
-        except store.StoreError as exc:
-            raise runner.UsageError(str(exc)) from None
-        if not address:         # local devices: check the selectors before Ray starts
-            from fuzzfarm.device.discovery import DeviceSelectionError, list_devices, select_devices
-            try:
-                select_devices(",".join(camp.devices), list_devices())
-            except DeviceSelectionError as exc:
-                if device and not resume_dir:       # the override's own words
-                    raise runner.UsageError(str(exc)) from None
-                raise camp.error("devices", str(exc).replace("--device ", "selector "))
+        default_out = ctx.get_parameter_source("out") is click.core.ParameterSource.DEFAULT
+        from fuzzfarm.orchestrate.stored import stored_campaign
+        run_id, camp, out = stored_campaign(campaign_file, resume_dir, device, address, out,
+                                            default_out)
     else:
         opts = runner.validate(functions, budget, seed, out, device, address,
                                build_options, precisions, widths)
@@ -300,6 +281,21 @@ def run(ctx, functions, precisions, widths, build_options, device, budget, seed,
     meta = run_campaign(camp, out, address=address, run_id=run_id, dashboard=dashboard,
                         console=log or Console(stderr=True), screen=screen,
                         inputs=inputs_at)
+    failures = _run_report(meta, out, log)
+    if meta.get("interrupted"):
+        raise SystemExit(130)
+    if meta["status"] == "incomplete":
+        raise SystemExit(3)
+    if fail_on_findings and (failures or meta.get("faults")):
+        raise SystemExit(1)
+
+
+def _run_report(meta: dict, out, log) -> int:
+    """Print a run's summary (lines with ``log``, else rich tables); returns its
+    failures."""
+    from rich.console import Console
+
+    from fuzzfarm.orchestrate import run as runner
     failures = sum(t.get("failures", 0) for t in meta.get("totals", []))
     if log is not None:
         for row in runner.summary_rows(out, meta["run_id"]):
@@ -312,12 +308,7 @@ def run(ctx, functions, precisions, widths, build_options, device, budget, seed,
             report.print(table)
         report.print(f"run {meta['run_id']}: {meta['status']}; results in {out}/ "
                      f"(pyarrow.dataset.dataset({str(out)!r}))")
-    if meta.get("interrupted"):
-        raise SystemExit(130)
-    if meta["status"] == "incomplete":
-        raise SystemExit(3)
-    if fail_on_findings and (failures or meta.get("faults")):
-        raise SystemExit(1)
+    return failures
 
 
 @main.command()
@@ -669,7 +660,7 @@ def node(head, address, port, selector, num_cpus, dashboard, block, print_resour
     import subprocess
     import sys
 
-    from cluster.farm import local_resources
+    from cluster.placement import local_resources
     dev = load_devices()
     try:
         every = dev.list_devices()

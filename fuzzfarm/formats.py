@@ -1,4 +1,4 @@
-"""IEEE 754 binary interchange formats as bit patterns (DESIGN.md decision 1).
+"""IEEE 754 binary interchange formats as bit patterns (docs/design.md, decision 1).
 
 Values travel between host and device as unsigned integers of the format's width; this
 module gives the bit-level views: field masks, the input class of a pattern, the NaN kinds,

@@ -33,7 +33,8 @@ from edgecases import conversions as conversion_table
 from fuzzfarm.errors import BadInput
 from fuzzfarm.formats import FloatFormat, format_named
 
-__all__ = ["Target", "TargetError", "KINDS", "PRECISIONS", "is_conversion_name"]
+__all__ = ["Target", "TargetError", "KINDS", "PRECISIONS", "is_conversion_name",
+           "canonical_name"]
 
 #: The kinds of target, each with its own inputs, kernel and verdict.
 KINDS = ("elementwise", "geometric", "conversion")
@@ -56,6 +57,23 @@ def _spec(name: str):
     if is_conversion_name(name):
         return conversion_table.parse(name)
     return catalogue.function(name)
+
+
+def canonical_name(name: str) -> str:
+    """``name`` as targets spell it: a built-in's name, or a conversion's normalised id
+    (``convert_int( float )`` -> ``convert_int(float)``).  Raises TargetError (one line)
+    for a name that is neither, or a conversion between integer types only."""
+    name = str(name).strip()
+    try:
+        spec = _spec(name)
+    except (KeyError, ValueError) as exc:
+        raise TargetError(str(exc.args[0] if exc.args else exc)) from None
+    if is_conversion_name(name):
+        if spec.precision is None:
+            raise TargetError(f"{spec.id} converts between integer types only; fuzzfarm "
+                              f"checks conversions that touch a floating type")
+        return spec.id
+    return name
 
 
 class Target(NamedTuple):

@@ -1,6 +1,6 @@
 """Hypothesis strategies and a vectorized batch sampler for the inputs of OpenCL built-ins.
 
-Every value is a **bit pattern** (DESIGN.md decision 1): a float argument is an int in
+Every value is a **bit pattern** (docs/design.md, decision 1): a float argument is an int in
 ``0 .. 2**fmt.bits - 1`` (Python int from a strategy, ``fmt.uint`` array from the
 sampler), an int argument an int32.  Nothing is drawn through ``st.floats()``, which never
 yields binary32 signaling NaNs and few NaN payloads.
@@ -11,7 +11,7 @@ integer fields and a vectorized builder, read by both):
 
 * element strategies for ``@given`` tests and shrinking: ``float_bits``, ``int_bits``,
   ``args_for``;
-* batches (DESIGN.md decision 5): hypothesis draws a ``Recipe`` (class weights, exponent
+* batches: hypothesis draws a ``Recipe`` (class weights, exponent
   window, NaN payload pattern, seed) with ``recipes``/``draw_recipes``; ``expand`` turns
   it into millions of inputs with numpy; ``input_class_counts`` tallies the IEEE classes
   of a batch for the stats.
@@ -35,6 +35,7 @@ from strategies._internal.recipes import (
 )
 from strategies._internal.pool import SPECIAL_POOL_LIMIT, special_inputs
 from strategies._internal.distinct import Stream
+from strategies._internal.space import MAX_SPACE_BITS, Space, SpaceError, space_of
 from strategies._internal.sampler import (
     class_tally, distinct_count, expand, expand_plans, input_class_counts,
 )
@@ -44,6 +45,6 @@ __all__ = [
     "FLOAT_CLASSES", "INT_VALUE_CLASSES", "NAN_PAYLOADS", "boundary_table", "int_landmarks",
     "float_bits", "int_bits", "args_for",
     "Recipe", "recipes", "draw_recipes", "expand", "expand_plans", "input_class_counts", "class_tally", "distinct_count",
-    "Stream", "SAMPLER_VERSIONS",
+    "Stream", "SAMPLER_VERSIONS", "Space", "SpaceError", "space_of", "MAX_SPACE_BITS",
     "DEFAULT_FLOAT_WEIGHTS", "DEFAULT_INT_WEIGHTS", "SAMPLER_VERSION", "InvalidArgument",
 ]

@@ -179,3 +179,114 @@ def test_no_module_over_800_lines():
 
 def test_the_size_check_sees_a_long_module():
     assert long_modules(limit=10)          # every package has modules over ten lines
+
+
+# --------------------------------------------------------------------------- seams (issue 27)
+def _trees() -> dict:
+    return {m: ast.parse(f.read_text(), str(f)) for m, f in modules().items()}
+
+
+def pyopencl_importers(trees: dict | None = None) -> list[str]:
+    """The modules that import pyopencl (at the top or inside a function)."""
+    out = []
+    for m, tree in (trees or _trees()).items():
+        for node in ast.walk(tree):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            if any(n == "pyopencl" or n.startswith("pyopencl.") for n in names):
+                out.append(m)
+                break
+    return sorted(out)
+
+
+def test_only_the_device_layer_imports_pyopencl():
+    """README: fuzzfarm/device/ is the only layer that talks to OpenCL; the oracle's device
+    screen and the pipeline enqueue through fuzzfarm.device.commands."""
+    outside = [m for m in pyopencl_importers() if not m.startswith("fuzzfarm.device")]
+    assert outside == []
+
+
+def test_the_pyopencl_check_sees_an_import():
+    tree = ast.parse("def f():\n    import pyopencl as cl\n")
+    assert pyopencl_importers({"fuzzfarm.oracle.x": tree}) == ["fuzzfarm.oracle.x"]
+    assert pyopencl_importers({"m": ast.parse("import numpy")}) == []
+
+
+#: No function or method of the four packages is longer than this many lines.
+MAX_FUNCTION_LINES = 80
+
+
+def long_functions(limit: int = MAX_FUNCTION_LINES, trees: dict | None = None) -> dict:
+    """{"module:line name": lines} of the functions longer than ``limit`` lines."""
+    out = {}
+    for m, tree in (trees or _trees()).items():
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                n = node.end_lineno - node.lineno + 1
+                if n > limit:
+                    out[f"{m}:{node.lineno} {node.name}"] = n
+    return out
+
+
+def test_no_function_over_80_lines():
+    assert long_functions() == {}
+
+
+def test_the_function_check_sees_a_long_function():
+    assert long_functions(limit=20)             # there are functions over twenty lines
+
+
+#: Files a clone has: what the packages, docs and tests may point to.  Design notes the
+#: code relies on live in docs/; nothing may send a reader outside the repository.
+OUTSIDE = ("../shared", "DESIGN.md", "STYLE.md")
+
+
+def references_outside(root: Path = ROOT) -> list[str]:
+    """``path:line`` of each mention of a file outside the repository (OUTSIDE) in the
+    packages, docs, tests, benchmarks and the README."""
+    files = [root / "README.md"]
+    for folder in (*PACKAGES, "docs", "tests", "benchmarks"):
+        for ext in ("py", "md", "toml", "cl", "j2", "sh", "yaml"):
+            files += sorted((root / folder).rglob(f"*.{ext}"))
+    out = []
+    for f in files:
+        if f.name == "test_architecture.py":
+            continue
+        for k, line in enumerate(f.read_text(errors="replace").splitlines(), 1):
+            if any(word in line for word in OUTSIDE):
+                out.append(f"{f.relative_to(root)}:{k}")
+    return out
+
+
+def test_no_reference_to_a_file_outside_the_repository():
+    assert references_outside() == []
+
+
+def test_kinds_are_told_apart_only_in_target_and_kinds():
+    """A conversion, a geometric built-in and an element-wise one differ in
+    fuzzfarm/work/kinds.py (and are parsed in fuzzfarm/target.py): nobody else asks
+    ``is_conversion`` or looks at a name's ``convert_`` prefix."""
+    allowed = {"fuzzfarm.target", "fuzzfarm.work.kinds"}
+    found = []
+    for m, tree in _trees().items():
+        if m in allowed or m.startswith("edgecases"):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and node.attr == "is_conversion":
+                found.append((m, node.lineno))
+            elif isinstance(node, ast.Name) and node.id == "is_conversion_name":
+                found.append((m, node.lineno))
+            elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                  and node.func.attr == "startswith" and node.args
+                  and isinstance(node.args[0], ast.Constant)
+                  and str(node.args[0].value).startswith("convert")):
+                found.append((m, node.lineno))
+    assert found == []
+
+
+def test_no_duck_typing_by_hasattr_in_the_packages():
+    """One typed value per concept: nothing probes an object for an attribute."""
+    found = [(m, node.lineno) for m, tree in _trees().items() for node in ast.walk(tree)
+             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+             and node.func.id == "hasattr"]
+    assert found == []

@@ -4,7 +4,7 @@ Fast, no device.  The seeds are re-read independently of the data file:
 
 1. every cell of the OpenCL SPIR-V Env Tables 1 and 2 (three columns) and 3 (full and
    embedded profiles) is an entry with the cell text verbatim and the value the cell says
-   (a test per table, function and precision; test ids from the rows, STYLE.md point 6);
+   (a test per table, function and precision; test ids from the rows, docs/design.md, decision 13);
 2. every built-in has full and embedded bounds in every precision it exists in;
 3. OpenCL C 3.0 §7.4 and the OpenCL 2.1 Environment §8.4 are compared cell by cell: where
    a seed disagrees the stricter value is the bound and an error up to the looser one is a
@@ -19,7 +19,6 @@ from __future__ import annotations
 import math
 import re
 from functools import lru_cache
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -35,19 +34,23 @@ from edgecases.bounds import Limits, bound, bounds, load_bounds
 from edgecases.catalogue import CatalogueError
 from fuzzfarm.formats import BINARY32, format_named
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
-SPIRV = SHARED / "seeds" / "opencl_spirv_env_numerical_compliance.txt"
-OPENCL_C = SHARED / "seeds" / "opencl_c_relative_error_ulps.adoc"
-ENV21 = SHARED / "seeds" / "opencl_2.1_environment.txt"
+SPIRV = "opencl_spirv_env_numerical_compliance.txt"
+OPENCL_C = "opencl_c_relative_error_ulps.adoc"
+ENV21 = "opencl_2.1_environment.txt"
 FUNCTIONS = catalogue.functions()
 PRECISIONS = ("binary64", "binary32", "binary16")
 F = BINARY32
 
 
-def _seed(path: Path) -> str:
-    if not path.is_file():
-        pytest.skip(f"{path} is absent (CI checks out ../shared beside the repository)")
-    return path.read_text(encoding="utf-8")
+def _seed(name: str) -> str:
+    from spec_texts import read_text
+    return read_text(name)
+
+
+def _have(*names: str) -> bool:
+    """Whether the specification texts ``names`` are at hand (FUZZFARM_SPEC_TEXTS)."""
+    from spec_texts import text_path
+    return all(text_path(n) is not None and text_path(n).is_file() for n in names)
 
 
 # -- reading the SPIR-V Env tables ----------------------------------------------------------
@@ -88,11 +91,11 @@ def _names(row: str) -> tuple:
     return (row.split()[1],)
 
 
-_ABSENT = [pytest.param(*[None] * 5, marks=pytest.mark.skip(reason="seeds absent"))]
+_ABSENT = [pytest.param(*[None] * 5, marks=pytest.mark.skip(reason="specification texts absent (FUZZFARM_SPEC_TEXTS)"))]
 
 
 def _table12_cases():
-    if not SPIRV.is_file():
+    if not _have(SPIRV):
         return _ABSENT
     out = []
     for table, tid in ((1, "full"), (2, "embedded")):
@@ -213,8 +216,8 @@ def test_geometric_epsilon_columns_are_read_as_the_formats_own():
 # -- Table 3 -----------------------------------------------------------------------------
 
 def _relaxed_cases():
-    if not SPIRV.is_file():
-        return [pytest.param(*[None] * 4, marks=pytest.mark.skip(reason="seeds absent"))]
+    if not _have(SPIRV):
+        return [pytest.param(*[None] * 4, marks=pytest.mark.skip(reason="specification texts absent (FUZZFARM_SPEC_TEXTS)"))]
     out = []
     for row, cells in _spirv_rows(3):
         for fn in _names(row):
@@ -521,8 +524,8 @@ def _other_cached():
 
 
 def _seed_cases():
-    if not (OPENCL_C.is_file() and ENV21.is_file() and SPIRV.is_file()):
-        return [pytest.param(None, None, None, marks=pytest.mark.skip(reason="seeds absent"))]
+    if not _have(OPENCL_C, ENV21, SPIRV):
+        return [pytest.param(None, None, None, marks=pytest.mark.skip(reason="specification texts absent (FUZZFARM_SPEC_TEXTS)"))]
     keys = sorted(_other_cached())
     return [pytest.param(*k, id="-".join(k)) for k in keys]
 
@@ -564,7 +567,7 @@ def test_other_seeds_agree_or_the_stricter_is_the_bound_and_the_looser_a_note(fn
 
 def test_seed_disagreements_are_found():
     """The comparison above is not vacuous: the known disagreements are there."""
-    if not (OPENCL_C.is_file() and ENV21.is_file()):
+    if not _have(OPENCL_C, ENV21):
         pytest.skip("seeds absent")
     o = _other_cached()
     assert ("OpenCL C 3.0 §7.4", ("correctly rounded", None)) in o[("sqrt", "binary64", "embedded")]
@@ -602,7 +605,7 @@ def test_relaxed_seed_disagreements_give_notes():
 
 def _width_cells():
     out = []
-    for row, cells in _spirv_rows(1) if SPIRV.is_file() else ():
+    for row, cells in _spirv_rows(1) if _have(SPIRV) else ():
         for prec, cell in (zip(PRECISIONS, cells) if len(cells) == 3 else [("binary32", cells[0])]):
             m = re.fullmatch(r"<= (.*) ulp, for gentype with vector width n", cell)
             if m:

@@ -147,15 +147,15 @@ def test_a_unit_that_kills_or_hangs_its_device_twice_is_a_device_fault(tmp_path,
     assert [s.stem for s in saved] == faulty
     import numpy as np
 
-    from cluster.farm import unit_from_spec
+    from fuzzfarm.orchestrate.scheduler import Ticket
     from fuzzfarm.store.dataset import read_journal
-    from fuzzfarm.work.units import make_inputs
+    from fuzzfarm.work.make import make_inputs
     journal = next((out / "_campaign").glob("*/journal.jsonl"))
     spec = next(e["spec"] for e in read_journal(journal)
                 if e.get("event") == "issue" and e["spec"]["unit_id"] == faulty[0])
     with np.load(saved[0]) as z:            # the saved inputs are the unit's own
         assert z["x"].shape == (4096,)
-        assert np.array_equal(z["x"], make_inputs(unit_from_spec(spec))["x"])
+        assert np.array_equal(z["x"], make_inputs(Ticket.from_json(spec).unit)["x"])
     status = json.loads(next((out / "_campaign").glob("*/status.json")).read_text())
     assert status["units"]["faults"] == 1 and status["state"] == "completed"
     assert f"device fault: {faulty[0]}" in err
@@ -275,7 +275,7 @@ def test_status_reads_the_status_file_and_tells_a_silent_driver(tmp_path):
 
 @pytest.mark.device
 def test_node_declares_one_resource_per_device_and_checks_its_options():
-    from cluster.farm import parse_resource
+    from cluster.placement import parse_resource
     from fuzzfarm.device.discovery import list_devices
     res = CliRunner().invoke(main, ["node", "--print-resources"])
     assert res.exit_code == 0, res.output

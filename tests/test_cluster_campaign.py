@@ -54,7 +54,7 @@ def _wait_written(out: Path, n: int, proc, timeout=300) -> None:
 
 
 def test_campaign_survives_a_killed_actor_and_a_lost_node(tmp_path):
-    from cluster.farm import local_resources
+    from cluster.placement import local_resources
     from fuzzfarm.device.discovery import list_devices
     pocl = [require_device()]
     resources = local_resources(pocl, list_devices())

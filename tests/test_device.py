@@ -1,6 +1,6 @@
 """The OpenCL layer (fuzzfarm.device.runner) and `fuzzfarm devices`, on real devices.
 
-Device tier (STYLE.md point 10): skipped where pyopencl or an OpenCL device is missing.
+Device tier (docs/design.md, decision 13): skipped where pyopencl or an OpenCL device is missing.
 The tests run once per device chosen by the environment variable FUZZFARM_TEST_DEVICES
 (a ``--device`` selector, e.g. 'all' or 'nvidia'; default: the one device of
 tests/devices.py, PyPI's PoCL where it is installed).  PyPI's pocl-binary-distribution is

@@ -14,7 +14,10 @@ from devices import require_device
 from edgecases import catalogue
 from fuzzfarm.device import generate as gen
 from fuzzfarm.formats import BINARY32
-from fuzzfarm.work.units import WorkUnit, make_inputs, make_unit
+from dataclasses import replace
+import pickle
+
+from fuzzfarm.work.make import make_inputs, make_unit
 from strategies import FLOAT_CLASSES, NAN_PAYLOADS, Recipe, Stream, class_tally, expand
 from strategies._internal.classes import FLOAT_DEFS, Params
 from strategies._internal.distinct import realize
@@ -63,23 +66,22 @@ def test_realize_at_gives_the_rows_realize_gives():
 def test_units_the_device_does_not_make_are_refused(target):
     unit = make_unit("d", target, 3, 1, 0, 1, size=256)
     with pytest.raises(gen.NotOnDevice):
-        gen.unit_plan(unit)
+        gen.unit_plan(unit.target, unit.source)
 
 
 def test_special_value_and_version_1_units_are_refused():
-    with pytest.raises(gen.NotOnDevice):
-        gen.unit_plan(make_unit("d", ("sin", "binary32", 1), 0, 1, 0, 1))
+    from fuzzfarm.work.session import prepare_inputs
+    special = make_unit("d", ("sin", "binary32", 1), 0, 1, 0, 1)
+    assert isinstance(prepare_inputs(special, on_device=True)[1], dict)   # made on the host
     unit = make_unit("d", ("sin", "binary32", 1), 3, 1, 0, 1, size=256)
-    old = WorkUnit(unit.unit_id, unit.function, unit.seed, unit.per_recipe,
-                   tuple({**r, "version": 1} for r in unit.recipes), False, unit.precision,
-                   unit.vector_width)
+    old = replace(unit.source, recipes=tuple({**r, "version": 1} for r in unit.recipes))
     with pytest.raises(gen.NotOnDevice):
-        gen.unit_plan(old)
+        gen.unit_plan(unit.target, old)
 
 
 def test_a_unit_plan_covers_its_rows_once():
     unit = make_unit("d", ("sinpi", "binary32", 1), 5, 2, 0, 1, size=10_000)
-    plan = gen.unit_plan(unit)
+    plan = gen.unit_plan(unit.target, unit.source)
     assert plan.n == 10_000 == sum(p.n for p in plan.parts)
     assert [p.offset for p in plan.parts] == list(np.cumsum([0] + [p.n for p in plan.parts])[:-1])
     for p in plan.parts:
@@ -154,7 +156,7 @@ def test_drawn_units_match_make_inputs_with_their_parts(made, name):
     _, _, run = made
     for serial in (1, 2, 3):
         unit = make_unit("d", (name, "binary32", 1), serial, 9, 0, 1, size=(1 << 15) + serial)
-        plan = gen.unit_plan(unit)
+        plan = gen.unit_plan(unit.target, unit.source)
         want = make_inputs(unit)["x"]
         got, tally = run(plan)
         np.testing.assert_array_equal(got, want)
@@ -164,7 +166,7 @@ def test_drawn_units_match_make_inputs_with_their_parts(made, name):
         r0 = Recipe.from_dict({k: v for k, v in unit.recipes[0].items() if k != "n"})
         np.testing.assert_array_equal(
             want[:unit.recipes[0]["n"]],
-            expand(r0, fn, unit.recipes[0]["n"], BINARY32, stream=Stream(unit.seed))["x"])
+            expand(r0, fn, unit.recipes[0]["n"], BINARY32, stream=Stream(unit.source.seed))["x"])
 
 
 # --------------------------------------------------------------------------- the run path
@@ -184,25 +186,43 @@ def _screen(made, name, chunk=1 << 18):
     return screen, claims
 
 
+def _session(made):
+    """A DeviceSession on the test device (what a device actor runs units through)."""
+    from fuzzfarm.work.session import DeviceSession
+    runner = made[0]
+    if not runner.info.has_fp64:
+        pytest.skip("the device screen needs cl_khr_fp64")
+    return DeviceSession(runner.info)
+
+
+def _landed(session, unit, inputs, every_row=False):
+    """``unit`` launched and landed on ``session``, its arrays copied out of the
+    launch's memory (as an executor moves them on)."""
+    launch = session.launch(unit, inputs)
+    try:
+        return pickle.loads(pickle.dumps(session.land(launch, every_row=every_row)))
+    finally:
+        launch.release()
+
+
 def _both_ways(made, name, serial=2, size=(1 << 17) + 5):
-    """The unit submitted with host inputs, and twice with inputs made on the device, all
-    screened: (unit, claims, host run, its outputs, the marked rows' hand-off, every
-    row's hand-off)."""
-    from fuzzfarm.work.units import made_handoff, submit_unit
-    runner, g, _ = made
-    screen, claims = _screen(made, name)
+    """The unit launched with host inputs, and twice with inputs made on the device, all
+    screened: (unit, claims, the host run's Landed, the marked rows' Landed, every row's
+    Landed)."""
+    from fuzzfarm.device.runner import KernelBuildError
+    session = _session(made)
     unit = make_unit("d", (name, "binary32", 1), serial, 21, 0, 1, size=size)
-    a = submit_unit(runner, unit, make_inputs(unit), screen)
-    out_a = a.wait()
-    b = submit_unit(runner, unit, None, screen, (g, gen.unit_plan(unit)))
-    assert b.wait(copy=False) == {}             # nothing copied back but the marked rows
-    marked = made_handoff(b)
-    c = submit_unit(runner, unit, None, screen, (g, gen.unit_plan(unit)))
-    c.wait(copy=False)
-    every = made_handoff(c, dense=True)
-    every["x"] = every["x"].copy()
-    every["outputs"] = {k: v.copy() for k, v in every["outputs"].items()}
-    return unit, claims, a, out_a, marked, every
+    plan = gen.unit_plan(unit.target, unit.source)
+    try:
+        if not session.makes(unit, plan):
+            pytest.skip(f"this device does not screen {name}")
+    except KernelBuildError as exc:     # Oclgrind: sinpi's kernels cannot be created
+        pytest.skip(f"this device has no screen of {name}: {str(exc)[:200]}")
+    a = _landed(session, unit, make_inputs(unit))
+    assert a.answer is not None
+    marked = _landed(session, unit, plan)
+    every = _landed(session, unit, plan, every_row=True)
+    return unit, session.claims(unit), a, marked, every
 
 
 @pytest.mark.device
@@ -213,29 +233,29 @@ def test_a_unit_made_on_the_device_gets_the_verdicts_of_one_made_on_the_host(mad
     check_unit on host inputs: the same outputs, answers, failures per rule, finding rows
     and stats."""
     from fuzzfarm.verdict.screened import SparseOutputs
-    from fuzzfarm.work.units import check_made_unit, check_unit
-    unit, claims, a, out_a, marked, every = _both_ways(made, name)
+    from fuzzfarm.work.check import check_landed, check_made
+    unit, claims, a, marked, every = _both_ways(made, name)
     host = make_inputs(unit)
+    out_a = a.outputs
     n = len(host["x"])
-    np.testing.assert_array_equal(every["x"], host["x"])
+    np.testing.assert_array_equal(every.made.x, host["x"])
     for k in out_a:
-        np.testing.assert_array_equal(out_a[k], every["outputs"][k])
+        np.testing.assert_array_equal(out_a[k], every.made.outputs[k])
     for f in a.answer._fields:
-        for got in (marked["answer"], every["answer"]):
+        for got in (marked.answer, every.answer):
             if f.startswith("agg_c") and getattr(got, f).size == 0:    # none counted
                 assert not a.answer.agg.any() and not getattr(a.answer, f).any()
                 continue
             np.testing.assert_array_equal(getattr(a.answer, f), getattr(got, f))
-    assert marked["marked"] and not every["marked"]
+    assert marked.made.marked and not every.made.marked
     pos = SparseOutputs.positions(a.answer, n)
-    assert 0 < pos.size < n and marked["count"] == pos.size
-    np.testing.assert_array_equal(marked["x"], host["x"][pos])
+    assert 0 < pos.size < n and marked.made.count == pos.size
+    np.testing.assert_array_equal(marked.made.x, host["x"][pos])
     for k in out_a:
-        np.testing.assert_array_equal(marked["outputs"][k], out_a[k][pos])
-    ta, sa, ra = check_unit(unit, host, out_a, claims, {}, "r", 0.0, table=True,
-                            answer=a.answer)
-    tb, sb, rb = check_made_unit(unit, marked, claims, {}, "r", 0.0)
-    td, sd, rd = check_made_unit(unit, every, claims, {}, "r", 0.0)
+        np.testing.assert_array_equal(marked.made.outputs[k], out_a[k][pos])
+    ta, sa, ra = check_landed(a, claims, {}, "r")
+    tb, sb, rb = check_made(marked, claims, {}, "r")
+    td, sd, rd = check_made(every, claims, {}, "r")
     assert td.drop_columns(["time"]).equals(tb.drop_columns(["time"]))
     assert rd.counts_by_rule("fail") == rb.counts_by_rule("fail")
     assert (ra.n, ra.screened, ra.exact) == (rb.n, rb.screened, rb.exact)
@@ -253,21 +273,21 @@ def test_an_input_the_device_made_wrong_is_a_device_fault_not_a_verdict(made):
     device whose integer arithmetic is wrong would make it): InputsDisagree naming the row
     and both patterns, recorded as the integer_arithmetic device fault."""
     from fuzzfarm.verdict.screened import SparseOutputs
-    from fuzzfarm.work.units import (VERIFIED_ROWS, InputsDisagree, check_made_unit,
-                                     fault_rows, verified_rows)
-    unit, claims, _, _, made_, _ = _both_ways(made, "sinpi", size=1 << 18)
-    pos = SparseOutputs.positions(made_["answer"], made_["n"])
+    from fuzzfarm.work.check import VERIFIED_ROWS, InputsDisagree, check_made, verified_rows
+    from fuzzfarm.work.rows import fault_rows
+    unit, claims, _, made_, _ = _both_ways(made, "sinpi", size=1 << 18)
+    pos = SparseOutputs.positions(made_.answer, made_.made.n)
     sample = verified_rows(unit, pos, [])
     assert pos.size > VERIFIED_ROWS == sample.size and np.isin(sample, pos).all()
     i = int(np.searchsorted(pos, sample[sample.size // 2]))
     row = int(pos[i])
-    made_["x"][i] ^= np.uint32(1)
-    bad = {row: int(made_["x"][i])}
+    made_.made.x[i] ^= np.uint32(1)
+    bad = {row: int(made_.made.x[i])}
     with pytest.raises(InputsDisagree) as err:
-        check_made_unit(unit, made_, claims, {}, "r", 0.0)
+        check_made(made_, claims, {}, "r")
     detail = err.value.detail()
     assert f"row {row}: device {bad[row]:#010x}, host {bad[row] ^ 1:#010x}" in detail["error"]
-    finding, stats = fault_rows(unit, {}, "r", "", "integer_arithmetic", detail)
+    finding, stats = fault_rows(unit, {}, "r", "integer_arithmetic", detail)
     assert finding["rule_id"] == "device.integer_arithmetic"
     assert finding["severity"] == "fault" and stats["inputs_tested"] == 0
 
@@ -276,20 +296,20 @@ def test_an_input_the_device_made_wrong_is_a_device_fault_not_a_verdict(made):
 def test_a_finding_on_an_input_the_device_made_wrong_is_a_device_fault(made):
     """Known bad: the row of a finding is always made again on the host, wherever the
     sample falls: one changed in the device's copy is InputsDisagree, not a finding."""
-    from fuzzfarm.work.units import InputsDisagree, check_made_unit, verified_rows
-    unit, claims, _, _, made_, _ = _both_ways(made, "sinpi", size=1 << 18)
-    _, _, res = check_made_unit(unit, dict(made_), claims, {}, "r", 0.0)    # known good
+    from fuzzfarm.work.check import InputsDisagree, check_made, verified_rows
+    unit, claims, _, made_, _ = _both_ways(made, "sinpi", size=1 << 18)
+    _, _, res = check_made(made_, claims, {}, "r")                     # known good
     from fuzzfarm.verdict.screened import SparseOutputs
-    pos = SparseOutputs.positions(made_["answer"], made_["n"])
+    pos = SparseOutputs.positions(made_.answer, made_.made.n)
     sample = set(verified_rows(unit, pos, []).tolist())
     rows = [f.index for f in res.findings if f.index not in sample]
     if not rows:
         pytest.skip("this device's sinpi has no finding outside the sample")
     # a result the device got wrong, now on another input: the host must not judge it
     i = int(np.searchsorted(pos, rows[0]))
-    made_["x"][i] ^= np.uint32(1)
+    made_.made.x[i] ^= np.uint32(1)
     with pytest.raises(InputsDisagree):
-        check_made_unit(unit, made_, claims, {}, "r", 0.0)
+        check_made(made_, claims, {}, "r")
 
 
 @pytest.mark.device
@@ -297,19 +317,19 @@ def test_a_finding_on_an_input_the_device_made_wrong_is_a_device_fault(made):
 def test_rows_gathered_other_than_the_screen_marked_are_a_device_fault(made, change):
     """Known bad: the device's gathering (fuzzfarm_mark_*) returns one row too few or too
     many, or another passed row of largest error: InputsDisagree before any verdict."""
-    from fuzzfarm.work.units import InputsDisagree, check_made_unit
-    unit, claims, _, _, made_, _ = _both_ways(made, "sin")
-    check_made_unit(unit, dict(made_), claims, {}, "r", 0.0)       # known good
+    from fuzzfarm.work.check import InputsDisagree, check_made
+    unit, claims, _, made_, _ = _both_ways(made, "sin")
+    check_made(made_, claims, {}, "r")                                # known good
+    m = made_.made
     if change == "row_missing":
-        made_["x"], made_["outputs"] = made_["x"][:-1], {
-            k: v[:-1] for k, v in made_["outputs"].items()}
+        m = replace(m, x=m.x[:-1], outputs={k: v[:-1] for k, v in m.outputs.items()})
     elif change == "row_added":
-        made_["x"] = np.append(made_["x"], made_["x"][:1])
-        made_["outputs"] = {k: np.append(v, v[:1]) for k, v in made_["outputs"].items()}
+        m = replace(m, x=np.append(m.x, m.x[:1]),
+                    outputs={k: np.append(v, v[:1]) for k, v in m.outputs.items()})
     else:
-        made_["top"] = made_["top"] + 1
+        m = replace(m, top=m.top + 1)
     with pytest.raises(InputsDisagree) as err:
-        check_made_unit(unit, made_, claims, {}, "r", 0.0)
+        check_made(replace(made_, made=m), claims, {}, "r")
     assert "gathered" in err.value.detail()["error"]
 
 
@@ -354,23 +374,25 @@ def test_marked_rows_that_do_not_fit_the_landing_come_back_whole(made, monkeypat
     """A unit whose marked rows exceed the landing (GATHER_FRACTION of it) is handed over
     with every row, read from the launch's buffers after the fact: the same verdict."""
     from fuzzfarm.oracle import device_screen as ds
-    from fuzzfarm.work.units import check_made_unit, made_handoff, submit_unit
+    from fuzzfarm.work.check import check_made
     monkeypatch.setattr(ds, "GATHER_FRACTION", 1 / 4096)
-    runner, g, _ = made
-    screen, claims = _screen(made, "log", chunk=1 << 16)
+    session = _session(made)
     unit = make_unit("d", ("log", "binary32", 1), 3, 21, 0, 1, size=1 << 16)
-    b = submit_unit(runner, unit, None, screen, (g, gen.unit_plan(unit)))
-    b.wait(copy=False)
-    every = made_handoff(b)
-    assert not every["marked"] and every["count"] > 16
-    np.testing.assert_array_equal(every["x"], make_inputs(unit)["x"])
-    _, stats, _ = check_made_unit(unit, every, claims, {}, "r", 0.0)
+    plan = gen.unit_plan(unit.target, unit.source)
+    if not session.makes(unit, plan):
+        pytest.skip("this device does not screen log")
+    b = session.launch(unit, plan)
+    every = pickle.loads(pickle.dumps(session.land(b)))
+    assert not every.made.marked and every.made.count > 16
+    np.testing.assert_array_equal(every.made.x, make_inputs(unit)["x"])
+    _, stats, _ = check_made(every, session.claims(unit), {}, "r")
     assert stats["inputs_tested"] == 1 << 16
-    c = submit_unit(runner, unit, None, screen, (g, gen.unit_plan(unit)))
+    c = session.launch(unit, plan)
     with pytest.raises(RuntimeError):
-        b.read_made()           # a later launch may have taken b's buffers
-    c.wait(copy=False)
-    made_handoff(c)
+        b.pending.read_made()   # a later launch may have taken b's buffers
+    b.release()
+    session.land(c)
+    c.release()
 
 
 @pytest.mark.device

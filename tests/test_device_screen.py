@@ -415,35 +415,40 @@ def _plant(space, start, y, rng, bound):
 @pytest.mark.parametrize("name", NAMES)
 def test_device_screened_run_units_give_the_host_verdicts(name):
     """`run` units (drawn inputs: specials, subnormals, NaN payloads ...) screened on the
-    device through submit_unit's hook, with faults planted among the device's results and
+    device through the session's launch (its hook after the kernel), with faults planted among the device's results and
     then screened from the input buffer, give the host-screened unit's findings, counts
     and maximum error; the planted 1-ULP-beyond-bound results and wrong-signed zeros are
     recorded failures."""
-    from fuzzfarm.work import units
+    from fuzzfarm.work.check import check_result
+    from fuzzfarm.work.make import make_inputs, make_unit
+    from fuzzfarm.work.session import DeviceSession
     s = _screen(name)
+    session = DeviceSession(s.runner.info)
     rng = np.random.default_rng(zlib_seed(name) + 1)
     for serial in (0, 1, 2):
-        unit = units.make_unit("t", (name, "binary32", 1), serial, 5, 0, 1, size=1 << 14)
-        inputs = units.make_inputs(unit)
+        unit = make_unit("t", (name, "binary32", 1), serial, 5, 0, 1, size=1 << 14)
+        inputs = make_inputs(unit)
         x = inputs["x"]
-        pending = units.submit_unit(s.runner, unit, inputs, s)
-        y = pending.wait()["ret"].copy()
-        hooked = pending.answer             # screened on the device after the kernel
-        clean = units.check_result(unit, inputs, {"ret": y}, Claims(), hooked)
-        host = units.check_result(unit, inputs, {"ret": y}, Claims())
+        launch = session.launch(unit, inputs)
+        landed = session.land(launch)
+        y = landed.outputs["ret"].copy()
+        hooked = landed.answer              # screened on the device after the kernel
+        assert hooked is not None
+        clean = check_result(unit, inputs, {"ret": y}, Claims(), hooked)
+        host = check_result(unit, inputs, {"ret": y}, Claims())
         assert clean.counts_by_rule(None) == host.counts_by_rule(None), (name, serial)
         y0 = y.copy()
         planted = _plant(None, 0, y, rng, s.bound)
         answer = s.screen_drawn(x, y)
-        dev = units.check_result(unit, inputs, {"ret": y}, Claims(), answer)
-        host = units.check_result(unit, inputs, {"ret": y}, Claims())
+        dev = check_result(unit, inputs, {"ret": y}, Claims(), answer)
+        host = check_result(unit, inputs, {"ret": y}, Claims())
         assert dev.n == host.n == x.size
         # what a device actor hands its check task: only the results the verdict reads
         from fuzzfarm.verdict.screened import SparseOutputs
         sparse = SparseOutputs.of({"ret": y}, answer, x.size)
         if isinstance(sparse, SparseOutputs):
             assert sparse.pos.size < x.size
-            again = units.check_result(unit, inputs, sparse, Claims(), answer)
+            again = check_result(unit, inputs, sparse, Claims(), answer)
             assert again.counts_by_rule(None) == dev.counts_by_rule(None)
             assert [(f.index, f.rule_id) for f in again.findings] == \
                 [(f.index, f.rule_id) for f in dev.findings]
@@ -493,7 +498,7 @@ def test_device_screened_chunks_give_the_host_verdicts(name):
     """A chunk judged by the device screen plus the host's check of its candidates gives
     the findings, counts and maximum error of the host-screened chunk, with faults planted
     among the device's real results; every planted failure is found."""
-    from fuzzfarm.orchestrate.sweep import judge_chunk, run_chunk_on
+    from fuzzfarm.device.sweep_kernel import run_chunk_on
     s = _screen(name)
     space = sw.space_for(name)
     rng = np.random.default_rng(zlib_seed(name))
@@ -523,6 +528,16 @@ def test_device_screened_chunks_give_the_host_verdicts(name):
                 failing[f.index] = True
         assert all(int(p) in cand for p in planted if failing[p])
         assert failing[planted].any() or name in ("log", "log2")
+
+
+def judge_chunk(space, start: int, count: int, outputs: dict, claims, answer=None):
+    """The verdict on inputs ``start .. start+count-1`` of ``space`` given their outputs,
+    as a sweep's check gives it (work.check.check_landed of the range unit)."""
+    from fuzzfarm.target import Target
+    from fuzzfarm.work.check import Landed, check_landed
+    from fuzzfarm.work.unit import IndexRange, WorkUnit
+    unit = WorkUnit("u", Target(space.fn.name, space.fmt.name), IndexRange(start, count))
+    return check_landed(Landed(unit, 0.0, outputs, answer=answer), claims, {}, "r").result, None
 
 
 def _by_class(res, fn) -> dict:
@@ -607,7 +622,7 @@ def test_failures_counted_on_the_device_give_the_host_counts(name, mislabelled, 
     FINDINGS_PER_RULE and counts the rest; the totals per rule are the host-screened
     chunk's.  If the sample does not confirm what the device counted (here: the rules
     mislabelled), every counted failure is judged on the host instead: same totals."""
-    from fuzzfarm.orchestrate.sweep import judge_chunk, run_chunk_on
+    from fuzzfarm.device.sweep_kernel import run_chunk_on
     from fuzzfarm.verdict.checker import FINDINGS_PER_RULE
     s = _screen(name, aggregate=True)
     if mislabelled:
@@ -733,7 +748,7 @@ def test_host_and_device_bin_errors_alike():
     """The device's histogram of a chunk equals oracle.histogram's of the same errors:
     one layout, one binning, whichever side counted."""
     from fuzzfarm.formats import BINARY32
-    from fuzzfarm.orchestrate.sweep import run_chunk_on
+    from fuzzfarm.device.sweep_kernel import run_chunk_on
     s = _screen("exp")
     space = sw.space_for("exp")
     n = 1 << 15

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from fuzzfarm.store import dataset as store
 from fuzzfarm.verdict.claims import Claims
-from fuzzfarm.work import units
+from fuzzfarm.work import check, make
 
 ROOT = Path(__file__).resolve().parent.parent
 _spec = importlib.util.spec_from_file_location("findings_diff",
@@ -22,14 +22,14 @@ _spec.loader.exec_module(findings_diff)
 def _results(tmp_path, name: str, tweak=None) -> str:
     """A results directory with the findings of sinpi's special-value unit run on a
     stand-in device that returns +0 for every input (``tweak`` edits the outputs)."""
-    u = units.make_unit("dev", ("sinpi", "binary32", 1), 0, 1, 8192, 1)
-    ins = units.make_inputs(u)
+    u = make.make_unit("dev", ("sinpi", "binary32", 1), 0, 1, 8192, 1)
+    ins = make.make_inputs(u)
     outs = {"ret": np.zeros(len(ins["x"]), np.uint32)}
     if tweak:
         tweak(ins, outs)
-    rows, _, _ = units.check_unit(u, ins, outs, Claims(), {"device": "d"}, "r1", 0.0)
+    rows = check.check_unit(u, ins, outs, Claims(), {"device": "d"}, "r1", 0.0).findings
     out = tmp_path / name
-    store.write_findings(store.check_writable(out), "r1", u.unit_id, rows)
+    store.write_findings_table(store.check_writable(out), "r1", u.unit_id, rows)
     return str(out)
 
 

@@ -13,7 +13,7 @@ from fuzzfarm.cli import main
 from fuzzfarm.report import findings as report
 from fuzzfarm.store import dataset as store
 from fuzzfarm.verdict.claims import Claims
-from fuzzfarm.work import units
+from fuzzfarm.work import check, make
 
 HEX_FLOAT = re.compile(r"-?0x[0-9a-f](\.[0-9a-f]+)?p[+-]\d+")
 
@@ -24,14 +24,14 @@ def _results(tmp_path) -> str:
     out = store.check_writable(tmp_path / "res")
     for target in (("sinpi", "binary32", 1), ("sinpi", "binary64", 1),
                    ("fract", "binary32", 1), ("ldexp", "binary32", 4)):
-        u = units.make_unit("dev", target, 0, 1, 8192, 1)
-        ins = units.make_inputs(u)
+        u = make.make_unit("dev", target, 0, 1, 8192, 1)
+        ins = make.make_inputs(u)
         n = len(next(iter(ins.values())))
         fmt = u.target.fmt
         outs = {o.name: np.zeros(n, fmt.uint) for o in u.target.outputs}
-        rows, _, _ = units.check_unit(u, ins, outs, Claims(precision=u.precision),
-                                      {"device": "stand-in"}, "r1", 0.0)
-        store.write_findings(out, "r1", u.unit_id, rows)
+        rows = check.check_unit(u, ins, outs, Claims(precision=u.target.precision),
+                                {"device": "stand-in"}, "r1", 0.0).findings
+        store.write_findings_table(out, "r1", u.unit_id, rows)
     return str(out)
 
 

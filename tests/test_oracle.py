@@ -68,7 +68,7 @@ def neg(fmt, bits):
 
 # =========================================================================== rounding
 def test_rounding_table_maps_opencl_modes_to_mpmath_letters():
-    # mpmath's 'd' is toward zero and 'f' toward -inf (STYLE.md point 3).
+    # mpmath's 'd' is toward zero and 'f' toward -inf (docs/design.md, decision 11).
     assert ROUNDING == {"rte": "n", "rtz": "d", "rtp": "c", "rtn": "f"}
     x = mpf(-1) / 3
     expect = float(np.float32(-1.0 / 3.0))  # RTE, via a correctly rounded conversion

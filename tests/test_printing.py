@@ -12,7 +12,7 @@ import pytest
 from edgecases import catalogue
 from fuzzfarm import formats
 from edgecases import conversions
-from fuzzfarm.work import units
+from fuzzfarm.work import make, rows as unit_rows
 from fuzzfarm.verdict.checker import CheckResult, Finding
 from fuzzfarm.formats import BINARY16, BINARY32, BINARY64, describe_value, parse_value
 
@@ -103,8 +103,8 @@ def _rows(function, precision, outputs, inputs):
     for i, (x, y) in enumerate(zip(inputs, outputs)):      # a rule each: all stored
         r.findings.append(Finding(i, function, f"rule{i}", "s", "text", "fail", "ret", (x,),
                                   (y,), "?", None, ""))
-    u = units.make_unit("dev", (function, precision, 1), 3, 1, 8192, 4, size=2048)
-    return units.finding_rows(r, u, {}, "run")
+    u = make.make_unit("dev", (function, precision, 1), 3, 1, 8192, 4, size=2048)
+    return unit_rows.finding_rows(r, u, {}, "run")
 
 
 def _arg_kind(fmt, dtype):

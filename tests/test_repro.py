@@ -176,7 +176,7 @@ def test_acceptable():
 ])
 def test_expected_texts(text, bits, want):
     from fuzzfarm.formats import BINARY32
-    slot = repro.Slot("ret", "float" if bits else "int",
+    slot = repro.Buffer("ret", "float" if bits else "int",
                       np.dtype(np.uint32 if bits else np.int32), BINARY32)
     assert repro_case._parse_expected(text, slot) == want
 
@@ -314,7 +314,9 @@ def tiny_campaign(out: Path, info, function: str = "sinpi", width: int = 1,
     """The units ``serials`` of ``function`` run on ``info`` and written as a run would
     (findings, stats, run metadata with the device constants)."""
     from fuzzfarm.device.runner import DeviceRunner
-    from fuzzfarm.work.units import check_unit, make_inputs, make_unit, run_unit
+    from fuzzfarm.work.check import check_unit
+    from fuzzfarm.work.make import make_inputs, make_unit
+    from fuzzfarm.work.session import run_unit
     runner = DeviceRunner(info)
     consts = runner.device_constants()
     claims = Claims.from_fp_config(info.fp_flags("binary32"), info.profile, "binary32",
@@ -325,7 +327,7 @@ def tiny_campaign(out: Path, info, function: str = "sinpi", width: int = 1,
         ins = make_inputs(unit)
         outs = run_unit(runner, unit, ins)
         table, stats, _ = check_unit(unit, ins, outs, claims, info.columns("binary32"),
-                                     run_id, 0.0, "", table=True)
+                                     run_id, 0.0)
         store.write_findings_table(out, run_id, unit.unit_id, table)
         store.write_stats(out, run_id, unit.unit_id, stats)
     store.write_run(out, run_id, {"run_id": run_id, "per_recipe": 2048,

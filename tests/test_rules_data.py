@@ -6,16 +6,15 @@ boundary ints), every rule is exercised, no rule prescribes a NaN's bits, only t
 rules override the generic NaN rule, and the rules of one function never contradict each
 other on an input where several apply.  Through fuzzfarm.verdict.checker.check_batch, in all three
 formats, every rule flags a wrong result and passes every result it allows.  The digest of
-C99 Annex F.9 (../shared/spec/c99_annex_f9.md) is covered row by row: each of its B, P and D
+C99 Annex F.9 (docs/c99_annex_f9.md) is covered row by row: each of its B, P and D
 rows for a function of functions.toml is a rule (or split into <id>a, <id>b, ...) or is in
-SKIPPED with the reason.  Test ids are the rule ids (STYLE.md point 6).
+SKIPPED with the reason.  Test ids are the rule ids (docs/design.md, decision 13).
 """
 from __future__ import annotations
 
 import re
 from functools import lru_cache
 from importlib import resources
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -38,9 +37,7 @@ pytestmark = pytest.mark.filterwarnings("ignore:invalid value encountered in cas
 FMT = BINARY32
 FORMATS = {f.name: f for f in (BINARY16, BINARY32, BINARY64)}
 CONSTS = {"FP_ILOGB0": -2**31, "FP_ILOGBNAN": 2**31 - 1}
-SHARED = Path(__file__).resolve().parents[2] / "shared"
-DIGEST = SHARED / "spec" / "c99_annex_f9.md"
-SPIRV_SEED = SHARED / "seeds" / "opencl_spirv_env_numerical_compliance.txt"
+from spec_texts import DIGEST  # noqa: E402
 RULE_FILES = ("rules_c99_f9.toml", "rules_opencl.toml", "rules_common.toml")
 #: The headings of the SPIR-V Environment's edge-case section a CL rule may cite.
 SPIRV_HEADINGS = ("Additional Requirements Beyond ISO/IEC 9899:TC2",
@@ -393,8 +390,6 @@ _DIGEST_ROW = re.compile(r"^\|\s*(F9\.(\w+)\.(\w+))\s*\|\s*([A-Z])\b")
 
 def _digest_ids() -> dict:
     """id -> kind for the B, P, D rows of the digest whose function is in functions.toml."""
-    if not DIGEST.is_file():
-        pytest.skip(f"{DIGEST} is absent (CI checks out ../shared beside the repository)")
     out = {}
     for line in DIGEST.read_text(encoding="utf-8").splitlines():
         m = _DIGEST_ROW.match(line)
@@ -465,9 +460,8 @@ def _squash(text: str) -> str:
 
 @lru_cache(maxsize=None)
 def _seed() -> str:
-    if not SPIRV_SEED.is_file():
-        pytest.skip(f"{SPIRV_SEED} is absent")
-    return _squash(SPIRV_SEED.read_text(encoding="utf-8"))
+    from spec_texts import read_text
+    return _squash(read_text("opencl_spirv_env_numerical_compliance.txt"))
 
 
 def _from_seed(sentence: str) -> str:

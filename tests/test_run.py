@@ -197,17 +197,17 @@ import numpy as np  # noqa: E402
 
 from edgecases import catalogue  # noqa: E402
 from fuzzfarm.formats import BINARY32, BINARY64  # noqa: E402
-from fuzzfarm.work import units  # noqa: E402
+from fuzzfarm.work import make as units, rows as unit_rows  # noqa: E402
+from fuzzfarm.work.unit import Special, unit_from_row  # noqa: E402
 
 
 def _rebuilt(unit, per_recipe=123):
     """The unit as `fuzzfarm verify` rebuilds it from a stored row: id, function, seed,
     recipe JSON, precision, width (and a run-level per_recipe that new rows do not need)."""
-    recipe = json.loads(unit.recipe_json)
-    special = isinstance(recipe, dict) and recipe.get("special")
-    return units.WorkUnit(unit.unit_id, unit.function, unit.seed, 0 if special else per_recipe,
-                          () if special else tuple(recipe), bool(special), unit.precision,
-                          unit.vector_width)
+    t = unit.target
+    row = {"unit_id": unit.unit_id, "function": t.name, "precision": t.precision,
+           "vector_width": t.width, "seed": unit.stored_seed, "recipe": unit.recipe_json}
+    return unit_from_row(row, per_recipe=per_recipe)
 
 
 def _digest(inputs: dict) -> str:
@@ -252,7 +252,7 @@ def test_large_unit_is_deterministic_and_rebuilt_from_its_row():
     # continuing the unit's stream (the parts before it taken first)
     from strategies import Recipe, Stream, expand
     n = u.recipes[1]["n"]
-    stream = Stream(u.seed)
+    stream = Stream(u.source.seed)
     for r in u.recipes[:2]:
         recipe = Recipe.from_dict({k: v for k, v in r.items() if k != "n"})
         part = expand(recipe, catalogue.function("pow"), n, BINARY32, stream=stream)
@@ -263,10 +263,12 @@ def test_large_unit_regenerates_in_another_process():
     u = units.make_unit("dev", ("ldexp", "binary64", 1), 3, 9, 8192, 4, size=300_000)
     here = _digest(units.make_inputs(u))
     code = ("import json, hashlib, numpy as np\n"
-            "from fuzzfarm.work import units\n"
-            f"u = units.WorkUnit({u.unit_id!r}, 'ldexp', {u.seed}, 8192, "
-            f"tuple(json.loads({u.recipe_json!r})), False, 'binary64', 1)\n"
-            "ins = units.make_inputs(u)\n"
+            "from fuzzfarm.work.make import make_inputs\n"
+            "from fuzzfarm.work.unit import unit_from_row\n"
+            f"u = unit_from_row({{'unit_id': {u.unit_id!r}, 'function': 'ldexp', "
+            f"'precision': 'binary64', 'vector_width': 1, 'seed': {u.stored_seed}, "
+            f"'recipe': {u.recipe_json!r}}})\n"
+            "ins = make_inputs(u)\n"
             "h = hashlib.sha256()\n"
             "for k in sorted(ins):\n"
             "    h.update(k.encode()); h.update(np.ascontiguousarray(ins[k]).tobytes())\n"
@@ -289,7 +291,8 @@ def test_units_of_every_kind_rebuild_from_their_row(target, size):
     assert all(len(v) == size * lanes for v in a.values())
     assert _digest(a) == _digest(units.make_inputs(_rebuilt(u)))
     s = units.make_unit("dev", target, 0, 5, 8192, 4)           # unit 0: the special pool
-    assert s.special and _digest(units.make_inputs(s)) == _digest(units.make_inputs(_rebuilt(s)))
+    assert isinstance(s.source, Special)
+    assert _digest(units.make_inputs(s)) == _digest(units.make_inputs(_rebuilt(s)))
 
 
 def test_units_of_the_old_layout_still_rebuild():
@@ -297,9 +300,12 @@ def test_units_of_the_old_layout_still_rebuild():
     per_recipe inputs (and a conversion unit has no parts)."""
     from strategies import Recipe
     r = Recipe(seed=5).to_dict()
-    old = units.WorkUnit("u", "sin", 5, 1000, (r, r), False, "binary32", 1)
+    old = unit_from_row({"unit_id": "u", "function": "sin", "precision": "binary32",
+                         "seed": 5, "recipe": json.dumps([r, r])}, per_recipe=1000)
     assert old.size == 2000 and len(units.make_inputs(old)["x"]) == 2000
-    conv = units.WorkUnit("c", "convert_int_sat_rte(float)", 5, 1500, (), False, "binary32", 1)
+    conv = unit_from_row({"unit_id": "c", "function": "convert_int_sat_rte(float)",
+                          "precision": "binary32", "seed": 5, "recipe": "[]"},
+                         per_recipe=1500)
     assert len(units.make_inputs(conv)["x"]) == 1500
 
 
@@ -374,8 +380,8 @@ def test_finding_table_is_finding_rows_as_a_table():
     r = _findings_result()
     u = units.make_unit("dev", ("pow", "binary32", 1), 3, 1, 8192, 4, size=2048)
     meta = dict.fromkeys([f.name for f in store.FINDINGS_SCHEMA][2:10], "m")
-    rows = units.finding_rows(r, u, meta, "run")
-    table = units.finding_table(r, u, meta, "run")
+    rows = unit_rows.finding_rows(r, u, meta, "run")
+    table = unit_rows.finding_table(r, u, meta, "run")
     assert table.schema == store.FINDINGS_SCHEMA and table.num_rows == 3
     assert rows[0]["inputs"] == "x=0x1p+0 (0x3f800000), y=sNaN (0x7f800001)"
     assert rows[1]["inputs"] == "x=qNaN (0xffc00001), y=-0x0p+0 (0x80000000)"
@@ -386,7 +392,7 @@ def test_finding_table_is_finding_rows_as_a_table():
     for a, b in zip(want, got):
         a.pop("time"), b.pop("time")
     assert want == got
-    empty = units.finding_table(type(r)("pow", 5), u, meta, "run")
+    empty = unit_rows.finding_table(type(r)("pow", 5), u, meta, "run")
     assert empty.num_rows == 0 and store.write_findings_table("/nonexistent", "r", "u", empty) is None
 
 
@@ -433,16 +439,14 @@ def test_no_unit_lost_and_every_row_regenerates(tmp_path):
     assert meta["makers"] == 1 and meta["in_flight"] >= 1
     assert max(s["inputs_tested"] for s in stats) > 1024     # grew from min_unit_inputs
     for s in sorted(stats, key=lambda s: -s["inputs_tested"])[:2]:
-        u = units.WorkUnit(s["unit_id"], s["function"], s["seed"], 8192,
-                           tuple(json.loads(s["recipe"])), False, s["precision"],
-                           s["vector_width"])
+        u = unit_from_row(s)
         assert len(units.make_inputs(u)["x"]) == s["inputs_tested"]
 
 
 def test_unit_zero_replays_saved_examples_first_and_rebuilds_from_its_row():
     import json as _json
 
-    from fuzzfarm.work.units import make_inputs, make_unit
+    from fuzzfarm.work.make import make_inputs, make_unit
     replay = [(0x4AFFFFFE,), (0x3F800000,)]
     unit = make_unit("dev", ("sinpi", "binary32", 1), 0, 3, 64, 1, replay=replay)
     plain = make_inputs(make_unit("dev", ("sinpi", "binary32", 1), 0, 3, 64, 1))

@@ -19,7 +19,7 @@ from fuzzfarm.store.signatures import summarize
 from fuzzfarm.verdict.checker import FINDINGS_PER_RULE, check_batch
 from fuzzfarm.verdict.claims import Claims
 from fuzzfarm.verdict.findings import CheckResult, Finding, class_codes, class_key
-from fuzzfarm.work import units
+from fuzzfarm.work import make, rows as unit_rows
 
 SIN = catalogue.function("sin")
 
@@ -72,8 +72,8 @@ def test_unit_findings_count_every_failure_by_input_class():
     res = check_batch(fn, {"x": x}, {"ret": y}, Claims())
     want = Counter(INPUT_CLASSES[c] for c in classify(x, BINARY32))
     assert sum(res.counts_by_rule("fail").values()) == n > FINDINGS_PER_RULE
-    unit = units.make_unit("t", ("sinpi", "binary32", 1), 1, 5, 0, 1, size=1024)
-    table = units.finding_table(res, unit, {}, "run", "")
+    unit = make.make_unit("t", ("sinpi", "binary32", 1), 1, 5, 0, 1, size=1024)
+    table = unit_rows.finding_table(res, unit, {}, "run")
     got = Counter()
     for k, c in zip(table["input_class"].to_pylist(), table["count"].to_pylist()):
         got[k.split(":")[1]] += c

@@ -163,17 +163,17 @@ def test_vectorized_ulp_classes_equal_the_one_by_one_rule_class():
 
 
 def test_findings_record_the_governing_text_and_fill_it_for_older_files():
-    """units.finding_rows stores the text and verb of each finding's rule; a file written
+    """work.rows.finding_rows stores the text and verb of each finding's rule; a file written
     before they were stored (null) gets them from edgecases/data/modality.toml; a device
     fault has none."""
-    from fuzzfarm.work import units
+    from fuzzfarm.work import make, rows as unit_rows
     from fuzzfarm.verdict.checker import CheckResult, Finding
     r = CheckResult("sinpi", 2)
     for i, rid in enumerate(("CL.sinpi.positive_integer", "CL.nan.signaling_should_quiet")):
         r.findings.append(Finding(i, "sinpi", rid, "s", "t", "fail", "ret", (0x3F800000,),
                                   (0x80000000,), "+0", None, ""))
-    u = units.make_unit("dev", ("sinpi", "binary32", 1), 3, 1, 8192, 4, size=2048)
-    rows = units.finding_rows(r, u, {}, "run")
+    u = make.make_unit("dev", ("sinpi", "binary32", 1), 3, 1, 8192, 4, size=2048)
+    rows = unit_rows.finding_rows(r, u, {}, "run")
     assert [(x["text"], x["verb"]) for x in rows] == [("OpenCL SPIR-V Env", "is"),
                                                         ("OpenCL SPIR-V Env", "should")]
     old = [finding(), finding(rule_id="CL.convert.sat_nan_zero", severity="note",

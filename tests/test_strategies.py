@@ -36,7 +36,7 @@ QUICK = settings(max_examples=40, database=None, deadline=None,
 
 def find_any(strategy, condition, max_examples=3000):
     """The first generated example satisfying ``condition`` (no shrinking): proves the
-    strategy reaches it (Hypothesis's own ``find_any`` test helper, STYLE.md point 10)."""
+    strategy reaches it (Hypothesis's own ``find_any`` test helper, docs/design.md, decision 13)."""
     return find(strategy, condition, settings=settings(
         max_examples=max_examples, database=None, deadline=None, phases=[Phase.generate],
         suppress_health_check=list(HealthCheck)))

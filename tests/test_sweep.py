@@ -25,6 +25,10 @@ from fuzzfarm.orchestrate import sweep as sw
 from fuzzfarm.verdict.claims import Claims
 from fuzzfarm.formats import BINARY16, BINARY32
 from fuzzfarm.device.kernels import sweep_source
+from fuzzfarm.orchestrate import ranges
+from fuzzfarm.target import Target
+from fuzzfarm.work.check import Landed, check_and_write
+from fuzzfarm.work.unit import IndexRange, WorkUnit
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -75,20 +79,30 @@ def test_sweep_kernel_takes_no_input_buffer():
     assert "as_half((ushort)((base + i) >> 16))" in src16
 
 
-def test_chunk_units_tile_the_space_and_name_their_range():
+def test_range_units_tile_the_space_and_name_their_range():
     s = sw.space_for("sin", "binary16")
-    u = [sw.chunk_unit("fp", s, i, 2**14) for i in range(4)]
-    assert [x.seed for x in u] == [0, 2**14, 2**15, 3 * 2**14]
-    assert sum(x.per_recipe for x in u) == s.size
-    assert '"sweep"' in u[1].recipe_json and u[1].unit_id.endswith("sweep000001")
+    plan = ranges.range_plan(s, 2**14, range(4))
+    spans = sorted((r.start, r.count) for _, r in plan)
+    assert [a for a, _ in spans] == list(range(0, s.size, 2**14 if len(spans) == 4 else
+                                                ranges.RARE_UNIT))
+    assert sum(c for _, c in spans) == s.size
+    suffix, span = ranges.chunk_ranges(s, 1, 2**14)[0]
+    unit = WorkUnit("fp-sin.binary16.w1-" + suffix, Target("sin", "binary16"), span)
+    assert '"sweep"' in unit.recipe_json and unit.unit_id.endswith("sweep000001")
+    assert unit.stored_seed == 2**14 and unit.size == 2**14
 
 
 # --------------------------------------------------------------------------- checking
-def _job(tmp_path, space, unit):
+def _range(name: str, start: int, count: int, index: int = 0) -> WorkUnit:
+    return WorkUnit(f"fp-{name}.binary32.w1-sweep{index:06d}", Target(name),
+                    IndexRange(start, count))
+
+
+def _check(tmp_path, unit, outputs):
+    """Check range unit ``unit`` given its outputs, as a sweep's checking process does."""
     meta = {k: "test" for k, _ in store._DEVICE_FIELDS}
-    return {"unit": unit, "space": space, "claims": Claims(), "meta": meta,
-            "run_id": "sweep-test", "out": str(tmp_path), "build_options": "",
-            "device_seconds": 0.0, "slot": None}
+    return check_and_write(Landed(unit, 0.0, outputs), Claims(), meta, "sweep-test",
+                           tmp_path)
 
 
 def _correct_sin(x: np.ndarray) -> np.ndarray:
@@ -99,21 +113,20 @@ def _correct_sin(x: np.ndarray) -> np.ndarray:
 
 def test_check_chunk_counts_planted_faults_and_finds_the_worst(tmp_path):
     space = sw.space_for("sin", "binary32")
-    unit = sw.SweepUnit("fp-sin.binary32.w1-sweep000000", "sin", 2 * 0x3F80_0000, 1 << 16,
-                        (), False, "binary32", 1)
-    x = space.inputs(unit.seed, unit.per_recipe)["x"]
+    unit = _range("sin", 2 * 0x3F80_0000, 1 << 16)
+    x = space.inputs(unit.source.start, unit.source.count)["x"]
     good = _correct_sin(x)
-    res = sw.check_chunk(_job(tmp_path, space, unit), {"ret": good})
-    assert res["failures"] == 0 and res["inputs"] == 1 << 16
-    assert res["max_ulp_error"] <= 0.5 + 2**-20
+    res = _check(tmp_path, unit, {"ret": good})
+    assert res.failures == 0 and res.inputs == 1 << 16
+    assert res.max_ulp_error <= 0.5 + 2**-20
     bad = good.copy()
     planted = {100: 5, 2000: -7, 40000: 12}          # ulps off
     for i, k in planted.items():
         bad[i] = np.uint32(int(bad[i]) + k)
-    res = sw.check_chunk(_job(tmp_path, space, unit), {"ret": bad})
-    assert res["failures"] == 3
-    assert res["max_inputs"] == [int(x[40000])]
-    assert 11.5 < res["max_ulp_error"] < 12.5
+    res = _check(tmp_path, unit, {"ret": bad})
+    assert res.failures == 3
+    assert res.max_ulp_inputs == [int(x[40000])]
+    assert 11.5 < res.max_ulp_error < 12.5
     rows = pq.read_table(tmp_path / "sweep-test" / f"{unit.unit_id}.parquet").to_pylist()
     assert sorted(r["element"] for r in rows) == sorted(planted)
     assert {r["rule_id"] for r in rows} == {"ulp.sin"}
@@ -125,12 +138,10 @@ def test_check_chunk_counts_planted_faults_and_finds_the_worst(tmp_path):
 def test_a_systematic_failure_is_counted_in_full_but_recorded_in_part(tmp_path):
     # sinpi(+n) = +0 for positive integers n (CL.sinpi.positive_integer): every binary32
     # at or above 2^23 is an integer; a device returning -0 for all of them fails each.
-    space = sw.space_for("sinpi", "binary32")
-    unit = sw.SweepUnit("fp-sinpi.binary32.w1-sweep000001", "sinpi", 2 * 0x4B00_0000,
-                        1 << 18, (), False, "binary32", 1)
-    out = np.full(unit.per_recipe, 0x8000_0000, np.uint32)
-    res = sw.check_chunk(_job(tmp_path, space, unit), {"ret": out})
-    assert res["failures"] == 1 << 17          # the positive half; sinpi(-n) = -0 holds
+    unit = _range("sinpi", 2 * 0x4B00_0000, 1 << 18, 1)
+    out = np.full(unit.size, 0x8000_0000, np.uint32)
+    res = _check(tmp_path, unit, {"ret": out})
+    assert res.failures == 1 << 17          # the positive half; sinpi(-n) = -0 holds
     rows = pq.read_table(tmp_path / "sweep-test" / f"{unit.unit_id}.parquet")
     assert 0 < rows.num_rows < 1 << 18
     assert set(rows.column("rule_id").to_pylist()) == {"CL.sinpi.positive_integer"}
@@ -138,6 +149,7 @@ def test_a_systematic_failure_is_counted_in_full_but_recorded_in_part(tmp_path):
 
 # --------------------------------------------------------------------------- on a device
 pyopencl = pytest.importorskip("pyopencl", reason="pyopencl is not installed")
+from fuzzfarm.device.sweep_kernel import run_chunk_on  # noqa: E402
 
 
 @pytest.mark.device
@@ -149,37 +161,38 @@ def test_sweep_kernel_matches_the_buffer_kernel(name, start):
     runner = DeviceRunner(info)
     space = sw.space_for(name, "binary32")
     n = 1 << 16
-    outs = sw.run_chunk_on(runner, space, start, n)
+    outs = run_chunk_on(runner, space, start, n)
     ref = runner.run(space.fn, space.inputs(start, n), BINARY32)
     for o in space.fn.outputs:
         assert np.array_equal(outs[o.name], ref[o.name]), o.name
 
 
-def test_launch_order_puts_the_chunks_of_rare_classes_first():
-    """Zeros and subnormals (chunk 0), infinities and NaNs (chunk 255): the chunks whose
+def test_the_plan_puts_the_units_of_rare_classes_first():
+    """Zeros and subnormals (chunk 0), infinities and NaNs (chunk 255): the units whose
     host check is longest go first, the rest in order; a two-argument space as it is."""
     space = sw.space_for("exp", "binary32")
-    todo = [sw.chunk_unit("f", space, i, 1 << 24) for i in range(256)]
-    order = [u.seed >> 24 for u in sw.launch_order(space, todo)]
-    assert order == [0, 255] + list(range(1, 255))
-    part = todo[100:103] + todo[-1:]            # a resumed sweep's chunks left
-    assert [u.seed >> 24 for u in sw.launch_order(space, part)] == [255, 100, 101, 102]
+    order = [r.start >> 24 for _, r in ranges.range_plan(space, 1 << 24, range(256))]
+    assert order == [0] * 16 + [255] * 16 + list(range(1, 255))
+    part = [r.start >> 24 for _, r in ranges.range_plan(space, 1 << 24, [100, 101, 102, 255])]
+    assert part == [255] * 16 + [100, 101, 102]         # a resumed sweep's chunks left
     two = sw.space_for("pow", "binary16")
-    todo = [sw.chunk_unit("f", two, i, 1 << 24) for i in range(256)]
-    assert sw.launch_order(two, todo) == todo
+    assert [r.start >> 24 for _, r in ranges.range_plan(two, 1 << 24, range(256))] == \
+        list(range(256))
 
 
 def test_chunks_of_rare_classes_are_swept_as_smaller_units_that_tile_them():
     space = sw.space_for("exp", "binary32")
     for i in (0, 255):          # zeros and subnormals; infinities and NaNs
-        parts = sw.chunk_units("f", space, i, 1 << 24)
-        assert len(parts) == (1 << 24) // sw.RARE_UNIT
-        assert [u.seed for u in parts] == list(range(i << 24, (i + 1) << 24, sw.RARE_UNIT))
-        assert all(u.per_recipe == sw.RARE_UNIT for u in parts)
-        assert parts[3].unit_id == sw.chunk_unit("f", space, i, 1 << 24).unit_id + "-003"
-    assert sw.chunk_units("f", space, 1, 1 << 24) == [sw.chunk_unit("f", space, 1, 1 << 24)]
-    small = sw.chunk_unit("f", space, 0, sw.RARE_UNIT)
-    assert sw.chunk_units("f", space, 0, sw.RARE_UNIT) == [small]
+        parts = ranges.chunk_ranges(space, i, 1 << 24)
+        assert len(parts) == (1 << 24) // ranges.RARE_UNIT
+        assert [r.start for _, r in parts] == list(range(i << 24, (i + 1) << 24,
+                                                         ranges.RARE_UNIT))
+        assert all(r.count == ranges.RARE_UNIT for _, r in parts)
+        assert parts[3][0] == f"sweep{i:06d}-003"
+    assert ranges.chunk_ranges(space, 1, 1 << 24) == [("sweep000001",
+                                                       IndexRange(1 << 24, 1 << 24))]
+    assert ranges.chunk_ranges(space, 0, ranges.RARE_UNIT) == [
+        ("sweep000000", IndexRange(0, ranges.RARE_UNIT))]
 
 
 def test_a_sweep_keeps_pandas_out_of_its_processes(tmp_path):
@@ -216,8 +229,8 @@ def test_sweep_resumes_by_chunk_without_repeating_one(tmp_path):
     opts = sw.SweepOptions(space, info, tmp_path, 1 << 16, workers=2, limit=3)
     m1 = sw.sweep(opts)
     assert m1["status"] == "partial" and m1["chunks_done"] == 3
-    assert list(m1["phase_seconds"]) == ["pool", "context", "build", "chunks", "drain",
-                                         "join", "compact", "summarize"]
+    assert list(m1["phase_seconds"]) == ["pool", "context", "units", "join", "compact",
+                                         "summarize"]
     assert m1["inputs"] == 3 << 16
     opts.limit = 2
     m2 = sw.sweep(opts)
@@ -237,20 +250,21 @@ def test_a_sweep_resumes_inside_a_chunk_swept_as_smaller_units(tmp_path):
     limit counts chunks, each with all its units."""
     space = sw.space_for("exp2", "binary32")
     info = types.SimpleNamespace(fingerprint="f00d", to_dict=dict)
-    opts = sw.SweepOptions(space, info, tmp_path, sw.RARE_UNIT * 4, workers=1)
+    opts = sw.SweepOptions(space, info, tmp_path, ranges.RARE_UNIT * 4, workers=1)
     run_id, _, todo = sw.resume_state(opts)
-    assert [u.unit_id[-10:] for u in todo[:5]] == [
+    assert [s[-10:] for s, _ in todo[:5]] == [
         "000000-000", "000000-001", "000000-002", "000000-003", "000001-000"]
+    prefix = sw.unit_prefix("f00d", space)
 
     def done(unit_id):
         row = {f.name: None for f in store.STATS_SCHEMA}
         row.update(run_id=run_id, unit_id=unit_id)
         store.write_stats(tmp_path, run_id, unit_id, row)
-    done(todo[0].unit_id)
-    done(todo[1].unit_id)
-    done(sw.chunk_unit("f00d", space, 1, sw.RARE_UNIT * 4).unit_id)     # chunk 1, whole
+    done(f"{prefix}-{todo[0][0]}")
+    done(f"{prefix}-{todo[1][0]}")
+    done(f"{prefix}-sweep000001")                                       # chunk 1, whole
     _, _, left = sw.resume_state(opts)
-    assert [u.unit_id[-10:] for u in left[:3]] == ["000000-002", "000000-003", "000002-000"]
+    assert [s[-10:] for s, _ in left[:3]] == ["000000-002", "000000-003", "000002-000"]
     assert len(left) == len(todo) - 2 - 4
 
 
@@ -313,12 +327,11 @@ def test_screen_proven_failures_beyond_the_cap_are_counted_after_an_exact_probe(
     # every result 8 ulp off (bound 4): the screen proves each failure; the first 1,000
     # are judged and recorded exactly, the rest counted once those confirm them
     space = sw.space_for("sin", "binary32")
-    unit = sw.SweepUnit("fp-sin.binary32.w1-sweep000002", "sin", 2 * 0x3F00_0000, 1 << 19,
-                        (), False, "binary32", 1)
-    x = space.inputs(unit.seed, unit.per_recipe)["x"]
+    unit = _range("sin", 2 * 0x3F00_0000, 1 << 19, 2)
+    x = space.inputs(unit.source.start, unit.source.count)["x"]
     bad = (_correct_sin(x).astype(np.int64) + 8).astype(np.uint32)
-    res = sw.check_chunk(_job(tmp_path, space, unit), {"ret": bad})
-    assert res["failures"] == 1 << 19
+    res = _check(tmp_path, unit, {"ret": bad})
+    assert res.failures == 1 << 19
     rows = pq.read_table(tmp_path / "sweep-test" / f"{unit.unit_id}.parquet")
     # a bounded sample per input class, standing for every failure
     from fuzzfarm.store.samples import SAMPLE_ROWS
@@ -329,7 +342,7 @@ def test_screen_proven_failures_beyond_the_cap_are_counted_after_an_exact_probe(
     assert all(7.4 < e < 8.6 for e in rows.column("ulp_error").to_pylist())
     st = pq.read_table(tmp_path / "_stats" / "sweep-test" / f"{unit.unit_id}.parquet")
     assert st.column("exact")[0].as_py() < 1100       # the probe, not the whole chunk
-    assert 7.4 < res["max_ulp_error"] < 8.6
+    assert 7.4 < res.max_ulp_error < 8.6
 
 
 def test_the_slot_pool_is_bounded_whatever_the_cores():

@@ -11,7 +11,7 @@ from edgecases import catalogue, conversions
 from fuzzfarm.errors import BadInput
 from fuzzfarm.formats import BINARY16, BINARY32, BINARY64
 from fuzzfarm.target import KINDS, Target, TargetError
-from fuzzfarm.work import kinds, units
+from fuzzfarm.work import kinds, make, rows as unit_rows, session
 
 
 def test_a_target_is_a_plain_triple():
@@ -128,33 +128,33 @@ class _Runner:
 @pytest.mark.parametrize("target", [("sinpi", "binary32", 1),
                                     ("convert_int_sat_rte(float)", "binary32", 1)])
 def test_each_kind_runs_its_own_kernel(target):
-    u = units.make_unit("dev", target, 1, 3, 512, 1)
-    ins = units.make_inputs(u)
+    u = make.make_unit("dev", target, 1, 3, 512, 1)
+    ins = make.make_inputs(u)
     r = _Runner()
-    out = units.run_unit(r, u, ins)
+    out = session.run_unit(r, u, ins)
     assert list(out) == ["ret"]
-    assert r.calls[0][0] == ("run_source" if u.target.is_conversion else "run")
-    src = units.unit_kernel_source(u)
-    assert ("convert_int_sat_rte" if u.target.is_conversion else "sinpi") in src
+    assert r.calls[0][0] == ("run_source" if u.target.kind == "conversion" else "run")
+    src = unit_rows.unit_kernel_source(u)
+    assert ("convert_int_sat_rte" if u.target.kind == "conversion" else "sinpi") in src
 
 
 def test_kinds_count_classes_only_where_they_apply():
-    s = units.make_unit("dev", ("sinpi", "binary32", 1), 1, 3, 512, 1)
-    c = units.make_unit("dev", ("convert_int(float)", "binary32", 1), 1, 3, 512, 1)
-    assert sum(kinds.kind_of(s.target).tally(s.target, units.make_inputs(s))[0].values()) == 512
-    assert kinds.kind_of(c.target).tally(c.target, units.make_inputs(c))[:2] == ({}, {})
+    s = make.make_unit("dev", ("sinpi", "binary32", 1), 1, 3, 512, 1)
+    c = make.make_unit("dev", ("convert_int(float)", "binary32", 1), 1, 3, 512, 1)
+    assert sum(kinds.kind_of(s.target).tally(s.target, make.make_inputs(s))[0].values()) == 512
+    assert kinds.kind_of(c.target).tally(c.target, make.make_inputs(c))[:2] == ({}, {})
 
 
 def test_geometric_inputs_are_whole_vectors():
-    u = units.make_unit("dev", ("dot", "binary32", 4), 1, 3, 100, 1)
-    ins = units.make_inputs(u)
+    u = make.make_unit("dev", ("dot", "binary32", 4), 1, 3, 100, 1)
+    ins = make.make_inputs(u)
     assert all(len(v) == 400 for v in ins.values())
-    s = units.make_unit("dev", ("dot", "binary32", 4), 0, 3, 100, 1)
-    assert all(len(v) % 4 == 0 for v in units.make_inputs(s).values())
+    s = make.make_unit("dev", ("dot", "binary32", 4), 0, 3, 100, 1)
+    assert all(len(v) % 4 == 0 for v in make.make_inputs(s).values())
 
 
 def test_replayed_inputs_come_first_in_unit_zero():
-    u = units.make_unit("dev", ("pown", "binary32", 1), 0, 3, 100, 1,
+    u = make.make_unit("dev", ("pown", "binary32", 1), 0, 3, 100, 1,
                         replay=[(BINARY32.bits_of(2.5), (1 << 32) - 3)])
-    ins = units.make_inputs(u)
+    ins = make.make_inputs(u)
     assert int(ins["x"][0]) == BINARY32.bits_of(2.5) and int(ins["y"][0]) == -3

@@ -86,7 +86,7 @@ class DeviceInfo:
 
     @property
     def fingerprint(self) -> str:
-        """12 hex digits identifying this device *and its driver build* (STYLE.md point 8):
+        """12 hex digits identifying this device *and its driver build* (docs/design.md, decision 7):
         a sha1 over platform name and version, device name, vendor, device version, driver
         version, OpenCL C version, profile and the three fp configs.  Stable across runs
         and machines with the same stack; changes when the driver is updated.  Use it for

@@ -18,7 +18,7 @@ built once per format on the host.  No floating-point operation of the device ma
 input: the device under test is not trusted to make its own inputs.  Nor is its integer
 arithmetic trusted for a verdict: the device also hands back its own inputs at the
 positions the check reads, and the check records an ``integer_arithmetic`` device fault
-instead of a verdict wherever they differ from the host's (``fuzzfarm.work.units``).
+instead of a verdict wherever they differ from the host's (``fuzzfarm.work.check``).
 
 The tally kernel counts the unit's inputs and *distinct* inputs per IEEE class on the
 device (a hash set; the stats row's ``inputs_by_class``, ``distinct_by_class``): the
@@ -174,59 +174,60 @@ def encode(plan, fmt: FloatFormat, params) -> np.ndarray:
     return out
 
 
-def unit_plan(unit) -> UnitPlan:
-    """The device plan of a drawn unit (fuzzfarm.work.units.WorkUnit) of a binary32
-    built-in with the one input ``x`` and width 1; raises NotOnDevice for any other."""
-    target = unit.target
-    if unit.special or not unit.recipes:
-        raise NotOnDevice("special-value units are made on the host")
+def unit_plan(target, drawn) -> UnitPlan:
+    """The device plan of the drawn inputs ``drawn`` (a fuzzfarm.work.unit.Drawn with its
+    recipes) of ``target``, a binary32 built-in with the one input ``x`` at width 1;
+    raises NotOnDevice for any other."""
+    if not drawn.recipes:
+        raise NotOnDevice("units without recipes are made on the host")
     if target.kind != "elementwise" or target.width != 1 or target.fmt != BINARY32:
         raise NotOnDevice("only binary32 scalar element-wise built-ins")
     fn = target.fn
     if [a.name for a in fn.inputs] != ["x"] or fn.inputs[0].kind != "float":
         raise NotOnDevice("only built-ins of one float input x")
     parts = []
-    for offset, n, lane, params in lane_plans(unit):
+    for offset, n, lane, params in lane_plans(target, drawn):
         segs = encode(lane, target.fmt, params)
         shuffle = None if lane.shuffle is None else (_bits_for(n), *lane.shuffle)
         parts.append(PartPlan(offset, int(n), segs, shuffle))
     return UnitPlan(sum(p.n for p in parts), tuple(parts))
 
 
-def plan_or_none(unit) -> UnitPlan | None:
-    """``unit_plan(unit)``, or None where the device does not make the unit's inputs."""
+def plan_or_none(target, drawn) -> UnitPlan | None:
+    """``unit_plan(target, drawn)``, or None where the device does not make the inputs."""
     try:
-        return unit_plan(unit)
+        return unit_plan(target, drawn)
     except NotOnDevice:
         return None
 
 
-def lane_plans(unit) -> list:
-    """(offset, n, distinct.LanePlan, Params) of each part of a unit ``unit_plan``
+def lane_plans(target, drawn) -> list:
+    """(offset, n, distinct.LanePlan, Params) of each part of drawn inputs ``unit_plan``
     accepts."""
     from strategies import Recipe, Stream, expand_plans
     from strategies._internal.classes import Params
-    stream = Stream(unit.seed)
+    stream = Stream(drawn.seed)
     out, pos = [], 0
-    for r, n in zip(unit.recipes, unit.part_sizes()):
+    for r, n in zip(drawn.recipes, drawn.sizes):
         recipe = Recipe.from_dict({k: v for k, v in r.items() if k != "n"})
         if recipe.version < 2:
             raise NotOnDevice("version-1 recipes are made on the host")
-        lane = expand_plans(recipe, unit.target.fn, n, BINARY32, 1, stream)[0][0]
+        lane = expand_plans(recipe, target.fn, n, BINARY32, 1, stream)[0][0]
         out.append((pos, int(n), lane, Params(recipe.exponent_window, recipe.nan_payload)))
         pos += n
     return out
 
 
-def inputs_at(unit, rows: np.ndarray, plans: list | None = None) -> np.ndarray:
+def inputs_at(target, drawn, rows: np.ndarray, plans: list | None = None) -> np.ndarray:
     """The patterns (uint32, shape of ``rows``) of input x at ``rows`` (integers below the
-    unit's size) of a unit ``unit_plan`` accepts, as ``make_inputs(unit)["x"][rows]``
-    gives them, without making the others (``distinct.realize_at``).  ``plans``:
-    ``lane_plans(unit)``, where the caller keeps them."""
+    unit's size) of drawn inputs ``unit_plan`` accepts, as the host makes them
+    (fuzzfarm.work.make.make_inputs), without making the others
+    (``distinct.realize_at``).  ``plans``: ``lane_plans(target, drawn)``, where the caller
+    keeps them."""
     from strategies._internal.distinct import realize_at
     rows = np.asarray(rows, dtype=np.int64)
     out = np.zeros(rows.shape, np.uint32)
-    for offset, n, lane, params in (plans if plans is not None else lane_plans(unit)):
+    for offset, n, lane, params in (plans if plans is not None else lane_plans(target, drawn)):
         at = np.flatnonzero((rows >= offset) & (rows < offset + n))
         if at.size:
             out.flat[at] = realize_at(lane, rows.flat[at] - offset, BINARY32, params)

@@ -1,9 +1,9 @@
 """OpenCL C source for the kernels that call one built-in on buffers of bit patterns.
 
-Pure text generation: no pyopencl here (STYLE.md point 1), so the sources can be built,
+Pure text generation: no pyopencl here (docs/design.md, decision 9), so the sources can be built,
 inspected and tested on any machine; ``fuzzfarm.device.runner`` compiles and runs them.
 
-Every kernel follows DESIGN.md decision 1 (bits, not floats):
+Every kernel follows docs/design.md, decision 1 (bits, not floats):
 
 * each input is a ``__global const`` buffer of raw bits (``uint`` for a binary32 argument,
   ``ulong`` for binary64, ``ushort`` for binary16; ``int`` for an ``intn`` argument),
@@ -89,7 +89,7 @@ def fp_config_names(config: int | None) -> tuple[str, ...]:
 
 def buffer_dtype(arg, fmt: FloatFormat) -> np.dtype:
     """The host dtype of ``arg``'s buffer: ``fmt.uint`` bit patterns for a float (gentype)
-    or ugentype argument, int32 for an intn one (DESIGN.md decision 1)."""
+    or ugentype argument, int32 for an intn one (docs/design.md, decision 1)."""
     return np.dtype(np.int32) if arg.kind == "int" else np.dtype(fmt.uint)
 
 

@@ -1,17 +1,18 @@
 """Running built-in kernels on an OpenCL device (``discovery`` finds the devices).
 
-With ``discovery``, the only module of fuzzfarm that imports pyopencl (STYLE.md point 1);
-nothing else imports it at import time, so the catalogue, formats and verdict logic load
-without an OpenCL installation.
+The device layer (this module, ``discovery``, ``commands``, ``generate``,
+``sweep_kernel``) is the only one that imports pyopencl (docs/design.md, decision 9), so the
+catalogue, formats and verdict logic load without an OpenCL installation.
 
 ``DeviceRunner(info)`` (``info`` a ``discovery.DeviceInfo``) owns one context, one
-in-order queue and the compiled programs for one device (DESIGN.md decision 7) and runs a
-built-in over arrays of bit patterns: ``run`` waits for the result; ``submit`` only
+in-order queue and the compiled programs for one device (docs/design.md, decision 7) and
+runs a built-in over arrays of bit patterns: ``run`` waits for the result; ``submit`` only
 enqueues (host-to-device copy, kernel, device-to-host copy, none blocking) and returns a
 ``PendingRun`` to ``wait()`` on, so a caller can prepare the next batch, or hand the
-previous one on, while the device works.  Buffers are reused between launches (two or more staging slots per buffer
-  layout: double buffering), and the host side of every copy is pinned memory
-  (``CL_MEM_ALLOC_HOST_PTR`` buffers mapped once), which a GPU driver can DMA directly.
+previous one on, while the device works.  Buffers are reused between launches (two or
+more staging slots per buffer layout: double buffering), and the host side of every copy
+is pinned memory (``CL_MEM_ALLOC_HOST_PTR`` buffers mapped once), which a GPU driver can
+DMA directly.
 
 A runner is not thread-safe (kernel arguments are set on shared kernel objects); use one
 per thread or actor.
@@ -59,7 +60,7 @@ MAX_IDLE_SLOTS = 6
 #: Test hook: JSON {"crash": [unit id substrings], "hang": [...], "enqueue": [...],
 #: "build": [built-in names]}: a unit whose id contains one of them kills its actor
 #: (SIGKILL, as a crashing driver would), never returns from the device, or gets an
-#: OpenCL error from the driver (cluster.farm); a program calling a named built-in gets an
+#: OpenCL error from the driver (fuzzfarm.orchestrate.pipeline); a program calling a named built-in gets an
 #: ``#error`` line, so the driver's compiler rejects it (``DeviceRunner.planted_build``).
 #: Planted faults for the fault tests; never set in a real campaign.
 FAULTS_ENV = "FUZZFARM_PLANT_FAULTS"
@@ -81,7 +82,7 @@ def planted_faults() -> dict:
 class KernelBuildError(DeviceFault):
     """An OpenCL program failed to build.  The message names the device, the kernels and
     the build options and quotes the first lines of the build log; ``source``, ``log`` and
-    ``options`` keep the whole of each (STYLE.md point 7), ``code`` the OpenCL error code
+    ``options`` keep the whole of each (docs/design.md, decision 12), ``code`` the OpenCL error code
     (e.g. -11, CL_BUILD_PROGRAM_FAILURE; None when unknown) and ``code_name`` its name.
     ``kernels``: the kernel names the program defines.  ``failed``: where a program of
     several kernels failed, {function name: the KernelBuildError of building it alone}

@@ -1,6 +1,6 @@
 """The reference: infinitely precise results (mpmath), correct rounding, and the ULP measure.
 
-Precision and rounding are explicit arguments everywhere (STYLE.md point 3): ``prec`` is
+Precision and rounding are explicit arguments everywhere (docs/design.md, decision 11): ``prec`` is
 the working precision in bits; ``mode`` one of the OpenCL rounding modes ``rte``, ``rtz``,
 ``rtp``, ``rtn`` (``ROUNDING`` maps them to mpmath's letters: note mpmath's ``'d'`` means
 toward *zero*).
@@ -44,23 +44,18 @@ __all__ = [
 ]
 
 
-#: Families whose built-ins take the reference of the function they approximate:
-#: half_cos -> cos, half_divide -> divide, native_powr -> powr (OpenCL C 3.0 §6.15.2).
-_ALIAS_PREFIXES = ("half_", "native_")
-
-
 def _own(name: str) -> bool:
     return name in EXACT_FUNCTIONS or name in PATTERN_REFERENCES or name in REFERENCES
 
 
 def base_name(name: str) -> str:
-    """The built-in whose reference ``name`` uses: ``half_<f>`` and ``native_<f>`` map to
-    ``<f>`` (half_divide -> divide, half_recip -> recip, half_powr -> powr); every other
-    name maps to itself."""
-    for p in _ALIAS_PREFIXES:
-        if name.startswith(p) and _own(name[len(p):]):
-            return name[len(p):]
-    return name
+    """The built-in whose reference ``name`` uses: the catalogue's ``approximates`` of a
+    half_* or native_* built-in (half_divide -> divide, half_recip -> recip, native_powr
+    -> powr; OpenCL C 3.0 §6.15.2); every other name maps to itself."""
+    from edgecases import catalogue
+    fn = catalogue.functions().get(name)
+    base = fn.reference_name if fn is not None else name
+    return base if _own(base) else name
 
 
 def has_reference(name: str) -> bool:

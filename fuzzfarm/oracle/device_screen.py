@@ -240,7 +240,7 @@ class ScreenChunk(NamedTuple):
     rule c of EXACT_RULES and sign s of x (index 2 c + s: the input class of a counted
     input, whose x is always normal), ``agg_c0``, ``agg_c1`` uint32 (words,): the two bits of the rule
     each counted input was counted under (or empty, (0,), where the screen does not
-    aggregate: work.units.made_handoff)."""
+    aggregate: work.session.DeviceSession.land)."""
 
     passed: np.ndarray
     wmax: np.ndarray
@@ -385,40 +385,35 @@ class DeviceScreen:
 
     def __init__(self, runner, name: str, bound: float, chunk: int,
                  aggregate: bool = False):
-        import pyopencl as cl
+        from fuzzfarm.device import commands
         self.runner, self.name, self.bound = runner, name, bound
         self.chunk = int(chunk)
         self.aggregate = aggregate and name in EXACT_RULES
         source = screen_source(name, bound, self.aggregate)
         program = runner.build(source, f"device screen of {name}", options="")
-        try:        # Oclgrind builds sinpi's, then cannot make its kernel (llvm.fshl.i32)
-            self.kernel = cl.Kernel(program, "fuzzfarm_screen")
-            self._mark_kernels = {k: cl.Kernel(program, f"fuzzfarm_{k}")
-                                  for k in ("top", "mark_count", "mark_scan", "mark_write")}
-        except cl.Error as exc:
-            from fuzzfarm.device.runner import KernelBuildError, cl_error_code
-            code, code_name = cl_error_code(exc)
-            raise KernelBuildError(
-                f"the device screen of {name} built on {runner.info.label} "
-                f"[{runner.info.fingerprint}], but its kernels could not be created: {exc}",
-                source=source, log=str(exc), code=code, code_name=code_name,
-                kernels=["fuzzfarm_screen"]) from None
+        # Oclgrind builds sinpi's, then cannot make its kernel (llvm.fshl.i32)
+        made = commands.kernels(runner, program, ["fuzzfarm_screen"] + [
+            f"fuzzfarm_{k}" for k in ("top", "mark_count", "mark_scan", "mark_write",
+                                      "reference", "screen_pairs")],
+            f"the device screen of {name}", source)
+        self.kernel = made["fuzzfarm_screen"]
+        self._mark_kernels = {k: made[f"fuzzfarm_{k}"]
+                              for k in ("top", "mark_count", "mark_scan", "mark_write")}
+        self._test_kernels = {k: made[f"fuzzfarm_{k}"] for k in ("reference", "screen_pairs")}
         self.program = program
         self._allocate()
 
     def _allocate(self) -> None:
         """This screen's own device buffers (for chunks of ``self.chunk`` inputs)."""
-        import pyopencl as cl
-        w = words_for(self.chunk)
-        mf = cl.mem_flags
-        ctx = self.runner.context
-        self.passed = cl.Buffer(ctx, mf.WRITE_ONLY, w * 4)
-        self.wmax = cl.Buffer(ctx, mf.WRITE_ONLY, w * 4)
-        self.wpos = cl.Buffer(ctx, mf.WRITE_ONLY, w)
-        self.agg = cl.Buffer(ctx, mf.WRITE_ONLY, w * 4)
-        self.agg_c = [cl.Buffer(ctx, mf.WRITE_ONLY, w * 4) for _ in range(2)]
-        self.hist = cl.Buffer(ctx, mf.READ_WRITE, NROWS * NBINS * 4)
-        self.counts = cl.Buffer(ctx, mf.READ_WRITE, 2 * NCLASSES * 4)
+        from fuzzfarm.device.commands import buffer
+        w, r = words_for(self.chunk), self.runner
+        self.passed = buffer(r, w * 4)
+        self.wmax = buffer(r, w * 4)
+        self.wpos = buffer(r, w)
+        self.agg = buffer(r, w * 4)
+        self.agg_c = [buffer(r, w * 4) for _ in range(2)]
+        self.hist = buffer(r, NROWS * NBINS * 4)
+        self.counts = buffer(r, 2 * NCLASSES * 4)
         self._zeros = np.zeros(NROWS * NBINS, np.uint32)
         self._marks = None          # the gathering's buffers and kernels (``enqueue_marked``)
         self._landings: list = []   # idle Landings (``landing``)
@@ -443,50 +438,52 @@ class DeviceScreen:
         over the memory of ``out``: copied at pinned-memory speed).  Blocking, or with
         ``blocking=False`` returning the event of the last copy (``out`` is complete once
         it is, and ``into``'s buffer mapped)."""
-        import pyopencl as cl
+        from fuzzfarm.device.commands import copy, launch
         if count > self.chunk:
             raise ValueError(f"device screen: {count} inputs in a screen built for "
                              f"{self.chunk}")
-        q = self.runner.queue
-        ev0 = cl.enqueue_copy(q, self.hist, self._zeros, is_blocking=False)
-        ev1 = cl.enqueue_copy(q, self.counts, self._zeros[:2 * NCLASSES], is_blocking=False)
+        r = self.runner
+        ev0 = copy(r, self.hist, self._zeros)
+        ev1 = copy(r, self.counts, self._zeros[:2 * NCLASSES])
         self.kernel.set_args(ybuf if xbuf is None else xbuf, np.uint32(xbuf is not None),
                              ybuf, np.uint64(start), np.uint32(count), self.passed,
                              self.wmax, self.wpos, self.hist, self.agg, self.counts,
                              *self.agg_c)
         w = words_for(count)
-        ev = cl.enqueue_nd_range_kernel(q, self.kernel, (w,), (LOCAL,),
-                                        wait_for=[ev0, ev1] + list(wait_for or []))
+        ev = launch(r, self.kernel, w, LOCAL, wait_for=[ev0, ev1] + list(wait_for or []))
         if into is not None:
             return self._copy_into(into, count, ev, blocking)
-        cl.enqueue_copy(q, out.passed, self.passed, wait_for=[ev], is_blocking=False)
-        cl.enqueue_copy(q, out.wmax, self.wmax, wait_for=[ev], is_blocking=False)
-        cl.enqueue_copy(q, out.wpos, self.wpos, wait_for=[ev], is_blocking=False)
-        cl.enqueue_copy(q, out.agg, self.agg, wait_for=[ev], is_blocking=False)
-        cl.enqueue_copy(q, out.agg_count, self.counts, wait_for=[ev], is_blocking=False)
+        copy(r, out.passed, self.passed, wait_for=[ev])
+        copy(r, out.wmax, self.wmax, wait_for=[ev])
+        copy(r, out.wpos, self.wpos, wait_for=[ev])
+        copy(r, out.agg, self.agg, wait_for=[ev])
+        copy(r, out.agg_count, self.counts, wait_for=[ev])
         if self.aggregate:
-            cl.enqueue_copy(q, out.agg_c0, self.agg_c[0], wait_for=[ev], is_blocking=False)
-            cl.enqueue_copy(q, out.agg_c1, self.agg_c[1], wait_for=[ev], is_blocking=False)
-        return cl.enqueue_copy(q, out.hist.reshape(-1), self.hist, wait_for=[ev],
-                               is_blocking=blocking)
+            copy(r, out.agg_c0, self.agg_c[0], wait_for=[ev])
+            copy(r, out.agg_c1, self.agg_c[1], wait_for=[ev])
+        return copy(r, out.hist.reshape(-1), self.hist, wait_for=[ev], blocking=blocking)
 
     def _copy_into(self, into, count: int, ev, blocking: bool):
         """``enqueue``'s copies of the answer into OpenCL buffer ``into`` = (buffer, byte
         offset), at the places ScreenChunk.views gives its fields (the two rule-bit words
         only where this screen aggregates, as ``enqueue`` copies them)."""
-        import pyopencl as cl
-        q, (dst, base) = self.runner.queue, into
+        from fuzzfarm.device.commands import copy
+        dst, base = into
         sources = {"passed": self.passed, "wmax": self.wmax, "wpos": self.wpos,
                    "agg": self.agg, "agg_count": self.counts, "hist": self.hist}
         if self.aggregate:
             sources.update(agg_c0=self.agg_c[0], agg_c1=self.agg_c[1])
         for name, _, _, at, size in ScreenChunk._placed(count):
             if name in sources:
-                last = cl.enqueue_copy(q, dst, sources[name], byte_count=size,
-                                       dst_offset=base + at, wait_for=[ev])
+                last = copy(self.runner, dst, sources[name], byte_count=size,
+                            dst_offset=base + at, wait_for=[ev])
         if blocking:
             last.wait()
         return last
+
+    def clean_candidates(self, answer: ScreenChunk, count: int) -> np.ndarray | None:
+        """``clean_candidates`` of this screen's ``answer`` for ``count`` inputs."""
+        return clean_candidates(answer, count)
 
     def landing(self, count: int) -> "Landing":
         """Host memory (pinned where the driver allows it) for the answer and the gathered
@@ -505,41 +502,37 @@ class DeviceScreen:
         input the host's verdict may read (verdict.screened.SparseOutputs.positions), in
         input order, and copy them and the count into ``land`` (``Landing.marked``).
         Returns the event of the last copy (``land`` is complete once it is)."""
-        import pyopencl as cl
+        from fuzzfarm.device.commands import buffer, copy, launch
+        r = self.runner
         if self._marks is None:
-            mf, ctx = cl.mem_flags, self.runner.context
             w = words_for(self.chunk)
             self._marks = {
-                **self._mark_kernels,
-                "hdr": cl.Buffer(ctx, mf.READ_WRITE, 8),
-                "woff": cl.Buffer(ctx, mf.READ_WRITE, w * 4),
-                "gtot": cl.Buffer(ctx, mf.READ_WRITE, max(1, w // LOCAL) * 4),
-                "gx": cl.Buffer(ctx, mf.READ_WRITE, self.chunk * 4),
-                "gy": cl.Buffer(ctx, mf.READ_WRITE, self.chunk * 4)}
-        m, q = self._marks, self.runner.queue
+                **self._mark_kernels, "hdr": buffer(r, 8), "woff": buffer(r, w * 4),
+                "gtot": buffer(r, max(1, w // LOCAL) * 4), "gx": buffer(r, self.chunk * 4),
+                "gy": buffer(r, self.chunk * 4)}
+        m = self._marks
         w = words_for(count)
         n, cap = np.uint32(count), np.uint32(land.x.size)
         m["top"].set_args(self.wmax, self.wpos, np.uint32(w), m["hdr"])
-        ev = cl.enqueue_nd_range_kernel(q, m["top"], (LOCAL,), (LOCAL,), wait_for=wait_for)
+        ev = launch(r, m["top"], LOCAL, LOCAL, wait_for=wait_for)
         m["mark_count"].set_args(self.passed, self.agg, n, m["hdr"], m["woff"], m["gtot"])
-        ev = cl.enqueue_nd_range_kernel(q, m["mark_count"], (w,), (LOCAL,), wait_for=[ev])
+        ev = launch(r, m["mark_count"], w, LOCAL, wait_for=[ev])
         m["mark_scan"].set_args(m["gtot"], np.uint32(w // LOCAL), m["hdr"])
-        ev = cl.enqueue_nd_range_kernel(q, m["mark_scan"], (LOCAL,), (LOCAL,), wait_for=[ev])
+        ev = launch(r, m["mark_scan"], LOCAL, LOCAL, wait_for=[ev])
         m["mark_write"].set_args(self.passed, self.agg, n, m["hdr"], m["woff"], m["gtot"],
                                  xbuf, ybuf, cap, m["gx"], m["gy"])
-        ev = cl.enqueue_nd_range_kernel(q, m["mark_write"], (w,), (LOCAL,), wait_for=[ev])
-        cl.enqueue_copy(q, land.hdr, m["hdr"], wait_for=[ev], is_blocking=False)
-        cl.enqueue_copy(q, land.x, m["gx"], wait_for=[ev], is_blocking=False)
-        return cl.enqueue_copy(q, land.y, m["gy"], wait_for=[ev], is_blocking=False)
+        ev = launch(r, m["mark_write"], w, LOCAL, wait_for=[ev])
+        copy(r, land.hdr, m["hdr"], wait_for=[ev])
+        copy(r, land.x, m["gx"], wait_for=[ev])
+        return copy(r, land.y, m["gy"], wait_for=[ev])
 
     def screen_bits(self, start: int, ybits: np.ndarray) -> ScreenChunk:
         """Screen host results ``ybits`` (uint32, (n,)) of inputs ``start ..`` (tests,
         planted faults); returns a fresh ScreenChunk."""
-        import pyopencl as cl
+        from fuzzfarm.device.commands import buffer
         n = int(ybits.size)
         out = ScreenChunk.empty(n)
-        y = cl.Buffer(self.runner.context, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
-                      hostbuf=np.ascontiguousarray(ybits, np.uint32))
+        y = buffer(self.runner, host=np.ascontiguousarray(ybits, np.uint32), read_only=True)
         self.enqueue(y, start, n, out)
         return out
 
@@ -547,12 +540,11 @@ class DeviceScreen:
         """Screen host results ``ybits`` of drawn inputs ``xbits`` (uint32, (n,) each), as
         a ``run`` unit is screened after its kernel (tests, planted faults); returns a
         fresh ScreenChunk."""
-        import pyopencl as cl
+        from fuzzfarm.device.commands import buffer
         n = int(ybits.size)
         out = ScreenChunk.empty(n)
-        mf = cl.mem_flags
-        x, y = (cl.Buffer(self.runner.context, mf.READ_ONLY | mf.COPY_HOST_PTR,
-                          hostbuf=np.ascontiguousarray(a, np.uint32)) for a in (xbits, ybits))
+        x, y = (buffer(self.runner, host=np.ascontiguousarray(a, np.uint32), read_only=True)
+                for a in (xbits, ybits))
         self.enqueue(y, 0, n, out, xbuf=x)
         return out
 
@@ -561,22 +553,20 @@ class DeviceScreen:
         (r float64 (n,), kind int32 (n,): 0 value, 1 exact, 2 beyond the overflow
         threshold, 3 below half the smallest subnormal, 4 a NaN prescribed;
         device_screen.cl)."""
-        import pyopencl as cl
-        ctx, q = self.runner.context, self.runner.queue
+        from fuzzfarm.device.commands import buffer, copy, launch
         xb = np.ascontiguousarray(xbits, np.uint32)
         n = int(xb.size)
         r, kind = np.empty(n, np.float64), np.empty(n, np.int32)
         if n == 0:
             return r, kind
-        mf = cl.mem_flags
-        xbuf = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=xb)
-        rbuf = cl.Buffer(ctx, mf.WRITE_ONLY, r.nbytes)
-        kbuf = cl.Buffer(ctx, mf.WRITE_ONLY, kind.nbytes)
-        k = cl.Kernel(self.program, "fuzzfarm_reference")
+        dev = self.runner
+        xbuf = buffer(dev, host=xb, read_only=True)     # kept alive until the copies end
+        rbuf, kbuf = buffer(dev, r.nbytes), buffer(dev, kind.nbytes)
+        k = self._test_kernels["reference"]
         k.set_args(xbuf, rbuf, kbuf)
-        ev = cl.enqueue_nd_range_kernel(q, k, (n,), None)
-        cl.enqueue_copy(q, r, rbuf, wait_for=[ev], is_blocking=True)
-        cl.enqueue_copy(q, kind, kbuf, is_blocking=True)
+        ev = launch(dev, k, n)
+        copy(dev, r, rbuf, wait_for=[ev], blocking=True)
+        copy(dev, kind, kbuf, blocking=True)
         return r, kind
 
     def screen_pairs(self, xbits: np.ndarray, ybits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -584,8 +574,8 @@ class DeviceScreen:
         each), for tests: (passed bool (n,), err float32 (n,) in ULPs where passed).
         ``self.last_verdicts`` keeps the raw verdicts (0 host, 1 passed, 2 + c a counted
         failure of rule c)."""
-        import pyopencl as cl
-        ctx, q = self.runner.context, self.runner.queue
+        from fuzzfarm.device.commands import buffer, copy, launch
+        dev = self.runner
         xb = np.ascontiguousarray(xbits, np.uint32)
         yb = np.ascontiguousarray(ybits, np.uint32)
         n = int(xb.size)
@@ -593,15 +583,13 @@ class DeviceScreen:
         self.last_verdicts = passed
         if n == 0:
             return passed.astype(bool), err
-        mf = cl.mem_flags
-        bufs = [cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a) for a in (xb, yb)]
-        pbuf = cl.Buffer(ctx, mf.WRITE_ONLY, passed.nbytes)
-        ebuf = cl.Buffer(ctx, mf.WRITE_ONLY, err.nbytes)
-        k = cl.Kernel(self.program, "fuzzfarm_screen_pairs")
+        bufs = [buffer(dev, host=a, read_only=True) for a in (xb, yb)]
+        pbuf, ebuf = buffer(dev, passed.nbytes), buffer(dev, err.nbytes)
+        k = self._test_kernels["screen_pairs"]
         k.set_args(*bufs, pbuf, ebuf)
-        ev = cl.enqueue_nd_range_kernel(q, k, (n,), None)
-        cl.enqueue_copy(q, passed, pbuf, wait_for=[ev], is_blocking=True)
-        cl.enqueue_copy(q, err, ebuf, is_blocking=True)
+        ev = launch(dev, k, n)
+        copy(dev, passed, pbuf, wait_for=[ev], blocking=True)
+        copy(dev, err, ebuf, blocking=True)
         self.last_verdicts = passed
         return passed == 1, err
 
@@ -620,7 +608,7 @@ class Landing:
     inputs' count and the position of the passed input of the largest error (0xffffffff:
     none), ``x``, ``y`` uint32 (count * GATHER_FRACTION,): the gathered x and y.  The
     answer's ``agg_c0``, ``agg_c1`` are stale where the screen does not aggregate (the
-    device does not write them; work.units.made_handoff sends them empty)."""
+    device does not write them; work.session.DeviceSession.land sends them empty)."""
 
     def __init__(self, screen: DeviceScreen):
         self.screen = screen

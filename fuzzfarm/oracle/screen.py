@@ -1,4 +1,4 @@
-"""The fast tier of the oracle (DESIGN.md decision 4): a vectorized screen that proves
+"""The fast tier of the oracle (docs/design.md, decision 4): a vectorized screen that proves
 "within the bound" or "beyond the bound" where it can, and leaves everything else undecided
 for the exact mpmath path.
 
@@ -555,111 +555,152 @@ def _careful(r, g, bound, fmt, rel, k):
     return j, ps, fl, er
 
 
+class _F64(NamedTuple):
+    """The constants of _fast64 for one (reference, error, bound, format)."""
+
+    c_low: np.float64       # 1 - 4 REL: |r| (1 - 4 REL) <= |f|
+    below: np.float64       # bound - margin: an error provably within the bound
+    lim: np.uint64          # bits of 2**emax: P <= 2**emax
+    k_inv: np.uint64        # bits(2**(p-1) / P) = k_inv - bits(P)
+    inv_max: np.uint64      # bits of 1 / (the subnormal ULP)
+    top: np.float64         # _careful's upper range limit
+    overflow: np.float64    # the round-to-nearest overflow threshold
+    overflows: bool         # the reference may overflow (an infinite r is not a pole)
+    underflows: bool        # the reference may underflow to 0
+    cr: bool                # bound < 1: a zero's sign matters
+    check: bool             # the reference's non-finite arguments are masked
+
+
+def _f64_constants(entry, rel, bound, fmt) -> _F64:
+    p, emax = fmt.precision, fmt.emax
+    m = _margin(rel, bound, fmt, 53)
+    return _F64(np.float64(1 - 4 * rel), np.float64(bound - m),
+                np.uint64((emax + 1023) << 52), np.uint64((2045 + p) << 52),
+                np.uint64((p - 1 - fmt.emin + 1023) << 52),
+                np.float64(2.0 ** (emax + 1) * (1 - 8 * rel)),
+                # max_finite + half its ULP
+                np.float64(2.0 ** (emax + 1) * (1 - 2.0 ** -(p + 1))),
+                entry.ref in _OVERFLOWING, entry.ref in _UNDERFLOWING, bound < 1,
+                bool(entry.check_args))
+
+
 def _fast64(entry, rel, args, gotf, bound, fmt, passed, failed, err, parity=0):
     """binary16/binary32 against float64 references, block by block: every element whose
     error is provably within the bound is passed here; the others go to _careful.
     ``parity`` (see ``_paired``): the arguments are (v, -v) pairs and the function odd
     (-1) or even (+1): the reference is evaluated on the even positions only."""
-    p, emax = fmt.precision, fmt.emax
+    k = _f64_constants(entry, rel, bound, fmt)
     n = gotf.shape[0]
-    m = _margin(rel, bound, fmt, 53)
-    c_low = np.float64(1 - 4 * rel)
-    below = np.float64(bound - m)
-    lim = np.uint64((emax + 1023) << 52)                # P <= 2**emax
-    k_inv = np.uint64((2045 + p) << 52)                 # bits(2**(p-1) / P) = k_inv - bits(P)
-    inv_max = np.uint64((p - 1 - fmt.emin + 1023) << 52)  # 1 / (the subnormal ULP)
-    top = np.float64(2.0 ** (emax + 1) * (1 - 8 * rel))
-    # the round-to-nearest overflow threshold: max_finite + half its ULP
-    overflow = np.float64(2.0 ** (emax + 1) * (1 - 2.0 ** -(p + 1)))
-    overflows = entry.ref in _OVERFLOWING
-    underflows = entry.ref in _UNDERFLOWING
     b = min(BLOCK, n)
     rb, tb, gb = (np.empty(b) for _ in range(3))
     hb = np.empty(b // 2 + 1) if parity else None
     nb = np.empty(b, bool)
-    ref, check = entry.ref, entry.check_args
-    cr = bound < 1
     for i0 in range(0, n, b):
         i1 = min(i0 + b, n)
         s = i1 - i0
         ab = tuple(x[i0:i1] for x in args)
-        if parity:          # i0 and s are even: pairs never straddle a block
-            r = rb[:s]
-            half = ref((ab[0][0::2],), hb[:s // 2], _C64)
-            r[0::2] = half
-            if parity < 0:
-                np.negative(half, out=r[1::2])
-            else:
-                r[1::2] = half
-        else:
-            r = ref(ab, rb[:s], _C64)
-        if check:
-            for x in ab:
-                if x.dtype.kind == "f":
-                    r[~np.isfinite(x)] = np.nan
-        t = np.multiply(r, c_low, out=tb[:s])
-        ti = t.view(np.uint64)
-        np.bitwise_and(ti, _EXP_MASK, out=ti)           # P = 2**floor(log2 |r|(1 - 4 REL))
-        # P = 0 (r zero or float64-subnormal) or P > 2**emax (overflow, inf, NaN):
-        # undecided but for the overflow and underflow passes below.  Rare: tested by reductions, masked only where present.
-        invalid = None
-        if ti.min() == 0 or ti.max() > lim:
-            invalid = (ti == 0) | (ti > lim)
-        np.subtract(k_inv, ti, out=ti)                  # 2**(p-1) / P; for P < 2**emin
-        np.minimum(ti, inv_max, out=ti)                 # (or 0) larger: clamp -> 1 / u_lo
-        g = gb[:s]
-        np.copyto(g, gotf[i0:i1])
-        pb = passed[i0:i1]
-        if cr:
-            np.not_equal(g, 0, out=nb[:s])
-        np.subtract(g, r, out=g)
-        np.abs(g, out=g)                                # d = |got - r|
-        eb = err[i0:i1]
-        np.multiply(g, t, out=eb)                       # d / u_lo
-        np.less(eb, below, out=pb)                      # NaN r or got, inf got: False
-        if cr:
-            np.logical_and(pb, nb[:s], out=pb)
+        r = _block_reference(entry, ab, rb[:s], hb, parity)
+        pb, eb, got = passed[i0:i1], err[i0:i1], gotf[i0:i1]
+        invalid = _block_pass(k, r, got, tb[:s], gb[:s], nb[:s], pb, eb)
         if invalid is not None:
             pb &= ~invalid
-        if invalid is not None and bound >= 0.5:
-            # beyond the round-to-nearest overflow threshold RN(f) is the infinity of
-            # f's sign, which oracle.ulp_error measures as 0 ULP (the caller must not
-            # take these passes for a directed rounding mode)
-            a = np.abs(r)
-            if not overflows:       # an infinite reference may be a pole: undecided
-                a = np.where(np.isinf(a), 0.0, a)
-            ovf = (a * c_low > overflow) & (gotf[i0:i1] == np.copysign(np.inf, r))
-            if ovf.any():
-                pb |= ovf
-                eb[ovf] = 0.0
-            if underflows and not cr:
-                # a float64 reference that underflowed to 0 has |f| below a few float64
-                # subnormal ULPs (2**-1074), far below half the format's smallest
-                # subnormal: a zero result is within 2**-900 ULP (oracle.ulp_error
-                # measures magnitude); its sign is left to the rules, as on the exact path
-                unf = (np.abs(r) < 2.0 ** -1000) & (gotf[i0:i1] == 0)
-                if check:
-                    for x in ab:
-                        if x.dtype.kind == "f":
-                            unf &= np.isfinite(x)
-                if unf.any():
-                    pb |= unf
-                    eb[unf] = 0.0
+            if bound >= 0.5:
+                _extreme_passes(k, r, got, ab, pb, eb)
         if pb.all():
             continue
-        np.logical_not(pb, out=nb[:s])
-        idx = np.flatnonzero(nb[:s])
-        eb[idx] = np.nan
-        if idx.size > s >> 4:       # many left (overflow, NaN): drop the hopeless first
-            a = np.abs(r, out=g)                        # _careful's range test
-            nb[:s] &= (a * c_low >= 2.0 ** -1022) & (a < top)
-            idx = np.flatnonzero(nb[:s])
-        j, ps, fl, er = _careful(r[idx], gotf[i0:i1][idx].astype(np.float64), bound, fmt,
-                                 rel, _C64)
-        j = idx[j]
-        pb[j] = ps
-        failed[i0:i1][j] = fl
-        eb[j] = er
+        _block_rest(k, r, got, gb[:s], nb[:s], pb, failed[i0:i1], eb, bound, fmt, rel)
+
+
+def _block_reference(entry, ab: tuple, rb, hb, parity: int):
+    """The float64 references of one block's arguments ``ab`` into ``rb`` (NaN where an
+    argument is not finite and the reference asks for it); with ``parity`` evaluated at
+    the even positions only (``hb``: room for them)."""
+    s = rb.shape[0]
+    if parity:          # the block starts and ends even: pairs never straddle a block
+        r = rb
+        half = entry.ref((ab[0][0::2],), hb[:s // 2], _C64)
+        r[0::2] = half
+        if parity < 0:
+            np.negative(half, out=r[1::2])
+        else:
+            r[1::2] = half
+    else:
+        r = entry.ref(ab, rb, _C64)
+    if entry.check_args:
+        for x in ab:
+            if x.dtype.kind == "f":
+                r[~np.isfinite(x)] = np.nan
+    return r
+
+
+def _block_pass(k: _F64, r, got, tb, gb, nb, pb, eb):
+    """One block's provable passes into ``pb`` and their errors (ULPs) into ``eb``:
+    d / u_lo < bound - margin with u_lo the smallest ULP |f| can have.  Returns the mask
+    of references whose P is 0 (r zero or float64-subnormal) or beyond 2**emax (overflow,
+    inf, NaN), undecided here, or None where there are none (the common case: tested by
+    reductions, masked only where present)."""
+    t = np.multiply(r, k.c_low, out=tb)
+    ti = t.view(np.uint64)
+    np.bitwise_and(ti, _EXP_MASK, out=ti)           # P = 2**floor(log2 |r|(1 - 4 REL))
+    invalid = None
+    if ti.min() == 0 or ti.max() > k.lim:
+        invalid = (ti == 0) | (ti > k.lim)
+    np.subtract(k.k_inv, ti, out=ti)                # 2**(p-1) / P; for P < 2**emin
+    np.minimum(ti, k.inv_max, out=ti)               # (or 0) larger: clamp -> 1 / u_lo
+    g = gb
+    np.copyto(g, got)
+    if k.cr:
+        np.not_equal(g, 0, out=nb)
+    np.subtract(g, r, out=g)
+    np.abs(g, out=g)                                # d = |got - r|
+    np.multiply(g, t, out=eb)                       # d / u_lo
+    np.less(eb, k.below, out=pb)                    # NaN r or got, inf got: False
+    if k.cr:
+        np.logical_and(pb, nb, out=pb)
+    return invalid
+
+
+def _extreme_passes(k: _F64, r, got, ab: tuple, pb, eb) -> None:
+    """Passes beyond the round-to-nearest overflow threshold (RN(f) is the infinity of
+    f's sign, which oracle.ulp_error measures as 0 ULP; the caller must not take these
+    for a directed rounding mode) and, for a reference that underflows, zero results of a
+    reference that underflowed to 0 (|f| below a few float64 subnormal ULPs, far below
+    half the format's smallest subnormal: within 2**-900 ULP; the sign is left to the
+    rules, as on the exact path)."""
+    a = np.abs(r)
+    if not k.overflows:       # an infinite reference may be a pole: undecided
+        a = np.where(np.isinf(a), 0.0, a)
+    ovf = (a * k.c_low > k.overflow) & (got == np.copysign(np.inf, r))
+    if ovf.any():
+        pb |= ovf
+        eb[ovf] = 0.0
+    if k.underflows and not k.cr:
+        unf = (np.abs(r) < 2.0 ** -1000) & (got == 0)
+        if k.check:
+            for x in ab:
+                if x.dtype.kind == "f":
+                    unf &= np.isfinite(x)
+        if unf.any():
+            pb |= unf
+            eb[unf] = 0.0
+
+
+def _block_rest(k: _F64, r, got, gb, nb, pb, fb, eb, bound, fmt, rel) -> None:
+    """The block's elements not passed: the hopeless dropped first where many are left
+    (overflow, NaN), the rest through _careful (passes, failures, errors)."""
+    s = r.shape[0]
+    np.logical_not(pb, out=nb)
+    idx = np.flatnonzero(nb)
+    eb[idx] = np.nan
+    if idx.size > s >> 4:       # many left (overflow, NaN): drop the hopeless first
+        a = np.abs(r, out=gb)                       # _careful's range test
+        nb &= (a * k.c_low >= 2.0 ** -1022) & (a < k.top)
+        idx = np.flatnonzero(nb)
+    j, ps, fl, er = _careful(r[idx], got[idx].astype(np.float64), bound, fmt, rel, _C64)
+    j = idx[j]
+    pb[j] = ps
+    fb[j] = fl
+    eb[j] = er
 
 
 def _long_double(entry, rel, args, gotf, bound, fmt, passed, failed, err):

@@ -22,7 +22,7 @@ source of inputs.  ``cluster/campaigns/example.toml`` shows every key with a com
     seconds = 0.5                 # adaptive sizing: a unit takes about this long to check
     min_inputs = 1024             # adaptive bounds, 1 <= min_inputs <= max_inputs <= 2**24
     max_inputs = 8388608          #   (defaults 1024 and 2**23; at most 64 MiB of a
-                                  #   unit's inputs and outputs: work.units.UNIT_MAX_BYTES)
+                                  #   unit's inputs and outputs: work.make.UNIT_MAX_BYTES)
     timeout = "5m"                # a unit on a device longer than this is a hang
     max_restarts = 8              # restarts of a device's actor before it is given up
 
@@ -758,11 +758,17 @@ def _skip_value(text: str, i: int) -> int:
 
 def of_run_options(opts):
     """The one-job campaign (``from_options``) that ``opts`` (fuzzfarm.orchestrate.run.RunOptions, a
-    ``fuzzfarm run`` without --campaign) describe: its targets on the chosen devices
-    (named by fingerprint) for the budget."""
+    ``fuzzfarm run`` without --campaign) describe: its targets on the chosen devices for
+    the budget.  On this machine the devices are named by platform and device index
+    (``P:D``: two identical GPUs have one fingerprint, and ``--device 0`` must not run on
+    both); on a cluster (``opts.address``) by fingerprint."""
+    if opts.address:
+        chosen = dict.fromkeys(d.fingerprint for d in opts.devices)
+    else:
+        chosen = dict.fromkeys(f"{d.platform_index}:{d.device_index}" for d in opts.devices)
     c = from_options(",".join(opts.functions), ",".join(opts.precisions),
                      ",".join(map(str, opts.widths)), opts.build_options,
-                     ",".join(dict.fromkeys(d.fingerprint for d in opts.devices)) or None,
+                     ",".join(chosen) or None,
                      opts.budget, opts.seed, opts.unit_seconds or 0.5,
                      opts.min_unit_inputs, opts.max_unit_inputs)
     if not opts.unit_seconds:       # fixed-size units

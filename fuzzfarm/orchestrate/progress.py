@@ -135,14 +135,15 @@ def sweep_with_progress(sw, space, info, out, chunk_bits, build_options, limit, 
                       f"writer left in {out}")
     if log is not None:                 # one line per event: no bar
         log.event("sweep", function=function, precision=space.fmt.name,
-                  inputs=space.size, device=info.label, chunks_left=len(todo),
+                  inputs=space.size, device=info.label,
+                  chunks_left=len({r.start // opts.chunk for _, r in todo}),
                   workers=opts.workers)
         t0, base, fails = time.perf_counter(), [], [0]
 
-        def line_progress(done, total, res):
+        def line_progress(done, total, report):
             if not base:
-                base.append(done - res["inputs"])
-            fails[0] += res["failures"]
+                base.append(done - report.inputs)
+            fails[0] += report.failures
             el = max(time.perf_counter() - t0, 1e-9)
             rate = (done - base[0]) / el
             log.progress(done=done, total=total, failures=fails[0],
@@ -150,8 +151,9 @@ def sweep_with_progress(sw, space, info, out, chunk_bits, build_options, limit, 
                          eta_s=round((total - done) / rate) if rate else "-",
                          force=done >= total)
         return sw.sweep(opts, line_progress, locked=True)
-    if len(todo) < -(-space.size // opts.chunk):
-        console.print(f"resuming: {len(todo)} chunks left")
+    chunks = len({r.start // opts.chunk for _, r in todo})
+    if chunks < -(-space.size // opts.chunk):
+        console.print(f"resuming: {chunks} chunks left")
     console.print(f"[bold]sweep[/] {function} {space.fmt.name}: 2^{space.bits} inputs on "
                   f"{info.label}, chunks of 2^{chunk_bits}, {opts.workers} checking processes")
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -161,11 +163,11 @@ def sweep_with_progress(sw, space, info, out, chunk_bits, build_options, limit, 
         t0 = time.perf_counter()
         base: list = []         # inputs already done when this invocation started
 
-        def progress(done, total, res):
+        def progress(done, total, report):
             if not base:
-                base.append(done - res["inputs"])
+                base.append(done - report.inputs)
             rate = (done - base[0]) / max(time.perf_counter() - t0, 1e-9)
-            fails = bar.tasks[0].fields["fails"] + res["failures"]
+            fails = bar.tasks[0].fields["fails"] + report.failures
             bar.update(task, completed=done, rate=f"{rate / 1e6:,.1f} M/s", fails=fails)
         meta = sw.sweep(opts, progress, locked=True)
     return meta

@@ -90,7 +90,7 @@ def _names(functions: str | None, what: str = "--functions") -> list:
     """Built-in names and conversion ids from --functions (groups expanded); ``what`` names
     the option or campaign key in the UsageError messages."""
     from edgecases import catalogue, conversions
-    from fuzzfarm.target import is_conversion_name
+    from fuzzfarm.target import TargetError, canonical_name
     fns = catalogue.functions()
     if not functions:
         return list(fns) + [c.id for c in conversions.conversions() if c.precision]
@@ -106,15 +106,12 @@ def _names(functions: str | None, what: str = "--functions") -> list:
             out += [c.id for c in conversions.conversions() if c.precision]
         elif name in GROUPS:
             out += [f.name for f in fns.values() if f.family == name]
-        elif is_conversion_name(name):
-            try:
-                conv = conversions.parse(name)
-            except ValueError as exc:
-                raise UsageError(f"{what}: {exc}") from None
-            out.append(conv.id)
         else:
-            raise UsageError(f"{what}: unknown function {name!r}; see `fuzzfarm catalogue` "
-                             f"(groups: {', '.join(GROUPS)})")
+            try:
+                out.append(canonical_name(name))
+            except TargetError as exc:
+                raise UsageError(f"{what}: {exc}; see `fuzzfarm catalogue` (groups: "
+                                 f"{', '.join(GROUPS)})") from None
     if not out:
         raise UsageError(f"{what} is empty")
     return list(dict.fromkeys(out))
@@ -175,6 +172,10 @@ def validate(functions: str | None, budget: str, seed: int | None, out: str,
                          f"(e.g. -cl-fast-relaxed-math, -cl-denorms-are-zero)")
     try:
         from fuzzfarm.device.discovery import DeviceSelectionError, select_devices
+    except ImportError as exc:      # no pyopencl: the one line, not a traceback
+        raise UsageError(f"cannot import pyopencl ({exc}); install it with `pip install "
+                         f"pyopencl pocl-binary-distribution`") from None
+    try:
         devices = select_devices(device)
     except DeviceSelectionError as exc:
         raise UsageError(str(exc)) from None

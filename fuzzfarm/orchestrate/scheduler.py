@@ -1,7 +1,10 @@
 """Work units of a campaign: what a device does next, leases, retries, device faults, resume.
 
-Pure bookkeeping, no Ray and no OpenCL: the coordinator actor (``cluster.farm.Coordinator``)
-holds one ``Scheduler`` and the tests drive one directly.
+Pure bookkeeping, no Ray and no OpenCL: the coordinator actor (``cluster.coordinator``)
+holds one ``Scheduler`` for a campaign on Ray, the local pipeline (``fuzzfarm sweep``,
+``fuzzfarm.orchestrate.pipeline``) holds one itself, and the tests drive one directly.  What
+it hands out is a ``Ticket``: a typed ``fuzzfarm.work.unit.WorkUnit`` (its recipes not drawn
+yet: a unit maker draws them) with the stream it belongs to.
 
 **Streams and pools.**  A campaign job (``fuzzfarm.orchestrate.campaign.Job``) gives one *stream* of
 units per (target, build options) and per *pool*: the devices of one fingerprint (the same
@@ -11,11 +14,12 @@ a lost device's units go to the others); devices of different fingerprints each 
 whole campaign.  A stream's units are numbered by ``serial``:
 
 - ``recipes``: unit 0 is the special-value pool of the target, units 1, 2, ... draw
-  hypothesis recipes (``fuzzfarm.work.units.make_unit``); the stream ends after ``job.units``
+  hypothesis recipes (``fuzzfarm.work.make``); the stream ends after ``job.units``
   recipe units or ``job.inputs`` inputs, or never (the campaign's budget ends it);
 - ``catalogue``: unit 0 only;
-- ``sweep``: unit k is chunk k of the input space, ``2**job.chunk_bits`` inputs
-  (``fuzzfarm.orchestrate.sweep``), all of them or the first ``job.units``.
+- ``sweep``: range units of the input space (``fuzzfarm.orchestrate.ranges``): chunk k of
+  ``2**job.chunk_bits`` inputs, or its parts where it holds the rare classes, all of them
+  or the first ``job.units`` chunks.
 
 A unit's id names its pool, job, target, build options and serial, so it is the same
 whenever and wherever the unit is made, and its results are the files of that name
@@ -40,15 +44,20 @@ unit of a lost node (reason ``"node"``), are retried without a strike.
 from __future__ import annotations
 
 import hashlib
-import math
 import time
 from collections import defaultdict, deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import NamedTuple
 
-__all__ = ["Scheduler", "Stream", "unit_id", "streams_for"]
+from fuzzfarm.target import Target
+from fuzzfarm.work.make import split_size, stream_unit
+from fuzzfarm.work.unit import Drawn, IndexRange, Special, WorkUnit
 
-#: Strikes after which a unit is a device fault (DESIGN.md decision 6; issue 5: "a unit
-#: that kills or hangs its device twice").
+__all__ = ["Scheduler", "Stream", "Ticket", "Wait", "unit_id", "streams_for",
+           "FAULT_STRIKES"]
+
+#: Strikes after which a unit is a device fault: a unit that kills or hangs its device
+#: twice, the second time alone on it (docs/design.md, decision 6).
 FAULT_STRIKES = 2
 
 #: The hang watchdog (``overdue``): a unit is a hang once it has been the oldest on its
@@ -65,12 +74,98 @@ def _options_tag(build_options: str) -> str:
     return "" if not bo else "-o" + hashlib.sha1(bo.encode()).hexdigest()[:8]
 
 
-def unit_id(pool: str, job: int, target: tuple, build_options: str, serial: int) -> str:
-    """The id of unit ``serial`` of a stream: ``<pool>-j<job>-<name>.<precision>.w<width>
-    [-o<sha1 of build options, 8 hex>]-<serial, 6 digits>``.  File-name safe except for a
-    conversion's parentheses and comma, which are kept (they name the conversion)."""
-    name, precision, width = target
-    return f"{pool}-j{job}-{name}.{precision}.w{width}{_options_tag(build_options)}-{serial:06d}"
+def stream_prefix(pool: str, job: int, target, build_options: str) -> str:
+    """The start of the unit ids of a campaign stream: ``<pool>-j<job>-<name>.<precision>
+    .w<width>[-o<sha1 of build options, 8 hex>]``."""
+    return f"{pool}-j{job}-{Target.of(target).id}{_options_tag(build_options)}"
+
+
+def unit_id(pool: str, job: int, target, build_options: str, serial: int) -> str:
+    """The id of unit ``serial`` of a stream of drawn units: ``<stream prefix>-<serial,
+    6 digits>``.  File-name safe except for a conversion's parentheses and comma, which
+    are kept (they name the conversion)."""
+    return f"{stream_prefix(pool, job, target, build_options)}-{serial:06d}"
+
+
+class Wait(NamedTuple):
+    """``Scheduler.lease``'s answer when the pool has nothing now but units leased
+    elsewhere may yet come back: ask again after ``seconds``."""
+
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Ticket:
+    """A unit leased to a device: the ``unit`` (recipes not drawn yet), the ``pool`` and
+    ``job`` of its stream, its ``serial`` in it, and ``isolate`` (a retry after a crash or
+    hang: the device runs nothing else meanwhile).  ``to_json``/``from_json`` are its
+    journal form; ``from_json`` also reads the specs journals held before units were
+    typed, so a campaign journaled by an older version resumes."""
+
+    unit: WorkUnit
+    pool: str
+    job: int
+    serial: int
+    isolate: bool = False
+
+    @property
+    def unit_id(self) -> str:
+        return self.unit.unit_id
+
+    @property
+    def size(self) -> int:
+        """Inputs the unit has (0 for the special pool, whose size is not known yet)."""
+        return int(self.unit.size or 0)
+
+    @property
+    def stream_key(self) -> tuple:
+        t = self.unit.target
+        return (self.pool, self.job, (t.name, t.precision, t.width), self.unit.build_options)
+
+    def to_json(self) -> dict:
+        """The journal's form of the ticket (JSON-able)."""
+        u, src = self.unit, self.unit.source
+        if isinstance(src, IndexRange):
+            what = {"range": {"start": src.start, "count": src.count}}
+        elif isinstance(src, Special):
+            what = {"special": {"seed": src.seed, "replay": [list(t) for t in src.replay]}}
+        else:
+            what = {"drawn": {"seed": src.seed, "sizes": list(src.sizes)}}
+        return {"unit_id": u.unit_id, "pool": self.pool, "job": self.job,
+                "target": list(u.target), "build_options": u.build_options,
+                "serial": self.serial, "size": u.size, "input": what}
+
+    @classmethod
+    def from_json(cls, d: dict) -> "Ticket":
+        """A ticket from ``to_json``'s form, or from an older journal's spec (keys
+        ``seed``, ``per_recipe``, ``recipes_per_unit``, ``size``, ``sweep``, ``replay``).
+        Raises KeyError or ValueError for neither."""
+        target = Target.of(d["target"])
+        serial, bo = int(d["serial"]), str(d.get("build_options") or "")
+        what = d.get("input")
+        if what is None:        # a spec of the journal before units were typed
+            if d.get("sweep"):
+                span = IndexRange(int(d["sweep"]["start"]), int(d["sweep"]["count"]))
+                unit = stream_unit(d["unit_id"], target, serial, 0, span=span,
+                                   build_options=bo)
+            else:
+                sizes = split_size(d["size"]) if d.get("size") else \
+                    [int(d["per_recipe"])] * max(1, int(d["recipes_per_unit"]))
+                unit = stream_unit(d["unit_id"], target, serial, int(d["seed"]), sizes,
+                                   d.get("replay", ()), bo)
+        elif "range" in what:
+            r = what["range"]
+            unit = WorkUnit(d["unit_id"], target, IndexRange(int(r["start"]), int(r["count"])),
+                            bo)
+        elif "special" in what:
+            sp = what["special"]
+            unit = WorkUnit(d["unit_id"], target, Special(
+                int(sp["seed"]), tuple(tuple(int(b) for b in t) for t in sp["replay"])), bo)
+        else:
+            dr = what["drawn"]
+            unit = WorkUnit(d["unit_id"], target,
+                            Drawn(int(dr["seed"]), tuple(int(n) for n in dr["sizes"])), bo)
+        return cls(unit, str(d["pool"]), int(d["job"]), serial, bool(d.get("isolate")))
 
 
 @dataclass
@@ -78,8 +173,9 @@ class Stream:
     """One sequence of units: a job's target with one build-options set on one pool.
 
     ``max_units``: serials ``0 .. max_units-1`` exist (None: unbounded); ``max_inputs``:
-    the recipe units stop once this many inputs are issued; ``sweep_size``: the size of
-    the swept input space (sweeps only)."""
+    the recipe units stop once this many inputs are issued; ``ranges``: a sweep stream's
+    units ((id suffix, IndexRange) per serial: ``fuzzfarm.orchestrate.ranges``); ``prefix``:
+    the start of its unit ids (default ``stream_prefix``)."""
 
     pool: str
     job: int
@@ -89,10 +185,17 @@ class Stream:
     seed: int
     max_units: int | None = None
     max_inputs: int | None = None
-    chunk_bits: int = 22
-    sweep_size: int = 0
+    ranges: tuple = ()
+    prefix: str = ""
     next_serial: int = 0
     issued_inputs: int = 0
+
+    def __post_init__(self):
+        self.target = Target.of(self.target)
+        if not self.prefix:
+            self.prefix = stream_prefix(self.pool, self.job, self.target, self.build_options)
+        if self.source == "sweep":
+            self.max_units = len(self.ranges)
 
     @property
     def key(self) -> tuple:
@@ -111,27 +214,28 @@ def streams_for(campaign, pool: str, precisions, selected_jobs=None) -> list[Str
     fingerprint) whose device supports ``precisions``.  ``selected_jobs``: the job numbers
     that apply to this pool (a job's ``devices`` selectors are matched by the caller, who
     knows the devices); None means every job."""
-    from fuzzfarm.target import Target
+    from fuzzfarm.orchestrate.ranges import range_plan
+    from fuzzfarm.work.kinds import kind_of
     have = set(precisions)
     out = []
     for job in campaign.jobs:
         if selected_jobs is not None and job.number not in selected_jobs:
             continue
-        for target in job.targets:
-            if not Target.of(target).required_precisions <= have:
+        for target in map(Target.of, job.targets):
+            if not target.required_precisions <= have:
                 continue
             for bo in job.build_options:
-                s = Stream(pool, job.number, job.source, tuple(target), bo, job.seed,
-                           chunk_bits=job.chunk_bits)
+                ranges = ()
+                if job.source == "sweep":
+                    space = kind_of(target).space(target)
+                    chunks = -(-space.size // (1 << job.chunk_bits))
+                    if job.units is not None:       # the first chunks only
+                        chunks = min(chunks, job.units)
+                    ranges = range_plan(space, 1 << job.chunk_bits, range(chunks))
+                s = Stream(pool, job.number, job.source, target, bo, job.seed, ranges=ranges)
                 if job.source == "catalogue":
                     s.max_units = 1
-                elif job.source == "sweep":
-                    from fuzzfarm.orchestrate.sweep import space_for
-                    s.sweep_size = space_for(target[0], target[1]).size
-                    s.max_units = math.ceil(s.sweep_size / (1 << job.chunk_bits))
-                    if job.units is not None:       # the first chunks only
-                        s.max_units = min(s.max_units, job.units)
-                else:
+                elif job.source != "sweep":
                     if job.units is not None:
                         s.max_units = job.units + 1       # + the special-value unit 0
                     s.max_inputs = job.inputs
@@ -141,7 +245,7 @@ def streams_for(campaign, pool: str, precisions, selected_jobs=None) -> list[Str
 
 @dataclass
 class _Lease:
-    spec: dict
+    ticket: Ticket
     device: str
     since: float
 
@@ -162,14 +266,15 @@ class Scheduler:
 
     ``streams``: every Stream of every pool; ``done``: ids of units already done (their
     stats files exist); ``journal``: called with each event to make durable (``{"event":
-    "issue", "spec": ...}``, ``{"event": "strike", "unit_id": ..., "strikes": n}``) before
-    the unit is handed out; ``sizer``: a fuzzfarm.work.units.UnitSizer for adaptive sizes, or
+    "issue", "spec": Ticket.to_json()}``, ``{"event": "strike", "unit_id": ...,
+    "strikes": n}``) before the unit is handed out; ``sizer``: a
+    fuzzfarm.work.make.UnitSizer for adaptive sizes, or
     None with ``unit_inputs`` fixed; ``deadline``: a ``clock()`` time after which no new
     unit is issued (retries still are); ``input_budget``: no new unit once this many
     inputs have been issued; ``per_recipe``/``recipes_per_unit``: the size of a recipe unit
     when neither fixes one; ``replay``: {(function, precision): [input-bit tuples]} that
     unit 0 of a recipes or catalogue stream runs first (failures saved by ``fuzzfarm
-    repro``; the spec carries them, so a re-issued unit is the same).  ``clock`` is
+    repro``; the unit carries them, so a re-issued unit is the same).  ``clock`` is
     injectable for tests.
     """
 
@@ -190,11 +295,11 @@ class Scheduler:
         self.replay = replay or {}
         self.stopped = False
         self.issued_inputs = 0
-        self.retry: dict[str, deque] = defaultdict(deque)   # pool -> specs to re-issue
+        self.retry: dict[str, deque] = defaultdict(deque)   # pool -> tickets to re-issue
         self.leases: dict[str, _Lease] = {}                 # unit id -> lease
         self.strikes: dict[str, int] = defaultdict(int)
-        self.faults: list[dict] = []                        # specs recorded as faults
-        self.withdrawn: list[dict] = []                     # targets no longer issued
+        self.faults: list[tuple] = []                       # (unit id, reason) of faults
+        self.withdrawn: list[tuple] = []                    # (pool, target, build options)
         #: (pool, target) -> the slowest device seconds per input seen (watchdog)
         self.seconds_per_input: dict[tuple, float] = {}
         self.devices: dict[str, _Device] = {}
@@ -204,35 +309,34 @@ class Scheduler:
     # ---------------------------------------------------------------- resume
     def restore(self, events) -> None:
         """Replay a journal (the events ``journal`` was given, in order) after a crash:
-        every issued unit not done is queued for re-issue with its recorded spec (its
-        strikes kept); each stream continues after the largest serial issued."""
-        issued: dict[str, dict] = {}
+        every issued unit not done is queued for re-issue as it was issued (its strikes
+        kept); each stream continues after the largest serial issued."""
+        issued: dict[str, Ticket] = {}
         by_key = {s.key: s for s in self.all_streams}
         for ev in events:
             if ev.get("event") == "streams":        # a checkpoint (``checkpoint``)
-                for key, serial, inputs in ev["streams"]:
-                    s = by_key.get(_spec_key(dict(zip(("pool", "job", "target",
-                                                       "build_options"), key))))
+                for (pool, job, target, bo), serial, inputs in ev["streams"]:
+                    s = by_key.get((pool, job, tuple(target), bo))
                     if s is not None:
                         s.next_serial = max(s.next_serial, int(serial))
                         s.issued_inputs += int(inputs)
                 self.issued_inputs += int(ev["issued_inputs"])
             elif ev.get("event") == "issue":
-                issued[ev["spec"]["unit_id"]] = ev["spec"]
+                t = Ticket.from_json(ev["spec"])
+                issued[t.unit_id] = t
             elif ev.get("event") == "strike":
                 self.strikes[ev["unit_id"]] = max(self.strikes[ev["unit_id"]],
                                                   int(ev["strikes"]))
             elif ev.get("event") == "fault":
                 self.done.add(ev["unit_id"])
-        for uid, spec in issued.items():
-            s = by_key.get(_spec_key(spec))
+        for uid, t in issued.items():
+            s = by_key.get(t.stream_key)
             if s is not None:
-                s.next_serial = max(s.next_serial, spec["serial"] + 1)
-                s.issued_inputs += spec.get("size") or 0
-            self.issued_inputs += spec.get("size") or 0
+                s.next_serial = max(s.next_serial, t.serial + 1)
+                s.issued_inputs += t.size
+            self.issued_inputs += t.size
             if uid not in self.done:
-                spec = dict(spec, isolate=self.strikes[uid] > 0)
-                self.retry[spec["pool"]].append(spec)
+                self.retry[t.pool].append(replace(t, isolate=self.strikes[uid] > 0))
 
     def checkpoint(self) -> list[dict]:
         """Events from which ``restore`` rebuilds what the whole journal so far would give
@@ -241,22 +345,21 @@ class Scheduler:
         and not done, leased or waiting for a retry.  A journal rewritten to these
         (``store.Journal.rewrite``) grows with the units in flight, not with the campaign's
         length (issue 18: an "issue" line per unit was ~2 GB a day on one H100)."""
-        pending: dict[str, dict] = {}
-        for spec in [lease.spec for lease in self.leases.values()] + \
-                [spec for q in self.retry.values() for spec in q]:
-            if spec["unit_id"] not in self.done:
-                pending.setdefault(spec["unit_id"], spec)
+        pending: dict[str, Ticket] = {}
+        for t in [lease.ticket for lease in self.leases.values()] + \
+                [t for q in self.retry.values() for t in q]:
+            if t.unit_id not in self.done:
+                pending.setdefault(t.unit_id, t)
         held: dict = defaultdict(int)
-        for spec in pending.values():
-            held[_spec_key(spec)] += spec.get("size") or 0
+        for t in pending.values():
+            held[t.stream_key] += t.size
         streams = [[[s.pool, s.job, list(s.target), s.build_options], s.next_serial,
                     s.issued_inputs - held[s.key]]
                    for s in self.all_streams]
         events = [{"event": "streams", "streams": streams,
                    "issued_inputs": self.issued_inputs - sum(held.values())}]
-        for uid, spec in pending.items():
-            events.append({"event": "issue", "spec": {k: v for k, v in spec.items()
-                                                      if k != "isolate"}})
+        for uid, t in pending.items():
+            events.append({"event": "issue", "spec": t.to_json()})
             if self.strikes[uid]:
                 events.append({"event": "strike", "unit_id": uid,
                                "strikes": self.strikes[uid]})
@@ -281,11 +384,11 @@ class Scheduler:
         lease = self.leases.get(unit)
         if lease is None:
             return timeout
-        spec = lease.spec
-        rate = self.seconds_per_input.get((spec["pool"], tuple(spec["target"])))
-        if rate is None or not spec.get("size"):
+        t = lease.ticket
+        rate = self.seconds_per_input.get((t.pool, tuple(t.unit.target)))
+        if rate is None or not t.size:
             return timeout
-        return min(timeout, max(HANG_MIN_SECONDS, HANG_FACTOR * rate * spec["size"]))
+        return min(timeout, max(HANG_MIN_SECONDS, HANG_FACTOR * rate * t.size))
 
     def overdue(self, timeout: float) -> list[str]:
         """Devices whose oldest unit on the device has been there past its watchdog
@@ -296,35 +399,31 @@ class Scheduler:
                 and now - d.since > self.limit(d.on_device[0], timeout)]
 
     # ---------------------------------------------------------------- leasing
-    def _new_spec(self, s: Stream) -> dict:
+    def _new_ticket(self, s: Stream) -> Ticket:
         serial = s.next_serial
-        spec = {"unit_id": unit_id(s.pool, s.job, s.target, s.build_options, serial),
-                "pool": s.pool, "job": s.job, "source": s.source, "target": list(s.target),
-                "build_options": s.build_options, "serial": serial, "seed": s.seed,
-                "per_recipe": self.per_recipe, "recipes_per_unit": self.recipes_per_unit,
-                "size": None, "isolate": False}
         if s.source == "sweep":
-            chunk = 1 << s.chunk_bits
-            start = serial * chunk
-            spec["sweep"] = {"start": start, "count": min(chunk, s.sweep_size - start)}
-            spec["size"] = spec["sweep"]["count"]
+            suffix, span = s.ranges[serial]
+            unit = stream_unit(f"{s.prefix}-{suffix}", s.target, serial, s.seed, span=span,
+                               build_options=s.build_options)
         elif serial == 0:
-            replay = self.replay.get(tuple(s.target[:2]))
-            if replay:
-                spec["replay"] = [list(t) for t in replay]
+            unit = stream_unit(f"{s.prefix}-{serial:06d}", s.target, 0, s.seed,
+                               replay=self.replay.get(tuple(s.target[:2]), ()),
+                               build_options=s.build_options)
         else:
             if self.unit_inputs is not None:
                 size = int(self.unit_inputs)
             elif self.sizer is not None:
-                size = self.sizer.next_size((s.pool, s.target))
+                size = self.sizer.next_size((s.pool, tuple(s.target)))
             else:
                 size = self.per_recipe * self.recipes_per_unit
             if s.max_inputs is not None:
                 size = max(1, min(size, s.max_inputs - s.issued_inputs))
-            spec["size"] = size
+            unit = stream_unit(f"{s.prefix}-{serial:06d}", s.target, serial, s.seed,
+                               split_size(size), build_options=s.build_options)
         s.next_serial += 1
-        s.issued_inputs += spec["size"] or 0
-        return spec
+        ticket = Ticket(unit, s.pool, s.job, serial)
+        s.issued_inputs += ticket.size
+        return ticket
 
     def _accepting_new(self) -> bool:
         if self.stopped:
@@ -333,44 +432,44 @@ class Scheduler:
             return False
         return self.input_budget is None or self.issued_inputs < self.input_budget
 
-    def lease(self, device: str) -> dict | None:
-        """The next unit spec for ``device``; ``{"wait": seconds}`` when its pool has
-        nothing now but units leased elsewhere may yet come back; None when the pool is
-        finished (or the campaign stopped).  Retries come first, then new units
-        round-robin over the pool's streams.  Raises KeyError for an unknown device."""
+    def lease(self, device: str) -> Ticket | Wait | None:
+        """The next unit for ``device``; ``Wait`` when its pool has nothing now but units
+        leased elsewhere may yet come back; None when the pool is finished (or the
+        campaign stopped).  Retries come first, then new units round-robin over the pool's
+        streams.  Raises KeyError for an unknown device."""
         d = self.devices[device]
         if self.stopped:
             return None
         q = self.retry[d.pool]
         while q:
-            spec = q.popleft()
-            if spec["unit_id"] in self.done:
+            t = q.popleft()
+            if t.unit_id in self.done:
                 continue
             self.counts["retried"] += 1
             d.stats["retries"] += 1
-            return self._grant(spec, device)
+            return self._grant(t, device)
         if self._accepting_new():
             streams = [s for s in self.streams[d.pool] if not s.exhausted]
             self.streams[d.pool] = streams
             while streams:
                 k = self.cursor[d.pool] % len(streams)
                 self.cursor[d.pool] += 1
-                spec = self._new_spec(streams[k])
-                if spec["unit_id"] in self.done:     # done before a resume
+                t = self._new_ticket(streams[k])
+                if t.unit_id in self.done:          # done before a resume
                     if streams[k].exhausted:
                         streams.pop(k)
                     continue
-                self.issued_inputs += spec["size"] or 0
+                self.issued_inputs += t.size
                 self.counts["issued"] += 1
-                self.journal({"event": "issue", "spec": spec})
-                return self._grant(spec, device)
-        if any(lease.spec["pool"] == d.pool for lease in self.leases.values()):
-            return {"wait": 0.25}
+                self.journal({"event": "issue", "spec": t.to_json()})
+                return self._grant(t, device)
+        if any(lease.ticket.pool == d.pool for lease in self.leases.values()):
+            return Wait(0.25)
         return None
 
-    def _grant(self, spec: dict, device: str) -> dict:
-        self.leases[spec["unit_id"]] = _Lease(spec, device, self.clock())
-        return spec
+    def _grant(self, ticket: Ticket, device: str) -> Ticket:
+        self.leases[ticket.unit_id] = _Lease(ticket, device, self.clock())
+        return ticket
 
     def complete(self, unit: str, device: str | None = None, inputs: int = 0,
                  failures: int = 0, notes: int = 0, seconds: float = 0.0,
@@ -401,11 +500,11 @@ class Scheduler:
                                                 device_s / int(inputs))
         return True
 
-    def lost(self, device: str, reason: str) -> list[dict]:
+    def lost(self, device: str, reason: str) -> list[Ticket]:
         """``device`` lost its units (``reason``: "crash", "hang" or "node"; see the
         module docstring).  Every unit leased to it and not done goes back to its pool's
         retry queue, except those that now have ``FAULT_STRIKES`` strikes: those are
-        returned (their specs) as device faults, to be recorded by the caller and then
+        returned as device faults of ``reason``, to be recorded by the caller and then
         passed to ``complete``.  With reason "node" the device is marked gone."""
         if reason not in ("crash", "hang", "node"):
             raise ValueError(f"unknown reason {reason!r}")
@@ -415,7 +514,7 @@ class Scheduler:
         mine = [u for u, lease in self.leases.items() if lease.device == device]
         faults, back = [], []
         for u in mine:
-            spec = self.leases.pop(u).spec
+            t = self.leases.pop(u).ticket
             if u in self.done:
                 continue
             if u in struck:
@@ -423,14 +522,14 @@ class Scheduler:
                 self.journal({"event": "strike", "unit_id": u, "strikes": self.strikes[u],
                               "reason": reason})
                 if self.strikes[u] >= FAULT_STRIKES:
-                    faults.append(dict(spec, fault=reason))
+                    faults.append(t)
                     continue
-            back.append(dict(spec, isolate=self.strikes[u] > 0))
+            back.append(replace(t, isolate=self.strikes[u] > 0))
         # first in the queue, in their issue order (the leases are kept in that order)
-        for spec in reversed(back):
-            self.retry[d.pool].appendleft(spec)
-        for spec in faults:
-            self.faults.append(spec)
+        for t in reversed(back):
+            self.retry[d.pool].appendleft(t)
+        for t in faults:
+            self.faults.append((t.unit_id, reason))
             self.counts["faults"] += 1
             d.stats["faults"] += 1
         d.on_device = []
@@ -450,20 +549,18 @@ class Scheduler:
         before = len(self.streams[pool])
         self.streams[pool] = [s for s in self.streams[pool]
                               if not match(s.target, s.build_options)]
-        self.retry[pool] = deque(s for s in self.retry[pool]
-                                 if not match(s["target"], s["build_options"]))
-        self.withdrawn.append({"pool": pool, "target": list(key[0]), "build_options": key[1]})
+        self.retry[pool] = deque(t for t in self.retry[pool]
+                                 if not match(t.unit.target, t.unit.build_options))
+        self.withdrawn.append((pool, key[0], key[1]))
         return before - len(self.streams[pool])
 
     def record_fault(self, unit: str, device: str, reason: str) -> bool:
         """Unit ``unit`` ended as a device fault the device itself recorded (a build
         failure, an enqueue error; its files are written): done, and counted as a fault.
         Returns False when it was done already."""
-        lease = self.leases.get(unit)
         if not self.complete(unit, device):
             return False
-        spec = lease.spec if lease else {"unit_id": unit}
-        self.faults.append(dict(spec, fault=reason))
+        self.faults.append((unit, reason))
         self.counts["faults"] += 1
         if device in self.devices:
             self.devices[device].stats["faults"] += 1
@@ -480,9 +577,9 @@ class Scheduler:
     # ---------------------------------------------------------------- state
     def pool_finished(self, pool: str) -> bool:
         """No unit of ``pool`` is leased, queued for retry or left to issue."""
-        if any(lease.spec["pool"] == pool for lease in self.leases.values()):
+        if any(lease.ticket.pool == pool for lease in self.leases.values()):
             return False
-        if any(s["unit_id"] not in self.done for s in self.retry[pool]):
+        if any(t.unit_id not in self.done for t in self.retry[pool]):
             return False
         return not self._accepting_new() or all(s.exhausted for s in self.streams[pool])
 
@@ -497,7 +594,7 @@ class Scheduler:
         leased, queued for retry and done, and the campaign's counts."""
         pools: dict = {}
         for p in {d.pool for d in self.devices.values()}:
-            pools[p] = {"leased": sum(1 for x in self.leases.values() if x.spec["pool"] == p),
+            pools[p] = {"leased": sum(1 for x in self.leases.values() if x.ticket.pool == p),
                         "retry": len(self.retry[p]), "finished": self.pool_finished(p)}
         return {"devices": {k: {"pool": d.pool, "alive": d.alive,
                                 "on_device": len(d.on_device), **d.stats}
@@ -505,6 +602,3 @@ class Scheduler:
                 "pools": pools, "done": len(self.done), "issued_inputs": self.issued_inputs,
                 "stopped": self.stopped, **self.counts}
 
-
-def _spec_key(spec: dict) -> tuple:
-    return (spec["pool"], spec["job"], tuple(spec["target"]), spec["build_options"])

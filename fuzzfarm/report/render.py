@@ -1,7 +1,7 @@
 """The reports' and reproducers' text, rendered from jinja2 templates kept as package data
 (``fuzzfarm/report/templates/*.j2``): no program or report is held as a Python string.
 
-Filters: ``py`` (a Python literal: ``repr``), ``c`` (a C string literal, non-printable
+Filters: ``py`` (a Python literal: ``repr``), ``hex`` (an integer as 0x...), ``c`` (a C string literal, non-printable
 bytes as octal escapes), ``md`` (a Markdown table cell), and jinja2's ``e`` (HTML).  Block
 tags take their line's indentation and newline with them (``trim_blocks``,
 ``lstrip_blocks``).
@@ -41,6 +41,7 @@ def _environment():
     env.filters["py"] = repr
     env.filters["c"] = c_string
     env.filters["md"] = md_cell
+    env.filters["hex"] = hex
     return env
 
 

@@ -63,7 +63,7 @@ from fuzzfarm.errors import BadInput
 from fuzzfarm.formats import format_named
 from fuzzfarm.report.render import render
 
-__all__ = ["ReproError", "NotReproducible", "Slot", "Case", "Outcome", "Reproducer",
+__all__ = ["ReproError", "NotReproducible", "Buffer", "Case", "Outcome", "Reproducer",
            "parse_ref", "lookup", "target_for", "candidate_strategy", "encode",
            "shrink", "acceptable", "acceptance", "reproduce", "export", "save_example",
            "replay_examples", "db_dir", "class_key", "REPEATS", "DEFAULT_MAX_EXAMPLES",
@@ -193,7 +193,7 @@ from fuzzfarm.report.repro_shrink import (  # noqa: E402,F401 (part of repro's A
     db_dir, encode, replay_examples, save_example, shrink,
 )
 from fuzzfarm.report.repro_case import (  # noqa: E402,F401 (part of repro's API)
-    _U64, Outcome, Reproducer, Slot, Case, acceptance, claims_for, device_call,
+    _U64, Outcome, Reproducer, Buffer, Case, acceptance, claims_for, device_call,
     target_for,
 )
 
@@ -220,17 +220,12 @@ class ReproReport:
 def _original_context(row: dict, results, width: int) -> tuple | None:
     """Per argument, the ``width`` lanes of the finding's work-item, regenerated from its
     unit (seed and recipe); None when they cannot be."""
-    from fuzzfarm.work.units import WorkUnit, make_inputs
     from fuzzfarm.report.verify import run_per_recipe
+    from fuzzfarm.work.make import make_inputs
+    from fuzzfarm.work.unit import unit_from_row
     try:
-        recipe = json.loads(row["recipe"] or "[]")
-        special = isinstance(recipe, dict) and recipe.get("special")
-        unit = WorkUnit(row["unit_id"], row["function"], int(row["seed"] or 0),
-                        0 if special else run_per_recipe(results),
-                        () if special else tuple(recipe), bool(special), row["precision"],
-                        width)
-        full = make_inputs(unit)
-    except Exception:
+        full = make_inputs(unit_from_row(row, width, run_per_recipe(results)))
+    except Exception:           # noqa: BLE001 - a row it cannot remake: no context
         return None
     e = int(row["element"])
     lo = e - e % width
@@ -342,7 +337,7 @@ def reproduce(results: str | os.PathLike, ref: str, out: str | os.PathLike,
     consts = runner.device_constants()
     if row["device_fingerprint"] == info.fingerprint:
         consts = run_constants(results).get(info.fingerprint) or consts
-    claims = claims_for(info, row["precision"], bo, consts, base.is_conversion)
+    claims = claims_for(info, base.target, bo, consts)
 
     def make_rep(t: Case) -> Reproducer:
         return Reproducer(t, device_call(runner, t), claims)
@@ -441,7 +436,7 @@ def _input_text(t: Case, cand: tuple) -> str:
     return text
 
 
-def _describe_values(slot: Slot, values) -> str:
+def _describe_values(slot: Buffer, values) -> str:
     if len(values) == 1:
         return slot.describe(values[0])
     return "(" + ", ".join(slot.describe(v) for v in values) + ")"
@@ -591,97 +586,14 @@ def _accept_text(spec: dict) -> str:
 
 
 def _readme(spec: dict, report: ReproReport, icd_dir: str | None) -> str:
-    d, rd = spec["device"], spec["recorded_device"]
+    """The reproducer's README.md (templates/repro.md.j2)."""
     sh = report.shrink
     how = "not minimized (--no-shrink)" if sh is None else (
         f"minimized with hypothesis against the live device ({sh.candidates} candidates "
         f"tried, {sh.launches} kernel launches, {sh.seconds:.1f} s"
         + ("" if sh.seeded else "; the original could not seed the search") + ")")
-    other = "" if rd["fingerprint"] == d["fingerprint"] else (
-        f"\nThe finding was made on {rd['name']} ({rd['platform']}, driver "
-        f"{rd['driver_version']}) [{rd['fingerprint']}]; this reproducer was made on the "
-        f"device above.\n")
-    lines = [
-        f"# Reproducer: {spec['function']}({spec['input']}) breaks {spec['rule_id']}",
-        "",
-        f"Made by `fuzzfarm repro` from finding `{spec['finding']}`"
-        + (f" (signature `{spec['signature']}`)" if spec.get("signature") else "") + ".",
-        "",
-        "## Device",
-        "",
-        f"- device: {d['name']} ({d['vendor']})",
-        f"- platform: {d['platform']}, {d['platform_version']}",
-        f"- driver: {d['driver_version']}; {d['version']}; {d['profile']}",
-        f"- fp config ({spec['precision']}): {d['fp_config'] or '-'}",
-        f"- fingerprint: {d['fingerprint']}",
-        other,
-        "## The finding",
-        "",
-        f"- function: `{spec['function']}`, precision {spec['precision']}, vector width "
-        f"{spec['vector_width']}"
-        + (f" (found at width {spec['finding_vector_width']})"
-           if spec["finding_vector_width"] != spec["vector_width"] else ""),
-        f"- build options: `{spec['build_options'] or '(none)'}`",
-        f"- rule: `{spec['rule_id']}` (class `{spec['rule_class']}`, {spec['severity']})",
-        f"- section: {spec['section']}",
-        f"- spec: \"{spec['sentence']}\"" + (f" (reading: {spec['reading']})"
-                                            if spec["reading"] else ""),
-        f"- input: `{spec['input_text']}` (bits "
-        f"{', '.join(hex(v) for v in spec['input_bits'])})",
-        f"- original input: `{spec['original_input']}` (bits "
-        f"{', '.join(hex(v) for v in spec['original_input_bits'])}), {how}",
-        f"- got: `{spec['got']}`",
-        f"- expected: `{spec['expected']}`",
-        f"- acceptable: {_accept_text(spec)}",
-        (f"- reproduced {spec['runs']} times in a row before export." if spec["runs"] else
-         "- **NOT RE-VERIFIED**: exported from the stored finding alone (its device was not "
-         "attached where this was made); the input, the results and the device above are "
-         "the recorded ones. Run a reproducer on that device to confirm it."),
-        "",
-        "The kernel (`kernel.cl`) is the one fuzzfarm runs: the input crosses as raw bits and "
-        "is reinterpreted with `as_float`-style casts, the result is written back as raw "
-        f"bits. The input sits in work-item 0 of a work-group of {spec['local_size']} "
-        "(or the kernel's largest power of two); the other work-items get all-zero bits.",
-        "",
-        "## Run the reproducers",
-        "",
-        "Both exit 1 while the bug is present, 0 when the result is acceptable, 2 on an "
-        "OpenCL error or when no device matches. The optional argument is a "
-        "case-insensitive substring of the platform or device name (default: "
-        f"`{d['name']}`).",
-        "",
-        "Python (needs pyopencl and numpy only):",
-        "",
-        "    python3 repro.py" + (f" '{d['name']}'" if d["name"] else ""),
-        "",
-        "C (C99, the system's OpenCL ICD loader and headers: e.g. "
-        "`apt-get install ocl-icd-opencl-dev opencl-c-headers`):",
-        "",
-        f"    {BUILD_LINE}",
-        "    ./repro",
-        "",
-    ]
-    if icd_dir:
-        lines += [
-            "This device is PyPI's PoCL (bundled with the pyopencl wheel), which the system "
-            "ICD loader does not know. `pocl.icd` here names its library; point the loader "
-            "at this directory:",
-            "",
-            f"    OCL_ICD_VENDORS={icd_dir} ./repro",
-            "",
-            "(or `OCL_ICD_VENDORS=$PWD ./repro` from this directory).",
-            "",
-        ]
-    lines += [
-        "ULP bounds: the reproducers count the ULP distance as the number of representable "
-        "values between the result and the correctly rounded reference (the ordinal "
-        "distance of the bit patterns), which differs from the spec's ULP error (measured "
-        "against the real value) by at most 0.5 ULP.",
-        "",
-        "`repro.json` holds all of the above as data.",
-        "",
-    ]
-    return "\n".join(lines)
+    return render("repro.md.j2", spec=spec, d=spec["device"], rd=spec["recorded_device"],
+                  how=how, accept=_accept_text(spec), build_line=BUILD_LINE, icd_dir=icd_dir)
 
 
 def export(report: ReproReport) -> list[Path]:

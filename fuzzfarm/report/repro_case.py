@@ -1,6 +1,6 @@
 """What a reproducer runs and how it judges (fuzzfarm repro, part 1 of 3).
 
-``Slot`` and ``Case``: the kernel buffers and the one work-item a candidate input is run
+``Case``: the kernel buffers (``work.kinds.Buffer``) and the one work-item a candidate input is run
 as; ``target_for`` a finding row's target; ``acceptance`` what results are allowed (the
 alternatives repro_judge.acceptable checks); ``Reproducer`` runs candidates on a device
 and judges them; ``device_call`` the launch.  Used by fuzzfarm.report.repro_shrink and
@@ -15,13 +15,13 @@ from typing import Callable, Sequence
 import numpy as np
 
 from edgecases import bounds
-from fuzzfarm import formats
-from fuzzfarm.device.kernels import buffer_dtype
 from fuzzfarm.formats import FloatFormat
 from fuzzfarm.target import Target
 from fuzzfarm.report.repro_judge import acceptable
+from fuzzfarm.work.kinds import Buffer, kind_of
+from fuzzfarm.work.unit import Special, WorkUnit
 
-__all__ = ["Slot", "Case", "Outcome", "Reproducer", "target_for", "claims_for",
+__all__ = ["Buffer", "Case", "Outcome", "Reproducer", "target_for", "claims_for",
            "acceptance", "device_call", "MAX_EVALUATIONS"]
 
 #: At most this many predicate evaluations (device launches) per minimization: beyond
@@ -31,30 +31,6 @@ MAX_EVALUATIONS = 5000
 _U64 = (1 << 64) - 1
 
 # --------------------------------------------------------------------------- targets
-@dataclass(frozen=True)
-class Slot:
-    """One kernel buffer: ``kind`` 'float' (bit patterns of ``fmt``), 'int' or 'uint'
-    (values of ``dtype``); ``scalar``: one value per work-item (a geometric sgentype
-    result such as dot's)."""
-
-    name: str
-    kind: str
-    dtype: np.dtype
-    fmt: FloatFormat | None = None
-    scalar: bool = False
-
-    @property
-    def bits(self) -> int:
-        """The float format's width, 0 for an integer buffer."""
-        return self.fmt.bits if self.kind == "float" and self.fmt is not None else 0
-
-    def describe(self, v: int) -> str:
-        """``v`` as fuzzfarm prints it (formats.describe_value): an integer as its
-        buffer's type, so a ulong result prints unsigned."""
-        kind = self.kind if self.kind in ("float", "uint") else self.dtype.name
-        return formats.describe_value(kind, v, self.fmt)
-
-
 @dataclass(frozen=True)
 class Case:
     """What one candidate input is run as.
@@ -82,14 +58,6 @@ class Case:
         return Target(self.function, self.precision, self.width)
 
     @property
-    def is_conversion(self) -> bool:
-        return self.target.is_conversion
-
-    @property
-    def conversion(self):
-        return self.target.conversion
-
-    @property
     def fn(self):
         return self.target.fn
 
@@ -101,25 +69,15 @@ class Case:
     def fmt(self) -> FloatFormat:
         return self.target.fmt
 
-    def inputs(self) -> list[Slot]:
+    def inputs(self) -> list[Buffer]:
         """The input buffers (a conversion's source in its type)."""
-        if self.is_conversion:
-            c = self.conversion
-            return [Slot("x", "float" if c.src_format else "int", np.dtype(c.src_dtype),
-                         c.src_format)]
-        return [Slot(a.name, a.kind, np.dtype(buffer_dtype(a, self.fmt)), self.fmt)
-                for a in self.fn.inputs]
+        return kind_of(self.target).buffers(self.target)[0]
 
-    def outputs(self) -> list[Slot]:
+    def outputs(self) -> list[Buffer]:
         """The output buffers, ``ret`` first (a geometric sgentype result is scalar)."""
-        if self.is_conversion:
-            c = self.conversion
-            return [Slot("ret", "float" if c.dst_format else "int", np.dtype(c.dst_dtype),
-                         c.dst_format)]
-        return [Slot(o.name, o.kind, np.dtype(buffer_dtype(o, self.fmt)), self.fmt,
-                     bool(o.scalar and self.geometric)) for o in self.fn.outputs]
+        return kind_of(self.target).buffers(self.target)[1]
 
-    def output_slot(self, name: str | None = None) -> Slot:
+    def output_slot(self, name: str | None = None) -> Buffer:
         name = name or self.output
         for s in self.outputs():
             if s.name == name:
@@ -136,9 +94,9 @@ class Case:
         """Lanes (buffer elements per input) one candidate takes."""
         return self.width
 
-    def unit(self):
-        from fuzzfarm.work.units import WorkUnit
-        return WorkUnit("repro", self.function, 0, 0, (), True, self.precision, self.width)
+    def unit(self) -> WorkUnit:
+        """A unit of the target (no inputs of its own: the reproducer gives them)."""
+        return WorkUnit("repro", self.target, Special(0), self.build_options)
 
     def arrays(self, cands: Sequence[tuple]) -> dict:
         """The input arrays of a batch of candidates (``lanes`` elements each)."""
@@ -183,13 +141,7 @@ class Case:
 
     def kernel(self) -> tuple[str, str]:
         """(kernel name, OpenCL C source): the source fuzzfarm runs."""
-        if self.is_conversion:
-            from fuzzfarm.device import conversion_kernels
-            c = self.conversion
-            return (conversion_kernels.kernel_name(c),
-                    conversion_kernels.program_source([c], self.width))
-        from fuzzfarm.device.kernels import kernel_name, kernel_source
-        return kernel_name(self.fn), kernel_source(self.fn, self.fmt, self.width)
+        return kind_of(self.target).kernel(self.target)
 
     def describe(self, cand: tuple) -> str:
         """``x=0x1p+0 (0x3f800000), y=2``; geometric vectors as tuples."""
@@ -223,15 +175,13 @@ class Case:
         return tuple(out)
 
 
-def claims_for(info, precision: str, build_options: str, constants: dict | None,
-               conversion: bool = False):
-    """The Claims a run gives the checker for ``info`` (a DeviceInfo): per precision the
-    device's fp config flags, its profile, FP_ILOGB0/FP_ILOGBNAN and the build options;
-    a conversion gets a dict of them by format."""
+def claims_for(info, target: Target, build_options: str, constants: dict | None):
+    """The Claims a run gives the checker of ``target`` for ``info`` (a DeviceInfo): per
+    precision the device's fp config flags, its profile, FP_ILOGB0/FP_ILOGBNAN and the
+    build options, chosen by the target's kind (a conversion gets a dict of them by
+    format)."""
     from fuzzfarm.verdict.claims import Claims
-    if conversion:
-        return Claims.by_precision(info, constants, build_options)
-    return Claims.for_device(info, precision, constants, build_options)
+    return kind_of(target).claims(Claims.by_precision(info, constants, build_options), target)
 
 
 def target_for(row: dict, width: int | None = None, lane: int | None = None,
@@ -272,7 +222,7 @@ def _hexes(text: str) -> list[int]:
 _PIECE = re.compile(r"^(?P<num>0x[0-9a-fA-F]+|[+-]?\d+)(?:\s*\(.*\))?$")
 
 
-def _parse_expected(text: str, slot: Slot) -> list | None:
+def _parse_expected(text: str, slot: Buffer) -> list | None:
     """The acceptance alternatives a checker's expected-result text states, or None when
     it is not one of the forms understood (exact bits, an int, any/quiet NaN, a zero of
     either sign, NaN payloads, alternatives joined by " or ")."""
@@ -345,8 +295,7 @@ def acceptance(target: Case, claims, finding, cand: tuple, values: tuple) -> lis
     slot = target.output_slot(finding.output)
     text = finding.expected or ""
     alts = None
-    if finding.rule_id.startswith("ulp.") and slot.bits and not target.geometric \
-            and not target.is_conversion:
+    if finding.rule_id.startswith("ulp.") and slot.bits and not target.geometric:
         refs = _hexes(text)
         lim = _ulp_limit(target, claims, cand, finding.severity)
         if refs and lim is not None:
@@ -391,7 +340,7 @@ class Reproducer:
         cands = [tuple(int(v) for v in c) for c in cands]
         todo = [c for c in dict.fromkeys(cands) if fresh or c not in self.cache]
         if todo:
-            from fuzzfarm.work.units import check_result
+            from fuzzfarm.work.check import check_result
             t = self.target
             inputs = t.arrays(todo)
             outputs = self.call(inputs)
@@ -431,6 +380,6 @@ class Reproducer:
 
 def device_call(runner, target: Case) -> Callable[[dict], dict]:
     """``call`` for a Reproducer: run the target's kernel on a DeviceRunner."""
-    from fuzzfarm.work.units import run_unit
+    from fuzzfarm.work.session import run_unit
     unit = target.unit()
     return lambda inputs: run_unit(runner, unit, inputs)

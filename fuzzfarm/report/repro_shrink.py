@@ -15,7 +15,7 @@ from typing import Sequence
 import numpy as np
 
 from fuzzfarm.formats import FloatFormat
-from fuzzfarm.report.repro_case import Reproducer, Slot, Case
+from fuzzfarm.report.repro_case import Reproducer, Buffer, Case
 
 __all__ = ["candidate_strategy", "encode", "class_key", "db_dir", "save_example",
            "replay_examples", "ShrinkInfo", "shrink", "DB_DIRNAME", "DEFAULT_MAX_EXAMPLES",
@@ -60,12 +60,12 @@ def _float_strategy(fmt: FloatFormat):
     return st.integers(0, len(branches) - 1).flatmap(lambda k: branches[k])
 
 
-def _int_range(slot: Slot) -> tuple[int, int]:
+def _int_range(slot: Buffer) -> tuple[int, int]:
     info = np.iinfo(slot.dtype)
     return int(info.min), int(info.max)
 
 
-def _slot_strategy(slot: Slot):
+def _slot_strategy(slot: Buffer):
     from hypothesis import strategies as st
     if slot.kind == "float":
         return _float_strategy(slot.fmt)

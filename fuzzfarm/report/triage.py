@@ -494,56 +494,81 @@ def compare(baseline_dir, current_dir, pairs: dict | None = None) -> Triage:
     store.StoreError for a corrupt directory."""
     raw_b = _read(baseline_dir, "baseline")
     raw_c = _read(current_dir, "current")
-    names_b, names_c = _device_names(*raw_b), _device_names(*raw_c)
+    pairs = _pairs(_device_names(*raw_b), _device_names(*raw_c), pairs)
+    base = _load(*raw_b, pairs)
+    cur = _load(*raw_c)
+    issues = [_issue_row(base, cur, iss) for iss in sorted(set(base.issues) | set(cur.issues))]
+    order = {s: k for k, s in enumerate(STATUSES)}
+    issues.sort(key=lambda i: (order[i.status], i.device, i.function, i.precision,
+                               i.vector_width, i.build_options, i.rule_class))
+    coverage, regressions = _per_target(issues, base, cur)
+    impls, matrix = implementation_matrix(cur.stats, cur.findings)
+    return Triage(
+        implementations=impls, matrix=matrix,
+        baseline=str(baseline_dir), current=str(current_dir), issues=issues,
+        ulp_regressions=regressions, coverage=coverage,
+        paired=dict(pairs or {}),
+        devices_baseline={d: sorted(v) for d, v in sorted(base.devices.items())},
+        devices_current={d: sorted(v) for d, v in sorted(cur.devices.items())},
+        runs_baseline=base.runs, runs_current=cur.runs,
+        ulp_samples=_ulp_samples(base, cur),
+        ulp_histograms=_ulp_histograms(base, cur),
+        failures_per_device_function=_per_device_function(issues))
+
+
+def _pairs(names_b: set, names_c: set, pairs: dict | None) -> dict | None:
+    """The device models paired across the sets: ``pairs`` as given (checked), or one
+    baseline and one current model named differently, or None."""
     if pairs:
         for b, c in pairs.items():
             if b not in names_b or c not in names_c:
                 raise TriageError(f"--pair {b}={c}: the baseline's devices are "
                                   f"{sorted(names_b)}, the current's {sorted(names_c)}")
-    elif len(names_b) == 1 and len(names_c) == 1 and names_b != names_c:
-        pairs = {next(iter(names_b)): next(iter(names_c))}
-    base = _load(*raw_b, pairs)
-    cur = _load(*raw_c)
-    issues = []
-    for iss in sorted(set(base.issues) | set(cur.issues)):
-        d = cur.issues.get(iss) or base.issues[iss]
-        ex = d["example"]
-        target = d["target"]
-        b, c = _side(base, iss), _side(cur, iss)
-        # the target's runs, whether or not this set has the issue
-        b.runs_tested, c.runs_tested = _runs_side(base, target), _runs_side(cur, target)
-        sevs = {b.severity, c.severity} - {None}
-        severity = next(s for s in ("fault", "fail", "note") if s in sevs)
-        row = IssueRow(issue=iss, status="", device=target[0], function=target[1],
-                       precision=target[2], vector_width=target[3], build_options=target[4],
-                       rule_class=ex["rule_class"], rule_id=ex["rule_id"], severity=severity,
-                       baseline=b, current=c, text=ex["text"] or "", verb=ex["verb"] or "")
-        if not b.failures and not c.failures:
-            row.status = "note"
-        elif b.flaky or c.flaky:
-            row.status = "flaky"
-            row.detail = "; ".join(
-                f"flaky in {name}: fails in {s.runs_failing} of {s.runs_tested} runs"
-                for name, s in (("baseline", b), ("current", c)) if s.flaky)
-        elif b.failures and c.failures:
-            row.status = "still failing"
-        else:
-            has, other, other_name = (cur, base, "baseline") if c.failures else \
-                (base, cur, "current")
-            combos = _class_combos(has.findings, has.issues[iss]["rows"], target[1],
-                                   target[2])
-            ok, why = _covers(other, target, combos)
-            if ok:
-                row.status = "new" if c.failures else "fixed"
-            else:
-                row.status, row.untested_in = "untested", other_name
-                row.detail = f"{other_name} {why}"
-        issues.append(row)
-    order = {s: k for k, s in enumerate(STATUSES)}
-    issues.sort(key=lambda i: (order[i.status], i.device, i.function, i.precision,
-                               i.vector_width, i.build_options, i.rule_class))
+        return pairs
+    if len(names_b) == 1 and len(names_c) == 1 and names_b != names_c:
+        return {next(iter(names_b)): next(iter(names_c))}
+    return None
 
-    # per target: coverage and ULP maxima
+
+def _issue_row(base: _Set, cur: _Set, iss) -> IssueRow:
+    """One issue of either set, with its status: note, flaky, still failing, new,
+    fixed, or untested (where the other set did not test the inputs it fails on)."""
+    d = cur.issues.get(iss) or base.issues[iss]
+    ex = d["example"]
+    target = d["target"]
+    b, c = _side(base, iss), _side(cur, iss)
+    # the target's runs, whether or not this set has the issue
+    b.runs_tested, c.runs_tested = _runs_side(base, target), _runs_side(cur, target)
+    sevs = {b.severity, c.severity} - {None}
+    severity = next(s for s in ("fault", "fail", "note") if s in sevs)
+    row = IssueRow(issue=iss, status="", device=target[0], function=target[1],
+                   precision=target[2], vector_width=target[3], build_options=target[4],
+                   rule_class=ex["rule_class"], rule_id=ex["rule_id"], severity=severity,
+                   baseline=b, current=c, text=ex["text"] or "", verb=ex["verb"] or "")
+    if not b.failures and not c.failures:
+        row.status = "note"
+    elif b.flaky or c.flaky:
+        row.status = "flaky"
+        row.detail = "; ".join(
+            f"flaky in {name}: fails in {s.runs_failing} of {s.runs_tested} runs"
+            for name, s in (("baseline", b), ("current", c)) if s.flaky)
+    elif b.failures and c.failures:
+        row.status = "still failing"
+    else:
+        has, other, other_name = (cur, base, "baseline") if c.failures else \
+            (base, cur, "current")
+        combos = _class_combos(has.findings, has.issues[iss]["rows"], target[1], target[2])
+        ok, why = _covers(other, target, combos)
+        if ok:
+            row.status = "new" if c.failures else "fixed"
+        else:
+            row.status, row.untested_in = "untested", other_name
+            row.detail = f"{other_name} {why}"
+    return row
+
+
+def _per_target(issues: list, base: _Set, cur: _Set) -> tuple[list, list]:
+    """(coverage rows, ULP-maximum regressions, largest ratio first) per target."""
     ulp_fails = {name: Counter() for name in ("baseline", "current")}
     for i in issues:
         if i.rule_id.startswith("ulp."):
@@ -561,26 +586,17 @@ def compare(baseline_dir, current_dir, pairs: dict | None = None) -> Triage:
                                       ulp_failures_baseline=ulp_fails["baseline"][key],
                                       ulp_failures_current=ulp_fails["current"][key]))
     regressions.sort(key=lambda r: (-r.ratio, r.device, r.function))
+    return coverage, regressions
 
+
+def _per_device_function(issues: list) -> dict:
+    """{(device, function): (baseline failures, current failures)}, zero pairs left out."""
     per_df: dict = {}
     for i in issues:
         k = (i.device, i.function)
         b0, c0 = per_df.get(k, (0, 0))
         per_df[k] = (b0 + i.baseline.failures, c0 + i.current.failures)
-    per_df = {k: v for k, v in per_df.items() if v != (0, 0)}
-
-    impls, matrix = implementation_matrix(cur.stats, cur.findings)
-    return Triage(
-        implementations=impls, matrix=matrix,
-        baseline=str(baseline_dir), current=str(current_dir), issues=issues,
-        ulp_regressions=regressions, coverage=coverage,
-        paired=dict(pairs or {}),
-        devices_baseline={d: sorted(v) for d, v in sorted(base.devices.items())},
-        devices_current={d: sorted(v) for d, v in sorted(cur.devices.items())},
-        runs_baseline=base.runs, runs_current=cur.runs,
-        ulp_samples=_ulp_samples(base, cur),
-        ulp_histograms=_ulp_histograms(base, cur),
-        failures_per_device_function=per_df)
+    return {k: v for k, v in per_df.items() if v != (0, 0)}
 
 
 def _implementation(platform, device, driver) -> str:

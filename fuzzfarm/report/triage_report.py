@@ -123,20 +123,28 @@ def _sections(t: Triage) -> list[_Section]:
               f"`{t.current}` ({len(t.runs_current)} runs). " + trust_line(t) + ". "
               + _device_text(t)
               + f" Exit status: {t.exit_code}."))
-    secs = [summary]
-    blurbs = {
-        "new": ("New failures", "Failing in the current set, not in the baseline, which "
-                "tested (covered) the target."),
-        "fixed": ("Fixed", "Failing in the baseline, not in the current set, which tested "
-                  "the target with inputs of the classes it failed on."),
-        "still failing": ("Still failing", "Failing in both sets."),
-        "flaky": ("Flaky", "Failing in some but not all runs (of at least 2) that tested "
-                  "the target, in either set."),
-        "untested": ("Untested", "Failing in one set only; the other did not test the "
-                     "target (or not with inputs of the classes it failed on): neither "
-                     "fixed nor new."),
-    }
-    for status, (title, text) in blurbs.items():
+    return [summary, *_issue_sections(t), *_coverage_sections(t)]
+
+
+#: The sections of issues by status: (title, what the status means).
+_BLURBS = {
+    "new": ("New failures", "Failing in the current set, not in the baseline, which "
+            "tested (covered) the target."),
+    "fixed": ("Fixed", "Failing in the baseline, not in the current set, which tested "
+              "the target with inputs of the classes it failed on."),
+    "still failing": ("Still failing", "Failing in both sets."),
+    "flaky": ("Flaky", "Failing in some but not all runs (of at least 2) that tested "
+              "the target, in either set."),
+    "untested": ("Untested", "Failing in one set only; the other did not test the "
+                 "target (or not with inputs of the classes it failed on): neither "
+                 "fixed nor new."),
+}
+
+
+def _issue_sections(t: Triage) -> list[_Section]:
+    """The sections of issues (by status, across implementations, notes)."""
+    secs = []
+    for status, (title, text) in _BLURBS.items():
         rows = [i for i in t.issues if i.status == status]
         secs.append(_Section(f"{title} ({len(rows)})", _ISSUE_COLUMNS,
                              [_issue_cells(i) for i in rows], css=status.replace(" ", "-"),
@@ -160,7 +168,12 @@ def _sections(t: Triage) -> list[_Section]:
           str(i.current.notes), _example(i)] for i in notes], css="note",
         text="Informational: what the governing text recommends or permits (should, may, "
              "implementation-defined), or where the texts are ambiguous; never failures."))
-    secs.append(_Section(
+    return secs
+
+
+def _coverage_sections(t: Triage) -> list[_Section]:
+    """The sections of ULP maxima and coverage."""
+    secs = [_Section(
         f"ULP maximum regressions ({len(t.ulp_regressions)})",
         [*_TARGET_COLUMNS, "max ULP baseline", "max ULP current", "ratio",
          "ulp.* failures baseline", "ulp.* failures current"],
@@ -169,7 +182,7 @@ def _sections(t: Triage) -> list[_Section]:
          for r in t.ulp_regressions], css="regression",
         text="Targets whose largest measured ULP error (per-unit `max_ulp_error`) is larger "
              "in the current set; the bound is not in the stats, so the ulp.* failure "
-             "counts say whether it was exceeded."))
+             "counts say whether it was exceeded.")]
     cov_cols = [*_TARGET_COLUMNS, "inputs", "units", "runs"]
     secs.append(_Section(
         f"Tested only in the baseline ({len(t.only_baseline)})", cov_cols,

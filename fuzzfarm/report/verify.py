@@ -1,6 +1,6 @@
 """``fuzzfarm verify``: do the stored failures hold up?
 
-For each stored failure (DESIGN.md decision 4: "every reported failure can be re-derived"):
+For each stored failure (docs/design.md, decision 4: "every reported failure can be re-derived"):
 
 1. **Re-derive the verdict** from the stored input and output bits alone, with the reference
    evaluated afresh by mpmath at a much higher precision (``VERIFY_PRECISION``: 4p + 128
@@ -24,10 +24,11 @@ import numpy as np
 
 from edgecases import catalogue
 from fuzzfarm.formats import format_named
-from fuzzfarm.target import Target, is_conversion_name
+from fuzzfarm.target import Target
 from fuzzfarm.verdict.claims import Claims
 from fuzzfarm.work.kinds import kind_of
-from fuzzfarm.work.units import WorkUnit, run_unit
+from fuzzfarm.work.session import run_unit
+from fuzzfarm.work.unit import Special, WorkUnit, unit_from_row
 
 __all__ = ["Verdict", "VerifyReport", "verify_findings", "VERIFY_PRECISION", "decode",
            "row_arrays", "row_claims"]
@@ -126,7 +127,7 @@ def verify_findings(rows: list, runners: dict | None = None, constants: dict | N
         parts = [row_arrays(r) for r in group]
         ins = _concat([p[0] for p in parts])
         outs = _concat([p[1] for p in parts])
-        unit = WorkUnit(f"verify-{name}", name, 0, 0, (), True, precision, width)
+        unit = WorkUnit(f"verify-{name}", Target(name, precision, width), Special(0), options)
         geometric = unit.target.kind == "geometric"
         result = _check(unit, ins, outs, claims, prec or VERIFY_PRECISION(precision))
         failing = {(f.index, f.rule_id, f.output) for f in result.failures}
@@ -159,20 +160,13 @@ def _rerun_in_place(runner, group, ins, width, per_recipe) -> dict:
     """Re-run each element of ``group`` inside its original work-item: the unit's inputs are
     regenerated (fuzzfarm.work.units.make_inputs) and the ``width`` lanes of the element's
     work-item are run again; returns the element outputs in ``group`` order."""
-    from fuzzfarm.work.units import make_inputs
+    from fuzzfarm.work.make import make_inputs
     rows_by_unit: dict = {}
     for k, r in enumerate(group):
         rows_by_unit.setdefault(r["unit_id"], []).append(k)
     parts, picks = [], []
     for uid, ks in rows_by_unit.items():
-        r = group[ks[0]]
-        recipe = json.loads(r["recipe"] or "[]")
-        special = isinstance(recipe, dict) and recipe.get("special")
-        replay = tuple(tuple(t) for t in recipe.get("replay", ())) if special else ()
-        unit = WorkUnit(uid, r["function"], int(r["seed"]), 0 if special else per_recipe,
-                        () if special else tuple(recipe), bool(special), r["precision"], width,
-                        replay)
-        full = make_inputs(unit)
+        full = make_inputs(unit_from_row(group[ks[0]], width, per_recipe))
         for k in ks:
             e = int(group[k]["element"])
             lo = e - e % width
@@ -184,7 +178,8 @@ def _rerun_in_place(runner, group, ins, width, per_recipe) -> dict:
             parts.append(sl)
             picks.append(len(parts) * width - width + (e - lo))
     wide = _concat(parts)
-    unit = WorkUnit("verify", group[0]["function"], 0, 0, (), True, group[0]["precision"], width)
+    unit = WorkUnit("verify", Target(group[0]["function"], group[0]["precision"], width),
+                    Special(0))
     out = run_unit(runner, unit, wide)
     order = [k for ks in rows_by_unit.values() for k in ks]
     res = {n: np.empty(len(group), v.dtype) for n, v in out.items()}
@@ -259,12 +254,19 @@ def coverage(out: str | Path, run_id: str | None = None) -> list[dict]:
         d["inputs"] += s["inputs_tested"]
         d["targets"].add((s["function"], s["precision"], s["vector_width"]))
         d["functions"].add(s["function"])
-        if '"special": true' in (s["recipe"] or "") and not is_conversion_name(s["function"]):
+        if '"special": true' in (s["recipe"] or "") and _builtin(s["function"]):
             d["rules"].update(r.id for r in catalogue.rules_for(s["function"]))
     return [{"device": k, "inputs": v["inputs"], "targets": len(v["targets"]),
              "functions_and_conversions": len(v["functions"]),
-             "builtins": len([f for f in v["functions"] if not is_conversion_name(f)]),
+             "builtins": len([f for f in v["functions"] if _builtin(f)]),
              "rules_exercised": len(v["rules"])} for k, v in sorted(per.items())]
+
+
+def _builtin(name: str) -> bool:
+    """Whether ``name`` is a catalogue built-in (not a conversion): its kind has a
+    Function."""
+    t = Target(name)
+    return kind_of(t).function(t) is not None
 
 
 def run_per_recipe(out: str | Path) -> int:

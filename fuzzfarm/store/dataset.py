@@ -16,7 +16,7 @@ Layout of ``--out DIR``::
 ``pyarrow.dataset.dataset(DIR)`` reads every finding of every run as one table (pyarrow
 skips names starting with ``_`` or ``.``); ``pyarrow.dataset.dataset(DIR + "/_stats")``
 reads the stats.  Every file is written to a hidden temporary name in its final directory,
-flushed, fsynced and renamed (DESIGN.md decision 6): a killed writer leaves only complete
+flushed, fsynced and renamed (docs/design.md, decision 6): a killed writer leaves only complete
 files, plus at worst a ``.tmp-*`` file that readers ignore.
 
 Compaction (``compact``) keeps a long run's file count and per-file overhead (about 12 KB
@@ -174,13 +174,17 @@ def write_findings(out: Path, run_id: str, unit_id: str, rows: list[dict],
     return path
 
 
-def write_findings_table(out: Path, run_id: str, unit_id: str, table: pa.Table) -> Path | None:
+def write_findings_table(out: Path, run_id: str, unit_id: str, table: pa.Table,
+                         keep: dict | None = None) -> Path | None:
     """Write one unit's findings already built as a table of FINDINGS_SCHEMA (where
-    ``write_findings`` writes rows); None when it is empty."""
+    ``write_findings`` writes rows); None when it is empty.  ``keep`` as in
+    ``write_findings``."""
     if table.num_rows == 0:
         return None
     path = Path(out) / run_id / f"{unit_id}.parquet"
     _atomic_write(path, lambda fh: pq.write_table(table, fh, compression="zstd"))
+    if keep is not None:
+        keep[_known_key(path)] = table
     return path
 
 
@@ -301,7 +305,7 @@ def _compact_dir(d: Path, schema: pa.Schema, min_files: int, only=None,
     a directory's findings stay one part whose size follows the number of groups.  Stats
     rows keep one ULP-error histogram per target and part, the sum of its units'
     (``_histograms_per_target``); every row keeps its recipe, from which its inputs are
-    made again (work.units.make_unit)."""
+    made again (work.make, work.unit.unit_from_row)."""
     files = sorted(f for f in d.glob("*.parquet") if not f.name.startswith((".", PART_PREFIX))
                    and (only is None or f.name[:-len(".parquet")] in only))
     if len(files) < max(2, min_files):

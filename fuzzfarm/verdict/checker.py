@@ -1,6 +1,6 @@
 """The verdict: device outputs against prescribed results and ULP bounds.
 
-Pure logic (STYLE.md point 1): no pyopencl, no Ray, no I/O.  For one batch of one built-in
+Pure logic (docs/design.md, decision 9): no pyopencl, no Ray, no I/O.  For one batch of one built-in
 the checker decides, element by element and output by output:
 
 1. **Prescribed results** (edgecases/data/rules_*.toml).  Every rule whose condition holds
@@ -12,9 +12,9 @@ the checker decides, element by element and output by output:
    with the exact result; the others compare the ULP error against the bound of the
    device's profile (edgecases/data/ulp_bounds.toml).  A float64 screen (fuzzfarm.oracle.screen)
    passes what it can prove; everything else is measured with mpmath, and a failure is
-   confirmed at twice the precision before it is reported (DESIGN.md decision 4).
+   confirmed at twice the precision before it is reported (docs/design.md, decision 4).
 
-The device's claims decide (DESIGN.md decision 2): on a device without CL_FP_DENORM a result
+The device's claims decide (docs/design.md, decision 2): on a device without CL_FP_DENORM a result
 that is subnormal before rounding may be flushed to a zero of either sign, and a failing
 element passes when it conforms with its subnormal arguments flushed to zero (the four
 results of 3.8.3 Edge Case Behavior in Flush To Zero Mode).
@@ -25,6 +25,7 @@ import itertools
 import math
 from collections import Counter
 from dataclasses import replace
+from typing import Callable, NamedTuple
 
 import mpmath
 import numpy as np
@@ -34,20 +35,16 @@ from edgecases.predicates import evaluate
 from fuzzfarm import formats
 from fuzzfarm.formats import FloatFormat
 from fuzzfarm.verdict.claims import Claims
-from fuzzfarm.verdict.findings import CheckResult, Finding, class_codes, first_of_each
+from fuzzfarm.verdict.findings import (FINDINGS_PER_RULE, CheckResult, Finding, class_codes,
+                                       first_of_each)
 from fuzzfarm.oracle import (EXACT_FUNCTIONS, Congruent, Exact, OneOf, Unspecified, reference,
                              round_to_bits, ulp_error, value_of)
-from fuzzfarm.oracle import screen as screen_mod
 from fuzzfarm.oracle.histogram import histogram as ulp_histogram
+from fuzzfarm.verdict.screening import screen_pending
 
 __all__ = ["check_batch"]
 
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
-
-#: At most this many findings of one rule and output are recorded per check_batch call (a
-#: run's unit, a sweep's chunk); the rest are counted (CheckResult.unrecorded), so a
-#: systematic failure cannot flood the results.
-FINDINGS_PER_RULE = 1000
 
 #: check_batch judges a long batch in blocks of this many elements (measured fastest on a
 #: 2-core EPYC: 2^18 keeps the temporaries in cache; 2^20 is 2.3x slower).  The
@@ -331,7 +328,7 @@ def _judge_exact(c: _Ctx, i: int, out, want, got: int, lim: _Limit, rule,
     if isinstance(want, OneOf):
         if want.matches(int(got), fmt):
             return
-        if c.flush and c.fn.name == "mad":
+        if c.flush and c.fn.unfused:
             # A flushing device may also flush mad's intermediate product (3.8.3), a
             # third result the oracle does not enumerate: reported as a note, never failed.
             lim = _Limit(lim.ulps, lim.absolute, True, "mad on a flush-to-zero device: the "
@@ -436,9 +433,9 @@ def _judge_output(c: _Ctx, i, k, o, r, r_again, got, lim, bound, rule, domain) -
         _judge_exact(c, i, o, r, got, lim, rule, bound.correctly_rounded)
         return
     ok, err, _ = _measure(c, r, got, lim, bound.correctly_rounded)
-    if not ok:  # confirm at twice the precision (DESIGN.md decision 4)
+    if not ok:  # confirm at twice the precision (docs/design.md, decision 4)
         r2 = r_again()[k]
-        ok2, err2, a2 = (True, None, None) if not hasattr(r2, "man_exp") else \
+        ok2, err2, a2 = (True, None, None) if not isinstance(r2, mpmath.mpf) else \
             _measure(c, r2, got, lim, bound.correctly_rounded)
         if ok2:
             c.add(i, catalogue.general_rule("unresolved"), o.name, _describe_real(r, fmt), err)
@@ -464,8 +461,22 @@ def _exact_histogram(c: _Ctx) -> None:
                                          name=c.fn.name))
 
 
+class _Judging(NamedTuple):
+    """What the reference path judges a batch's pending elements by: the bound and its
+    rule, the domain rule, the pending indices ``idx``, the argument names and kinds, and
+    ``limit(p)``: the limit of the element at position ``p`` of ``idx``."""
+
+    bound: object
+    rule: object
+    domain: object
+    idx: np.ndarray
+    names: list
+    kinds: tuple
+    limit: Callable
+
+
 def _apply_reference(c: _Ctx) -> None:
-    fn, fmt = c.fn, c.fmt
+    fn = c.fn
     bound = bounds.bound(fn.name, c.claims.precision, c.claims.profile, c.claims.relaxed)
     if bound.implementation_defined and not fn.is_native:
         c.result.unjudged += int((~c.unjudged).sum())
@@ -482,8 +493,6 @@ def _apply_reference(c: _Ctx) -> None:
     if fn.is_native:
         _measure_native(c, idx)
         return
-    names = [a.name for a in fn.inputs]
-    kinds = tuple(a.kind for a in fn.inputs)
     # A plain bound (one number everywhere) needs no per-element limits: the fast path.
     plain = bound.plain_ulps
     lim = None if plain is not None else _limits(c, bound, idx)
@@ -491,171 +500,87 @@ def _apply_reference(c: _Ctx) -> None:
     # positions (into idx and lim) of the elements the bound judges
     pos = np.arange(idx.size) if lim is None else np.nonzero(lim.judged)[0]
     c.result.unjudged += int(idx.size - pos.size)
-    domain = catalogue.general_rule("C99.7.12.1.domain")
-
-    def limit(p):
-        return plain_limit if plain_limit is not None else _limit_at(lim, p, bound)
-
+    j = _Judging(bound, rule, catalogue.general_rule("C99.7.12.1.domain"), idx,
+                 [a.name for a in fn.inputs], tuple(a.kind for a in fn.inputs),
+                 (lambda p: plain_limit) if plain_limit is not None else
+                 (lambda p: _limit_at(lim, p, bound)))
     if fn.name in EXACT_FUNCTIONS:
-        for p in pos:
-            i = idx[p]
-            args = tuple(int(c.args[n][i]) for n in names)
-            refs = [reference(fn.name, args, kinds, fmt, c.prec, m) for m in c.claims.rounding]
-            for k, o in enumerate(fn.outputs):
-                if c.handled[o.name][i]:
-                    continue
-                got = int(c.outs[o.name][i])
-                if any(isinstance(r[k], Exact) and int(r[k].bits) == got for r in refs):
-                    continue
-                _judge_output(c, i, k, o, refs[0][k], lambda: refs[0], got,
-                              limit(p), bound, rule, domain)
-        c.result.exact += int(pos.size)
+        _judge_exact_function(c, j, pos)
         return
-    exact_pos, counted = _screen(c, bound, plain, lim, idx, pos, rule)
-
-    def judge(positions):
-        for p in positions:
-            i = idx[p]
-            args = tuple(int(c.args[n][i]) for n in names)
-            refs = reference(fn.name, args, kinds, fmt, c.prec)
-            again = _Once(lambda: reference(fn.name, args, kinds, fmt, 2 * c.prec))
-            c.result.exact += 1
-            lim_p = limit(p)
-            for k, o in enumerate(fn.outputs):
-                if c.handled[o.name][i]:
-                    continue
-                _judge_output(c, i, k, o, refs[k], again, int(c.outs[o.name][i]), lim_p,
-                              bound, rule, domain)
-
-    judge(exact_pos)
+    exact_pos, counted = screen_pending(c, bound, plain, lim, idx, pos, rule)
+    _judge_positions(c, j, exact_pos)
     if counted is not None:
-        # Screen-proven failures beyond those recorded: the recorded ones were judged
-        # exactly above; if every one of them failed, the rest are counted, not recorded.
-        probe, rest, rest_err = counted
-        probe_set = set(int(i) for i in idx[probe])
-        confirmed = sum(1 for f in c.result.findings if f.rule_id == rule.id
-                        and f.severity == "fail" and f.index in probe_set)
-        if confirmed == probe.size:
-            # the first of each input class among the rest is judged (an example of
-            # every class counted); the others are counted
-            codes, probe_codes = c.codes(idx[rest]), c.codes(idx[probe])
-            first = np.zeros(rest.size, bool)
-            first[first_of_each(codes)] = True
-            first &= ~np.isin(codes, probe_codes)
-            judge(rest[first])
-            rest, rest_err, codes = rest[~first], rest_err[~first], codes[~first]
-            c.result.count_unrecorded(rule.id, "fail", codes)
-            c.result.screened += int(rest.size)
-            c.result.note_error(rest_err, idx[rest])
-            c.measured_errors.extend(zip(idx[rest].tolist(), np.asarray(rest_err).tolist()))
-            # probe findings beyond the cap are counted, not recorded
-            over = c.recorded[(rule.id, fn.outputs[0].name)] - FINDINGS_PER_RULE
-            if over > 0:
-                # (the last ones, keeping the first of each input class)
-                keep_first = set(idx[probe][first_of_each(probe_codes)].tolist())
-                drop = set([i for i in sorted(probe_set) if i not in keep_first][-over:])
-                c.result.findings = [f for f in c.result.findings if not (
-                    f.rule_id == rule.id and f.severity == "fail" and f.index in drop)]
-                c.result.count_unrecorded(rule.id, "fail",
-                                          c.codes(np.array(sorted(drop), np.int64)))
-                c.recorded[(rule.id, fn.outputs[0].name)] -= len(drop)
-        else:
-            judge(rest)
+        _judge_screened_failures(c, j, *counted)
 
 
-#: Screen-proven failures judged exactly in a block once the recording cap is reached.
-_PROBE = 8
+def _judge_exact_function(c: _Ctx, j: _Judging, pos) -> None:
+    """An exactly rounded built-in (EXACT_FUNCTIONS): each element against the exact
+    result in every rounding mode the device claims."""
+    fn = c.fn
+    for p in pos:
+        i = j.idx[p]
+        args = tuple(int(c.args[n][i]) for n in j.names)
+        refs = [reference(fn.name, args, j.kinds, c.fmt, c.prec, m) for m in c.claims.rounding]
+        for k, o in enumerate(fn.outputs):
+            if c.handled[o.name][i]:
+                continue
+            got = int(c.outs[o.name][i])
+            if any(isinstance(r[k], Exact) and int(r[k].bits) == got for r in refs):
+                continue
+            _judge_output(c, i, k, o, refs[0][k], lambda: refs[0], got, j.limit(p),
+                          j.bound, j.rule, j.domain)
+    c.result.exact += int(pos.size)
 
-#: Built-ins with several float outputs, each screened as another built-in (in output order).
-_SCREENED_OUTPUTS = {"sincos": ("sin", "cos")}
+
+def _judge_positions(c: _Ctx, j: _Judging, positions) -> None:
+    """The exact path (mpmath) for the elements at ``positions`` of ``j.idx``."""
+    fn = c.fn
+    for p in positions:
+        i = j.idx[p]
+        args = tuple(int(c.args[n][i]) for n in j.names)
+        refs = reference(fn.name, args, j.kinds, c.fmt, c.prec)
+        again = _Once(lambda: reference(fn.name, args, j.kinds, c.fmt, 2 * c.prec))
+        c.result.exact += 1
+        lim_p = j.limit(p)
+        for k, o in enumerate(fn.outputs):
+            if c.handled[o.name][i]:
+                continue
+            _judge_output(c, i, k, o, refs[k], again, int(c.outs[o.name][i]), lim_p,
+                          j.bound, j.rule, j.domain)
 
 
-def _screen(c: _Ctx, bound, plain, lim, idx, pos, rule):
-    """Run the screen (fuzzfarm.oracle.screen) over the judged positions ``pos``.  Returns
-    (positions for the exact path, counted) where ``counted`` is None or (probe positions,
-    rest positions, rest's estimated errors): screen-proven failures beyond the recording
-    cap, counted once the probe's exact verdicts confirm them.
-
-    The screen proves "within N ulp" for a constant N.  It is not used for absolute
-    bounds or pieces with varying N; a correctly rounded bound is screened only in round to
-    nearest.  Its proven failures are used only where no allowance could rescue them: not
-    on a flushing device, not for half_* (whose subnormal results may flush), not under
-    -cl-finite-math-only, and only for a plain bound (no note band)."""
-    fn, fmt = c.fn, c.fmt
-    screens = _SCREENED_OUTPUTS.get(fn.name, (fn.name,))
-    if (len(screens) != len(fn.outputs) or not pos.size
-            or not all(screen_mod.has_screen(s, fmt) for s in screens)):
-        return pos, None
-    if plain is not None:
-        ulps = plain
-    elif (bound.ulps is not None and np.all(lim.ulps[pos] == bound.ulps)
-          and not np.any(lim.absolute[pos])):
-        ulps = bound.ulps
-    else:
-        return pos, None
-    rte = tuple(c.claims.rounding) == ("rte",)
-    if ulps <= 0.5 and not rte:
-        return pos, None
-    whole = pos.size == c.n           # every element: no gather needed
-    todo = None if whole else idx[pos]
-    args64 = []
-    for a in fn.inputs:
-        v = c.args[a.name] if whole else c.args[a.name][todo]
-        args64.append(formats.to_float(v, fmt) if a.kind == "float" else v.astype(np.int64))
-    # infinite (or NaN) arguments no rule settled are left to the exact path
-    special = c.any_special if whole else c.any_special[todo]
-    finite = ~special if special.any() else None
-    verdicts = []
-    for name, o in zip(screens, fn.outputs):
-        got = c.outs[o.name]
-        verdicts.append(screen_mod.screen(name, args64, got if whole else got[todo], ulps, fmt))
-    sc = verdicts[0]
-    passed = sc.passed.copy()
-    for v in verdicts[1:]:
-        passed &= v.passed
-    if finite is not None:
-        passed &= finite
-    if not rte:
-        # the screen passes an infinite result for a reference beyond the round-to-nearest
-        # overflow threshold; in a directed mode that can be wrong: exact path
-        for o in fn.outputs:
-            got = c.outs[o.name] if whole else c.outs[o.name][todo]
-            passed &= (got.astype(fmt.uint) & fmt.uint(fmt.abs_mask)) < fmt.uint(fmt.pos_inf)
-    c.result.screened += int(passed.sum())
-    if passed.any():            # their errors, by input band (oracle.histogram)
-        first = next(a.name for a in fn.inputs if a.kind == "float")
-        xb = c.args[first] if whole else c.args[first][todo]
-        err = sc.err if len(verdicts) == 1 else np.fmax.reduce([v.err for v in verdicts])
-        c.result.add_histogram(ulp_histogram(err, xb, fmt, where=passed, name=fn.name))
-        if c.binned is None:
-            c.binned = np.zeros(c.n, bool)
-        c.binned[np.nonzero(passed)[0] if whole else todo[passed]] = True
-    exact = ~passed
-    counted = None
-    use_failed = (plain is not None and rte and not c.flush and fn.family != "half"
-                  and c.claims.judges_specials and len(verdicts) == 1)
-    failed = sc.failed if finite is None else sc.failed & finite
-    # judge exactly (and record) what the cap has room for, at least _PROBE to confirm
-    # the screen's verdicts; count the rest
-    room = max(_PROBE, FINDINGS_PER_RULE - c.recorded[(rule.id, fn.outputs[0].name)])
-    if use_failed and failed.sum() > room:
-        f_pos = np.nonzero(failed)[0]
-        probe, rest = f_pos[:room], f_pos[room:]
-        exact[rest] = False
-        counted = (pos[probe], pos[rest], sc.err[rest])
-    # The largest screened error is measured exactly, so the batch's maximum is exact; an
-    # estimate is never below the true error by more than the margin (fuzzfarm.oracle.screen),
-    # so a block whose largest estimate stays a margin below the maximum measured in the
-    # batch so far cannot raise it and is not measured.
-    if passed.any():
-        err = sc.err if len(verdicts) == 1 else np.fmax.reduce([v.err for v in verdicts])
-        ranked = np.where(passed & np.isfinite(err), err, -np.inf)
-        top = int(np.argmax(ranked))
-        margin = max(screen_mod.margin_ulps(s, fmt, ulps) for s in screens)
-        if not ranked[top] + 2 * margin < c.max_so_far:
-            exact[top] = True
-            c.result.screened -= 1
-    return pos[exact], counted
+def _judge_screened_failures(c: _Ctx, j: _Judging, probe, rest, rest_err) -> None:
+    """Screen-proven failures beyond those recorded: the probe was judged exactly; if
+    every one of it failed, the rest are counted, not recorded (the first of each input
+    class among them judged, an example of every class counted), else judged."""
+    fn, idx, rule = c.fn, j.idx, j.rule
+    probe_set = set(int(i) for i in idx[probe])
+    confirmed = sum(1 for f in c.result.findings if f.rule_id == rule.id
+                    and f.severity == "fail" and f.index in probe_set)
+    if confirmed != probe.size:
+        _judge_positions(c, j, rest)
+        return
+    codes, probe_codes = c.codes(idx[rest]), c.codes(idx[probe])
+    first = np.zeros(rest.size, bool)
+    first[first_of_each(codes)] = True
+    first &= ~np.isin(codes, probe_codes)
+    _judge_positions(c, j, rest[first])
+    rest, rest_err, codes = rest[~first], rest_err[~first], codes[~first]
+    c.result.count_unrecorded(rule.id, "fail", codes)
+    c.result.screened += int(rest.size)
+    c.result.note_error(rest_err, idx[rest])
+    c.measured_errors.extend(zip(idx[rest].tolist(), np.asarray(rest_err).tolist()))
+    # probe findings beyond the cap are counted, not recorded
+    over = c.recorded[(rule.id, fn.outputs[0].name)] - FINDINGS_PER_RULE
+    if over > 0:
+        # (the last ones, keeping the first of each input class)
+        keep_first = set(idx[probe][first_of_each(probe_codes)].tolist())
+        drop = set([i for i in sorted(probe_set) if i not in keep_first][-over:])
+        c.result.findings = [f for f in c.result.findings if not (
+            f.rule_id == rule.id and f.severity == "fail" and f.index in drop)]
+        c.result.count_unrecorded(rule.id, "fail",
+                                  c.codes(np.array(sorted(drop), np.int64)))
+        c.recorded[(rule.id, fn.outputs[0].name)] -= len(drop)
 
 
 class _Once:
@@ -677,7 +602,7 @@ NATIVE_SAMPLE = 256
 
 def _measure_native(c: _Ctx, idx) -> None:
     fn, fmt = c.fn, c.fmt
-    base = fn.name[len("native_"):]
+    base = fn.reference_name
     names = [a.name for a in fn.inputs]
     kinds = tuple(a.kind for a in fn.inputs)
     sample = idx[np.linspace(0, idx.size - 1, min(idx.size, NATIVE_SAMPLE)).astype(int)]
@@ -687,7 +612,7 @@ def _measure_native(c: _Ctx, idx) -> None:
         args = tuple(int(c.args[n][i]) for n in names)
         r = reference(base, args, kinds, fmt, c.prec)[0]
         got = int(c.outs[fn.outputs[0].name][i])
-        if hasattr(r, "man_exp") and not _is_nan1(got, fmt):
+        if isinstance(r, mpmath.mpf) and not _is_nan1(got, fmt):
             c.result.note_error(ulp_error(got, r, fmt, c.claims.rounding), i)
         elif isinstance(r, Exact) and not _is_nan1(got, fmt) and \
                 (int(r.bits) & fmt.abs_mask) < fmt.pos_inf:

@@ -1,5 +1,5 @@
-"""What the device and the build claim: the other half of every verdict (DESIGN.md decision
-2).  ``Claims`` holds, for the precision under test, the device's CL_DEVICE_*_FP_CONFIG
+"""What the device and the build claim: the other half of every verdict (docs/design.md,
+decision 2).  ``Claims`` holds, for the precision under test, the device's CL_DEVICE_*_FP_CONFIG
 flags (denormals, rounding modes, correctly rounded divide and sqrt), its profile, its
 FP_ILOGB0/FP_ILOGBNAN and the effects of the build options (``build_option_effects``).
 """
@@ -39,7 +39,7 @@ def build_option_effects(build_options: str) -> frozenset:
 @dataclass(frozen=True)
 class Claims:
     """What the device and the build claim for the precision under test; it decides what
-    is allowed (DESIGN.md decision 2).
+    is allowed (docs/design.md, decision 2).
 
     ``profile`` 'full' or 'embedded' picks the ULP table; ``denormals`` is CL_FP_DENORM
     without -cl-denorms-are-zero (False: the flush-to-zero allowances apply); ``rounding``

@@ -3,7 +3,7 @@ an exact vectorized reference and ``check``.  The table of valid conversions is
 ``edgecases.conversions``, their kernels ``fuzzfarm.device.conversion_kernels``, their
 inputs ``strategies.conversions``.
 
-Pure logic (STYLE.md point 1): no pyopencl, no Ray.
+Pure logic (docs/design.md, decision 9): no pyopencl, no Ray.
 
 The rules (edgecases/data/conversions.toml, each with id, section and sentence):
 
@@ -39,14 +39,14 @@ The rules (edgecases/data/conversions.toml, each with id, section and sentence):
   is a conversion without suffix that rounds toward zero on a device claiming round toward
   zero but not round to nearest for that format (``CL.convert.embedded_default_rtz``).
 
-Values travel as bits (DESIGN.md decision 1): float sources and results are unsigned bit
+Values travel as bits (docs/design.md, decision 1): float sources and results are unsigned bit
 patterns (uint16/uint32/uint64), integers their own numpy type (int8 ... uint64).
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Mapping
+from typing import Mapping, NamedTuple
 
 import mpmath
 import numpy as np
@@ -270,90 +270,115 @@ def _check_language(language: str) -> None:
         raise ValueError(f"language={language!r}; use one of {LANGUAGES}")
 
 
+class _Part(NamedTuple):
+    """What one kind of conversion decides: the expected values, which are judged, the
+    alternative result a rule allows where ``alt_mask`` (under ``alt_rule``), and the
+    results too small for the destination's normals (``tiny``, float to float)."""
+
+    expected: np.ndarray
+    judged: np.ndarray
+    alt: np.ndarray | None = None
+    alt_mask: np.ndarray | None = None
+    alt_rule: int = R_ROUNDING
+    tiny: np.ndarray | None = None
+
+
+def _float_to_int(conv: Conversion, src, nan, rule, language: str) -> _Part:
+    n, dt = src.size, conv.dst_dtype
+    lo, hi = int_range(conv.dst)
+    bits = INT_TYPES[conv.dst][0]
+    x = np.where(nan, 0.0, formats.to_float(src, conv.src_format))
+    r = _ROUND_F64[conv.mode](x)
+    below, above = x < float(lo), _above(x, hi, bits)
+    inr = ~(below | above) & ~nan
+    expected = np.zeros(n, dt)
+    expected[inr] = r[inr].astype(dt)
+    if conv.sat:
+        expected[below] = lo
+        expected[above] = hi
+        rule[below | above] = R_SATURATE
+        if language == "spirv":     # SaturatedConversion: "NaN is converted to 0"
+            rule[nan] = R_SAT_NAN_SPIRV
+            return _Part(expected, np.ones(n, bool))
+        # OpenCL C §6.4.3.3: "NaN should be converted to 0"
+        return _Part(expected, ~nan, alt_mask=nan, alt_rule=R_SAT_NAN)
+    alt = np.zeros(n, dt)
+    with np.errstate(invalid="ignore"):
+        alt_mask = (below | above) & np.isfinite(x) & (r >= float(lo)) & ~_above(
+            np.where(np.isfinite(r), r, 0.0), hi, bits)
+    alt[alt_mask] = r[alt_mask].astype(dt)
+    return _Part(expected, inr, alt, alt_mask, R_ROUNDS_IN)
+
+
+def _int_to_float(conv: Conversion, src, nan, rule, language: str) -> _Part:
+    D = conv.dst_format
+    if INT_TYPES[conv.src][0] <= 32:   # exact in float64: round that (faster)
+        expected = _round_f64_to_format(src.astype(np.float64), D, conv.mode)
+    else:
+        neg, mag = _sign_mag(src, conv.src)
+        expected = _round_int_to_format(mag, neg, D, conv.mode)
+    return _Part(expected, np.ones(src.size, bool))
+
+
+def _float_to_float(conv: Conversion, src, nan, rule, language: str) -> _Part:
+    S, D = conv.src_format, conv.dst_format
+    v = np.where(nan, 0.0, formats.to_float(src, S))
+    if D.precision >= S.precision:
+        expected = v.astype(D.float).view(D.uint)  # widening: exact
+    else:
+        expected = _round_f64_to_format(v, D, conv.mode)
+    sign = np.where(formats.sign_bit(src, S), D.uint(D.sign_mask), D.uint(0))
+    expected = np.where(nan, D.uint(D.default_qnan) | sign, expected).astype(D.uint)
+    rule[nan] = R_NAN
+    return _Part(expected, np.ones(src.size, bool),
+                 tiny=(v != 0) & (np.abs(v) < D.value(D.min_normal)))
+
+
+def _int_to_int(conv: Conversion, src, nan, rule, language: str) -> _Part:
+    n, dt = src.size, conv.dst_dtype
+    lo, hi = int_range(conv.dst)
+    slo, shi = int_range(conv.src)
+    if INT_TYPES[conv.src][1]:
+        v = src.astype(np.int64)
+        below = v < np.int64(max(lo, slo))
+        above = v > np.int64(min(hi, shi))
+    else:
+        v = src.astype(np.uint64)
+        below = np.zeros(n, bool)
+        above = v > np.uint64(min(hi, shi))
+    oor = below | above
+    wrap = src.astype(dt)  # numpy's integer casts wrap modulo 2**N
+    expected = wrap.copy()
+    rule[:] = R_INT_VALUE
+    if conv.sat:
+        expected[below] = lo
+        expected[above] = hi
+        rule[oor] = R_SATURATE
+        return _Part(expected, np.ones(n, bool))
+    if not INT_TYPES[conv.dst][1]:
+        rule[oor] = R_INT_MODULO
+        return _Part(expected, np.ones(n, bool))
+    return _Part(expected, ~oor, wrap, oor, R_SIGNED_OOR)
+
+
+#: How each kind of conversion is evaluated (Conversion.kind).
+_EVALUATORS = {"float_to_int": _float_to_int, "int_to_float": _int_to_float,
+               "float_to_float": _float_to_float, "int_to_int": _int_to_int}
+
+
 def _evaluate(conv: Conversion, src: np.ndarray, language: str = "opencl_c") -> _Eval:
     n = src.size
     none = np.zeros(n, bool)
-    dt = conv.dst_dtype
-    kind = conv.kind
-    S, D = conv.src_format, conv.dst_format
+    S = conv.src_format
     nan = formats.is_nan(src, S) if S else none
     qnan = formats.is_qnan(src, S) if S else none
     src_sub = formats.is_subnormal(src, S) if (S and S is not BINARY64) else none
     rule = np.full(n, R_ROUNDING, np.uint8)
-    alt, alt_mask, alt_rule = np.zeros(n, dt), none, R_ROUNDING
-    tiny = none
-    if kind == "float_to_int":
-        lo, hi = int_range(conv.dst)
-        bits = INT_TYPES[conv.dst][0]
-        x = np.where(nan, 0.0, formats.to_float(src, S))
-        r = _ROUND_F64[conv.mode](x)
-        below, above = x < float(lo), _above(x, hi, bits)
-        inr = ~(below | above) & ~nan
-        expected = np.zeros(n, dt)
-        expected[inr] = r[inr].astype(dt)
-        if conv.sat:
-            expected[below] = lo
-            expected[above] = hi
-            rule[below | above] = R_SATURATE
-            if language == "spirv":     # SaturatedConversion: "NaN is converted to 0"
-                rule[nan] = R_SAT_NAN_SPIRV
-                judged = np.ones(n, bool)
-            else:                       # OpenCL C §6.4.3.3: "NaN should be converted to 0"
-                judged = ~nan
-                alt_mask, alt_rule = nan, R_SAT_NAN
-        else:
-            judged = inr
-            with np.errstate(invalid="ignore"):
-                alt_mask = (below | above) & np.isfinite(x) & (r >= float(lo)) & ~_above(
-                    np.where(np.isfinite(r), r, 0.0), hi, bits)
-            alt[alt_mask] = r[alt_mask].astype(dt)
-            alt_rule = R_ROUNDS_IN
-    elif kind == "int_to_float":
-        if INT_TYPES[conv.src][0] <= 32:   # exact in float64: round that (faster)
-            expected = _round_f64_to_format(src.astype(np.float64), D, conv.mode)
-        else:
-            neg, mag = _sign_mag(src, conv.src)
-            expected = _round_int_to_format(mag, neg, D, conv.mode)
-        judged = np.ones(n, bool)
-    elif kind == "float_to_float":
-        v = np.where(nan, 0.0, formats.to_float(src, S))
-        if D.precision >= S.precision:
-            expected = v.astype(D.float).view(D.uint)  # widening: exact
-        else:
-            expected = _round_f64_to_format(v, D, conv.mode)
-        sign = np.where(formats.sign_bit(src, S), D.uint(D.sign_mask), D.uint(0))
-        expected = np.where(nan, D.uint(D.default_qnan) | sign, expected).astype(D.uint)
-        tiny = (v != 0) & (np.abs(v) < D.value(D.min_normal))
-        rule[nan] = R_NAN
-        judged = np.ones(n, bool)
-    else:  # int_to_int
-        lo, hi = int_range(conv.dst)
-        slo, shi = int_range(conv.src)
-        if INT_TYPES[conv.src][1]:
-            v = src.astype(np.int64)
-            below = v < np.int64(max(lo, slo))
-            above = v > np.int64(min(hi, shi))
-        else:
-            v = src.astype(np.uint64)
-            below = np.zeros(n, bool)
-            above = v > np.uint64(min(hi, shi))
-        oor = below | above
-        wrap = src.astype(dt)  # numpy's integer casts wrap modulo 2**N
-        expected = wrap.copy()
-        rule[:] = R_INT_VALUE
-        if conv.sat:
-            expected[below] = lo
-            expected[above] = hi
-            rule[oor] = R_SATURATE
-            judged = np.ones(n, bool)
-        elif not INT_TYPES[conv.dst][1]:
-            rule[oor] = R_INT_MODULO
-            judged = np.ones(n, bool)
-        else:
-            judged = ~oor
-            alt, alt_mask, alt_rule = wrap, oor, R_SIGNED_OOR
-    return _Eval(np.asarray(expected, dt), judged, rule, alt, alt_mask, alt_rule, src_sub,
-                 tiny, nan, qnan)
+    p = _EVALUATORS[conv.kind](conv, src, nan, rule, language)
+    return _Eval(np.asarray(p.expected, conv.dst_dtype), p.judged, rule,
+                 np.zeros(n, conv.dst_dtype) if p.alt is None else p.alt,
+                 none if p.alt_mask is None else p.alt_mask, p.alt_rule, src_sub,
+                 none if p.tiny is None else p.tiny, nan, qnan)
 
 
 def reference(conv: Conversion, src: np.ndarray,

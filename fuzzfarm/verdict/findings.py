@@ -11,7 +11,13 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-__all__ = ["Finding", "CheckResult", "class_codes", "class_key", "first_of_each"]
+__all__ = ["Finding", "CheckResult", "class_codes", "class_key", "first_of_each",
+           "FINDINGS_PER_RULE"]
+
+#: At most this many findings of one rule and output are recorded per check_batch call (a
+#: run's unit, a sweep's chunk); the rest are counted (CheckResult.unrecorded), so a
+#: systematic failure cannot flood the results.
+FINDINGS_PER_RULE = 1000
 
 
 def class_codes(fn, fmt, args: dict) -> np.ndarray:
@@ -64,7 +70,7 @@ def class_key(fn, code: int) -> str:
 @dataclass
 class Finding:
     """One element that breaks a rule: everything needed to report and reproduce it
-    (STYLE.md point 7).  ``inputs`` and ``outputs`` are bit patterns (float) or int values;
+    (docs/design.md, decision 12).  ``inputs`` and ``outputs`` are bit patterns (float) or int values;
     ``ulp_error`` in ULPs where a bound was measured, else None."""
 
     index: int
@@ -99,7 +105,7 @@ class CheckResult:
     exact: int = 0
     unjudged: int = 0
     #: findings counted but not recorded as rows: (rule_id, severity) -> count, beyond
-    #: checker.FINDINGS_PER_RULE of one rule and output in one batch (a systematic failure of a
+    #: FINDINGS_PER_RULE of one rule and output in one batch (a systematic failure of a
     #: sweep would otherwise make billions of rows).
     unrecorded: Counter = field(default_factory=Counter)
     #: the same findings by input class: (rule_id, severity, class code) -> count

@@ -3,9 +3,9 @@
 cross, dot, distance, length, normalize and fast_distance, fast_length, fast_normalize work
 on whole vectors (width n = 1..4; cross 3 and 4), so they are judged vector by vector rather
 than lane by lane like the element-wise built-ins of fuzzfarm.verdict.checker.  Pure logic
-(STYLE.md point 1): no pyopencl, no Ray, no I/O.
+(docs/design.md, decision 9): no pyopencl, no Ray, no I/O.
 
-Data layout (DESIGN.md decision 1, bits, not floats): an input is a flat array of ``fmt``
+Data layout (docs/design.md, decision 1, bits, not floats): an input is a flat array of ``fmt``
 patterns (``fmt.uint``) of length ``n * width``, vector i being lanes ``[i*width,
 (i+1)*width)``; a scalar result (dot, length, distance, fast_*length/distance) is a flat
 array of length n, a vector result (cross, normalize, fast_normalize) one of ``n * width``.
@@ -25,7 +25,7 @@ The verdict on one vector, in order:
    ULP bounds in the width n (distance, length, normalize, fast_*), absolute tolerances in
    the largest input magnitude ``max`` (cross: max*max*(3*EPS), dot: max*max*(2*(n-1))*EPS),
    every result lane of a vector result.  A failure is confirmed at twice the precision
-   (DESIGN.md decision 4) or reported as the note ``unresolved``.
+   (docs/design.md, decision 4) or reported as the note ``unresolved``.
 
 Readings chosen where the texts are silent (each is a row of geometric.toml with its reason):
 
@@ -43,7 +43,7 @@ Readings chosen where the texts are silent (each is a row of geometric.toml with
 * A NaN and an infinity together in length/distance: NaN conforms, +inf is a note (C99
   hypot returns +inf there).
 
-The device's claims decide (DESIGN.md decision 2): without CL_FP_DENORM (``claims.denormals``
+The device's claims decide (docs/design.md, decision 2): without CL_FP_DENORM (``claims.denormals``
 False) every subset of the subnormal input lanes may be read as a zero of either sign, and
 a result lane that is subnormal before rounding may be flushed (OpenCL SPIR-V Env 3.8.3);
 fast_* may also flush elements below sqrt(FLT_MIN) (§6.15.5).  ``claims.rounding`` gives the
@@ -382,13 +382,21 @@ def _judge(c: _Ctx, rows, got, lim: _Lim, prec: int, orig_rows=None,
     if handled or facts.any_nan:
         _relax(c, v, edge)
         return v
-    refs = refs_fn()
+    return _judge_bound(c, v, matching, refs_fn(), got, lim, facts.max_abs, edge)
+
+
+def _judge_bound(c: _Ctx, v: _Verdict, matching, refs, got, lim: _Lim, max_abs,
+                 edge: bool) -> _Verdict:
+    """The verdict of the bound on one vector with no prescribed result: each lane's
+    error against its reference (``refs``), scaled by the inputs' largest magnitude,
+    plus the subnormal quantum a rule adds."""
+    fmt = c.fmt
     if not c.judges_specials and (any(_rounds_to_inf(r, c) for r in refs)
                                   or any(_nonfinite(g, fmt) for g in got)):
         v.judged = False  # -cl-finite-math-only: results assumed finite
         return v
     rule = next((r for r in matching if r.kind == "reference" and r.result == "bound"), None)
-    lim = lim.scaled(facts.max_abs)
+    lim = lim.scaled(max_abs)
     quantum = mpf(0)
     for r in matching:
         if r.kind == "reference" and r.result == "correctly_rounded":
@@ -430,7 +438,7 @@ def _judge(c: _Ctx, rows, got, lim: _Lim, prec: int, orig_rows=None,
 
 def _confirmed(c: _Ctx, rows, got, lim: _Lim) -> _Verdict:
     """The verdict at ``c.prec``; a bound failure is re-judged at twice the precision and
-    becomes the note ``unresolved`` if the two disagree (DESIGN.md decision 4)."""
+    becomes the note ``unresolved`` if the two disagree (docs/design.md, decision 4)."""
     v = _judge(c, rows, got, lim, c.prec)
     if not any(x.from_bound and x.severity == "fail" for x in v.issues):
         return v

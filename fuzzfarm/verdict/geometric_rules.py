@@ -543,17 +543,11 @@ def _arr(lim, name: str, default, n: int) -> np.ndarray:
 
 
 def _bound_limits(bound, fn, mats, fmt: FloatFormat, width: int, max_abs: list) -> list:
-    """Per-vector _Lim from ``bound`` (an edgecases.bounds Bound; an older Bound with only
-    a constant ``ulps`` is accepted too).  The absolute tolerances of cross and dot are
-    max * max * const (Table 1): they are evaluated at max = 1 and max = 2, and where the
-    second is exactly 4 times the first, scaled by the exact max^2 (mpf), so that binary64's
-    large and small max neither overflow nor underflow float64."""
+    """Per-vector _Lim from ``bound`` (an edgecases.bounds.Bound).  The absolute tolerances
+    of cross and dot are max * max * const (Table 1): they are evaluated at max = 1 and
+    max = 2, and where the second is exactly 4 times the first, scaled by the exact max^2
+    (mpf), so that binary64's large and small max neither overflow nor underflow float64."""
     n = len(max_abs)
-    if not hasattr(bound, "limits"):
-        judged = not getattr(bound, "implementation_defined", False)
-        u = math.inf if bound.ulps is None else float(bound.ulps)
-        return [_Lim(u, mpf(0), u, mpf(0), judged, False, bool(bound.correctly_rounded))
-                for _ in range(n)]
     args = {a.name: m[:, 0] for a, m in zip(fn.inputs, mats)}
     kinds = {a.name: a.kind for a in fn.inputs}
     scale = None

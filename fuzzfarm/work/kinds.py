@@ -6,25 +6,55 @@ kind alone, and lives here rather than in branches over names:
 
 * ``Elementwise``: a catalogue built-in applied lane by lane (math, half_, native_, common,
   integer arguments included).  Inputs from hypothesis recipes expanded by
-  ``strategies.expand``, unit 0 the special-value pool; kernels of one program per
-  (precision, width); verdict ``fuzzfarm.verdict.checker.check_batch``.
+  ``strategies.expand``, the special-value pool, or a range of the enumerated input space
+  (``strategies.Space``: a sweep's chunk); kernels of one program per (precision, width);
+  verdict ``fuzzfarm.verdict.checker.check_batch``.
 * ``Geometric``: a built-in on whole vectors (dot, cross, length, normalize, ...): inputs
   and special vectors from ``fuzzfarm.verdict.geometric``, verdict ``check_batch``.
 * ``Conversion``: ``convert_<dst>[_sat][_<mode>](<src>)``: inputs from
   ``strategies.conversions``, one small program per conversion
-  (``fuzzfarm.device.conversion_kernels``), verdict ``fuzzfarm.verdict.conversions.check``.
+  (``fuzzfarm.device.conversion_kernels``), verdict ``fuzzfarm.verdict.conversions.check``,
+  judged under the claims of every format it touches.
 
-``kind_of(target)`` gives the class's one instance.  No pyopencl here: a device is any
-object with ``run``/``submit`` (``fuzzfarm.device.runner.DeviceRunner``) or
-``run_source``/``submit_source``.
+``kind_of(target)`` gives the class's one instance.  No pyopencl here: a device is a
+``fuzzfarm.device.runner.DeviceRunner`` (``submit``/``run``, ``submit_source``/``run_source``).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
+from fuzzfarm import formats
+from fuzzfarm.formats import FloatFormat
 from fuzzfarm.target import Target
+from fuzzfarm.work.unit import Drawn, IndexRange, Special, WorkUnit
 
-__all__ = ["Kind", "Elementwise", "Geometric", "Conversion", "kind_of"]
+__all__ = ["Kind", "Elementwise", "Geometric", "Conversion", "kind_of", "Buffer"]
+
+
+@dataclass(frozen=True)
+class Buffer:
+    """One kernel buffer of a target: ``kind`` 'float' (bit patterns of ``fmt``), 'int'
+    or 'uint' (values of ``dtype``); ``scalar``: one value per work-item (a geometric
+    sgentype result such as dot's)."""
+
+    name: str
+    kind: str
+    dtype: np.dtype
+    fmt: FloatFormat | None = None
+    scalar: bool = False
+
+    @property
+    def bits(self) -> int:
+        """The float format's width, 0 for an integer buffer."""
+        return self.fmt.bits if self.kind == "float" and self.fmt is not None else 0
+
+    def describe(self, v: int) -> str:
+        """``v`` as fuzzfarm prints it (formats.describe_value): an integer as its
+        buffer's type, so a ulong result prints unsigned."""
+        kind = self.kind if self.kind in ("float", "uint") else self.dtype.name
+        return formats.describe_value(kind, v, self.fmt)
 
 
 class Kind:
@@ -40,13 +70,52 @@ class Kind:
         drawn = draw_recipes(target.fn, unit_seed, len(parts))
         return tuple({**r.to_dict(), "n": n} for r, n in zip(drawn, parts))
 
+    def inputs(self, unit: WorkUnit) -> dict:
+        """The inputs of ``unit`` (its recipes drawn: ``fuzzfarm.work.make.draw``), made
+        from its source: the special-value pool, its drawn recipes, or its range of the
+        input space (``space``)."""
+        s = unit.source
+        if isinstance(s, Special):
+            return self.special_inputs(unit.target, s.replay)
+        if isinstance(s, IndexRange):
+            return self.space(unit.target).inputs(s.start, s.count)
+        return self.drawn_inputs(unit.target, s)
+
     def special_inputs(self, target: Target, replay: tuple = ()) -> dict:
         """Unit 0: the special-value pool (preceded by ``replay``'s input tuples)."""
         raise NotImplementedError
 
-    def drawn_inputs(self, target: Target, unit) -> dict:
-        """A drawn unit's inputs, deterministic in ``unit`` (a WorkUnit)."""
+    def drawn_inputs(self, target: Target, drawn: Drawn) -> dict:
+        """The inputs of ``drawn`` (recipes drawn), deterministic in it."""
         raise NotImplementedError
+
+    def space(self, target: Target):
+        """The enumerable input space of ``target`` (``strategies.Space``), what range
+        units (sweeps) number.  Raises strategies.SpaceError where there is none."""
+        from strategies import SpaceError
+        raise SpaceError(f"sweep: {target.name} has no enumerable input space; use "
+                         f"`fuzzfarm run -f {target.name}`")
+
+    def claims(self, by_precision: dict, target: Target):
+        """What the device claims for ``target``: ``by_precision`` ({precision: Claims},
+        verdict.claims.Claims.by_precision) at the target's precision."""
+        return by_precision[target.precision]
+
+    def function(self, target: Target):
+        """The catalogue ``Function`` of the target, or None for a conversion (which has
+        no argument classes of its own)."""
+        return target.fn
+
+    def lanes_per_input(self, target: Target) -> int:
+        """Elements of each argument one input holds (a geometric built-in's input is a
+        vector of ``width``; 1 otherwise)."""
+        return 1
+
+    def device_screened(self, target: Target) -> bool:
+        """Whether the target's shape fits the device screen (one float input ``x``, one
+        output ``ret``, lane by lane); which built-ins have a device reference is the
+        oracle's (oracle.device_screen.plain_bound)."""
+        return False
 
     def submit(self, runner, target: Target, inputs: dict):
         """Start the target's kernel on ``runner``; returns what ``wait()`` gives the
@@ -87,6 +156,21 @@ class Kind:
                          buffer_dtype(o, fmt)) for o in fn.outputs}
         return ins, outs
 
+    def buffers(self, target: Target) -> tuple[list, list]:
+        """(input Buffers, output Buffers, ``ret`` first) of the target's kernel."""
+        from fuzzfarm.device.kernels import buffer_dtype
+        fn, fmt, vec = target.fn, target.fmt, not target.fn.is_elementwise
+        return ([Buffer(a.name, a.kind, np.dtype(buffer_dtype(a, fmt)), fmt)
+                 for a in fn.inputs],
+                [Buffer(o.name, o.kind, np.dtype(buffer_dtype(o, fmt)), fmt,
+                        bool(o.scalar and vec)) for o in fn.outputs])
+
+    def kernel(self, target: Target) -> tuple[str, str]:
+        """(kernel name, OpenCL C source) of the kernel a unit of the target runs, as a
+        reproducer quotes it."""
+        from fuzzfarm.device.kernels import kernel_name, kernel_source
+        return kernel_name(target.fn), kernel_source(target.fn, target.fmt, target.width)
+
     def kernel_source(self, target: Target, sweep: bool = False) -> str:
         """The OpenCL C source of the kernel a unit runs (a sweep kernel with ``sweep``)."""
         from fuzzfarm.device import kernels
@@ -118,15 +202,15 @@ class Elementwise(Kind):
         return {a.name: np.concatenate([first[a.name].astype(pool[a.name].dtype),
                                         pool[a.name]]) for a in fn.inputs}
 
-    def drawn_inputs(self, target, unit):
+    def drawn_inputs(self, target, drawn):
         from strategies import Recipe, Stream, expand
         from fuzzfarm.device.kernels import buffer_dtype
         fn, fmt = target.fn, target.fmt
-        sizes = unit.part_sizes()
+        sizes = drawn.sizes
         out = {a.name: np.empty(sum(sizes), dtype=buffer_dtype(a, fmt)) for a in fn.inputs}
         pos = 0
-        stream = Stream(unit.seed)      # the parts of a unit never take a member twice
-        for r, n in zip(unit.recipes, sizes):
+        stream = Stream(drawn.seed)     # the parts of a unit never take a member twice
+        for r, n in zip(drawn.recipes, sizes):
             recipe = Recipe.from_dict({k: v for k, v in r.items() if k != "n"})
             part = expand(recipe, fn, n, fmt, lanes=target.width, stream=stream)
             for a in fn.inputs:
@@ -136,6 +220,15 @@ class Elementwise(Kind):
 
     def element_inputs(self, target, inputs, element):
         return [int(inputs[a.name][element]) & ((1 << 64) - 1) for a in target.fn.inputs]
+
+    def space(self, target):
+        from strategies import space_of
+        return space_of(target.fn, target.fmt)
+
+    def device_screened(self, target):
+        fn = target.fn
+        return ([a.name for a in fn.inputs] == ["x"] and fn.inputs[0].kind == "float"
+                and [o.name for o in fn.outputs] == ["ret"])
 
 
 class Geometric(Kind):
@@ -149,10 +242,17 @@ class Geometric(Kind):
         counts, distinct, _ = super().tally(target, inputs)
         return counts, distinct, None       # a call is a whole vector: not counted
 
-    def drawn_inputs(self, target, unit):
+    def drawn_inputs(self, target, drawn):
         from fuzzfarm.verdict import geometric
-        n = unit.size if unit.recipes else unit.per_recipe
-        return geometric.inputs(target.fn, target.fmt, target.width, n, unit.seed)
+        return geometric.inputs(target.fn, target.fmt, target.width, drawn.size, drawn.seed)
+
+    def space(self, target):
+        from strategies import SpaceError
+        raise SpaceError(f"sweep: {target.name} is a geometric built-in (its inputs are "
+                         f"vectors); use `fuzzfarm run -f {target.name}`")
+
+    def lanes_per_input(self, target):
+        return target.width
 
 
 class Conversion(Kind):
@@ -171,13 +271,25 @@ class Conversion(Kind):
         from strategies import conversions as conversion_inputs
         return {"x": conversion_inputs.special_inputs(target.conversion)}
 
-    def drawn_inputs(self, target, unit):
+    def drawn_inputs(self, target, drawn):
         from strategies import conversions as conversion_inputs
         conv = target.conversion
-        if not unit.recipes:            # the layout before units recorded their parts
-            return {"x": conversion_inputs.inputs(conv, unit.per_recipe, unit.seed)}
+        if not drawn.recipes:           # the layout before units recorded their parts
+            return {"x": conversion_inputs.inputs(conv, drawn.sizes[0], drawn.seed)}
         return {"x": np.concatenate([conversion_inputs.inputs(conv, n, int(r["seed"]))
-                                     for r, n in zip(unit.recipes, unit.part_sizes())])}
+                                     for r, n in zip(drawn.recipes, drawn.sizes)])}
+
+    def space(self, target):
+        from strategies import SpaceError
+        raise SpaceError(f"sweep: {target.name!r} is a conversion; sweeps cover the math "
+                         f"built-ins (use `fuzzfarm run -f {target.name}`)")
+
+    def function(self, target):
+        return None
+
+    def claims(self, by_precision, target):
+        # a conversion may touch two formats: it is judged under the claims of every one
+        return by_precision
 
     def _program(self, target):
         from fuzzfarm.device import conversion_kernels
@@ -211,6 +323,19 @@ class Conversion(Kind):
     def kernel_source(self, target, sweep=False):
         from fuzzfarm.device import conversion_kernels
         return conversion_kernels.kernel_source(target.conversion, target.width)
+
+    def buffers(self, target):
+        c = target.conversion
+        return ([Buffer("x", "float" if c.src_format else "int", np.dtype(c.src_dtype),
+                        c.src_format)],
+                [Buffer("ret", "float" if c.dst_format else "int", np.dtype(c.dst_dtype),
+                        c.dst_format)])
+
+    def kernel(self, target):
+        from fuzzfarm.device import conversion_kernels
+        c = target.conversion
+        return (conversion_kernels.kernel_name(c),
+                conversion_kernels.program_source([c], target.width))
 
     def builds_with_others(self):
         # PoCL 3.0-rc2 corrupts its heap building one program of a few hundred

@@ -1,5 +1,5 @@
 """Batch recipes: the small, hypothesis-drawn description of a batch that the vectorized
-sampler expands (DESIGN.md decision 5)."""
+sampler expands (docs/design.md, decision 5)."""
 from __future__ import annotations
 
 import json

@@ -1,4 +1,4 @@
-"""Argument checks shared by the public functions (STYLE.md point 2: validate up front,
+"""Argument checks shared by the public functions (docs/design.md, decision 10: validate up front,
 ``name=value`` plus the fix)."""
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
-"""A sweep's device side: the sweep kernel (inputs made from the global id, no input
-buffer) and, where the sweep screens on the device, the screen of its results.
+"""A range unit's device side: the sweep kernel (inputs made from the global id, no input
+buffer) and, where the range is screened on the device, the screen of its results (an
+oracle.device_screen.DeviceScreen, passed in: its ``enqueue``, ``twin`` and
+``clean_candidates``).
 
 Two *lanes* of device buffers let one chunk run on the device while the host reads the
 answer of the one before (``launch`` then ``land``).  Alone they bought nothing measurable
@@ -107,7 +109,7 @@ class HostSlot:
 
 
 class SweepKernel:
-    """The sweep kernel of ``space`` (orchestrate.sweep.Space) built on ``runner`` (a
+    """The sweep kernel of ``space`` (strategies.Space) built on ``runner`` (a
     device.DeviceRunner), with ``LANES`` sets of device output buffers for ``chunk``
     inputs each.  Raises device.KernelBuildError."""
 
@@ -116,6 +118,7 @@ class SweepKernel:
 
         from fuzzfarm.device.kernels import sweep_kernel_name, sweep_source
         self.runner, self.space = runner, space
+        self.capacity, self.lanes_count = int(chunk), LANES
         name = sweep_kernel_name(space.fn)
         program = runner.build(sweep_source(space.fn, space.fmt), f"{name} ({space.fmt.name})")
         self.kernel = cl.Kernel(program, name)
@@ -199,10 +202,9 @@ class SweepKernel:
         q, bufs, host = self.runner.queue, self.lanes[run.lane], run.host
         run.event.wait()
         if run.screen is not None:
-            from fuzzfarm.oracle.device_screen import clean_candidates
             if host is not None:
                 host.answer.for_host()
-            pos = clean_candidates(run.answer, run.count)
+            pos = run.screen.clean_candidates(run.answer, run.count)
             if host is None:
                 into = None
             elif pos is None and run.count >= PIN_MIN:      # every result, many: pinned

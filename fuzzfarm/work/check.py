@@ -1,0 +1,306 @@
+"""The check of one landed unit: its verdict and the rows it writes.
+
+``Landed`` is what a device run hands on (``fuzzfarm.work.session.DeviceSession.land``):
+the unit, the device's outputs or the rows of them the verdict may read, the device
+screen's answer where the device screened them, and the inputs the device made where it
+made them.  ``check_landed`` gives the verdict on it, whichever way the unit was run,
+with one function per way:
+
+* inputs made on the host (drawn or special): the checker over every result
+  (``fuzzfarm.verdict.checker.check_batch`` through the unit's kind), or, screened on the
+  device, over the screen's candidates (``fuzzfarm.verdict.screened``);
+* a range of the input space (a sweep's chunk): the same, its inputs made again here from
+  their numbers (``strategies.Space``), its class counts from the numbering alone;
+* inputs made on the device (``fuzzfarm.device.generate``): the verdict on the inputs the
+  device made, some of them made again here and compared (``check_made``), a device
+  fault (``InputsDisagree``) where they differ.
+
+``check_and_write`` writes the rows (findings, then the stats row that makes the unit
+done) and reports the unit's counts.  No Ray and no pyopencl here: an executor
+(``fuzzfarm.orchestrate.pipeline``) runs it in a checking process.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import numpy as np
+
+from fuzzfarm.verdict.claims import Claims
+from fuzzfarm.verdict.findings import CheckResult
+from fuzzfarm.work.kinds import kind_of
+from fuzzfarm.work.rows import finding_table, stats_row
+from fuzzfarm.work.unit import Drawn, IndexRange, WorkUnit
+
+__all__ = ["Landed", "MadeRows", "Checked", "UnitReport", "InputsDisagree", "check_landed",
+           "check_and_write", "check_result", "check_unit", "check_made", "verified_rows",
+           "VERIFIED_ROWS"]
+
+
+@dataclass
+class MadeRows:
+    """The inputs a device made for a drawn unit (``fuzzfarm.device.generate``) and the
+    rows of them its verdict may read: ``n`` rows in all; ``marked``: ``x`` (uint32) and
+    ``outputs`` ({name: array}) hold only the rows the screen marked, gathered on the
+    device in input order, with ``top`` the passed row of the largest error (-1: none)
+    and ``count`` how many it marked; else they hold every row.  ``tally``: the device's
+    class counts of its inputs (uint32 (21,), generate.tally)."""
+
+    n: int
+    marked: bool
+    x: np.ndarray
+    outputs: dict
+    tally: np.ndarray
+    top: int = -1
+    count: int = 0
+
+
+@dataclass
+class Landed:
+    """What the check of one unit needs from its run, as plain arrays: ``inputs`` (made
+    on the host; None for a range, whose inputs are made again from their numbers, and
+    for inputs made on the device), ``outputs`` ({name: array}, or a
+    verdict.screened.SparseOutputs of the positions the verdict may read; None where
+    ``made`` holds them), ``answer`` (the device screen's
+    oracle.device_screen.ScreenChunk, None where the host screens), ``made`` (a
+    MadeRows), and the device's seconds on the unit."""
+
+    unit: WorkUnit
+    device_seconds: float
+    outputs: object = None
+    inputs: dict | None = None
+    answer: object = None
+    made: MadeRows | None = None
+
+
+class Checked(NamedTuple):
+    """A checked unit: its findings (a pyarrow Table of store.FINDINGS_SCHEMA), its stats
+    row (a dict of store.STATS_SCHEMA) and the verdict."""
+
+    findings: object
+    stats: dict
+    result: CheckResult
+
+
+@dataclass
+class UnitReport:
+    """What a checked and written unit reports to whoever runs the pipeline: its counts
+    (inputs checked, failures, notes, device faults), the largest ULP error and the input
+    bits that attain it, and where the time went (seconds: checking, the whole task,
+    writing, the device).  ``tables``: the tables written ({file key: table},
+    store.compact's ``known``), where the caller keeps them; ``fault``: the reason of a
+    device fault recorded instead of a verdict."""
+
+    unit_id: str
+    target: tuple
+    inputs: int = 0
+    failures: int = 0
+    notes: int = 0
+    max_ulp_error: float | None = None
+    max_ulp_inputs: list | None = None
+    check_seconds: float = 0.0
+    task_seconds: float = 0.0
+    write_seconds: float = 0.0
+    device_seconds: float = 0.0
+    fault: str | None = None
+    tables: dict = field(default_factory=dict)
+
+
+class InputsDisagree(Exception):
+    """The inputs a device made (fuzzfarm.device.generate) differ from the host's for the
+    same recipe at some positions the check read, or the rows it gathered are not those
+    its screen marked (``why``): its integer arithmetic is wrong."""
+
+    def __init__(self, pos, host, device, why: str = ""):
+        super().__init__(why or f"{len(pos)} input(s) made on the device differ from the "
+                                f"host's")
+        self.pos, self.host, self.device, self.why = pos, host, device, why
+
+    def detail(self) -> dict:
+        """The ``integer_arithmetic`` fault's detail (work.rows.fault_rows)."""
+        if self.why:
+            return {"kernel_name": "fuzzfarm_mark_write", "error": self.why}
+        shown = ", ".join(f"row {int(p)}: device {int(d):#010x}, host {int(h):#010x}"
+                          for p, h, d in list(zip(self.pos, self.host, self.device))[:4])
+        return {"kernel_name": "fuzzfarm_generate",
+                "error": f"{len(self.pos)} input(s) the device made differ from the host's "
+                         f"for the same recipe ({shown})"}
+
+
+def check_result(unit: WorkUnit, inputs: dict, outputs: dict, claims,
+                 answer=None) -> CheckResult:
+    """The verdict on one unit's outputs (built-in, geometric or conversion; ``claims``:
+    what its kind judges under, ``Kind.claims``); with ``answer`` (the device screen's
+    ScreenChunk) only its candidates are judged here (fuzzfarm.verdict.screened), every
+    index still a position in the unit."""
+    target = unit.target
+    if answer is None:
+        return kind_of(target).check(target, inputs, outputs, claims)
+    return _judge_unit(target.fn, lambda p: {k: v[p] for k, v in inputs.items()},
+                       len(inputs["x"]), outputs, answer, claims)
+
+
+def _judge_unit(fn, inputs_at, n: int, outputs, answer, claims, cands=None) -> CheckResult:
+    """verdict.screened.judge_screened for a drawn unit: its ``max_ulp_element`` made a
+    position in the unit."""
+    from fuzzfarm.verdict.screened import judge_screened
+    res, _, pos = judge_screened(fn, inputs_at, n, outputs, answer, claims, cands)
+    if res.max_ulp_element >= 0:
+        res.max_ulp_element = int(pos[res.max_ulp_element])
+    return res
+
+
+def check_unit(unit: WorkUnit, inputs: dict, outputs: dict, claims, device_meta: dict,
+               run_id: str, device_seconds: float, answer=None) -> Checked:
+    """Check one unit whose inputs the host made (``check_result``) and build its rows."""
+    return check_landed(Landed(unit, device_seconds, outputs, inputs, answer), claims,
+                        device_meta, run_id)
+
+
+def _check_range(landed: Landed, claims, device_meta: dict, run_id: str) -> Checked:
+    """A range of the input space: its inputs made from their numbers where the verdict
+    reads them (all of them, or the device screen's candidates), its classes counted from
+    the numbering."""
+    from fuzzfarm.verdict.checker import check_batch
+    from fuzzfarm.verdict.screened import judge_screened
+    t0 = time.perf_counter()
+    unit = landed.unit
+    start, count = unit.source.start, unit.source.count
+    space = kind_of(unit.target).space(unit.target)
+    if landed.answer is None:
+        inputs = space.inputs(start, count)
+        result = check_batch(space.fn, inputs, landed.outputs, claims)
+    else:
+        result, inputs, _ = judge_screened(space.fn, lambda pos: space.inputs_at(start, pos),
+                                           count, landed.outputs, landed.answer, claims)
+    dt = time.perf_counter() - t0
+    return Checked(finding_table(result, unit, device_meta, run_id),
+                   stats_row(result, unit, inputs, device_meta, run_id,
+                             landed.device_seconds, dt,
+                             by_class=space.class_counts(start, count)), result)
+
+
+#: How many of the rows a made unit's verdict reads are made again on the host and
+#: compared with the device's (``check_made``), besides every finding's row.
+VERIFIED_ROWS = 1 << 14
+
+
+def verified_rows(unit: WorkUnit, read: np.ndarray, findings) -> np.ndarray:
+    """The rows (int64, sorted) of a made unit whose inputs ``check_made`` makes again on
+    the host: every row in ``findings`` (positions: its findings' and its largest
+    error's) and VERIFIED_ROWS of the rows ``read`` (all where fewer), drawn with a
+    generator seeded by the unit's seed."""
+    from fuzzfarm.verdict.screened import union
+    read = np.asarray(read, np.int64)
+    if read.size > VERIFIED_ROWS:
+        rng = np.random.default_rng([int(unit.stored_seed), 0x5EED])
+        read = read[rng.choice(read.size, VERIFIED_ROWS, replace=False)]
+    n = int(max(read.max(initial=-1), max(findings, default=-1))) + 1
+    return union(n, read, list(findings))
+
+
+def _made_rows(made: MadeRows, answer):
+    """(outputs, the device's inputs by position, the positions the verdict reads) of a
+    made unit; raises InputsDisagree where the device's gathered rows are not those its
+    answer marks."""
+    from fuzzfarm.verdict.screened import SparseOutputs, outputs_reader, top_position
+    n = made.n
+    if not made.marked:
+        return made.outputs, outputs_reader({"x": made.x}), SparseOutputs.positions(answer, n)
+    pos = SparseOutputs.positions(answer, n)
+    top = top_position(answer)
+    if pos.size != made.x.size or made.top != top:
+        raise InputsDisagree([], [], [], why=(
+            f"the device gathered {made.x.size} rows with the passed row of largest "
+            f"error at {made.top}; its screen's answer marks {pos.size} with it at {top}"))
+    return SparseOutputs(n, pos, made.outputs), SparseOutputs(n, pos, {"x": made.x}).at, pos
+
+
+def check_made(landed: Landed, claims, device_meta: dict, run_id: str) -> Checked:
+    """The verdict on a unit whose inputs the device made and screened (``landed.made``).
+    The verdict is on the inputs the device made and the results it computed from them,
+    as the screen's own verdicts are; the host makes again the inputs of every finding
+    and of a sample of the rows it read (``verified_rows``) from the recipe
+    (generate.inputs_at): they must be the device's.  The class tallies are the device's.
+    Raises InputsDisagree where they differ, or where the rows the device gathered are
+    not those its screen's answer marks (a device fault: no verdict)."""
+    from fuzzfarm.device import generate
+    t0 = time.perf_counter()
+    unit, made, answer = landed.unit, landed.made, landed.answer
+    outputs, device_at, read = _made_rows(made, answer)
+
+    def inputs_at(pos):
+        return {"x": np.asarray(device_at(np.asarray(pos, np.int64))["x"])}
+
+    # nothing counted on the device: the candidates are the marked rows themselves
+    cands = read if made.marked and not answer.agg_count.any() else None
+    result = _judge_unit(unit.target.fn, inputs_at, made.n, outputs, answer, claims, cands)
+    rows = verified_rows(unit, read, [f.index for f in result.findings] +
+                         ([result.max_ulp_element] if result.max_ulp_element >= 0 else []))
+    host = generate.inputs_at(unit.target, unit.source, rows)
+    dev = inputs_at(rows)["x"]
+    if not np.array_equal(host, dev):
+        bad = np.flatnonzero(host != dev)
+        raise InputsDisagree(rows[bad], host[bad], dev[bad])
+    dt = time.perf_counter() - t0
+    return Checked(finding_table(result, unit, device_meta, run_id),
+                   stats_row(result, unit, None, device_meta, run_id, landed.device_seconds,
+                             dt, tally=generate.tally(made.tally), inputs_at=inputs_at),
+                   result)
+
+
+def check_landed(landed: Landed, claims, device_meta: dict, run_id: str) -> Checked:
+    """The verdict on ``landed`` and its rows (module docstring), under ``claims`` (what
+    the unit's kind judges under: Kind.claims).  Raises InputsDisagree for inputs the
+    device made wrong."""
+    unit = landed.unit
+    if landed.made is not None:
+        return check_made(landed, claims, device_meta, run_id)
+    if isinstance(unit.source, IndexRange):
+        return _check_range(landed, claims, device_meta, run_id)
+    t0 = time.perf_counter()
+    result = check_result(unit, landed.inputs, landed.outputs, claims, landed.answer)
+    dt = time.perf_counter() - t0
+    return Checked(finding_table(result, unit, device_meta, run_id),
+                   stats_row(result, unit, landed.inputs, device_meta, run_id,
+                             landed.device_seconds, dt), result)
+
+
+def check_and_write(landed: Landed, claims: Claims | dict, device_meta: dict, run_id: str,
+                    out, keep: dict | None = None) -> UnitReport:
+    """Check ``landed`` (``check_landed``) and write its findings and then its stats row
+    (each atomically: the stats row makes the unit done); a unit whose device-made inputs
+    disagree with the host's is written as an ``integer_arithmetic`` device fault
+    instead.  ``keep``: a dict that gets the tables written (store.compact's ``known``).
+    Returns the unit's report."""
+    from fuzzfarm.store import dataset as store
+    from fuzzfarm.work.rows import write_fault
+    t0 = time.perf_counter()
+    unit = landed.unit
+    report = UnitReport(unit.unit_id, tuple(unit.target),
+                        device_seconds=float(landed.device_seconds))
+    try:
+        checked = check_landed(landed, claims, device_meta, run_id)
+    except InputsDisagree as exc:
+        write_fault(out, run_id, unit, device_meta, "integer_arithmetic", exc.detail())
+        report.fault = "integer_arithmetic"
+        report.task_seconds = time.perf_counter() - t0
+        return report
+    t1 = time.perf_counter()
+    store.write_findings_table(out, run_id, unit.unit_id, checked.findings, keep=keep)
+    store.write_stats(out, run_id, unit.unit_id, checked.stats, keep=keep)
+    t2 = time.perf_counter()
+    s = checked.stats
+    report.inputs, report.failures, report.notes = checked.result.n, s["failures"], s["notes"]
+    report.max_ulp_error, report.max_ulp_inputs = s["max_ulp_error"], s.get("max_ulp_inputs")
+    report.check_seconds = float(s["check_seconds"])
+    report.write_seconds, report.task_seconds = t2 - t1, t2 - t0
+    if keep is not None:
+        report.tables = keep
+    return report
+
+
+def drawn_source(unit: WorkUnit) -> Drawn | None:
+    """The unit's Drawn source, or None for another."""
+    return unit.source if isinstance(unit.source, Drawn) else None

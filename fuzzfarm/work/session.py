@@ -1,0 +1,426 @@
+"""One device's side of the pipeline: launch a unit on the device and land what its check
+needs.
+
+A ``DeviceSession`` owns, for one OpenCL device, a ``DeviceRunner`` (context, queue, built
+kernels) per build-options set with the device's claims, and what it builds on demand: the
+device screens of the built-ins with a device reference (``fuzzfarm.oracle.device_screen``),
+the input generator (``fuzzfarm.device.generate``) and the sweep kernels of range units
+(``fuzzfarm.device.sweep_kernel``).  A unit takes one of three routes:
+
+* **range** (``IndexRange``): the sweep kernel makes the inputs from their numbers; the
+  results (and the screen's answer) land in host memory the executor gives (a shared-memory
+  slot: ``Slot``) or in fresh arrays, cut to the positions the verdict may read where the
+  executor asks for that (``sparse``);
+* **made** (a drawn binary32 unit of a one-input built-in the device screens): the device
+  makes the inputs from the recipe's plan, runs the kernel, screens the results and gathers
+  the rows the verdict may read; only those come back (``MadeRows``);
+* **host** (everything else): the inputs the host made are copied in and every result
+  copied back (screened on the device where it can be).
+
+``launch`` enqueues and returns at once; ``land`` waits and returns a ``Landed``
+(``fuzzfarm.work.check``) whose arrays stay valid until the launch is ``release``d, after the
+executor has moved them on.  Screen choice lives here and only here (``screen``).  Errors
+from the driver (``pyopencl.Error``, ``KernelBuildError``) propagate: the pipeline records
+them as device faults (``fuzzfarm.device.commands.fault_reason``).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from fuzzfarm.errors import BadInput
+from fuzzfarm.formats import format_named
+from fuzzfarm.target import Target
+from fuzzfarm.work.check import Landed, MadeRows
+from fuzzfarm.work.kinds import kind_of
+from fuzzfarm.work.unit import Drawn, IndexRange, WorkUnit
+
+__all__ = ["DeviceSession", "Slot", "Launch", "ScreenUnavailable", "SCREENS", "INPUTS",
+           "prepare_inputs", "run_unit"]
+
+#: Where results are screened: 'auto' (on the device where a device reference applies,
+#: else on the host), 'device' (ScreenUnavailable where it cannot), 'host'.
+SCREENS = ("auto", "device", "host")
+#: Where a drawn unit's inputs are made: 'auto' (on the device where it can), 'host'.
+INPUTS = ("auto", "host")
+
+#: The smallest device screen a drawn unit gets (it serves every unit up to its size).
+MIN_SCREEN_INPUTS = 1 << 21
+
+
+class ScreenUnavailable(BadInput):
+    """``screen='device'`` for a unit the device screen cannot judge (one line, why)."""
+
+
+@dataclass
+class Slot:
+    """Host memory an executor lands a unit's results in: ``memory`` (a writable buffer,
+    e.g. an mmap shared with a checking process) for up to ``capacity`` inputs of a
+    range unit, ``index`` naming it (the session keeps the OpenCL buffers made over it)."""
+
+    index: int
+    memory: object
+    capacity: int
+
+
+@dataclass
+class Launch:
+    """A unit enqueued on the device (``DeviceSession.launch``): its route, the pending
+    run (a device.runner.PendingRun or a device.sweep_kernel.Launch), and what landing
+    it needs.  ``release`` after the executor has taken its Landed."""
+
+    unit: WorkUnit
+    route: str
+    pending: object
+    inputs: dict | None = None
+    answer: object = None
+    landing: object = None
+    sweep: object = None
+    started: float = field(default_factory=time.perf_counter)
+
+    def release(self) -> None:
+        """Give the launch's pinned landing memory back for a later unit."""
+        if self.landing is not None:
+            self.landing.release()
+            self.landing = None
+
+
+def prepare_inputs(unit: WorkUnit, on_device: bool):
+    """(``unit`` with its recipes drawn, its inputs) for a launch: None for a range (made
+    on the device from their numbers), the device plan (generate.UnitPlan) where
+    ``on_device`` and the device can make them, else the inputs the host makes
+    (work.make.make_inputs).  What a unit maker does, in whatever process it runs."""
+    from fuzzfarm.work.make import draw, make_inputs
+    unit = draw(unit)
+    if isinstance(unit.source, IndexRange):
+        return unit, None
+    if on_device and isinstance(unit.source, Drawn):
+        from fuzzfarm.device.generate import plan_or_none
+        plan = plan_or_none(unit.target, unit.source)
+        if plan is not None:
+            return unit, plan
+    return unit, make_inputs(unit)
+
+
+def run_unit(runner, unit: WorkUnit, inputs: dict) -> dict:
+    """Run the kernel of ``unit``'s target on ``runner`` (a DeviceRunner) over ``inputs``
+    (host-made, as make_inputs gives them) and wait; the outputs by name (fresh arrays)."""
+    target = unit.target
+    return kind_of(target).run(runner, target, inputs)
+
+
+class DeviceSession:
+    """The device side of the pipeline for device ``info`` (a DeviceInfo; module
+    docstring).  ``screen``: one of SCREENS; ``inputs``: one of INPUTS; ``plants``: planted
+    faults (device.runner.planted_faults, tests).  Raises DeviceSelectionError where the
+    device is gone."""
+
+    def __init__(self, info, screen: str = "auto", inputs: str = "auto",
+                 plants: dict | None = None):
+        if screen not in SCREENS:
+            raise ScreenUnavailable(f"screen={screen!r} is unknown; use one of "
+                                    f"{', '.join(SCREENS)}")
+        self.info = info
+        self.screen_mode = screen
+        self.makes_inputs = inputs == "auto" and screen != "host"
+        self.plants = plants or {}
+        self.precisions = tuple(p for p in ("binary16", "binary32", "binary64")
+                                if info.supports(format_named(p)))
+        self._runners: dict = {}
+        self._claims: dict = {}         # build options -> {precision: Claims}
+        self._generators: dict = {}     # build options -> DeviceGenerator or None
+        self._screens: dict = {}        # (bo, name, precision) -> (DeviceScreen|None, size)
+        self._sweeps: dict = {}         # (bo, name, precision) -> SweepKernel
+        self._hosts: dict = {}          # (bo, slot index) -> HostSlot or None
+        self._lane = 0
+        #: (build options, target) -> the KernelBuildError of a kernel that did not build
+        self.unbuildable: dict = {}
+        #: (unit, KernelBuildError) of device screens that did not build: device faults
+        #: the pipeline records (each screen once); the host screens those units instead
+        self.screen_faults: list = []
+        #: what the session chose, for a report: {(bo, name, precision): 'device'|reason}
+        self.screen_choices: dict = {}
+
+    # ------------------------------------------------------------------ the device
+    def runner(self, build_options: str = ""):
+        """The DeviceRunner for ``build_options`` (made at first use, with the claims)."""
+        if build_options not in self._runners:
+            from fuzzfarm.device.runner import DeviceRunner
+            from fuzzfarm.verdict.claims import Claims
+            r = DeviceRunner(self.info, build_options)
+            r.planted_build = tuple(self.plants.get("build", ()))
+            self._claims[build_options] = Claims.by_precision(self.info, r.device_constants(),
+                                                              build_options)
+            self._runners[build_options] = r
+        return self._runners[build_options]
+
+    def claims(self, unit: WorkUnit):
+        """What ``unit`` is judged under (its kind's choice of the device's claims)."""
+        self.runner(unit.build_options)
+        return kind_of(unit.target).claims(self._claims[unit.build_options], unit.target)
+
+    def claims_by_precision(self, build_options: str = "") -> dict:
+        """{precision: Claims} of the device under ``build_options``."""
+        self.runner(build_options)
+        return self._claims[build_options]
+
+    def device_constants(self) -> dict:
+        """The device's FP_ILOGB0 and FP_ILOGBNAN."""
+        return self.runner("").device_constants()
+
+    def reset(self, build_options: str) -> None:
+        """Forget the context of ``build_options`` and what was built on it (after an
+        OpenCL error it may be unusable): the next unit gets a fresh one."""
+        self._runners.pop(build_options, None)
+        self._generators.pop(build_options, None)
+        for cache in (self._screens, self._sweeps, self._hosts):
+            for k in [k for k in cache if k[0] == build_options]:
+                del cache[k]
+
+    def prepare(self, targets_by_options: dict) -> float:
+        """Build every target's kernel up front, one program per (build options,
+        precision, width) (``targets_by_options``: {build options: [Target, ...]});
+        targets in a precision the device lacks are skipped.  A kernel that does not
+        build is kept in ``unbuildable`` and raised when a unit of it is launched.
+        Returns the seconds spent."""
+        from fuzzfarm.device.runner import KernelBuildError
+        t0 = time.perf_counter()
+        for bo, targets in targets_by_options.items():
+            groups: dict = {}
+            for t in map(Target.of, targets):
+                if t.required_precisions <= set(self.precisions) and \
+                        kind_of(t).builds_with_others():
+                    groups.setdefault((t.precision, t.width), []).append(t)
+            runner = self.runner(bo)
+            for (precision, width), ts in groups.items():
+                try:
+                    runner.prepare([t.fn for t in ts], format_named(precision), width)
+                except KernelBuildError as exc:
+                    for t in ts:
+                        if t.name in exc.failed or (not exc.failed and len(ts) == 1):
+                            self.unbuildable[(bo, t)] = exc.failed.get(t.name, exc)
+        return time.perf_counter() - t0
+
+    # ------------------------------------------------------------------ choices
+    def screen(self, unit: WorkUnit, size: int):
+        """The device screen for ``unit`` (``size`` inputs), or None to screen on the
+        host: the one place this is decided (module docstring).  A screen the device
+        fails to build is a device fault (``screen_faults``), and the host screens.
+        Raises ScreenUnavailable under screen='device' where none applies."""
+        from fuzzfarm.device.runner import KernelBuildError
+        from fuzzfarm.oracle.device_screen import screen_for
+        t = unit.target
+        key = (unit.build_options, t.name, t.precision)
+        if self.screen_mode == "host" or not kind_of(t).device_screened(t):
+            return self._no_screen(key, "host" if self.screen_mode == "host" else
+                                   f"{t.name} does not fit the device screen")
+        screen, have = self._screens.get(key, (None, -1))
+        if have >= size:
+            return screen
+        if have == 0:               # failed to build, or none applies: never again
+            return self._no_screen(key, self.screen_choices.get(key, ""))
+        runner = self.runner(unit.build_options)
+        cap = size if isinstance(unit.source, IndexRange) else max(size, MIN_SCREEN_INPUTS)
+        try:
+            screen, why = screen_for(runner, t.name, t.precision,
+                                     self._claims[unit.build_options][t.precision], cap)
+        except KernelBuildError as exc:
+            self.screen_faults.append((unit, exc))
+            screen, why = None, f"the device screen did not build ({str(exc).splitlines()[0]})"
+        self._screens[key] = (screen, cap if screen is not None else 0)
+        if screen is None:
+            return self._no_screen(key, why)
+        self.screen_choices[key] = "device"
+        return screen
+
+    def _no_screen(self, key, why: str):
+        self.screen_choices.setdefault(key, f"host: {why}" if why != "host" else "host")
+        if self.screen_mode == "device":
+            raise ScreenUnavailable(f"--screen device: {why}")
+        return None
+
+    def _generator(self, build_options: str):
+        """The input generator for ``build_options``, or None where it does not build."""
+        if build_options not in self._generators:
+            from fuzzfarm.device.generate import DeviceGenerator
+            from fuzzfarm.device.runner import KernelBuildError
+            try:
+                self._generators[build_options] = DeviceGenerator(self.runner(build_options))
+            except KernelBuildError:
+                self._generators[build_options] = None
+        return self._generators[build_options]
+
+    def makes(self, unit: WorkUnit, plan) -> bool:
+        """Whether the device makes ``unit``'s inputs from ``plan`` (generate.UnitPlan):
+        its generator and the unit's device screen are built (the check of such a unit
+        reads only the screen's candidates)."""
+        if not self.makes_inputs:
+            return False
+        try:
+            return (self._generator(unit.build_options) is not None
+                    and self.screen(unit, plan.n) is not None)
+        except Exception:           # noqa: BLE001 - the host makes them; launch records
+            return False            # what the device does wrong
+
+    # ------------------------------------------------------------------ launching
+    def launch(self, unit: WorkUnit, inputs, slot: Slot | None = None) -> Launch:
+        """Enqueue ``unit`` (its recipes drawn) on the device and return at once.
+        ``inputs``: None for a range, a generate.UnitPlan for inputs the device makes
+        (``makes`` said yes), else the host's inputs; ``slot``: where a range's results
+        land (None: fresh arrays).  Raises KernelBuildError or pyopencl.Error from the
+        driver."""
+        key = (unit.build_options, unit.target)
+        if key in self.unbuildable:
+            raise self.unbuildable[key]
+        runner = self.runner(unit.build_options)
+        if self.plants.get("enqueue") and any(s in unit.unit_id
+                                               for s in self.plants["enqueue"]):
+            from fuzzfarm.device.commands import planted_enqueue_error
+            planted_enqueue_error(runner)
+        if isinstance(unit.source, IndexRange):
+            return self._launch_range(unit, runner, slot)
+        if inputs is not None and not isinstance(inputs, dict):
+            return self._launch_made(unit, runner, inputs)
+        return self._launch_host(unit, runner, inputs)
+
+    def _launch_host(self, unit: WorkUnit, runner, inputs: dict) -> Launch:
+        target = unit.target
+        kind = kind_of(target)
+        n = len(next(iter(inputs.values())))
+        screen = self.screen(unit, n) if kind.device_screened(target) else None
+        if screen is None:
+            return Launch(unit, "host", kind.submit(runner, target, inputs), inputs)
+        from fuzzfarm.oracle.device_screen import ScreenChunk
+        answer = ScreenChunk.empty(n)
+
+        def after(queue, dev_in, dev_out, n):
+            return screen.enqueue(dev_out[0], 0, n, answer, xbuf=dev_in[0], blocking=False)
+
+        pending = runner.submit(target.fn, inputs, target.fmt, target.width, after=after)
+        return Launch(unit, "host", pending, inputs, answer)
+
+    def _launch_made(self, unit: WorkUnit, runner, plan) -> Launch:
+        target = unit.target
+        screen = self.screen(unit, plan.n)
+        land = screen.landing(plan.n)
+        generator = self._generator(unit.build_options)
+        box = []
+
+        def fill(queue, dev_in, n):
+            first, _, total = generator.enqueue(queue, plan, dev_in[0])
+            box.append(total)
+            return first
+
+        def after(queue, dev_in, dev_out, n):
+            ev = screen.enqueue(dev_out[0], 0, n, land.answer, xbuf=dev_in[0], blocking=False)
+            return screen.enqueue_marked(dev_in[0], dev_out[0], n, land, wait_for=[ev])
+
+        try:
+            pending = runner.submit_made(target.fn, plan.n, fill, target.fmt, target.width,
+                                         after=after, copy_back=False)
+        except BaseException:
+            land.release()
+            raise
+        launch = Launch(unit, "made", pending, answer=land.answer, landing=land)
+        launch.tally = box[0]
+        return launch
+
+    def _sweep_kernel(self, unit: WorkUnit, runner, count: int):
+        from fuzzfarm.device.sweep_kernel import SweepKernel
+        t = unit.target
+        key = (unit.build_options, t.name, t.precision)
+        k = self._sweeps.get(key)
+        if k is None or k.capacity < count:
+            k = self._sweeps[key] = SweepKernel(runner, kind_of(t).space(t), count)
+        return k
+
+    def _launch_range(self, unit: WorkUnit, runner, slot: Slot | None) -> Launch:
+        from fuzzfarm.device.kernels import buffer_dtype
+        from fuzzfarm.oracle.device_screen import ScreenChunk
+        start, count = unit.source.start, unit.source.count
+        cap = count if slot is None else max(count, slot.capacity)
+        kernel = self._sweep_kernel(unit, runner, cap)
+        screen = self.screen(unit, cap)
+        space = kernel.space
+        if slot is None:
+            views = {o.name: np.empty(count, buffer_dtype(o, space.fmt))
+                     for o in space.fn.outputs}
+            answer = None if screen is None else ScreenChunk.empty(count)
+            host = None
+        else:
+            views, answer, host = self._slot_views(unit, runner, kernel, slot, screen, count)
+        lane, self._lane = self._lane, (self._lane + 1) % kernel.lanes_count
+        run = kernel.launch(start, count, views, screen, answer, lane, host)
+        return Launch(unit, "range", run, answer=answer, sweep=kernel)
+
+    def _slot_views(self, unit, runner, kernel, slot: Slot, screen, count: int):
+        """(output views, answer views or None, its HostSlot or None) of a range unit of
+        ``count`` inputs in ``slot``: the outputs from byte 0, the answer after room for
+        the slot's capacity of outputs."""
+        from fuzzfarm.device.kernels import buffer_dtype
+        from fuzzfarm.device.sweep_kernel import HostSlot
+        from fuzzfarm.oracle.device_screen import ScreenChunk
+        space = kernel.space
+        out_bytes = slot.capacity * sum(buffer_dtype(o, space.fmt).itemsize
+                                        for o in space.fn.outputs)
+        views, offset = {}, 0
+        for o in space.fn.outputs:
+            dt = buffer_dtype(o, space.fmt)
+            views[o.name] = np.frombuffer(slot.memory, dt, count, offset)
+            offset += count * dt.itemsize
+        answer = None if screen is None else ScreenChunk.views(slot.memory, out_bytes, count)
+        key = (unit.build_options, slot.index)
+        if key not in self._hosts:
+            from fuzzfarm.device.commands import OpenCLError
+            answer_bytes = 0 if screen is None else ScreenChunk.nbytes(slot.capacity)
+            try:
+                self._hosts[key] = HostSlot(runner, slot.memory, out_bytes, answer_bytes)
+            except OpenCLError:         # copied into pageable memory then (slower)
+                self._hosts[key] = None
+        return views, answer, self._hosts[key]
+
+    # ------------------------------------------------------------------ landing
+    def land(self, launch: Launch, sparse: bool = False, every_row: bool = False) -> Landed:
+        """Wait for ``launch`` and return what its check needs (views of the launch's
+        memory, valid until ``launch.release()`` and, for the host route, until the
+        runner's next submit).  ``sparse``: cut a screened range's results to the
+        positions the verdict may read (verdict.screened.SparseOutputs), for an executor
+        that copies what it moves.  ``every_row``: a made unit's every row read back, not
+        only the gathered ones (the check's verdict is the same: tests).  Raises
+        pyopencl.Error from the driver."""
+        unit = launch.unit
+        if launch.route == "range":
+            seconds = launch.sweep.land(launch.pending)
+            outputs = launch.pending.views
+            if sparse and launch.answer is not None:
+                from fuzzfarm.verdict.screened import SparseOutputs
+                outputs = SparseOutputs.of(outputs, launch.answer, unit.source.count)
+            return Landed(unit, seconds, outputs, answer=launch.answer)
+        if launch.route == "made":
+            return self._land_made(launch, every_row)
+        outputs = launch.pending.wait(copy=False)
+        return Landed(unit, float(launch.pending.device_seconds), outputs, launch.inputs,
+                      launch.answer)
+
+    def _land_made(self, launch: Launch, every_row: bool = False) -> Landed:
+        """A made unit's Landed: the gathered rows where they fit the landing, else every
+        row read back; the screen's rule bits left out where it counts no failures."""
+        from fuzzfarm.oracle.device_screen import ScreenChunk
+        run, land = launch.pending, launch.landing
+        run.wait(copy=False)
+        a = land.answer
+        if not land.screen.aggregate:       # no failure counted: nothing to read there
+            a = a._replace(agg_c0=a.agg_c0[:0], agg_c1=a.agg_c1[:0])
+        answer = ScreenChunk(*a)
+        count, top, gx, gy = land.marked()
+        name = launch.unit.target.fn.outputs[0].name
+        tally = np.array(launch.tally)
+        if gx is not None and not every_row:
+            made = MadeRows(land.count, True, gx, {name: gy}, tally, top, count)
+        else:
+            outputs = run.read_made()
+            x = run.made_inputs[0]
+            made = MadeRows(len(x), False, x, dict(outputs), tally, top, count)
+        return Landed(launch.unit, float(run.device_seconds), answer=answer, made=made)
