@@ -865,3 +865,41 @@ def test_a_device_that_cannot_build_the_screen_is_a_finding_and_the_sweep_goes_o
                                     "16", "--screen", "device"])
     assert res.exit_code == 2 and "device screen did not build" in res.output
     assert "Traceback" not in res.output
+
+
+@pytest.mark.parametrize("count, density, top_marked", [
+    (1, 0.5, False), (31, 0.3, True), (32 * 1000 + 7, 0.25, False), (32 * 4096, 0.02, True),
+    (100_003, 0.9, False), (64, 0.0, False)])
+def test_marked_positions_select_and_rank_like_the_listed_positions(count, density, top_marked):
+    """verdict.screened.MarkedPositions (rank-select over the screen's marks) gives the
+    positions SparseOutputs.positions lists, in order, the top added where it is not
+    marked; rank() inverts it and refuses a position not held (known bad)."""
+    from fuzzfarm.verdict.screened import MarkedPositions, SparseOutputs
+    rng = np.random.default_rng(count)
+    a = ds.ScreenChunk.empty(count)
+    w = ds.words_for(count)
+    bits = rng.random(w * 32) < density
+    a.passed[:] = ~np.packbits(bits, bitorder="little").view(np.uint32)[:w]
+    a.agg[:] = 0
+    a.wmax[:] = -1
+    if count > 3:                   # a passed input of the largest error
+        top = int(rng.integers(0, count))
+        word, bit = divmod(top, 32)
+        a.passed[word] |= np.uint32(1 << bit)           # passed ...
+        if top_marked:
+            a.agg[word] |= np.uint32(1 << bit)          # ... and counted: marked anyway
+        a.wmax[word], a.wpos[word] = 3.0, bit
+    want = SparseOutputs.positions(a, count)
+    got = MarkedPositions.of(a, count)
+    assert got.size == want.size
+    np.testing.assert_array_equal(np.asarray(got), want)
+    if want.size:
+        ranks = rng.integers(0, want.size, 50)
+        np.testing.assert_array_equal(got[ranks], want[ranks])
+        assert got[int(ranks[0])] == want[ranks[0]] and got[-1] == want[-1]
+        np.testing.assert_array_equal(got.rank(want[ranks]), ranks)
+    held = np.zeros(count, bool)
+    held[want] = True
+    if (~held).any():
+        with pytest.raises(KeyError):
+            got.rank([int(np.flatnonzero(~held)[0])])

@@ -346,3 +346,39 @@ def test_a_checkpoint_restores_what_the_whole_journal_restores(tmp_path):
     assert {s_.key: (s_.next_serial, s_.issued_inputs) for s_ in a.all_streams} == \
         {s_.key: (s_.next_serial, s_.issued_inputs) for s_ in b.all_streams}
     journal.close()
+
+
+def test_a_journal_of_the_untyped_specs_restores_the_same_units():
+    """Journals written before units were typed hold dict specs (seed of the stream,
+    per_recipe, recipes_per_unit, size, sweep, replay); a resumed campaign reads them into
+    the same units: same ids, sources and sizes as a fresh scheduler issues."""
+    from fuzzfarm.orchestrate.scheduler import Ticket
+    pool = "aaaaaaaaaaaa"
+    fresh = Scheduler(finite_streams(units=3), unit_inputs=4096,
+                      replay={("sinpi", "binary32"): [(0x4AFFFFFE,)]})
+    fresh.add_device("d", pool)
+    tickets = drain(fresh, "d", complete=False)
+
+    def old_spec(t):               # the dict the scheduler journaled before Ticket
+        d = {"unit_id": t.unit_id, "pool": t.pool, "job": t.job, "source": "recipes",
+             "target": list(t.unit.target), "build_options": "", "serial": t.serial,
+             "seed": 7, "per_recipe": 8192, "recipes_per_unit": 4, "size": t.unit.size,
+             "isolate": False}
+        if t.serial == 0 and t.unit.source.replay:
+            d["replay"] = [list(r) for r in t.unit.source.replay]
+        return d
+
+    for t in tickets:
+        assert Ticket.from_json(old_spec(t)) == t
+        assert Ticket.from_json(t.to_json()) == t
+    old = Ticket.from_json({"unit_id": "p-j1-sin.binary32.w1-000002", "pool": "p", "job": 1,
+                            "source": "sweep", "target": ["sin", "binary32", 1],
+                            "build_options": "", "serial": 2, "seed": 3, "per_recipe": 8192,
+                            "recipes_per_unit": 4, "size": 1 << 22,
+                            "sweep": {"start": 2 << 22, "count": 1 << 22}})
+    assert old.unit.source == IndexRange(2 << 22, 1 << 22) and old.size == 1 << 22
+    resumed = Scheduler(finite_streams(units=3), unit_inputs=4096)
+    resumed.restore([{"event": "issue", "spec": old_spec(t)} for t in tickets[:4]])
+    resumed.add_device("d", pool)
+    again = drain(resumed, "d", complete=False)
+    assert [t.unit for t in again] == [t.unit for t in tickets]

@@ -638,6 +638,10 @@ class PendingRun:
         self._names, self._lengths, self._t0, self._as_list = names, lengths, t0, as_list
         self._result = None
         self.device_seconds = float("nan")
+        #: inputs made on the device (``submit_made``), as ``wait(copy=False)``'s views
+        self.made_inputs = None
+        self._unread = None          # what ``read_made`` reads (copy_back=False)
+        self._released_at = -1       # the runner's launches when this one was waited for
 
     @property
     def done(self) -> bool:

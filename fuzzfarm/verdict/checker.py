@@ -35,8 +35,7 @@ from edgecases.predicates import evaluate
 from fuzzfarm import formats
 from fuzzfarm.formats import FloatFormat
 from fuzzfarm.verdict.claims import Claims
-from fuzzfarm.verdict.findings import (FINDINGS_PER_RULE, CheckResult, Finding, class_codes,
-                                       first_of_each)
+from fuzzfarm.verdict.findings import CheckResult, Finding, class_codes, first_of_each
 from fuzzfarm.oracle import (EXACT_FUNCTIONS, Congruent, Exact, OneOf, Unspecified, reference,
                              round_to_bits, ulp_error, value_of)
 from fuzzfarm.oracle.histogram import histogram as ulp_histogram
@@ -45,6 +44,11 @@ from fuzzfarm.verdict.screening import screen_pending
 __all__ = ["check_batch"]
 
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+
+#: At most this many findings of one rule and output are recorded per check_batch call (a
+#: run's unit, a sweep's chunk); the rest are counted (CheckResult.unrecorded), so a
+#: systematic failure cannot flood the results.
+FINDINGS_PER_RULE = 1000
 
 #: check_batch judges a long batch in blocks of this many elements (measured fastest on a
 #: 2-core EPYC: 2^18 keeps the temporaries in cache; 2^20 is 2.3x slower).  The
@@ -77,6 +81,7 @@ class _Ctx:
         self.any_nan = nan
         self.any_special = special
         self.recorded: Counter = Counter()
+        self.cap = FINDINGS_PER_RULE        # findings recorded per rule and output
         self.measured_errors: list = []    # (element, ULPs) measured beyond the screen
         self.binned = None                 # elements whose screened error is binned
         self.max_so_far = float("nan")     # the batch's largest measured error (blocks)
@@ -111,7 +116,7 @@ class _Ctx:
         if idx.size == 0:
             return
         key = (rule.id, output)
-        room = max(0, FINDINGS_PER_RULE - self.recorded[key])
+        room = max(0, self.cap - self.recorded[key])
         keep = np.arange(idx.size) < room
         if idx.size > room:
             if self.flush:
@@ -571,7 +576,7 @@ def _judge_screened_failures(c: _Ctx, j: _Judging, probe, rest, rest_err) -> Non
     c.result.note_error(rest_err, idx[rest])
     c.measured_errors.extend(zip(idx[rest].tolist(), np.asarray(rest_err).tolist()))
     # probe findings beyond the cap are counted, not recorded
-    over = c.recorded[(rule.id, fn.outputs[0].name)] - FINDINGS_PER_RULE
+    over = c.recorded[(rule.id, fn.outputs[0].name)] - c.cap
     if over > 0:
         # (the last ones, keeping the first of each input class)
         keep_first = set(idx[probe][first_of_each(probe_codes)].tolist())

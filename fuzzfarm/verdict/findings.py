@@ -11,13 +11,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-__all__ = ["Finding", "CheckResult", "class_codes", "class_key", "first_of_each",
-           "FINDINGS_PER_RULE"]
-
-#: At most this many findings of one rule and output are recorded per check_batch call (a
-#: run's unit, a sweep's chunk); the rest are counted (CheckResult.unrecorded), so a
-#: systematic failure cannot flood the results.
-FINDINGS_PER_RULE = 1000
+__all__ = ["Finding", "CheckResult", "class_codes", "class_key", "first_of_each"]
 
 
 def class_codes(fn, fmt, args: dict) -> np.ndarray:
@@ -105,7 +99,7 @@ class CheckResult:
     exact: int = 0
     unjudged: int = 0
     #: findings counted but not recorded as rows: (rule_id, severity) -> count, beyond
-    #: FINDINGS_PER_RULE of one rule and output in one batch (a systematic failure of a
+    #: checker.FINDINGS_PER_RULE of one rule and output in one batch (a systematic failure of a
     #: sweep would otherwise make billions of rows).
     unrecorded: Counter = field(default_factory=Counter)
     #: the same findings by input class: (rule_id, severity, class code) -> count

@@ -17,7 +17,6 @@ import numpy as np
 from fuzzfarm import formats
 from fuzzfarm.oracle import screen as screen_mod
 from fuzzfarm.oracle.histogram import histogram as ulp_histogram
-from fuzzfarm.verdict.findings import FINDINGS_PER_RULE
 
 __all__ = ["screen_pending", "PROBE"]
 
@@ -118,7 +117,7 @@ def screen_pending(c, bound, plain, lim, idx, pos, rule):
     failed = sc.failed if finite is None else sc.failed & finite
     # judge exactly (and record) what the cap has room for, at least PROBE to confirm
     # the screen's verdicts; count the rest
-    room = max(PROBE, FINDINGS_PER_RULE - c.recorded[(rule.id, fn.outputs[0].name)])
+    room = max(PROBE, c.cap - c.recorded[(rule.id, fn.outputs[0].name)])
     if use_failed and failed.sum() > room:
         f_pos = np.nonzero(failed)[0]
         probe, rest = f_pos[:room], f_pos[room:]

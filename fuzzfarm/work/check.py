@@ -192,23 +192,24 @@ def verified_rows(unit: WorkUnit, read: np.ndarray, findings) -> np.ndarray:
     error's) and VERIFIED_ROWS of the rows ``read`` (all where fewer), drawn with a
     generator seeded by the unit's seed."""
     from fuzzfarm.verdict.screened import union
-    read = np.asarray(read, np.int64)
-    if read.size > VERIFIED_ROWS:
+    if len(read) > VERIFIED_ROWS:
         rng = np.random.default_rng([int(unit.stored_seed), 0x5EED])
-        read = read[rng.choice(read.size, VERIFIED_ROWS, replace=False)]
+        read = read[rng.choice(len(read), VERIFIED_ROWS, replace=False)]
+    read = np.asarray(read, np.int64)
     n = int(max(read.max(initial=-1), max(findings, default=-1))) + 1
     return union(n, read, list(findings))
 
 
 def _made_rows(made: MadeRows, answer):
-    """(outputs, the device's inputs by position, the positions the verdict reads) of a
-    made unit; raises InputsDisagree where the device's gathered rows are not those its
-    answer marks."""
-    from fuzzfarm.verdict.screened import SparseOutputs, outputs_reader, top_position
+    """(outputs, the device's inputs by position, the positions the verdict reads: a
+    verdict.screened.MarkedPositions) of a made unit; raises InputsDisagree where the
+    device's gathered rows are not those its answer marks."""
+    from fuzzfarm.verdict.screened import (MarkedPositions, SparseOutputs, outputs_reader,
+                                           top_position)
     n = made.n
+    pos = MarkedPositions.of(answer, n)
     if not made.marked:
-        return made.outputs, outputs_reader({"x": made.x}), SparseOutputs.positions(answer, n)
-    pos = SparseOutputs.positions(answer, n)
+        return made.outputs, outputs_reader({"x": made.x}), pos
     top = top_position(answer)
     if pos.size != made.x.size or made.top != top:
         raise InputsDisagree([], [], [], why=(
@@ -226,12 +227,14 @@ def check_made(landed: Landed, claims, device_meta: dict, run_id: str) -> Checke
     Raises InputsDisagree where they differ, or where the rows the device gathered are
     not those its screen's answer marks (a device fault: no verdict)."""
     from fuzzfarm.device import generate
+    from fuzzfarm.verdict.screened import MarkedPositions
     t0 = time.perf_counter()
     unit, made, answer = landed.unit, landed.made, landed.answer
     outputs, device_at, read = _made_rows(made, answer)
 
     def inputs_at(pos):
-        return {"x": np.asarray(device_at(np.asarray(pos, np.int64))["x"])}
+        p = pos if isinstance(pos, MarkedPositions) else np.asarray(pos, np.int64)
+        return {"x": np.asarray(device_at(p)["x"])}
 
     # nothing counted on the device: the candidates are the marked rows themselves
     cands = read if made.marked and not answer.agg_count.any() else None

@@ -78,6 +78,7 @@ class Launch:
     answer: object = None
     landing: object = None
     sweep: object = None
+    tally: object = None            # a made unit's class counts (generate.tally's input)
     started: float = field(default_factory=time.perf_counter)
 
     def release(self) -> None:
@@ -323,9 +324,7 @@ class DeviceSession:
         except BaseException:
             land.release()
             raise
-        launch = Launch(unit, "made", pending, answer=land.answer, landing=land)
-        launch.tally = box[0]
-        return launch
+        return Launch(unit, "made", pending, answer=land.answer, landing=land, tally=box[0])
 
     def _sweep_kernel(self, unit: WorkUnit, runner, count: int):
         from fuzzfarm.device.sweep_kernel import SweepKernel
