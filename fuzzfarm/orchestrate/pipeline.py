@@ -156,7 +156,9 @@ class Pipeline:
                 t = clock()
                 wait = max(0.0, min(1.0, self._retry_at - clock()))
                 reports = self.executor.reap(wait)
-                if not reports and not self.executor.in_flight:
+                if reports:         # units came back: the pool may have more, or be done
+                    self._retry_at = 0.0
+                elif not self.executor.in_flight:
                     time.sleep(wait)
                 self._take(reports)
                 spent["idle"] += clock() - t

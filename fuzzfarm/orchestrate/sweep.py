@@ -175,10 +175,15 @@ def resume_state(opts: SweepOptions, limit: bool = True) -> tuple[str, dict, tup
     done = store.done_units(opts.out, run_id)
     prefix = unit_prefix(info.fingerprint, space)
     todo = range_plan(space, opts.chunk, range(-(-space.size // opts.chunk)), done, prefix)
-    if limit and opts.limit is not None:    # the first ``limit`` chunks (all their units)
-        first = sorted({r.start // opts.chunk for _, r in todo})[:opts.limit]
-        todo = tuple(u for u in todo if u[1].start // opts.chunk in first)
-    return run_id, meta, todo
+    return run_id, meta, _limited(todo, opts) if limit else todo
+
+
+def _limited(todo: tuple, opts: SweepOptions) -> tuple:
+    """``todo`` cut to the first ``opts.limit`` chunks (with all their units)."""
+    if opts.limit is None:
+        return todo
+    first = set(sorted({r.start // opts.chunk for _, r in todo})[:opts.limit])
+    return tuple(u for u in todo if u[1].start // opts.chunk in first)
 
 
 def sweep(opts: SweepOptions, progress=None, locked: bool = False) -> dict:
@@ -218,8 +223,8 @@ def _sweep_locked(opts: SweepOptions, progress) -> dict:
     from fuzzfarm.store import dataset as store
 
     space = opts.space
-    run_id, meta, todo = resume_state(opts)
-    every = todo if opts.limit is None else resume_state(opts, limit=False)[2]
+    run_id, meta, every = resume_state(opts, limit=False)
+    todo = _limited(every, opts)
     done_inputs = space.size - sum(r.count for _, r in every)
     started = time.perf_counter()
     phases = _Phases()

@@ -59,31 +59,25 @@ class Space:
                   "normal": (f.min_normal, f.pos_inf), "inf": (f.pos_inf, f.pos_inf + 1),
                   "snan": (f.pos_inf + 1, f.pos_inf | f.quiet_bit),
                   "qnan": (f.pos_inf | f.quiet_bit, f.abs_mask + 1)}
-
-        def inside(lo: int, hi: int, sign: int) -> int:
-            # g = 2 m + sign for magnitude m: how many g in [start, end) have m in [lo, hi)
-            a = max(lo, -(-(start - sign) // 2))
-            b = min(hi, (end - 1 - sign) // 2 + 1)
-            return max(0, b - a)
-
         name = self.fn.inputs[0].name
         out = {}
         for cls in INPUT_CLASSES:
             if cls in ("qnan", "snan"):
-                n = sum(inside(*ranges[cls], s) for s in (0, 1))
+                n = sum(_inside(*ranges[cls], s, start, end) for s in (0, 1))
             else:
                 sign = 1 if cls.startswith("neg_") else 0
-                n = inside(*ranges[cls.split("_", 1)[1]], sign)
+                n = _inside(*ranges[cls.split("_", 1)[1]], sign, start, end)
             out[f"{name}:{cls}"] = n
         return out
 
     def rare_inputs(self, start: int, count: int) -> int:
         """Inputs of ``start .. start+count-1`` in the rare classes (zeros, subnormals,
-        infinities, NaNs: those a device screen leaves to the host); 0 for a space of two
-        arguments (not counted)."""
-        counts = self.class_counts(start, count)
-        return 0 if not counts else sum(n for k, n in counts.items()
-                                        if not k.endswith("_normal"))
+        infinities, NaNs: those a device screen leaves to the host, every input but the
+        normal ones); 0 for a space of two arguments (not counted)."""
+        if len(self.fn.inputs) != 1:
+            return 0
+        f, end = self.fmt, start + count
+        return count - sum(_inside(f.min_normal, f.pos_inf, s, start, end) for s in (0, 1))
 
     def inputs_at(self, start: int, positions: np.ndarray) -> dict[str, np.ndarray]:
         """Inputs ``start + positions`` (int array, (m,)) as {argument name: fmt.uint array
@@ -114,6 +108,14 @@ class Space:
             shift = np.uint64(k * self.fmt.bits)
             out[a.name] = (u >> shift).astype(self.fmt.uint) if k else u.astype(self.fmt.uint)
         return out
+
+
+def _inside(lo: int, hi: int, sign: int, start: int, end: int) -> int:
+    """How many input numbers g in [start, end) of a one-argument space have magnitude m
+    in [lo, hi) and sign ``sign`` (g = 2 m + sign)."""
+    a = max(lo, -(-(start - sign) // 2))
+    b = min(hi, (end - 1 - sign) // 2 + 1)
+    return max(0, b - a)
 
 
 def space_of(fn: catalogue.Function, fmt: FloatFormat) -> Space:
