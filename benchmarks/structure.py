@@ -10,8 +10,9 @@ No assertions: figures (tests/test_architecture.py holds the rules)."""
 from __future__ import annotations
 
 import ast
-import sys
 from pathlib import Path
+
+import click
 
 PACKAGES = ("fuzzfarm", "strategies", "edgecases", "cluster")
 #: Functions that are (part of) a device pipeline, by module: the loop that launches,
@@ -64,17 +65,24 @@ def counts(root: Path) -> dict:
             "device_pipeline_lines": pipeline_lines}
 
 
-def main(argv=None) -> int:
-    roots = [Path(a) for a in (argv or sys.argv[1:])] or [Path(__file__).resolve().parents[1]]
+@click.command()
+@click.argument("roots", nargs=-1,
+                type=click.Path(exists=True, file_okay=False, path_type=Path))
+def main(roots: tuple[Path, ...]) -> None:
+    """Print the counts of each ROOT (a fuzzfarm checkout; default: this one)."""
+    roots = roots or (Path(__file__).resolve().parents[1],)
+    for root in roots:
+        if not (root / "fuzzfarm").is_dir():
+            raise click.BadParameter(f"{root} is not a fuzzfarm checkout (no fuzzfarm/ in it)",
+                                     param_hint="ROOT")
     for root in roots:
         c = counts(root)
-        print(f"{root}:")
+        click.echo(f"{root}:")
         for k, v in c.items():
-            print(f"  {k}: {len(v) if isinstance(v, list) else v}")
+            click.echo(f"  {k}: {len(v) if isinstance(v, list) else v}")
             for item in v if isinstance(v, list) else ():
-                print(f"    {item}")
-    return 0
+                click.echo(f"    {item}")
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    main()

@@ -27,11 +27,9 @@ Example::
 from strategies._internal.classes import (
     FLOAT_CLASSES, INT_VALUE_CLASSES, NAN_PAYLOADS, boundary_table, int_landmarks, special_float_bits, special_int_values,
 )
-from strategies._internal.elements import args_for, float_bits, int_bits
 from strategies._internal.errors import InvalidArgument
-from strategies._internal.recipes import (
+from strategies._internal.recipe import (
     DEFAULT_FLOAT_WEIGHTS, DEFAULT_INT_WEIGHTS, SAMPLER_VERSION, SAMPLER_VERSIONS, Recipe,
-    draw_recipes, recipes,
 )
 from strategies._internal.pool import SPECIAL_POOL_LIMIT, special_inputs
 from strategies._internal.distinct import Stream
@@ -48,3 +46,20 @@ __all__ = [
     "Stream", "SAMPLER_VERSIONS", "Space", "SpaceError", "space_of", "MAX_SPACE_BITS",
     "DEFAULT_FLOAT_WEIGHTS", "DEFAULT_INT_WEIGHTS", "SAMPLER_VERSION", "InvalidArgument",
 ]
+
+#: Names whose modules import hypothesis, loaded on first use: a device sweep or the check
+#: of a stored unit reads Space, Recipe and the sampler and never pays hypothesis's import.
+_HYPOTHESIS_NAMES = {
+    "args_for": "elements", "float_bits": "elements", "int_bits": "elements",
+    "recipes": "recipes", "draw_recipes": "recipes",
+}
+
+
+def __getattr__(name: str):
+    module = _HYPOTHESIS_NAMES.get(name)
+    if module is None:
+        raise AttributeError(f"module 'strategies' has no attribute {name!r}")
+    import importlib
+    value = getattr(importlib.import_module(f"strategies._internal.{module}"), name)
+    globals()[name] = value
+    return value

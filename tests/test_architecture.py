@@ -290,3 +290,22 @@ def test_no_duck_typing_by_hasattr_in_the_packages():
              if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
              and node.func.id == "hasattr"]
     assert found == []
+
+
+def _modules_after(code: str) -> set[str]:
+    """The names in sys.modules after running ``code`` in a fresh interpreter."""
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-c", code + "\nimport sys\nprint(' '.join(sys.modules))"],
+                         cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    return set(out.split())
+
+
+def test_a_sweep_s_inputs_need_no_hypothesis():
+    # The sweep and the check of a stored unit read Space, Recipe and the sampler; the
+    # hypothesis strategies are loaded on first use (0.2 s of every sweep otherwise).
+    quiet = _modules_after("from strategies import Recipe, Space, expand, space_of, special_inputs\n"
+                           "import fuzzfarm.work.session, fuzzfarm.orchestrate.sweep")
+    assert "strategies._internal.space" in quiet and "hypothesis" not in quiet
+    drawn = _modules_after("from strategies import draw_recipes, float_bits")
+    assert "hypothesis" in drawn

@@ -10,7 +10,7 @@ from strategies._internal.classes import (
 )
 from strategies._internal.distinct import LanePlan, Stream, plan_distinct, realize
 from strategies._internal.errors import InvalidArgument
-from strategies._internal.recipes import Recipe
+from strategies._internal.recipe import Recipe
 from strategies._internal.validation import check_fmt, check_function
 
 __all__ = ["expand", "expand_plans", "input_class_counts", "sample_classes", "class_tally", "distinct_count"]
