@@ -43,12 +43,7 @@ def check_unit_task(landed, inputs, claims, device_meta, run_id, out, coordinato
     # its call left the node lost the unit's completion, and its lease kept the pool open
     # for ever (the fault-tolerance test hung once in 36 runs).  Awaited, the node's death
     # fails the task instead, Ray runs it again and a duplicate completion is ignored.
-    if r.fault is not None:
-        ray.get(coordinator.fault.remote(r.unit_id, device_key, r.fault))
-    else:
-        ray.get(coordinator.complete.remote(r.unit_id, device_key, r.inputs, r.failures,
-                                            r.notes, r.task_seconds + r.device_seconds,
-                                            r.target, r.task_seconds))
+    ray.get(coordinator.report.remote(device_key, r))
     return r
 
 

@@ -67,6 +67,13 @@ class Coordinator:
         return self.s.complete(unit_id, device, inputs, failures, notes, seconds, target,
                                check_seconds)
 
+    def report(self, device: str, r) -> bool:
+        """A checked unit's UnitReport from ``device`` (Scheduler.report); a device fault
+        its check found is journalled as one (``fault``)."""
+        if r.fault is not None:
+            return self.fault(r.unit_id, device, r.fault)
+        return self.s.report(device, r)
+
     def trim_journal(self) -> int:
         """Rewrite the journal to the scheduler's checkpoint (``Scheduler.checkpoint``):
         the units in flight, not every unit issued.  Returns its lines."""

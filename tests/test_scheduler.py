@@ -203,6 +203,20 @@ def test_a_late_duplicate_completion_counts_nothing():
     assert s.snapshot()["devices"]["d"]["inputs"] == 10
 
 
+def test_a_unit_report_completes_its_unit_or_counts_its_device_fault():
+    from fuzzfarm.work.check import UnitReport
+    s = Scheduler(finite_streams(units=2))
+    s.add_device("d", "aaaaaaaaaaaa")
+    checked, faulted = s.lease("d"), s.lease("d")
+    assert s.report("d", UnitReport(checked.unit_id, T1, inputs=10, failures=2, notes=1))
+    assert s.report("d", UnitReport(faulted.unit_id, T1, fault="integer_arithmetic"))
+    assert not s.report("d", UnitReport(faulted.unit_id, T1, fault="integer_arithmetic"))
+    d = s.snapshot()["devices"]["d"]
+    assert (d["inputs"], d["failures"], d["notes"], d["faults"]) == (10, 2, 1, 1)
+    assert s.faults == [(faulted.unit_id, "integer_arithmetic")]
+    assert {checked.unit_id, faulted.unit_id} <= s.done
+
+
 def test_budgets_end_the_issue_of_new_units():
     clock = Clock()
     s = Scheduler([Stream("p", 1, "recipes", T1, "", 7)], unit_inputs=1000,

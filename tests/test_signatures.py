@@ -7,7 +7,6 @@ import sys
 from datetime import datetime, timedelta, timezone
 
 import pyarrow as pa
-import pytest
 from click.testing import CliRunner
 
 from fuzzfarm.store import dataset as store

@@ -44,7 +44,7 @@ import numpy as np
 
 from fuzzfarm.orchestrate.scheduler import Ticket, Wait
 from fuzzfarm.work.check import UnitReport
-from fuzzfarm.work.session import Slot, prepare_inputs
+from fuzzfarm.work.session import Slot, is_device_plan, prepare_inputs
 
 __all__ = ["Pipeline", "Totals", "LocalOrders", "LocalMaker", "LocalExecutor",
            "TIME_KEYS"]
@@ -194,11 +194,10 @@ class Pipeline:
         ticket, handle = self._ahead.popleft()
         t = clock()
         unit, inputs, handle = self.maker.finish(handle)
-        if inputs is not None and not isinstance(inputs, dict) and \
-                not self.session.makes(unit, inputs):
+        if is_device_plan(inputs) and not self.session.makes(unit, inputs):
             unit, inputs = prepare_inputs(unit, on_device=False)   # the host makes them
             handle = None
-        self.totals.made_on_device += inputs is not None and not isinstance(inputs, dict)
+        self.totals.made_on_device += is_device_plan(inputs)
         t1 = clock()
         spent["generate"] += t1 - t
         slot = self.executor.slot()
@@ -329,11 +328,7 @@ class LocalOrders:
         self.s.on_device(self.device, unit_ids)
 
     def complete(self, r: UnitReport) -> None:
-        if r.fault is not None:
-            self.s.record_fault(r.unit_id, self.device, r.fault)
-        else:
-            self.s.complete(r.unit_id, self.device, r.inputs, r.failures, r.notes,
-                            r.task_seconds + r.device_seconds, r.target, r.task_seconds)
+        self.s.report(self.device, r)
 
     def fault(self, unit_id: str, reason: str) -> None:
         self.s.record_fault(unit_id, self.device, reason)

@@ -566,6 +566,15 @@ class Scheduler:
             self.devices[device].stats["faults"] += 1
         return True
 
+    def report(self, device: str, r) -> bool:
+        """A checked unit's ``r`` (a work.check.UnitReport) from ``device``: done
+        (``complete``) with its counts and seconds, or a device fault (``record_fault``)
+        where its check found one.  Returns False when it was done already."""
+        if r.fault is not None:
+            return self.record_fault(r.unit_id, device, r.fault)
+        return self.complete(r.unit_id, device, r.inputs, r.failures, r.notes,
+                             r.task_seconds + r.device_seconds, r.target, r.task_seconds)
+
     def revive(self, device: str) -> None:
         """``device`` is back (its actor restarted)."""
         self.devices[device].alive = True

@@ -31,7 +31,7 @@ from fuzzfarm.verdict.claims import Claims
 from fuzzfarm.verdict.findings import CheckResult
 from fuzzfarm.work.kinds import kind_of
 from fuzzfarm.work.rows import finding_table, stats_row
-from fuzzfarm.work.unit import Drawn, IndexRange, WorkUnit
+from fuzzfarm.work.unit import IndexRange, WorkUnit
 
 __all__ = ["Landed", "MadeRows", "Checked", "UnitReport", "InputsDisagree", "check_landed",
            "check_and_write", "check_result", "check_unit", "check_made", "verified_rows",
@@ -303,7 +303,3 @@ def check_and_write(landed: Landed, claims: Claims | dict, device_meta: dict, ru
         report.tables = keep
     return report
 
-
-def drawn_source(unit: WorkUnit) -> Drawn | None:
-    """The unit's Drawn source, or None for another."""
-    return unit.source if isinstance(unit.source, Drawn) else None

@@ -21,7 +21,7 @@ from fuzzfarm import formats
 from fuzzfarm.formats import FloatFormat
 from fuzzfarm.verdict.findings import CheckResult
 from fuzzfarm.work.kinds import kind_of
-from fuzzfarm.work.unit import WorkUnit
+from fuzzfarm.work.unit import IndexRange, WorkUnit
 
 __all__ = ["finding_rows", "finding_table", "stats_row", "fault_rows", "write_fault",
            "DEVICE_FAULTS", "unit_columns", "unit_kernel_source"]
@@ -73,7 +73,6 @@ def _signature(unit: WorkUnit):
 _FINDING_FIELDS = ("element", "input_bits", "inputs", "output", "output_bits", "outputs",
                    "expected", "rule_id", "section", "sentence", "severity", "reading",
                    "text", "verb", "ulp_error", "count", "input_class")
-
 
 
 class _Values:
@@ -230,11 +229,9 @@ def stats_row(result: CheckResult, unit: WorkUnit, inputs: dict, device_meta: di
     return row
 
 
-
 def unit_kernel_source(unit: WorkUnit) -> str:
     """The OpenCL C source of the kernel ``unit`` runs (the sweep kernel for a range of the
     input space), for a device-fault finding; '' where it cannot be made.  Never raises."""
-    from fuzzfarm.work.unit import IndexRange
     try:
         target = unit.target
         return kind_of(target).kernel_source(target, isinstance(unit.source, IndexRange))

@@ -38,7 +38,7 @@ from fuzzfarm.work.kinds import kind_of
 from fuzzfarm.work.unit import Drawn, IndexRange, WorkUnit
 
 __all__ = ["DeviceSession", "Slot", "Launch", "ScreenUnavailable", "SCREENS", "INPUTS",
-           "prepare_inputs", "run_unit"]
+           "prepare_inputs", "is_device_plan", "run_unit"]
 
 #: Where results are screened: 'auto' (on the device where a device reference applies,
 #: else on the host), 'device' (ScreenUnavailable where it cannot), 'host'.
@@ -103,6 +103,12 @@ def prepare_inputs(unit: WorkUnit, on_device: bool):
         if plan is not None:
             return unit, plan
     return unit, make_inputs(unit)
+
+
+def is_device_plan(inputs) -> bool:
+    """Whether ``inputs`` (what ``prepare_inputs`` gave) is a device plan: neither None (a
+    range) nor the host's inputs (a dict of arrays)."""
+    return inputs is not None and not isinstance(inputs, dict)
 
 
 def run_unit(runner, unit: WorkUnit, inputs: dict) -> dict:
@@ -282,7 +288,7 @@ class DeviceSession:
             planted_enqueue_error(runner)
         if isinstance(unit.source, IndexRange):
             return self._launch_range(unit, runner, slot)
-        if inputs is not None and not isinstance(inputs, dict):
+        if is_device_plan(inputs):
             return self._launch_made(unit, runner, inputs)
         return self._launch_host(unit, runner, inputs)
 
