@@ -168,8 +168,8 @@ class Kind:
     def kernel(self, target: Target) -> tuple[str, str]:
         """(kernel name, OpenCL C source) of the kernel a unit of the target runs, as a
         reproducer quotes it."""
-        from fuzzfarm.device.kernels import kernel_name, kernel_source
-        return kernel_name(target.fn), kernel_source(target.fn, target.fmt, target.width)
+        from fuzzfarm.device.kernels import kernel_name
+        return kernel_name(target.fn), self.kernel_source(target)
 
     def kernel_source(self, target: Target, sweep: bool = False) -> str:
         """The OpenCL C source of the kernel a unit runs (a sweep kernel with ``sweep``)."""
@@ -292,10 +292,10 @@ class Conversion(Kind):
         return by_precision
 
     def _program(self, target):
-        from fuzzfarm.device import conversion_kernels
-        conv = target.conversion
-        return (conversion_kernels.program_source([conv], target.width),
-                conversion_kernels.kernel_name(conv), conv.dst_dtype)
+        """(source, kernel name, output dtype) of the one program the conversion runs:
+        the source a fault row and a reproducer quote (``kernel``)."""
+        kname, src = self.kernel(target)
+        return src, kname, target.conversion.dst_dtype
 
     def submit(self, runner, target, inputs):
         # one small program per conversion, built once and cached by the runner
@@ -333,9 +333,7 @@ class Conversion(Kind):
 
     def kernel(self, target):
         from fuzzfarm.device import conversion_kernels
-        c = target.conversion
-        return (conversion_kernels.kernel_name(c),
-                conversion_kernels.program_source([c], target.width))
+        return conversion_kernels.kernel_name(target.conversion), self.kernel_source(target)
 
     def builds_with_others(self):
         # PoCL 3.0-rc2 corrupts its heap building one program of a few hundred
