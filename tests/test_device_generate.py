@@ -278,7 +278,9 @@ def test_an_input_the_device_made_wrong_is_a_device_fault_not_a_verdict(made):
     unit, claims, _, made_, _ = _both_ways(made, "sinpi", size=1 << 18)
     pos = SparseOutputs.positions(made_.answer, made_.made.n)
     sample = verified_rows(unit, pos, [])
-    assert pos.size > VERIFIED_ROWS == sample.size and np.isin(sample, pos).all()
+    # a sample of the rows read where there are more of them (PoCL here), else every one
+    # (NVIDIA's sinpi, where the device screen leaves a unit one row or a few)
+    assert sample.size == min(pos.size, VERIFIED_ROWS) and np.isin(sample, pos).all()
     i = int(np.searchsorted(pos, sample[sample.size // 2]))
     row = int(pos[i])
     made_.made.x[i] ^= np.uint32(1)
@@ -375,7 +377,9 @@ def test_marked_rows_that_do_not_fit_the_landing_come_back_whole(made, monkeypat
     with every row, read from the launch's buffers after the fact: the same verdict."""
     from fuzzfarm.oracle import device_screen as ds
     from fuzzfarm.work.check import check_made
-    monkeypatch.setattr(ds, "GATHER_FRACTION", 1 / 4096)
+    # a landing of one row: the device screen decides nearly every input of a unit now
+    # (zeros, subnormals, infinities and NaNs included), leaving a few marked rows
+    monkeypatch.setattr(ds, "GATHER_FRACTION", 0.0)
     session = _session(made)
     unit = make_unit("d", ("log", "binary32", 1), 3, 21, 0, 1, size=1 << 16)
     plan = gen.unit_plan(unit.target, unit.source)
@@ -383,7 +387,10 @@ def test_marked_rows_that_do_not_fit_the_landing_come_back_whole(made, monkeypat
         pytest.skip("this device does not screen log")
     b = session.launch(unit, plan)
     every = pickle.loads(pickle.dumps(session.land(b)))
-    assert not every.made.marked and every.made.count > 16
+    if every.made.count <= 1:
+        b.release()
+        pytest.skip("the device's log left only one row marked: nothing overflows")
+    assert not every.made.marked and every.made.count > 1
     np.testing.assert_array_equal(every.made.x, make_inputs(unit)["x"])
     _, stats, _ = check_made(every, session.claims(unit), {}, "r")
     assert stats["inputs_tested"] == 1 << 16

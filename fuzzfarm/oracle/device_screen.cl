@@ -3,7 +3,8 @@
 // operations only (+ - * / fma, conversions) and integer arithmetic: no built-in math
 // function of the device is called, so the built-ins under test are not their own judge.
 // The host prepends the constants (TWO_OVER_PI, the polynomial coefficients) and the
-// defines REF (the reference function), C_PASS, NBANDS, NROWS, NBINS, NEAR and the
+// defines REF (the reference function, of a binary32 pattern), C_PASS, the answers at
+// zeros, infinities and NaNs (ANS_*, NAN_ANY_QUIET), NBANDS, NROWS, NBINS, NEAR and the
 // NEAR_ZERO_KIND, NEAR_POLE_KIND of the built-in (oracle.histogram.NEAR_POINTS).
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #pragma OPENCL FP_CONTRACT OFF
@@ -15,6 +16,15 @@
 #define K_OVER 2       // f is beyond the binary32 round-to-nearest overflow threshold, sign of r
 #define K_UNDER 3      // 0 < |f| < 2**-150 (round to nearest gives a zero)
 #define K_NAN 4        // x is outside f's domain: a rule prescribes a NaN (a quiet one passes)
+
+// A binary32 pattern's value in binary64, exactly, subnormals included: a subnormal is
+// converted from its integer significand (a device that flushes binary32 subnormals in
+// its float-to-double conversion cannot turn one into a zero here)
+inline double to_double(uint b) {
+    if ((b & 0x7f800000u) != 0u) return (double)as_float(b);
+    double m = (double)(b & 0x7fffffu) * 0x1p-149;            // exact: 23 bits times 2**-149
+    return (b >> 31) ? -m : m;
+}
 
 inline double absd(double v) { return as_double(as_ulong(v) & 0x7fffffffffffffffUL); }
 inline double negd(double v) { return as_double(as_ulong(v) ^ 0x8000000000000000UL); }
@@ -95,11 +105,11 @@ inline double reduce_pio2(uint ax, int *q) {
 }
 
 // sin(x) (cosine 0) or cos(x) (cosine 1): cos(x) = sin(x + pi/2), one quadrant on
-inline double sin_or_cos(float xf, int cosine) {
-    uint ax = as_uint(xf) & 0x7fffffffu;
+inline double sin_or_cos(uint xb, int cosine) {
+    uint ax = xb & 0x7fffffffu;
     double r;
-    if ((ax >> 23) < 126u) {                       // |x| < 1/2: no reduction
-        double x = (double)as_float(ax);
+    if ((ax >> 23) < 126u) {                       // |x| < 1/2 (subnormals too): no reduction
+        double x = to_double(ax);
         r = cosine ? cos_poly(x) : sin_poly(x);
     } else {
         int q;
@@ -108,11 +118,27 @@ inline double sin_or_cos(float xf, int cosine) {
         r = (q & 1) ? cos_poly(z) : sin_poly(z);
         if (q & 2) r = negd(r);
     }
-    return (!cosine && (as_uint(xf) >> 31)) ? negd(r) : r;   // sin odd, cos even
+    return (!cosine && (xb >> 31)) ? negd(r) : r;            // sin odd, cos even
 }
 
-inline double ref_sin(float xf, int *kind) { *kind = K_VALUE; return sin_or_cos(xf, 0); }
-inline double ref_cos(float xf, int *kind) { *kind = K_VALUE; return sin_or_cos(xf, 1); }
+inline double ref_sin(uint xb, int *kind) { *kind = K_VALUE; return sin_or_cos(xb, 0); }
+inline double ref_cos(uint xb, int *kind) { *kind = K_VALUE; return sin_or_cos(xb, 1); }
+
+// tan(x) = sin(z) / cos(z) for an even quadrant q, -cos(z) / sin(z) for an odd one (odd in x)
+inline double ref_tan(uint xb, int *kind) {
+    uint ax = xb & 0x7fffffffu;
+    double r;
+    *kind = K_VALUE;
+    if ((ax >> 23) < 126u) {                       // |x| < 1/2 (subnormals too): no reduction
+        double x = to_double(ax);
+        r = sin_poly(x) / cos_poly(x);
+    } else {
+        int q;
+        double z = reduce_pio2(ax, &q);
+        r = (q & 1) ? negd(cos_poly(z) / sin_poly(z)) : sin_poly(z) / cos_poly(z);
+    }
+    return (xb >> 31) ? negd(r) : r;
+}
 
 // exp2(x) = 2**n 2**t, n = rint(x), |t| <= 1/2 exact; 2**t by Taylor to t**13
 inline double exp2_core(double t) {
@@ -132,8 +158,8 @@ inline double exp_core(double t) {                 // e**t, |t| <= 0.35, Taylor 
     return fma(p, t, 1.0);
 }
 
-inline double ref_exp2(float xf, int *kind) {
-    double x = (double)xf;
+inline double ref_exp2(uint xb, int *kind) {
+    double x = to_double(xb);
     *kind = K_VALUE;
     if (x >= 128.0) { *kind = K_OVER; return 1.0; }       // 2**x >= 2**128
     if (x < -151.0) { *kind = K_UNDER; return 0.0; }      // 0 < 2**x < 2**-151
@@ -141,14 +167,28 @@ inline double ref_exp2(float xf, int *kind) {
     return exp2_core(x - n) * pow2d((int)n);
 }
 
-inline double ref_exp(float xf, int *kind) {
-    double x = (double)xf;
+inline double ref_exp(uint xb, int *kind) {
+    double x = to_double(xb);
     *kind = K_VALUE;
     if (x > 89.0) { *kind = K_OVER; return 1.0; }         // e**89 > 2**128
     if (x < -104.0) { *kind = K_UNDER; return 0.0; }      // e**-104 < 2**-150
     double n = rintd(x * INV_LN2);
     double t = fma(negd(n), LN2_HI, x);                   // exact (LN2_HI: 32 bits)
     t = t - n * LN2_LO;
+    return exp_core(t) * pow2d((int)n);
+}
+
+// 10**x = 2**n e**t, n = rint(x log2 10), t = x ln 10 - n ln 2: x LN10_HI and n LN2_HI are
+// exact (LN10_HI: 28 bits, x: 24; LN2_HI: 32 bits, |n| <= 151) and so is their difference
+// (both multiples of 2**-52 or coarser where n != 0, i.e. |x| >= 0.15, and it is below 1/2);
+// the low parts add below 2**-20 with one rounding each
+inline double ref_exp10(uint xb, int *kind) {
+    double x = to_double(xb);
+    *kind = K_VALUE;
+    if (x > 38.54) { *kind = K_OVER; return 1.0; }        // 10**38.54 > 2**128
+    if (x < -45.16) { *kind = K_UNDER; return 0.0; }      // 10**-45.16 < 2**-150
+    double n = rintd(x * LOG2_10);
+    double t = (x * LN10_HI - n * LN2_HI) + (x * LN10_LO - n * LN2_LO);
     return exp_core(t) * pow2d((int)n);
 }
 
@@ -163,68 +203,82 @@ inline double log_core(double m) {
     double s_2 = s + s;
     return fma(s_2 * s2, p, s_2);
 }
-// x > 0 normal binary32: x = m 2**e with m in [sqrt(1/2), sqrt(2))
-inline double split_log(float xf, int *e) {
-    uint b = as_uint(xf);
+// x > 0 finite binary32, subnormals included: x = m 2**e with m in [sqrt(1/2), sqrt(2))
+inline double split_log(uint b, int *e) {
     int ex = (int)(b >> 23) - 127;
+    if (ex == -127) {                              // subnormal: normalize the significand
+        uint f = b & 0x7fffffu;
+        int sh = (int)clz(f) - 8;                  // its leading 1 to bit 23
+        b = f << sh;
+        ex = -126 - sh;
+    }
     uint mb = (b & 0x7fffffu) | 0x3f800000u;       // m in [1, 2)
     if ((b & 0x7fffffu) > 0x3504f3u) { mb -= 0x00800000u; ex += 1; }   // m > sqrt(2): m/2
     *e = ex;
     return (double)as_float(mb);
 }
 
-inline double ref_log(float xf, int *kind) {
+inline double ref_log(uint xb, int *kind) {
     *kind = K_VALUE;
-    if (as_uint(xf) >> 31) { *kind = K_NAN; return NAN; }      // F9.log.3: x < 0
+    if (xb >> 31) { *kind = K_NAN; return NAN; }               // F9.log.3: x < 0
     int e;
-    double lm = log_core(split_log(xf, &e));
+    double lm = log_core(split_log(xb, &e));
     double de = (double)e;
     return de * LN2_HI + (de * LN2_LO + lm);       // e * LN2_HI exact
 }
 
-inline double ref_log2(float xf, int *kind) {
+inline double ref_log2(uint xb, int *kind) {
     *kind = K_VALUE;
-    if (as_uint(xf) >> 31) { *kind = K_NAN; return NAN; }      // F9.log2.3: x < 0
+    if (xb >> 31) { *kind = K_NAN; return NAN; }               // F9.log2.3: x < 0
     int e;
-    double lm = log_core(split_log(xf, &e));
+    double lm = log_core(split_log(xb, &e));
     return (double)e + lm * INV_LN2;
 }
 
+inline double ref_log10(uint xb, int *kind) {
+    *kind = K_VALUE;
+    if (xb >> 31) { *kind = K_NAN; return NAN; }               // F9.log10.3: x < 0
+    int e;
+    double lm = log_core(split_log(xb, &e));
+    double de = (double)e;
+    return de * LOG10_2_HI + (de * LOG10_2_LO + lm * INV_LN10);   // e * LOG10_2_HI exact
+}
+
 // x = n + y, n = rint(x), |y| <= 1/2 exact; odd: n odd
-inline double split_pi(float xf, int *odd) {
-    double x = (double)xf;
+inline double split_pi(uint xb, int *odd) {
+    double x = to_double(xb);
     double n = rintd(x);
     *odd = absd(n) < 0x1p31 ? (int)((long)n & 1L) : 0;
     return x - n;
 }
 
-inline double ref_sinpi(float xf, int *kind) {
+inline double ref_sinpi(uint xb, int *kind) {
     int odd;
-    double y = split_pi(xf, &odd), ay = absd(y);
+    double y = split_pi(xb, &odd), ay = absd(y);
     if (ay == 0.0) {                               // CL.sinpi.*_integer: zero of x's sign
-        *kind = K_EXACT | ((int)(as_uint(xf) >> 31) << 4);    // positive 0, negative 1
-        return copysignd(0.0, (double)xf);
+        *kind = K_EXACT | ((int)(xb >> 31) << 4);  // positive 0, negative 1
+        return (xb >> 31) ? -0.0 : 0.0;
     }
     *kind = K_VALUE;
     double s = ay <= 0.25 ? sin_poly(ay * PI) : cos_poly((0.5 - ay) * PI);
     return ((y < 0.0) != (odd != 0)) ? negd(s) : s;
 }
 
-inline double ref_cospi(float xf, int *kind) {
+inline double ref_cospi(uint xb, int *kind) {
     int odd;
-    double y = split_pi(xf, &odd), ay = absd(y);
+    double y = split_pi(xb, &odd), ay = absd(y);
     if (ay == 0.5) { *kind = K_EXACT; return 0.0; }    // CL.cospi.half_integer: +0
     *kind = K_VALUE;
     double c = ay <= 0.25 ? cos_poly(ay * PI) : sin_poly((0.5 - ay) * PI);
     return odd ? negd(c) : c;
 }
 
-inline double ref_tanpi(float xf, int *kind) {
+inline double ref_tanpi(uint xb, int *kind) {
     int odd;
-    double y = split_pi(xf, &odd), ay = absd(y);
+    double y = split_pi(xb, &odd), ay = absd(y);
     if (ay == 0.0) {                               // CL.tanpi.even_integer / odd_integer
         *kind = K_EXACT | ((odd ? 1 : 0) << 4);
-        return copysignd(0.0, odd ? negd((double)xf) : (double)xf);
+        return ((xb >> 31) != (uint)odd) ? -0.0 : 0.0;
     }
     if (ay == 0.5) {                               // CL.tanpi.half_integer_even_n / odd_n
         int even_n = (y > 0.0) != (odd != 0);      // x = n + 1/2: n = x - 1/2
@@ -243,7 +297,8 @@ inline double ref_tanpi(float xf, int *kind) {
     return y < 0.0 ? negd(t) : t;
 }
 
-// The screen of one input: x and y are binary32 patterns, x normal.  Returns 1 where y is
+// The screen of one input: x and y are binary32 patterns, x finite and nonzero (normal or
+// subnormal).  Returns 1 where y is
 // proven within the bound (err: its error in ULPs, d / u_lo) or is f's prescribed result
 // bit for bit, or f is beyond the overflow threshold (y the infinity of its sign) or below
 // half the smallest subnormal (y a zero) (err 0); with AGGREGATE, 2 + c where y is a zero
@@ -251,7 +306,7 @@ inline double ref_tanpi(float xf, int *kind) {
 // on the device); 0 where the host must judge.
 inline int screen_one(uint xb, uint yb, float *err) {
     int kind;
-    double r = REF(as_float(xb), &kind);
+    double r = REF(xb, &kind);
     *err = 0.0f;
     if ((kind & 15) == K_EXACT) {
         if (yb == as_uint((float)r)) return 1;
@@ -264,21 +319,50 @@ inline int screen_one(uint xb, uint yb, float *err) {
     if (kind == K_OVER) return yb == (as_ulong(r) >> 63 ? 0xff800000u : 0x7f800000u);
     if (kind == K_UNDER) return (yb & 0x7fffffffu) == 0u;
     if (kind == K_NAN) return (yb & 0x7fc00000u) == 0x7fc00000u;
-    uint ey = (yb >> 23) & 0xffu;
-    if (ey == 0u || ey == 0xffu) return 0;           // zero, subnormal, inf, NaN result
+    // a zero, infinite or NaN result, or one of the other sign than r: the host's
+    if ((yb & 0x7fffffffu) == 0u || ((yb >> 23) & 0xffu) == 0xffu) return 0;
+    if ((yb >> 31) != (uint)(as_ulong(r) >> 63)) return 0;
     double ar = absd(r);                             // NaN r fails every test below
     double lo = ar * REL_LO;                         // |r| (1 - 4 REL)
-    if (!(lo >= 0x1p-126) || !(ar * REL_HI < 0x1p128)) return 0;
-    double P = as_double(as_ulong(lo) & 0x7ff0000000000000UL);   // 2**floor(log2 lo)
-    double d = absd((double)as_float(yb) - r);
+    if (!(lo > 0.0) || !(ar * REL_HI < 0x1p128)) return 0;
+    // u_lo = P 2**-23 <= ulp(f): P = 2**floor(log2 lo), or 2**-126 below the normal range,
+    // where every ULP is the subnormals' spacing 2**-149
+    double P = lo >= 0x1p-126 ? as_double(as_ulong(lo) & 0x7ff0000000000000UL) : 0x1p-126;
+    double d = absd(to_double(yb) - r);
     if (!(d < P * C_PASS)) return 0;
     *err = (float)(d / (P * 0x1p-23));               // d / u_lo
     return 1;
 }
 
-inline int x_is_normal(uint xb) {
-    uint ex = (xb >> 23) & 0xffu;
-    return ex != 0u && ex != 0xffu;                  // zero, subnormal, inf, NaN: host
+// x a zero, an infinity or a NaN: what the catalogue prescribes, bit for bit (the host
+// defines ANS_PZERO, ANS_NZERO, ANS_PINF, ANS_NINF from its rules: a pattern, ANS_ANY_NAN
+// where a NaN is prescribed, ANS_HOST where the host must judge; NAN_ANY_QUIET 1 where a
+// NaN x is covered by no rule of f but NaN propagation, which any quiet NaN satisfies)
+#define ANS_ANY_NAN 0xffffffffu
+#define ANS_HOST 0xfffffffeu
+inline int is_special(uint xb) {
+    uint ax = xb & 0x7fffffffu;
+    return ax == 0u || ax >= 0x7f800000u;
+}
+inline int prescribed(uint ans, uint yb) {
+    if (ans == ANS_HOST) return 0;
+    if (ans == ANS_ANY_NAN) return (yb & 0x7fc00000u) == 0x7fc00000u;
+    return yb == ans;
+}
+inline int screen_special(uint xb, uint yb) {
+    uint ax = xb & 0x7fffffffu;
+    int neg = (int)(xb >> 31);
+    if (ax == 0u) return prescribed(neg ? ANS_NZERO : ANS_PZERO, yb);
+    if (ax == 0x7f800000u) return prescribed(neg ? ANS_NINF : ANS_PINF, yb);
+    return NAN_ANY_QUIET && (yb & 0x7fc00000u) == 0x7fc00000u;
+}
+
+// The screen of any input: screen_special's or screen_one's verdict; *ruled: 1 where a
+// rule decided it (no error to bin: the host's checker bins none of those either)
+inline int screen_any(uint xb, uint yb, float *err, int *ruled) {
+    *ruled = is_special(xb);
+    if (*ruled) { *err = 0.0f; return screen_special(xb, yb); }
+    return screen_one(xb, yb, err);
 }
 
 // Whether x is within NEAR of a point of kind k (oracle.histogram.NEAR_KINDS, numbered
@@ -303,7 +387,7 @@ inline int near_point(double x, int k)
 // The screen of one chunk of a single-argument binary32 sweep (fuzzfarm.orchestrate.sweep's
 // numbering: input g is the pattern (g >> 1) with sign bit (g & 1)), or, with drawn != 0,
 // of drawn inputs: input e is xbits[e] (a `run` unit; start unused).  Each work item judges
-// 32 consecutive inputs: bit j of pass[w] is set when input 32 w + j passed screen_one,
+// 32 consecutive inputs: bit j of pass[w] is set when input 32 w + j passed screen_any,
 // bit j of agg[w] when the device counted its failure (under rule c: bit j of agg_c0[w]
 // and agg_c1[w] are c's two bits; agg_count[2 c + s] counts them by the sign s of x);
 // wmax[w] is the largest error (ULPs) of its passed inputs (-1: none) and wpos[w] its
@@ -331,8 +415,8 @@ __kernel void fuzzfarm_screen(__global const uint *xbits, uint drawn,
         ulong g = start + (ulong)e;
         uint xb = drawn ? xbits[e] : (uint)(g >> 1) | ((uint)(g & 1UL) << 31);
         float err;
-        if (!x_is_normal(xb)) continue;
-        int v = screen_one(xb, ybits[e], &err);
+        int ruled;
+        int v = screen_any(xb, ybits[e], &err, &ruled);
         if (v == 0) continue;
         if (v >= 2) {
             aword |= 1u << j;
@@ -342,6 +426,7 @@ __kernel void fuzzfarm_screen(__global const uint *xbits, uint drawn,
             continue;
         }
         word |= 1u << j;
+        if (ruled) continue;
         if (err > best) { best = err; bpos = j; }
         int bin = 0;
         if (err > 0.0f) {
@@ -352,9 +437,10 @@ __kernel void fuzzfarm_screen(__global const uint *xbits, uint drawn,
             bin = bin < 0 ? 0 : (bin > NBINS - 1 ? NBINS - 1 : bin);
         }
         uint band = ((xb >> 23) & 0xffu) / (256u / NBANDS);
+        if ((xb & 0x7f800000u) == 0u) band = ROW_SUBNORMAL;     // (zeros are ruled)
 #if NEAR_ZERO_KIND || NEAR_POLE_KIND
         if ((xb & 0x7fffffffu) < 0x4a800000u) {       // |x| < 2**22
-            double xd = (double)as_float(xb);
+            double xd = to_double(xb);
             if (near_point(xd, NEAR_ZERO_KIND)) band = ROW_NEAR_ZERO;
             if (near_point(xd, NEAR_POLE_KIND)) band = ROW_NEAR_POLE;
         }
@@ -374,15 +460,15 @@ __kernel void fuzzfarm_screen(__global const uint *xbits, uint drawn,
         atomic_add(&agg_count[get_local_id(0)], la[get_local_id(0)]);
 }
 
-// The screen of arbitrary (x, y) pairs, for the tests: verdict[i] as screen_one's (0 for
-// an x that is not normal), err[i] in ULPs.
+// The screen of arbitrary (x, y) pairs, for the tests: verdict[i] as screen_any's, err[i]
+// in ULPs.
 __kernel void fuzzfarm_screen_pairs(__global const uint *xbits, __global const uint *ybits,
                                     __global uchar *verdict, __global float *err)
 {
     uint i = get_global_id(0);
     float e = 0.0f;
-    uint xb = xbits[i];
-    verdict[i] = (uchar)(x_is_normal(xb) ? screen_one(xb, ybits[i], &e) : 0);
+    int ruled;
+    verdict[i] = (uchar)screen_any(xbits[i], ybits[i], &e, &ruled);
     err[i] = e;
 }
 
@@ -392,7 +478,7 @@ __kernel void fuzzfarm_reference(__global const uint *xbits, __global double *r,
 {
     uint i = get_global_id(0);
     int k;
-    r[i] = REF(as_float(xbits[i]), &k);
+    r[i] = REF(xbits[i], &k);
     kind[i] = k;
 }
 

@@ -12,12 +12,16 @@ inequality (``screen`` module docstring, "The proof") with the same assumed rela
 REL = 2**-45 and the same margin.  Per chunk it returns
 
 * ``passed``: one bit per input (uint32 words, bit j of word w = input 32 w + j), set only
-  where the input x is a normal binary32 number and either the result y is a normal
-  binary32 number provably within ``bound`` ULPs of f(x), or f(x) has a prescribed result
+  where the input x is a finite nonzero binary32 number (normal or subnormal) and either
+  the result y is a finite nonzero binary32 number of f's sign provably within ``bound``
+  ULPs of f(x), or f(x) has a prescribed result
   (a rule of the catalogue: the zeros and infinities of sinpi, cospi, tanpi) and y is it
-  bit for bit, or a rule prescribes a NaN (log and log2 of x < 0) and y is a quiet NaN, or
+  bit for bit, or a rule prescribes a NaN (log, log2 and log10 of x < 0) and y is a quiet
+  NaN, or
   f(x) is provably beyond the overflow threshold (y = the infinity of its sign) or
-  provably below half the smallest subnormal (y = a zero);
+  provably below half the smallest subnormal (y = a zero); or where x is a zero, an
+  infinity or a NaN and y is what the catalogue's rules prescribe there
+  (``special_answers``: a pattern bit for bit, or a quiet NaN);
 * ``wmax`` (float32) and ``wpos`` (uint8) per word: the largest error among its passed
   inputs (ULPs, -1 where none) and its position, so that the chunk's maximum is found
   without the host evaluating a single reference;
@@ -29,8 +33,9 @@ REL = 2**-45 and the same margin.  Per chunk it returns
   as another zero or infinity: failures counted on the device, which the host confirms on
   a sample (fuzzfarm.orchestrate.sweep).
 
-Everything else -- zeros, subnormals, infinities and NaNs among the inputs and results,
-errors within the margin of the bound, failures -- is a *candidate*: the host's checker
+Everything else -- a special x whose result is not the prescribed one, zero, infinite
+and NaN results of finite x, errors within the margin of the bound, failures -- is a
+*candidate*: the host's checker
 (verdict.checker.check_batch) judges the candidates exactly as it judges every input of a
 host-screened sweep.  The device never passes a failure on its own say-so: a wrong
 reference can cost speed (more candidates) but can only hide a failure if it is wrong by
@@ -61,7 +66,7 @@ import numpy as np
 from edgecases import bounds, catalogue
 from fuzzfarm.oracle.histogram import (HIST_BINS_PER_OCTAVE, HIST_FRAC_BITS, HIST_LOG2_LO,
                                        NBANDS, NBINS, NEAR, NEAR_KINDS, NEAR_POINTS,
-                                       NROWS, ROW_NEAR_POLE, ROW_NEAR_ZERO)
+                                       NROWS, ROW_NEAR_POLE, ROW_NEAR_ZERO, ROW_SUBNORMAL)
 
 __all__ = ["DEVICE_REFERENCES", "HANDLED_RULES", "EXACT_RULES", "aggregates",
            "aggregated_sample", "counted", "clean_candidates", "DeviceScreen", "screen_for",
@@ -76,13 +81,14 @@ REL = 2.0 ** -45
 DEVICE_REFERENCES = {
     "sin": "ref_sin", "cos": "ref_cos", "exp": "ref_exp", "exp2": "ref_exp2",
     "log": "ref_log", "log2": "ref_log2", "sinpi": "ref_sinpi", "cospi": "ref_cospi",
-    "tanpi": "ref_tanpi",
+    "tanpi": "ref_tanpi", "tan": "ref_tan", "exp10": "ref_exp10", "log10": "ref_log10",
 }
 
-#: Rule predicates that hold only on inputs that are not normal numbers: the screen never
-#: passes those inputs, so such rules are the host's whatever they prescribe.
-_NON_NORMAL = {"zero", "inf", "pos_inf", "neg_inf", "nan", "subnormal", "pos_zero",
-               "neg_zero"}
+#: Rule predicates that hold only on zeros, infinities and NaNs: the screen passes such
+#: inputs only with what these very rules prescribe (``special_answers``), so they need no
+#: handling by a reference.  A rule on subnormal inputs is not among them: the references
+#: judge subnormal x, so such a rule must be handled like one on normal inputs.
+_RULED_CLASSES = {"zero", "inf", "pos_inf", "neg_inf", "nan", "pos_zero", "neg_zero"}
 #: The rules, per built-in, that hold on some normal inputs and that its reference
 #: handles: it answers the prescribed result exactly (K_EXACT) or a value that leaves the
 #: input to the host (NaN, or an exact zero).  Checked against the catalogue through the
@@ -97,6 +103,7 @@ EXACT_RULES = {
 }
 HANDLED_RULES = {
     "log": {"F9.log.2", "F9.log.3"}, "log2": {"F9.log2.2", "F9.log2.3"},
+    "log10": {"F9.log10.2", "F9.log10.3"},
     **{name: set(rules) for name, rules in EXACT_RULES.items()},
 }
 #: Counters of aggregated failures per chunk (the most rules of EXACT_RULES).
@@ -125,10 +132,63 @@ def plain_bound(name: str, precision: str, claims) -> float | None:
         return None
     handled = HANDLED_RULES.get(name, set())
     for rule in catalogue.rules_for(name):
-        confined = any(pred in _NON_NORMAL for _arg, pred in rule.when)
+        confined = any(pred in _RULED_CLASSES for _arg, pred in rule.when)
         if not confined and rule.id not in handled:
             return None
     return float(b.plain_ulps)
+
+
+#: ``SpecialAnswers`` words: a NaN is prescribed (a quiet one passes); the host judges.
+ANS_ANY_NAN, ANS_HOST = 0xFFFFFFFF, 0xFFFFFFFE
+
+
+class SpecialAnswers(NamedTuple):
+    """What the device screen passes for x a zero, an infinity or a NaN (binary32): per x
+    in +0, -0, +inf, -inf the result pattern a rule of the catalogue prescribes (uint32),
+    ``ANS_ANY_NAN`` where it prescribes a NaN, ``ANS_HOST`` where the host must judge; and
+    whether a NaN x may give any quiet NaN (no rule of the built-in holds on it: F.9's NaN
+    propagation and OpenCL's quietness alone apply, which a quiet NaN meets)."""
+
+    pos_zero: int
+    neg_zero: int
+    pos_inf: int
+    neg_inf: int
+    nan_any_quiet: bool
+
+
+@lru_cache(maxsize=None)
+def special_answers(name: str) -> SpecialAnswers:
+    """The catalogue's prescribed results for built-in ``name`` at binary32 x = +0, -0,
+    +inf, -inf and NaN, as the device screen applies them (``SpecialAnswers``; OpenCL C
+    7.5 and C99 F.9's rules in edgecases/data).  An x where no rule holds, where rules
+    disagree, or where the one that holds is a note, a set of results other than a NaN,
+    or has a flush-to-zero alternative, is the host's (``ANS_HOST``).  Pure; raises
+    KeyError for a built-in outside the catalogue."""
+    from edgecases.predicates import evaluate
+    from fuzzfarm.formats import BINARY32
+    fn = catalogue.function(name)
+    (arg,) = fn.inputs
+    xs = np.array([0x0000_0000, 0x8000_0000, 0x7F80_0000, 0xFF80_0000, 0x7FC0_0000],
+                  np.uint32)
+    answers: list[set] = [set() for _ in xs]
+    for rule in catalogue.rules_for(name):
+        holds = np.ones(xs.size, bool)
+        for a, word in rule.when:
+            holds &= evaluate(word, xs, arg.kind, BINARY32)
+        for i in np.flatnonzero(holds):
+            one = {arg.name: xs[i:i + 1]}
+            spec = rule.results.get("ret")
+            if (rule.severity != "fail" or rule.ftz_results or set(rule.results) != {"ret"}
+                    or spec is None):
+                answers[i].add(ANS_HOST)
+            elif spec.kind == "nan":
+                answers[i].add(ANS_ANY_NAN)
+            else:
+                bits = spec.expected_bits(one, BINARY32)    # float: no device constant
+                nan = bits is None or (int(bits[0]) & 0x7FFF_FFFF) > 0x7F80_0000
+                answers[i].add(ANS_HOST if nan else int(bits[0]))
+    words = [a.pop() if len(a) == 1 else ANS_HOST for a in answers[:4]]
+    return SpecialAnswers(*words, nan_any_quiet=not answers[4])
 
 
 def aggregates(name: str, claims) -> bool:
@@ -189,6 +249,15 @@ def _constants() -> str:
         d("LN2_HI", ln2_hi)
         d("LN2_LO", ln2 - ln2_hi)
         d("INV_LN2", 1 / ln2)
+        ln10, log10_2 = mpmath.log(10), mpmath.log10(2)
+        ln10_hi = math.ldexp(math.floor(math.ldexp(float(ln10), 26)), -26)   # 28 bits
+        d("LN10_HI", ln10_hi)
+        d("LN10_LO", ln10 - ln10_hi)
+        d("LOG2_10", 1 / log10_2)
+        d("INV_LN10", 1 / ln10)
+        log10_2_hi = math.ldexp(math.floor(math.ldexp(float(log10_2), 32)), -32)   # 31 bits
+        d("LOG10_2_HI", log10_2_hi)
+        d("LOG10_2_LO", log10_2 - log10_2_hi)
     return "\n".join(lines)
 
 
@@ -202,6 +271,9 @@ def screen_source(name: str, bound: float, aggregate: bool = False) -> str:
     defines = [
         *(["#define AGGREGATE 1"] if aggregate else []),
         f"#define NCLASSES {NCLASSES}",
+        *(f"#define ANS_{k} 0x{v:08x}u" for k, v in zip(
+            ("PZERO", "NZERO", "PINF", "NINF"), special_answers(name)[:4])),
+        f"#define NAN_ANY_QUIET {int(special_answers(name).nan_any_quiet)}",
         f"#define LOCAL {LOCAL}u",
         "#pragma OPENCL EXTENSION cl_khr_fp64 : enable",
         _constants(),
@@ -211,6 +283,7 @@ def screen_source(name: str, bound: float, aggregate: bool = False) -> str:
         f"#define REL_HI {_hexf(1 + 4 * REL)}",
         f"#define NBANDS {NBANDS}",
         f"#define NROWS {NROWS}",
+        f"#define ROW_SUBNORMAL {ROW_SUBNORMAL}u",
         f"#define ROW_NEAR_ZERO {ROW_NEAR_ZERO}u",
         f"#define ROW_NEAR_POLE {ROW_NEAR_POLE}u",
         f"#define NEAR {_hexf(NEAR)}",

@@ -4,9 +4,11 @@ into units of work and in which order they run.
 The space is cut into chunks of ``chunk`` inputs (a power of two); chunk k is one unit
 (id suffix ``sweep<k, 6 digits>``), except that a chunk holding inputs of the rare classes
 (zeros, subnormals, infinities, NaNs) and larger than RARE_UNIT is cut into RARE_UNIT-input
-parts (suffix ``sweep<k>-<part, 3 digits>``): the device screen leaves such inputs to the
-host, whose check of a whole 2^24-input chunk of them took 0.75-1.7 s on the GPU machine
-(one process), the last second of a sweep; as 16 units they are checked side by side.  Those
+parts (suffix ``sweep<k>-<part, 3 digits>``): where the device screen is not used the host
+judges every one of them, and its check of a whole 2^24-input chunk of them took 0.75-1.7 s
+on the GPU machine (one process), the last second of a sweep; as 16 units they are checked
+side by side.  (Since the device screen judges these classes too, 2026-11-27, the cut is
+kept so that a sweep's unit ids stay those an earlier version wrote: resume.)  Those
 units run first (``range_plan``), so that the longest checks do not come last.  A plan is
 pure data: the same space, chunk and chunk numbers give the same units.
 """
