@@ -82,6 +82,9 @@ DEVICE_REFERENCES = {
     "sin": "ref_sin", "cos": "ref_cos", "exp": "ref_exp", "exp2": "ref_exp2",
     "log": "ref_log", "log2": "ref_log2", "sinpi": "ref_sinpi", "cospi": "ref_cospi",
     "tanpi": "ref_tanpi", "tan": "ref_tan", "exp10": "ref_exp10", "log10": "ref_log10",
+    "sqrt": "ref_sqrt", "rsqrt": "ref_rsqrt", "cbrt": "ref_cbrt", "atan": "ref_atan",
+    "asin": "ref_asin", "acos": "ref_acos", "atanpi": "ref_atanpi", "asinpi": "ref_asinpi",
+    "acospi": "ref_acospi",
 }
 
 #: Rule predicates that hold only on zeros, infinities and NaNs: the screen passes such
@@ -104,6 +107,9 @@ EXACT_RULES = {
 HANDLED_RULES = {
     "log": {"F9.log.2", "F9.log.3"}, "log2": {"F9.log2.2", "F9.log2.3"},
     "log10": {"F9.log10.2", "F9.log10.3"},
+    "sqrt": {"F9.sqrt.D3"}, "rsqrt": {"F9.rsqrt.D4"},
+    "asin": {"F9.asin.2"}, "acos": {"F9.acos.1", "F9.acos.2"},
+    "asinpi": {"CL.asinpi.abs_gt_one"}, "acospi": {"CL.acospi.one", "CL.acospi.abs_gt_one"},
     **{name: set(rules) for name, rules in EXACT_RULES.items()},
 }
 #: Counters of aggregated failures per chunk (the most rules of EXACT_RULES).
@@ -138,14 +144,18 @@ def plain_bound(name: str, precision: str, claims) -> float | None:
     return float(b.plain_ulps)
 
 
-#: ``SpecialAnswers`` words: a NaN is prescribed (a quiet one passes); the host judges.
-ANS_ANY_NAN, ANS_HOST = 0xFFFFFFFF, 0xFFFFFFFE
+#: ``SpecialAnswers`` words: a NaN is prescribed (a quiet one passes); the host judges; the
+#: reference judges (a zero no rule covers, e.g. acos(+-0) = pi/2).
+ANS_ANY_NAN, ANS_HOST, ANS_REF = 0xFFFFFFFF, 0xFFFFFFFE, 0xFFFFFFFD
 
 
 class SpecialAnswers(NamedTuple):
     """What the device screen passes for x a zero, an infinity or a NaN (binary32): per x
     in +0, -0, +inf, -inf the result pattern a rule of the catalogue prescribes (uint32),
-    ``ANS_ANY_NAN`` where it prescribes a NaN, ``ANS_HOST`` where the host must judge; and
+    ``ANS_ANY_NAN`` where it prescribes a NaN, ``ANS_HOST`` where the host must judge,
+    ``ANS_REF`` at a zero that no rule covers (the reference judges it, as a finite x:
+    every reference is valid at +-0, and tests/test_device_screen.py checks the answers
+    through the checker); and
     whether a NaN x may give any quiet NaN (no rule of the built-in holds on it: F.9's NaN
     propagation and OpenCL's quietness alone apply, which a quiet NaN meets)."""
 
@@ -162,7 +172,8 @@ def special_answers(name: str) -> SpecialAnswers:
     +inf, -inf and NaN, as the device screen applies them (``SpecialAnswers``; OpenCL C
     7.5 and C99 F.9's rules in edgecases/data).  An x where no rule holds, where rules
     disagree, or where the one that holds is a note, a set of results other than a NaN,
-    or has a flush-to-zero alternative, is the host's (``ANS_HOST``).  Pure; raises
+    or has a flush-to-zero alternative, is the host's (``ANS_HOST``), except a zero where
+    no rule holds (``ANS_REF``).  Pure; raises
     KeyError for a built-in outside the catalogue."""
     from edgecases.predicates import evaluate
     from fuzzfarm.formats import BINARY32
@@ -187,7 +198,8 @@ def special_answers(name: str) -> SpecialAnswers:
                 bits = spec.expected_bits(one, BINARY32)    # float: no device constant
                 nan = bits is None or (int(bits[0]) & 0x7FFF_FFFF) > 0x7F80_0000
                 answers[i].add(ANS_HOST if nan else int(bits[0]))
-    words = [a.pop() if len(a) == 1 else ANS_HOST for a in answers[:4]]
+    words = [a.pop() if len(a) == 1 else ANS_REF if not a and i < 2 else ANS_HOST
+             for i, a in enumerate(answers[:4])]
     return SpecialAnswers(*words, nan_any_quiet=not answers[4])
 
 
@@ -241,6 +253,9 @@ def _constants() -> str:
             d(f"EXP_C{k}", 1 / mpmath.factorial(k))
         for k in range(3, 22, 2):
             d(f"LOG_C{k}", mpmath.mpf(1) / k)
+        for k in range(3, 28, 2):
+            d(f"ATAN_C{k}", mpmath.mpf((-1) ** ((k - 1) // 2)) / k)
+        d("INV_PI", 1 / pi)
         d("PI", pi)
         pio2_hi = float(pi / 2)
         d("PIO2_HI", pio2_hi)
