@@ -222,7 +222,8 @@ def _hard_inputs(name, rng, n):
     edges = np.arange(1, 255, dtype=np.uint32) << np.uint32(23)
     x += [edges, edges - 1, edges + 1]
     for v in (1.0, 0.5, 0.25, 0.75, 88.72, 89.0, -103.97, -104.0, 127.99, 128.0, -149.5,
-              38.53, 38.54, -45.15, -45.16, 10.0, 0.15, 0.151, 0.1505,
+              38.53, 38.54, -45.15, -45.16, 10.0, 0.15, 0.151, 0.1505, 0.35, -0.35,
+              89.4, 89.5, 88.72, 20.0, -20.0, -60.0,
               -150.0, -151.0, 3.0e38, 2.0 ** 23, 2.0 ** 24, 2.0 ** 31, 0.70710677, 1.4142135):
         b = np.float32(v).view(np.uint32)
         x.append(np.arange(b - 8, b + 9, dtype=np.uint32))
@@ -254,7 +255,8 @@ def _mp_f(name, x):
          "atan": mpmath.atan, "asin": mpmath.asin, "acos": mpmath.acos,
          "atanpi": lambda v: mpmath.atan(v) / mpmath.pi,
          "asinpi": lambda v: mpmath.asin(v) / mpmath.pi,
-         "acospi": lambda v: mpmath.acos(v) / mpmath.pi}[name]
+         "acospi": lambda v: mpmath.acos(v) / mpmath.pi, "expm1": mpmath.expm1,
+         "sinh": mpmath.sinh, "cosh": mpmath.cosh, "tanh": mpmath.tanh}[name]
     return f(mpmath.mpf(x))
 
 
@@ -283,7 +285,8 @@ def test_references_agree_with_mpmath_on_hard_inputs(name):
                 assert np.isnan(ri) and ki == 4
                 continue
             if ki == 2:
-                assert _mp_f(name, x) > mpmath.ldexp(1, 128) * (1 - mpmath.ldexp(1, -25))
+                assert abs(_mp_f(name, x)) > mpmath.ldexp(1, 128) * (1 - mpmath.ldexp(1, -25))
+                assert (ri < 0) == (_mp_f(name, x) < 0)         # the infinity of its sign
                 continue
             if ki == 3:
                 assert 0 < _mp_f(name, x) < mpmath.ldexp(1, -150)
@@ -484,7 +487,8 @@ def _rn_float64(name, x):
          "sqrt": np.sqrt, "rsqrt": lambda v: 1 / np.sqrt(v), "cbrt": np.cbrt,
          "atan": np.arctan, "asin": np.arcsin, "acos": np.arccos,
          "atanpi": lambda v: np.arctan(v) / np.pi, "asinpi": lambda v: np.arcsin(v) / np.pi,
-         "acospi": lambda v: np.arccos(v) / np.pi,
+         "acospi": lambda v: np.arccos(v) / np.pi, "expm1": np.expm1, "sinh": np.sinh,
+         "cosh": np.cosh, "tanh": np.tanh,
          "cospi": lambda v: np.cos(np.pi * v), "tanpi": lambda v: np.tan(np.pi * v)}[name]
     with np.errstate(all="ignore"):
         return f(xf).astype(np.float32).view(np.uint32)
@@ -646,6 +650,9 @@ _STARTS = {
     # near 1 and beyond (the NaN domain of the inverse sines), tiny, huge
     **{f: [0x7F00_0000, 0x7EFF_0000, 0x0200_0000, 0xE000_0000]
        for f in ("sqrt", "rsqrt", "cbrt", "atan", "asin", "acos", "atanpi", "asinpi", "acospi")},
+    # near 0.35 and 1/2 (the switches of method), the overflow threshold, large negative
+    **{f: [0x7D40_0000, 0x7D00_0000, 0x8560_0000, 0x8560_0001, 0x8500_0001]
+       for f in ("expm1", "sinh", "cosh", "tanh")},
 }
 
 

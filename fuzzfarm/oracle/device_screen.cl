@@ -178,6 +178,78 @@ inline double ref_exp(uint xb, int *kind) {
     return exp_core(t) * pow2d((int)n);
 }
 
+// ---- expm1 and the hyperbolic functions (since 2026-11-27)
+// e**x for |x| <= 700 (exp's reduction: n = rint(x / ln 2), t = x - n ln 2 with
+// n LN2_HI exact, e**t by Taylor, times 2**n exact)
+inline double exp_full(double x) {
+    double n = rintd(x * INV_LN2);
+    double t = fma(negd(n), LN2_HI, x) - n * LN2_LO;
+    return exp_core(t) * pow2d((int)n);
+}
+// e**x - 1 for |x| <= 0.35 by Taylor to x**14 (truncation below 2**-56 relative)
+inline double expm1_small(double x) {
+    double p = EXPM1_C14;
+    p = fma(p, x, EXPM1_C13); p = fma(p, x, EXPM1_C12); p = fma(p, x, EXPM1_C11);
+    p = fma(p, x, EXPM1_C10); p = fma(p, x, EXPM1_C9);  p = fma(p, x, EXPM1_C8);
+    p = fma(p, x, EXPM1_C7);  p = fma(p, x, EXPM1_C6);  p = fma(p, x, EXPM1_C5);
+    p = fma(p, x, EXPM1_C4);  p = fma(p, x, EXPM1_C3);  p = fma(p, x, EXPM1_C2);
+    return fma(x * x, p, x);
+}
+// sinh(x) for |x| <= 1/2 by Taylor to x**15 (truncation below 2**-60 relative)
+inline double sinh_small(double x) {
+    double x2 = x * x;
+    double p = SINH_C15;
+    p = fma(p, x2, SINH_C13); p = fma(p, x2, SINH_C11); p = fma(p, x2, SINH_C9);
+    p = fma(p, x2, SINH_C7);  p = fma(p, x2, SINH_C5);  p = fma(p, x2, SINH_C3);
+    return fma(x * x2, p, x);
+}
+// Beyond |x| > 0.35 (expm1) or 1/2 (sinh) the subtraction loses at most a factor
+// e**x / (e**x - 1) < 3.4 or coth(1/2) < 2.2 of exp_full's relative error.
+inline double ref_expm1(uint xb, int *kind) {
+    double x = to_double(xb);
+    *kind = K_VALUE;
+    if (x > 89.0) { *kind = K_OVER; return 1.0; }         // e**89 - 1 > 2**128
+    if (absd(x) <= 0.35) return expm1_small(x);
+    return x < -60.0 ? -1.0 : exp_full(x) - 1.0;          // e**-60 < 2**-86
+}
+inline double ref_sinh(uint xb, int *kind) {
+    double a = absd(to_double(xb)), r;
+    *kind = K_VALUE;
+    if (a > 89.5) {                                       // sinh(89.5) > 2**128
+        *kind = K_OVER;
+        return (xb >> 31) ? -1.0 : 1.0;
+    }
+    if (a <= 0.5) {
+        r = sinh_small(a);
+    } else {
+        double e = exp_full(a);
+        r = 0.5 * (e - 1.0 / e);
+    }
+    return (xb >> 31) ? negd(r) : r;
+}
+inline double ref_cosh(uint xb, int *kind) {
+    double a = absd(to_double(xb));
+    *kind = K_VALUE;
+    if (a > 89.5) { *kind = K_OVER; return 1.0; }         // cosh(89.5) > 2**128
+    double e = exp_full(a);
+    return 0.5 * (e + 1.0 / e);                           // no cancellation
+}
+// tanh = sinh / cosh for |x| <= 1/2; (E - 1)/(E + 1), E = e**(2|x|), up to 20 (the
+// subtraction loses less than a factor 2.2); 1 beyond (1 - tanh 20 < 2**-56)
+inline double ref_tanh(uint xb, int *kind) {
+    double a = absd(to_double(xb)), r;
+    *kind = K_VALUE;
+    if (a <= 0.5) {
+        r = sinh_small(a) / (0.5 * (exp_full(a) + exp_full(negd(a))));
+    } else if (a <= 20.0) {
+        double e = exp_full(a + a);
+        r = (e - 1.0) / (e + 1.0);
+    } else {
+        r = 1.0;
+    }
+    return (xb >> 31) ? negd(r) : r;
+}
+
 // 10**x = 2**n e**t, n = rint(x log2 10), t = x ln 10 - n ln 2: x LN10_HI and n LN2_HI are
 // exact (LN10_HI: 28 bits, x: 24; LN2_HI: 32 bits, |n| <= 151) and so is their difference
 // (both multiples of 2**-52 or coarser where n != 0, i.e. |x| >= 0.15, and it is below 1/2);

@@ -84,7 +84,8 @@ DEVICE_REFERENCES = {
     "tanpi": "ref_tanpi", "tan": "ref_tan", "exp10": "ref_exp10", "log10": "ref_log10",
     "sqrt": "ref_sqrt", "rsqrt": "ref_rsqrt", "cbrt": "ref_cbrt", "atan": "ref_atan",
     "asin": "ref_asin", "acos": "ref_acos", "atanpi": "ref_atanpi", "asinpi": "ref_asinpi",
-    "acospi": "ref_acospi",
+    "acospi": "ref_acospi", "expm1": "ref_expm1", "sinh": "ref_sinh", "cosh": "ref_cosh",
+    "tanh": "ref_tanh",
 }
 
 #: Rule predicates that hold only on zeros, infinities and NaNs: the screen passes such
@@ -256,6 +257,10 @@ def _constants() -> str:
         for k in range(3, 28, 2):
             d(f"ATAN_C{k}", mpmath.mpf((-1) ** ((k - 1) // 2)) / k)
         d("INV_PI", 1 / pi)
+        for k in range(2, 15):
+            d(f"EXPM1_C{k}", 1 / mpmath.factorial(k))
+        for k in range(3, 16, 2):
+            d(f"SINH_C{k}", 1 / mpmath.factorial(k))
         d("PI", pi)
         pio2_hi = float(pi / 2)
         d("PIO2_HI", pio2_hi)
