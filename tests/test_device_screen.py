@@ -223,7 +223,7 @@ def _hard_inputs(name, rng, n):
     x += [edges, edges - 1, edges + 1]
     for v in (1.0, 0.5, 0.25, 0.75, 88.72, 89.0, -103.97, -104.0, 127.99, 128.0, -149.5,
               38.53, 38.54, -45.15, -45.16, 10.0, 0.15, 0.151, 0.1505, 0.35, -0.35,
-              89.4, 89.5, 88.72, 20.0, -20.0, -60.0,
+              89.4, 89.5, 88.72, 20.0, -20.0, -60.0, -0.29289322, 0.41421357, -1.0, 2.0 ** 29,
               -150.0, -151.0, 3.0e38, 2.0 ** 23, 2.0 ** 24, 2.0 ** 31, 0.70710677, 1.4142135):
         b = np.float32(v).view(np.uint32)
         x.append(np.arange(b - 8, b + 9, dtype=np.uint32))
@@ -256,7 +256,9 @@ def _mp_f(name, x):
          "atanpi": lambda v: mpmath.atan(v) / mpmath.pi,
          "asinpi": lambda v: mpmath.asin(v) / mpmath.pi,
          "acospi": lambda v: mpmath.acos(v) / mpmath.pi, "expm1": mpmath.expm1,
-         "sinh": mpmath.sinh, "cosh": mpmath.cosh, "tanh": mpmath.tanh}[name]
+         "sinh": mpmath.sinh, "cosh": mpmath.cosh, "tanh": mpmath.tanh,
+         "log1p": mpmath.log1p, "asinh": mpmath.asinh, "acosh": mpmath.acosh,
+         "atanh": mpmath.atanh}[name]
     return f(mpmath.mpf(x))
 
 
@@ -265,7 +267,11 @@ def _outside_domain(name, x: float) -> bool:
     K_NAN there)."""
     if name in ("log", "log2", "log10", "sqrt", "rsqrt"):
         return x < 0
-    return name in ("asin", "acos", "asinpi", "acospi") and abs(x) > 1
+    if name == "log1p":
+        return x < -1
+    if name == "acosh":
+        return x < 1
+    return name in ("asin", "acos", "asinpi", "acospi", "atanh") and abs(x) > 1
 
 
 @pytest.mark.device
@@ -298,6 +304,9 @@ def test_references_agree_with_mpmath_on_hard_inputs(name):
             if f == 0:
                 assert ri == 0.0, (name, hex(xi))
                 continue
+            if mpmath.isinf(f):         # a pole (log1p(-1), atanh(+-1)): left to the host
+                assert np.isnan(ri) and ki == 0, (name, hex(xi))
+                continue
             rel = float(abs((mpmath.mpf(ri) - f) / f))
             assert ki == 0 and rel <= 2.0 ** -49, (name, hex(xi), ri, rel)
             worst = max(worst, rel)
@@ -312,7 +321,7 @@ def _agree_with_host(name, n, seed):
     with np.errstate(all="ignore"):
         h = SCREENS[name](x)
     v = (kind == 0) & np.isfinite(h) & (h != 0) & np.isfinite(r)
-    assert v.sum() > n // 3
+    assert v.sum() > n // 5         # acosh's domain, x >= 1, is a quarter of the normals
     rel = np.abs(r[v] - h[v]) / np.abs(h[v])
     # both within 2**-50 or so of f: their difference far below the assumed REL
     assert rel.max() <= 2.0 ** -48, (name, rel.max())
@@ -488,7 +497,8 @@ def _rn_float64(name, x):
          "atan": np.arctan, "asin": np.arcsin, "acos": np.arccos,
          "atanpi": lambda v: np.arctan(v) / np.pi, "asinpi": lambda v: np.arcsin(v) / np.pi,
          "acospi": lambda v: np.arccos(v) / np.pi, "expm1": np.expm1, "sinh": np.sinh,
-         "cosh": np.cosh, "tanh": np.tanh,
+         "cosh": np.cosh, "tanh": np.tanh, "log1p": np.log1p, "asinh": np.arcsinh,
+         "acosh": np.arccosh, "atanh": np.arctanh,
          "cospi": lambda v: np.cos(np.pi * v), "tanpi": lambda v: np.tan(np.pi * v)}[name]
     with np.errstate(all="ignore"):
         return f(xf).astype(np.float32).view(np.uint32)
@@ -653,6 +663,9 @@ _STARTS = {
     # near 0.35 and 1/2 (the switches of method), the overflow threshold, large negative
     **{f: [0x7D40_0000, 0x7D00_0000, 0x8560_0000, 0x8560_0001, 0x8500_0001]
        for f in ("expm1", "sinh", "cosh", "tanh")},
+    # near 0, near the switch of log1p's method, near +-1, huge
+    **{f: [0x7D40_0000, 0x7EA0_0000, 0x7F00_0000, 0x7F00_0001, 0x0400_0000, 0xE000_0000]
+       for f in ("log1p", "asinh", "acosh", "atanh")},
 }
 
 

@@ -413,6 +413,67 @@ inline double ref_atanpi(uint xb, int *kind) { return ref_atan(xb, kind) * INV_P
 inline double ref_asinpi(uint xb, int *kind) { return ref_asin(xb, kind) * INV_PI; }
 inline double ref_acospi(uint xb, int *kind) { return ref_acos(xb, kind) * INV_PI; }
 
+// ---- log1p and the inverse hyperbolic functions (since 2026-11-27)
+// 2 atanh(s) by log_core's series, |s| <= 0.172
+inline double atanh2_series(double s) {
+    double s2 = s * s;
+    double p = LOG_C21;
+    p = fma(p, s2, LOG_C19); p = fma(p, s2, LOG_C17); p = fma(p, s2, LOG_C15);
+    p = fma(p, s2, LOG_C13); p = fma(p, s2, LOG_C11); p = fma(p, s2, LOG_C9);
+    p = fma(p, s2, LOG_C7);  p = fma(p, s2, LOG_C5);  p = fma(p, s2, LOG_C3);
+    double s_2 = s + s;
+    return fma(s_2 * s2, p, s_2);
+}
+// log(u) for a normal binary64 u > 0: u = m 2**e, m in [sqrt(1/2), sqrt(2)) (exact)
+inline double log_double(double u) {
+    ulong b = as_ulong(u);
+    int e = (int)((b >> 52) & 0x7ffUL) - 1023;
+    ulong mb = (b & 0x000fffffffffffffUL) | 0x3ff0000000000000UL;     // [1, 2)
+    if ((b & 0x000fffffffffffffUL) > 0x6a09e667f3bcdUL) { mb -= 0x0010000000000000UL; e += 1; }
+    double de = (double)e;
+    return de * LN2_HI + (de * LN2_LO + log_core(as_double(mb)));
+}
+// log(1 + v), v > -1: where 1 + v is in [sqrt(1/2), sqrt(2)], 2 atanh(v / (2 + v))
+// (|s| <= 0.172; one rounding in 2 + v, one in the quotient), else log(1 + v) (1 + v
+// exact for a binary32 v below 2**29, one rounding above, where log is far from 0)
+inline double log1p_d(double v) {
+    if (v >= -0.29289321881345254 && v <= 0.41421356237309503)
+        return atanh2_series(v / (2.0 + v));
+    return log_double(1.0 + v);
+}
+inline double ref_log1p(uint xb, int *kind) {
+    double x = to_double(xb);
+    *kind = K_VALUE;
+    if (x < -1.0) { *kind = K_NAN; return NAN; }              // F9.log1p.3: x < -1
+    if (x == -1.0) return NAN;                                // F9.log1p.2 (-inf): the host's
+    return log1p_d(x);
+}
+// asinh(a) = log1p(a + a**2 / (1 + sqrt(1 + a**2))), a = |x|: every term positive, and
+// log1p's relative condition number is at most 1
+inline double ref_asinh(uint xb, int *kind) {
+    double a = absd(to_double(xb));
+    *kind = K_VALUE;
+    double r = log1p_d(a + a * a / (1.0 + sqrt_pos(fma(a, a, 1.0))));
+    return (xb >> 31) ? negd(r) : r;
+}
+// acosh(x) = log1p((x - 1) + sqrt((x - 1)(x + 1))), x - 1 exact for binary32 x >= 1
+inline double ref_acosh(uint xb, int *kind) {
+    double x = to_double(xb);
+    *kind = K_VALUE;
+    if (!(x >= 1.0)) { *kind = K_NAN; return NAN; }           // F9.acosh.2: x < 1
+    double d = x - 1.0;
+    return d == 0.0 ? 0.0 : log1p_d(d + sqrt_pos(d * (x + 1.0)));   // acosh(1) = +0: host
+}
+// atanh(a) = log1p(2a / (1 - a)) / 2, a = |x| < 1
+inline double ref_atanh(uint xb, int *kind) {
+    double a = absd(to_double(xb));
+    *kind = K_VALUE;
+    if (a > 1.0) { *kind = K_NAN; return NAN; }               // F9.atanh.3: |x| > 1
+    if (a == 1.0) return NAN;                                 // F9.atanh.2 (inf): the host's
+    double r = 0.5 * log1p_d((a + a) / (1.0 - a));
+    return (xb >> 31) ? negd(r) : r;
+}
+
 // x = n + y, n = rint(x), |y| <= 1/2 exact; odd: n odd
 inline double split_pi(uint xb, int *odd) {
     double x = to_double(xb);

@@ -85,7 +85,8 @@ DEVICE_REFERENCES = {
     "sqrt": "ref_sqrt", "rsqrt": "ref_rsqrt", "cbrt": "ref_cbrt", "atan": "ref_atan",
     "asin": "ref_asin", "acos": "ref_acos", "atanpi": "ref_atanpi", "asinpi": "ref_asinpi",
     "acospi": "ref_acospi", "expm1": "ref_expm1", "sinh": "ref_sinh", "cosh": "ref_cosh",
-    "tanh": "ref_tanh",
+    "tanh": "ref_tanh", "log1p": "ref_log1p", "asinh": "ref_asinh", "acosh": "ref_acosh",
+    "atanh": "ref_atanh",
 }
 
 #: Rule predicates that hold only on zeros, infinities and NaNs: the screen passes such
@@ -111,6 +112,8 @@ HANDLED_RULES = {
     "sqrt": {"F9.sqrt.D3"}, "rsqrt": {"F9.rsqrt.D4"},
     "asin": {"F9.asin.2"}, "acos": {"F9.acos.1", "F9.acos.2"},
     "asinpi": {"CL.asinpi.abs_gt_one"}, "acospi": {"CL.acospi.one", "CL.acospi.abs_gt_one"},
+    "log1p": {"F9.log1p.2", "F9.log1p.3"}, "acosh": {"F9.acosh.1", "F9.acosh.2"},
+    "atanh": {"F9.atanh.2", "F9.atanh.3"},
     **{name: set(rules) for name, rules in EXACT_RULES.items()},
 }
 #: Counters of aggregated failures per chunk (the most rules of EXACT_RULES).
