@@ -14,7 +14,10 @@ Figures (no assertions):
     with rows and Parquet writing), device seconds, unit sizes, screened/exact counts;
   * peak resident memory of the driver (this process), and the largest and summed RSS of
     the Ray processes it started (sampled twice a second);
-  * the machine (CPU model, cores, memory) and the device (name, platform, driver).
+  * the machine (CPU model, cores, memory) and the device (name, platform, driver);
+  * the device's busy fraction (its seconds over the working phase) and, for a run of
+    several families (the whole catalogue: ``-f "" -p binary32,binary64``), inputs/s,
+    checker rate and exact-path share by family and precision (``per_family``).
 
 ``--out DIR`` writes ``bench_run.json`` and ``bench_run.txt`` there (and, with
 ``--profile``, the device actor's cProfile as ``actor-<fingerprint>.prof/.txt``).  The
@@ -22,7 +25,9 @@ run's Parquet results go to ``--results`` (default: a temporary folder, removed
 afterwards unless ``--keep-results``).
 
 On a GPU machine (pyopencl and Ray installed there): ``python3
-benchmarks/bench_run.py --device NVIDIA --budget 60s --out $OUT/r``.
+benchmarks/bench_run.py --device NVIDIA --budget 60s --out $OUT/r``; the whole catalogue
+(issue 28's figure): ``python3 benchmarks/bench_run.py --device NVIDIA -f "" -p
+binary32,binary64 --budget 120s --out $OUT/cat``.
 """
 from __future__ import annotations
 
@@ -351,6 +356,8 @@ def _report(a, opts, meta, stats, t_exec, t_end, sampler) -> dict:
             "device_seconds": sum(s["device_seconds"] for s in mine),
             "check_seconds": sum(s["check_seconds"] for s in mine),
         }
+        per_device[d.fingerprint]["device_busy_fraction"] = (
+            per_device[d.fingerprint]["device_seconds"] / work_s)
     totals = meta.get("totals") or []
     check_s = sum(s["check_seconds"] for s in stats)
     task_s = sum(float(t.get("task_seconds", 0.0)) for t in totals)
@@ -381,6 +388,7 @@ def _report(a, opts, meta, stats, t_exec, t_end, sampler) -> dict:
                          "including_startup": inputs / whole_s,
                          "per_host_core_working_phase": inputs / work_s / usable},
         "per_device": per_device,
+        "per_family": _per_family(stats, work_s),
         "time_spent": {
             "check_seconds": check_s, "check_task_seconds": task_s, "device_seconds": device_s,
             "check_rate_per_task_second": inputs / check_s if check_s else None,
@@ -430,6 +438,33 @@ def _bottleneck(r: dict) -> str:
     return f"{what} (device actor time: {share})"
 
 
+def _per_family(stats: list, work_s: float) -> dict:
+    """Inputs, units, targets and seconds by (catalogue family or 'conversion', precision),
+    largest first: where a whole-catalogue run's inputs and check time went.  inputs_per_s
+    is the family's inputs over the whole working phase (its share of the run's rate)."""
+    from edgecases import catalogue
+    fns = catalogue.functions()
+    out: dict = {}
+    for s in stats:
+        fam = fns[s["function"]].family if s["function"] in fns else "conversion"
+        d = out.setdefault(f"{fam} {s['precision']}", {
+            "targets": set(), "units": 0, "inputs": 0, "check_seconds": 0.0,
+            "device_seconds": 0.0, "screened": 0, "exact": 0})
+        d["targets"].add((s["function"], s["vector_width"]))
+        d["units"] += 1
+        d["inputs"] += s["inputs_tested"]
+        d["check_seconds"] += s["check_seconds"]
+        d["device_seconds"] += s["device_seconds"]
+        d["screened"] += s["screened"] or 0
+        d["exact"] += s["exact"] or 0
+    for d in out.values():
+        d["targets"] = len(d["targets"])
+        d["inputs_per_s"] = d["inputs"] / work_s
+        d["check_rate_per_task_second"] = (d["inputs"] / d["check_seconds"]
+                                           if d["check_seconds"] else None)
+    return dict(sorted(out.items(), key=lambda kv: -kv[1]["inputs"]))
+
+
 def _format(r: dict) -> str:
     m, s, ips = r["machine"], r["seconds"], r["inputs_per_s"]
     lines = [
@@ -457,8 +492,17 @@ def _format(r: dict) -> str:
     ]
     for fp, d in r["per_device"].items():
         lines.append(f"  per device [{fp}] {d['label']}: {d['inputs_per_s']:,.0f} inputs/s "
-                     f"({d['units']} units; device {d['device_seconds']:.1f} s, check "
+                     f"({d['units']} units; device {d['device_seconds']:.1f} s, busy "
+                     f"{100 * d['device_busy_fraction']:.0f}% of the working phase; check "
                      f"{d['check_seconds']:.1f} s)")
+    if len(r["per_family"]) > 1:
+        lines.append("by family and precision (inputs/s over the working phase; checker "
+                     "inputs per task-second; share judged on the exact path):")
+        for k, d in r["per_family"].items():
+            rate = d["check_rate_per_task_second"]
+            lines.append(f"  {k:22s} {d['targets']:4d} targets {d['units']:6d} units "
+                         f"{d['inputs_per_s']:14,.0f}/s  checker "
+                         f"{(rate or 0):13,.0f}/s  exact {100 * d['exact'] / max(1, d['inputs']):5.1f}%")
     t = r["time_spent"]
     rate = t["check_rate_per_task_second"]
     lines += [
