@@ -158,6 +158,14 @@ inline double exp_core(double t) {                 // e**t, |t| <= 0.35, Taylor 
     return fma(p, t, 1.0);
 }
 
+// e**x for |x| <= 700: n = rint(x / ln 2), t = x - n LN2_HI (exact: LN2_HI has 32 bits)
+// - n LN2_LO, e**t by Taylor, times 2**n exact
+inline double exp_full(double x) {
+    double n = rintd(x * INV_LN2);
+    double t = fma(negd(n), LN2_HI, x) - n * LN2_LO;
+    return exp_core(t) * pow2d((int)n);
+}
+
 inline double ref_exp2(uint xb, int *kind) {
     double x = to_double(xb);
     *kind = K_VALUE;
@@ -172,20 +180,10 @@ inline double ref_exp(uint xb, int *kind) {
     *kind = K_VALUE;
     if (x > 89.0) { *kind = K_OVER; return 1.0; }         // e**89 > 2**128
     if (x < -104.0) { *kind = K_UNDER; return 0.0; }      // e**-104 < 2**-150
-    double n = rintd(x * INV_LN2);
-    double t = fma(negd(n), LN2_HI, x);                   // exact (LN2_HI: 32 bits)
-    t = t - n * LN2_LO;
-    return exp_core(t) * pow2d((int)n);
+    return exp_full(x);
 }
 
 // ---- expm1 and the hyperbolic functions (since 2026-11-27)
-// e**x for |x| <= 700 (exp's reduction: n = rint(x / ln 2), t = x - n ln 2 with
-// n LN2_HI exact, e**t by Taylor, times 2**n exact)
-inline double exp_full(double x) {
-    double n = rintd(x * INV_LN2);
-    double t = fma(negd(n), LN2_HI, x) - n * LN2_LO;
-    return exp_core(t) * pow2d((int)n);
-}
 // e**x - 1 for |x| <= 0.35 by Taylor to x**14 (truncation below 2**-56 relative)
 inline double expm1_small(double x) {
     double p = EXPM1_C14;
@@ -264,9 +262,8 @@ inline double ref_exp10(uint xb, int *kind) {
     return exp_core(t) * pow2d((int)n);
 }
 
-// log(m) for m in [sqrt(1/2), sqrt(2)]: 2 atanh(s), s = (m - 1)/(m + 1), to s**21
-inline double log_core(double m) {
-    double s = (m - 1.0) / (m + 1.0);
+// 2 atanh(s) for |s| <= 0.172 by its odd series to s**21 (truncation below 2**-60)
+inline double atanh2_series(double s) {
     double s2 = s * s;
     double p = LOG_C21;
     p = fma(p, s2, LOG_C19); p = fma(p, s2, LOG_C17); p = fma(p, s2, LOG_C15);
@@ -275,6 +272,8 @@ inline double log_core(double m) {
     double s_2 = s + s;
     return fma(s_2 * s2, p, s_2);
 }
+// log(m) for m in [sqrt(1/2), sqrt(2)]: 2 atanh(s), s = (m - 1)/(m + 1)
+inline double log_core(double m) { return atanh2_series((m - 1.0) / (m + 1.0)); }
 // x > 0 finite binary32, subnormals included: x = m 2**e with m in [sqrt(1/2), sqrt(2))
 inline double split_log(uint b, int *e) {
     int ex = (int)(b >> 23) - 127;
@@ -414,16 +413,6 @@ inline double ref_asinpi(uint xb, int *kind) { return ref_asin(xb, kind) * INV_P
 inline double ref_acospi(uint xb, int *kind) { return ref_acos(xb, kind) * INV_PI; }
 
 // ---- log1p and the inverse hyperbolic functions (since 2026-11-27)
-// 2 atanh(s) by log_core's series, |s| <= 0.172
-inline double atanh2_series(double s) {
-    double s2 = s * s;
-    double p = LOG_C21;
-    p = fma(p, s2, LOG_C19); p = fma(p, s2, LOG_C17); p = fma(p, s2, LOG_C15);
-    p = fma(p, s2, LOG_C13); p = fma(p, s2, LOG_C11); p = fma(p, s2, LOG_C9);
-    p = fma(p, s2, LOG_C7);  p = fma(p, s2, LOG_C5);  p = fma(p, s2, LOG_C3);
-    double s_2 = s + s;
-    return fma(s_2 * s2, p, s_2);
-}
 // log(u) for a normal binary64 u > 0: u = m 2**e, m in [sqrt(1/2), sqrt(2)) (exact)
 inline double log_double(double u) {
     ulong b = as_ulong(u);
