@@ -367,6 +367,16 @@ def _device_soundness(name, pairs_target, seed):
     domain = np.array([r.entry is None for r in refs])[idx]
     ok |= domain & ((got.astype(np.uint32) & np.uint32(0x7FC0_0000)) == np.uint32(0x7FC0_0000))
     xb = inputs[0][idx].astype(np.uint32)
+    # x a zero, an infinity or a NaN (the device judges them since issue 27, item 5): the
+    # host screen's exact model does not cover them; the checker itself is the verdict
+    rare = np.flatnonzero(((xb & np.uint32(0x7FFF_FFFF)) == 0) |
+                          ((xb & np.uint32(0x7FFF_FFFF)) >= np.uint32(0x7F80_0000)))
+    if rare.size:
+        res = check_batch(catalogue.function(name), {"x": xb[rare]},
+                          {"ret": got[rare].astype(np.uint32)}, Claims())
+        wrong = np.zeros(rare.size, bool)
+        wrong[[f.index for f in res.findings]] = True
+        ok[rare] = ~wrong
     passed, err = s.screen_pairs(xb, got.astype(np.uint32))
     bad = np.flatnonzero(passed & ~ok)
     assert bad.size == 0, (name, "device screen passed an exact failure",
