@@ -186,19 +186,19 @@ inline double ref_exp(uint xb, int *kind) {
 // ---- expm1 and the hyperbolic functions (since 2026-11-27)
 // e**x - 1 for |x| <= 0.35 by Taylor to x**14 (truncation below 2**-56 relative)
 inline double expm1_small(double x) {
-    double p = EXPM1_C14;
-    p = fma(p, x, EXPM1_C13); p = fma(p, x, EXPM1_C12); p = fma(p, x, EXPM1_C11);
-    p = fma(p, x, EXPM1_C10); p = fma(p, x, EXPM1_C9);  p = fma(p, x, EXPM1_C8);
-    p = fma(p, x, EXPM1_C7);  p = fma(p, x, EXPM1_C6);  p = fma(p, x, EXPM1_C5);
-    p = fma(p, x, EXPM1_C4);  p = fma(p, x, EXPM1_C3);  p = fma(p, x, EXPM1_C2);
+    double p = EXP_C14;
+    p = fma(p, x, EXP_C13); p = fma(p, x, EXP_C12); p = fma(p, x, EXP_C11);
+    p = fma(p, x, EXP_C10); p = fma(p, x, EXP_C9);  p = fma(p, x, EXP_C8);
+    p = fma(p, x, EXP_C7);  p = fma(p, x, EXP_C6);  p = fma(p, x, EXP_C5);
+    p = fma(p, x, EXP_C4);  p = fma(p, x, EXP_C3);  p = fma(p, x, EXP_C2);
     return fma(x * x, p, x);
 }
 // sinh(x) for |x| <= 1/2 by Taylor to x**15 (truncation below 2**-60 relative)
 inline double sinh_small(double x) {
     double x2 = x * x;
-    double p = SINH_C15;
-    p = fma(p, x2, SINH_C13); p = fma(p, x2, SINH_C11); p = fma(p, x2, SINH_C9);
-    p = fma(p, x2, SINH_C7);  p = fma(p, x2, SINH_C5);  p = fma(p, x2, SINH_C3);
+    double p = EXP_C15;
+    p = fma(p, x2, EXP_C13); p = fma(p, x2, EXP_C11); p = fma(p, x2, EXP_C9);
+    p = fma(p, x2, EXP_C7);  p = fma(p, x2, EXP_C5);  p = fma(p, x2, EXP_C3);
     return fma(x * x2, p, x);
 }
 // Beyond |x| > 0.35 (expm1) or 1/2 (sinh) the subtraction loses at most a factor
@@ -557,10 +557,8 @@ inline int screen_one(uint xb, uint yb, float *err) {
 // defines ANS_PZERO, ANS_NZERO, ANS_PINF, ANS_NINF from its rules: a pattern, ANS_ANY_NAN
 // where a NaN is prescribed, ANS_HOST where the host must judge, ANS_REF for a zero no
 // rule covers: the reference judges it like any finite x; NAN_ANY_QUIET 1 where a NaN x is
-// covered by no rule of f but NaN propagation, which any quiet NaN satisfies)
-#define ANS_ANY_NAN 0xffffffffu
-#define ANS_HOST 0xfffffffeu
-#define ANS_REF 0xfffffffdu
+// covered by no rule of f but NaN propagation, which any quiet NaN satisfies; the three
+// markers' values are defined by device_screen.py too)
 inline int is_special(uint xb) {
     uint ax = xb & 0x7fffffffu;
     if (ax == 0u) return ((xb >> 31) ? ANS_NZERO : ANS_PZERO) != ANS_REF;
