@@ -419,11 +419,14 @@ class DeviceSession:
         if not land.screen.aggregate:       # no failure counted: nothing to read there
             a = a._replace(agg_c0=a.agg_c0[:0], agg_c1=a.agg_c1[:0])
         answer = ScreenChunk(*a)
+        from fuzzfarm.device.kernels import buffer_dtype
         count, top, gx, gy = land.marked()
-        name = launch.unit.target.fn.outputs[0].name
+        t = launch.unit.target
+        out = t.fn.outputs[0]
         tally = np.array(launch.tally)
-        if gx is not None and not every_row:
-            made = MadeRows(land.count, True, gx, {name: gy}, tally, top, count)
+        if gx is not None and not every_row:     # gathered as uint32 patterns: ilogb's int
+            made = MadeRows(land.count, True, gx, {out.name: gy.view(buffer_dtype(out, t.fmt))},
+                            tally, top, count)
         else:
             outputs = run.read_made()
             x = run.made_inputs[0]
