@@ -24,20 +24,49 @@ from fuzzfarm.orchestrate import sweep as sw
 from fuzzfarm.verdict.checker import check_batch
 from fuzzfarm.verdict.claims import Claims
 
-NAMES = sorted(ds.DEVICE_REFERENCES)
+#: The built-ins judged through a rounded reference's error budget (half_recip: ref_recip,
+#: 1/x, which no full-precision built-in has), those judged bit for bit, and the half_*
+#: built-ins that share a full-precision one's reference (8192 ULP bounds).
+ROUNDED = sorted([n for n in ds.DEVICE_REFERENCES if n not in ds.BIT_EXACT and n != "recip"]
+                 + ["half_recip"])
+EXACT = sorted(ds.BIT_EXACT)
+HALF = sorted(n for n in catalogue.functions()
+              if n.startswith("half_") and n != "half_recip" and ds.reference_name(n))
+NAMES = ROUNDED + EXACT + HALF
+
+
+def _out(name: str, y: np.ndarray) -> np.ndarray:
+    """Result patterns ``y`` (uint32) as the checker takes built-in ``name``'s results:
+    int32 values for an int result (ilogb), the patterns otherwise."""
+    return y.view(np.int32) if name in ds.INT_RESULT else y
+
+
+def _base(name: str) -> str:
+    """The full-precision built-in (or "recip") whose reference judges ``name``."""
+    return ds.reference_name(name)
 
 
 # --------------------------------------------------------------------------- pure
 def test_plain_bound_is_the_catalogues_bound_for_a_plain_build():
-    for name in NAMES:
+    for name in ROUNDED + HALF:
         assert ds.plain_bound(name, "binary32", Claims()) == \
             float(bounds.bound(name, "binary32").plain_ulps)
+    for name in EXACT:          # bit for bit: 0 ULP or correctly rounded in the table
+        b = bounds.bound(name, "binary32")
+        assert b.correctly_rounded or b.plain_ulps == 0
+        assert ds.plain_bound(name, "binary32", Claims()) == 0.0
+    assert ds.reference_name("half_sin") == "sin" and ds.reference_name("half_recip") == "recip"
+    assert ds.reference_name("native_sin") is None and ds.reference_name("erf") is None
     assert ds.plain_bound("exp", "binary32", Claims(profile="embedded")) == \
         float(bounds.bound("exp", "binary32", "embedded").plain_ulps)
 
 
 @pytest.mark.parametrize("name, precision, claims", [
     ("erf", "binary32", Claims()),                            # no device reference
+    ("native_sin", "binary32", Claims()),                     # implementation-defined
+    ("half_divide", "binary32", Claims()),                    # two arguments
+    ("floor", "binary64", Claims(precision="binary64")),
+    ("floor", "binary32", Claims(rounding=("rtz",))),
     ("sin", "binary16", Claims(precision="binary16")),
     ("sin", "binary64", Claims(precision="binary64")),
     ("sin", "binary32", Claims(rounding=("rtz",))),
@@ -199,7 +228,7 @@ def _screen(name, bound=None, aggregate=False):
     info = require_device()
     if not info.has_fp64:
         pytest.skip("the test device lacks cl_khr_fp64")
-    bound = float(bounds.bound(name, "binary32").plain_ulps) if bound is None else bound
+    bound = ds.plain_bound(name, "binary32", Claims()) if bound is None else bound
     key = (name, bound, aggregate)
     if key not in _SCREENS:
         if "runner" not in _SCREENS:
@@ -258,13 +287,14 @@ def _mp_f(name, x):
          "acospi": lambda v: mpmath.acos(v) / mpmath.pi, "expm1": mpmath.expm1,
          "sinh": mpmath.sinh, "cosh": mpmath.cosh, "tanh": mpmath.tanh,
          "log1p": mpmath.log1p, "asinh": mpmath.asinh, "acosh": mpmath.acosh,
-         "atanh": mpmath.atanh}[name]
+         "atanh": mpmath.atanh, "recip": lambda v: 1 / v}[_base(name)]
     return f(mpmath.mpf(x))
 
 
 def _outside_domain(name, x: float) -> bool:
     """Where a rule of the built-in prescribes a NaN for a finite x (its reference says
     K_NAN there)."""
+    name = _base(name)
     if name in ("log", "log2", "log10", "sqrt", "rsqrt"):
         return x < 0
     if name == "log1p":
@@ -275,7 +305,7 @@ def _outside_domain(name, x: float) -> bool:
 
 
 @pytest.mark.device
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", ROUNDED)
 def test_references_agree_with_mpmath_on_hard_inputs(name):
     """Every value the reference gives is within 2**-49 of f (relative); its overflow and
     underflow answers are true; its exact answers are f's zeros and poles."""
@@ -319,7 +349,7 @@ def _agree_with_host(name, n, seed):
     r, kind = s.references(xb)
     x = xb.view(np.float32).astype(np.float64)
     with np.errstate(all="ignore"):
-        h = SCREENS[name](x)
+        h = SCREENS[_base(name)](x)
     v = (kind == 0) & np.isfinite(h) & (h != 0) & np.isfinite(r)
     assert v.sum() > n // 5         # acosh's domain, x >= 1, is a quarter of the normals
     rel = np.abs(r[v] - h[v]) / np.abs(h[v])
@@ -330,14 +360,14 @@ def _agree_with_host(name, n, seed):
 
 
 @pytest.mark.device
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", ROUNDED)
 def test_references_agree_with_the_host_references(name):
     _agree_with_host(name, 1 << 18, 5)
 
 
 @pytest.mark.device
 @pytest.mark.soundness
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", ROUNDED)
 def test_references_agree_with_the_host_references_full(name, request):
     _opt_in(request)
     _agree_with_host(name, 1 << 22, 6)
@@ -354,7 +384,8 @@ def _device_soundness(name, pairs_target, seed):
     inputs, refs, npairs = None, [], 0
     while npairs < pairs_target:
         nx = max(64, int((pairs_target - npairs) / (2 * ts.OFFSETS + 12) * 1.1))
-        more = ts.draw_inputs(name, BINARY32, nx, rng)
+        more = ts.draw_inputs(_base(name) if _base(name) in catalogue.functions() else name,
+                              BINARY32, nx, rng)
         mrefs = ts._references(name, BINARY32, more, 2 * 24 + 64)
         inputs = more if inputs is None else [np.concatenate([a, m]) for a, m in zip(inputs, more)]
         refs += mrefs
@@ -408,18 +439,79 @@ def _device_soundness(name, pairs_target, seed):
 
 
 @pytest.mark.device
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", [n for n in ROUNDED if n != "half_recip"])
 def test_device_screen_is_sound(name):
     _device_soundness(name, 30_000, 11)
 
 
 @pytest.mark.device
 @pytest.mark.soundness
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", [n for n in ROUNDED if n != "half_recip"])
 def test_device_screen_is_sound_full(name, request):
     _opt_in(request)
     pairs, passed = _device_soundness(name, 1_000_000, 12)
     assert pairs >= 1_000_000
+
+
+def _half_soundness(name, n, seed):
+    """The screen of a half_* built-in (8192 ULPs) on RN(f) moved to the bound's edge
+    (8186 .. 8198 patterns either way, across binades too), against the exact ULP error
+    (oracle.ulp_error of the mpmath reference at 112 bits): nothing beyond the bound
+    passes, and nearly everything within it, 1/2 ULP or more away from it, does."""
+    import test_screen_soundness as ts
+    from fuzzfarm.oracle import ulp_error
+    s = _screen(name)
+    rng = np.random.default_rng(seed)
+    draw = _base(name) if _base(name) in catalogue.functions() else name
+    x = ts.draw_inputs(draw, BINARY32, n, rng)[0].astype(np.uint32)
+    mag = x & np.uint32(0x7FFF_FFFF)
+    beyond = ds.undefined_beyond(name)
+    x = x[(mag != 0) & (mag < 0x7F80_0000)]
+    if beyond is not None:
+        x = x[np.abs(x.view(np.float32)) <= beyond]
+    refs = ts._references(name, BINARY32, [x], 112)
+    xs, gots, errs = [], [], []
+    for xi, r in zip(x.tolist(), refs):
+        if not r.ordinary or not (2.0 ** -126 <= abs(r.entry) < 2.0 ** 127):
+            continue
+        frac, _ = mpmath.frexp(abs(r.entry))     # in [1/2, 1)
+        if frac - 0.5 < 2.0 ** -41 or 1 - frac < 2.0 ** -41:
+            continue            # within 2**-40 of a power of two: which ULP is ambiguous
+                                # to any approximation (the host screen's tests skip these)
+        sign, m = int(r.n0) & 0x8000_0000, int(r.n0) & 0x7FFF_FFFF
+        for k in (8186, 8190, 8191, 8192, 8193, 8194, 8198):
+            for g in (m + k, m - k):
+                if 0x0080_0000 <= g < 0x7F80_0000:
+                    xs.append(xi)
+                    gots.append(sign | g)
+                    errs.append(float(ulp_error(sign | g, r.entry, BINARY32)))
+    xs, gots, errs = (np.array(xs, np.uint32), np.array(gots, np.uint32), np.array(errs))
+    passed, _ = s.screen_pairs(xs, gots)
+    bad = np.flatnonzero(passed & (errs > 8192))
+    assert bad.size == 0, (name, [(hex(int(xs[j])), hex(int(gots[j])), errs[j]) for j in bad[:5]])
+    inside = errs <= 8192 - 0.5
+    assert inside.sum() > 1000 and (errs > 8192).sum() > 1000
+    assert passed[inside].mean() > 0.99, (name, passed[inside].mean())
+    # a zero of either sign: right (flushed) exactly where |f| < 2**-126, as the checker says
+    extra = {"half_exp": [-88.0, -89.5, -100.0, -87.3, -87.0],
+             "half_exp2": [-127.5, -130.0, -149.0, -125.5, -126.0],
+             "half_exp10": [-38.0, -40.0, -44.5, -37.8, -37.9],
+             "half_recip": [2.0 ** 127, 3.0e38, 1.5 * 2.0 ** 126, 2.0 ** 125, 2.0 ** 126]}
+    xz = np.concatenate([x, np.array(extra.get(name, []), np.float32).view(np.uint32)])
+    xz = np.concatenate([xz, xz]).astype(np.uint32)
+    yz = np.repeat(np.array([0, 0x8000_0000], np.uint32), xz.size // 2)
+    passed, _ = s.screen_pairs(xz, yz)
+    res = check_batch(catalogue.function(name), {"x": xz}, {"ret": yz}, Claims())
+    wrong = {f.index for f in res.findings if f.severity == "fail"}
+    assert not [j for j in np.flatnonzero(passed) if j in wrong], name
+    if name in extra:
+        assert passed.sum() >= 4, (name, int(passed.sum()))
+
+
+@pytest.mark.device
+@pytest.mark.parametrize("name", ["half_recip"] + HALF)
+def test_half_screen_is_sound_at_its_bound(name):
+    _half_soundness(name, 3000, zlib_seed(name))
 
 
 @pytest.mark.device
@@ -482,6 +574,64 @@ def test_prescribed_results_the_screen_accepts_are_the_catalogues(name):
             assert rs == [rules[cw[i]]], (hex(int(xw[i])), rs, rules[cw[i]])
 
 
+def _exact_hard_inputs(rng):
+    """Finite nonzero binary32 patterns where an exact built-in is most easily wrong: every
+    binade with the fraction's low, middle and high bits, integers and half-integers (the
+    ties of rint and round) and their neighbours, around 2**23 (the last binade with a
+    fraction) and 2**24, and subnormals; both signs."""
+    e = np.arange(1, 255, dtype=np.uint32) << np.uint32(23)
+    frac = np.array([0, 1, 2, 0x40_0000, 0x20_0000, 0x60_0000, 0x7F_FFFF, 0x7F_FFFE,
+                     0x3F_FFFF, 0x40_0001], np.uint32)
+    x = [(e[:, None] | frac[None, :]).ravel()]
+    k = np.concatenate([np.arange(0, 4097), rng.integers(0, 1 << 24, 4000)]).astype(np.float32)
+    for v in (k, k + np.float32(0.5), k + np.float32(0.25), k + np.float32(0.75)):
+        b = v.view(np.uint32)
+        x += [b, b - np.uint32(1), b + np.uint32(1)]
+    for v in (2.0 ** 23, 2.0 ** 24, 0.5, 1.0, 1.5, 2.5):
+        b = np.float32(v).view(np.uint32)
+        x.append(np.arange(b - 64, b + 65, dtype=np.uint32))
+    x.append(np.concatenate([rng.integers(1, 1 << 23, 2000, dtype=np.uint32),
+                             np.array([1, 2, 0x40_0000, 0x7F_FFFF], np.uint32)]))
+    xb = np.concatenate(x)
+    xb = np.concatenate([xb, xb | np.uint32(0x8000_0000)])
+    mag = xb & np.uint32(0x7FFF_FFFF)
+    return np.unique(xb[(mag != 0) & (mag < 0x7F80_0000)])
+
+
+@pytest.mark.device
+@pytest.mark.parametrize("name", EXACT)
+def test_exact_references_are_the_oracles_results_bit_for_bit(name):
+    """The exact built-ins' references (fabs, floor, ceil, trunc, rint, round, logb, ilogb)
+    give the oracle's exact result (oracle.exact) bit for bit, signs of zero included, on
+    hard inputs of every binade; the screen passes that result and nothing else nearby (1
+    pattern either way, the other sign, a quiet NaN, the other zero), and the checker finds
+    nothing wrong with what it passes."""
+    from fuzzfarm.oracle import reference
+    s = _screen(name)
+    x = _exact_hard_inputs(np.random.default_rng(zlib_seed(name)))
+    want = np.array([reference(name, (v,), ("float",), BINARY32, 64)[0].bits & 0xFFFF_FFFF
+                     for v in x.tolist()], np.uint32)
+    r, kind = s.references(x)
+    assert np.all(kind == 1)                            # K_EXACT everywhere
+    got = (r.astype(np.int64).astype(np.uint32) if name in ds.INT_RESULT
+           else r.astype(np.float32).view(np.uint32))
+    bad = np.flatnonzero(got != want)
+    assert bad.size == 0, (name, [(hex(int(x[j])), hex(int(got[j])), hex(int(want[j])))
+                                  for j in bad[:5]])
+    passed, err = s.screen_pairs(x, want)
+    assert passed.all() and not err.any()
+    res = check_batch(catalogue.function(name), {"x": x}, {"ret": _out(name, want)}, Claims())
+    assert res.findings == [] and not res.unrecorded
+    for wrong in (want + np.uint32(1), want - np.uint32(1), want ^ np.uint32(0x8000_0000),
+                  np.full(x.size, 0x7FC0_0000, np.uint32)):
+        differs = wrong != want
+        assert not s.screen_pairs(x, wrong)[0][differs].any(), name
+    zeros = (want & np.uint32(0x7FFF_FFFF)) == 0
+    if name in ("floor", "ceil", "trunc", "rint", "round"):   # floor(0.5) = +0, ceil(-0.5) = -0
+        assert zeros.sum() > 100
+        assert (want[zeros] >> np.uint32(31)).any() == (name != "floor")
+
+
 def _rare_inputs(rng, n):
     """Subnormals of both signs (the extremes and ``n`` drawn), zeros, infinities, and
     quiet and signaling NaNs of several payloads and both signs."""
@@ -495,7 +645,18 @@ def _rare_inputs(rng, n):
 
 def _rn_float64(name, x):
     """f(x) by the host screen's float64 reference (oracle.screen.SCREENS), rounded to
-    binary32 (patterns; subnormal x converted exactly)."""
+    binary32 (patterns; subnormal x converted exactly); for an exact built-in, the
+    oracle's exact result (x quieted at a NaN x)."""
+    if name in ds.BIT_EXACT:
+        from fuzzfarm.oracle import Exact, reference
+
+        def one(x0):        # a NaN x: quieted; no exact result (ilogb(0)): 0
+            if (x0 & 0x7FFF_FFFF) > 0x7F80_0000:      # ilogb: FP_ILOGBNAN may be INT_MAX
+                return 0x7FFF_FFFF if name in ds.INT_RESULT else x0 | 0x40_0000
+            r = reference(name, (x0,), ("float",), BINARY32, 64)[0]
+            return r.bits & 0xFFFF_FFFF if isinstance(r, Exact) else 0
+        return np.array([one(x0) for x0 in x.tolist()], np.uint32)
+    name = _base(name)
     with np.errstate(invalid="ignore"):
         xf = x.view(np.float32).astype(np.float64)
     sub = (x & np.uint32(0x7F80_0000)) == 0
@@ -528,12 +689,12 @@ def test_rare_inputs_are_passed_only_where_the_checker_passes_them(name):
         passed, _ = s.screen_pairs(x, y)
         passed_any += int(passed.sum())
         for claims in (Claims(), Claims(denormals=False)):
-            res = check_batch(fn, {"x": x}, {"ret": y}, claims)
+            res = check_batch(fn, {"x": x}, {"ret": _out(name, y)}, claims)
             wrong = {f.index for f in res.findings}
             bad = [j for j in np.flatnonzero(passed) if j in wrong]
             assert not bad, (name, claims.denormals, [(hex(int(x[j])), hex(int(y[j])))
                                                       for j in bad[:5]])
-    ok = check_batch(fn, {"x": x}, {"ret": rn}, Claims())
+    ok = check_batch(fn, {"x": x}, {"ret": _out(name, rn)}, Claims())
     right = np.ones(x.size, bool)
     right[[f.index for f in ok.findings]] = False
     # by design the host's: a zero result of a finite nonzero x (its sign), an x whose rule
@@ -542,14 +703,17 @@ def test_rare_inputs_are_passed_only_where_the_checker_passes_them(name):
     host = np.zeros(x.size, bool)
     for pattern, word in zip((0, 0x8000_0000, 0x7F80_0000, 0xFF80_0000), a[:4]):
         host |= (x == np.uint32(pattern)) & (word == ds.ANS_HOST)
+    if not a.nan_any_quiet:         # a rule on NaN x (ilogb's FP_ILOGBNAN)
+        host |= (x & np.uint32(0x7FFF_FFFF)) > np.uint32(0x7F80_0000)
     ruled_zero = np.zeros(x.size, bool)
     for pattern, word in zip((0, 0x8000_0000), a[:2]):
         ruled_zero |= (x == np.uint32(pattern)) & (word not in (ds.ANS_HOST, ds.ANS_REF))
     finite = (x & np.uint32(0x7FFF_FFFF)) < np.uint32(0x7F80_0000)
-    host |= finite & ((rn & np.uint32(0x7FFF_FFFF)) == 0) & ~ruled_zero
+    if name not in ds.BIT_EXACT:    # an exact built-in's zeros are passed bit for bit
+        host |= finite & ((rn & np.uint32(0x7FFF_FFFF)) == 0) & ~ruled_zero
     passed, _ = s.screen_pairs(x, rn)
     assert passed[right & ~host].all(), (name, [hex(int(v)) for v in x[right & ~host & ~passed][:5]])
-    assert right.mean() > 0.99 and passed_any > x.size
+    assert right.mean() > 0.99 and passed_any >= (right & ~host).sum() > x.size // 2
 
 
 def _plant(space, start, y, rng, bound):
@@ -557,6 +721,7 @@ def _plant(space, start, y, rng, bound):
     ULPs (failures) and by 1 ULP (within bound), sign-flipped zeros and infinities, NaNs,
     and a zero for a normal result.  Returns the planted positions."""
     n = y.size
+    y = y.view(np.uint32)           # an int result (ilogb) planted as patterns too
     pos = rng.choice(n, 60, replace=False)
     step = np.uint32(int(bound) + 1)
     for k, p in enumerate(pos):
@@ -593,7 +758,8 @@ def test_device_screened_run_units_give_the_host_verdicts(name):
     session = DeviceSession(s.runner.info)
     rng = np.random.default_rng(zlib_seed(name) + 1)
     for serial in (0, 1, 2):
-        unit = make_unit("t", (name, "binary32", 1), serial, 5, 0, 1, size=1 << 14)
+        unit = make_unit("t", (name, "binary32", 1), serial, 5, 0, 1,
+                         size=1 << 12 if name.startswith("half_") else 1 << 14)
         inputs = make_inputs(unit)
         x = inputs["x"]
         launch = session.launch(unit, inputs)
@@ -641,8 +807,10 @@ def test_device_screened_run_units_give_the_host_verdicts(name):
                 continue
             was, now = (check_batch(catalogue.function(name), {"x": x[p:p + 1]},
                                     {"ret": v[p:p + 1]}, Claims()) for v in (y0, y))
-            if was.findings or not now.findings or {f.rule_id for f in now.findings} & full:
-                continue                    # not a planted failure, or beyond the cap
+            fails = {f.rule_id for f in now.findings if f.severity == "fail"}
+            if was.findings or not fails or fails & full:
+                continue                    # not a planted failure (a wrong-signed zero
+                                            # of logb(1) is a note), or beyond the cap
             assert p in failed, (name, hex(int(x[p])), hex(int(y[p])))
             caught += 1
         assert caught or serial == 0, name
@@ -670,6 +838,14 @@ _STARTS = {
 }
 
 
+#: ... for half_sin, half_cos, half_tan: |x| <= 2**16 (beyond, the results are undefined)
+_STARTS.update({f"half_{f}": [0x7E00_0000, 0x8C00_0000, 0x8E00_0000, 0xE000_0000]
+                for f in ("sin", "cos", "tan")})
+#: ... for the exact built-ins: x near 1, around 2**20 (fractions of 1/8), at 2**23 (the
+#: last binade with fractions), large negative x.
+_EXACT_STARTS = [0x7F00_0000, 0x9300_0000, 0x95FF_0000, 0xE000_0000]
+
+
 #: Chunks of the rare classes, judged on the device too (item 5 of issue 27): the zeros and
 #: the smallest subnormals; the infinities and the first NaNs; the largest subnormals.
 _RARE_STARTS = [0, 0xFF00_0000, 0x00FF_C000]
@@ -685,8 +861,9 @@ def test_device_screened_chunks_give_the_host_verdicts(name):
     s = _screen(name)
     space = sw.space_for(name)
     rng = np.random.default_rng(zlib_seed(name))
-    n = 1 << 14
-    starts = [s0 + int(rng.integers(0, 1 << 20)) * 2 for s0 in _STARTS[name]]
+    n = 1 << 12 if name.startswith("half_") else 1 << 14   # the host judges half_* exactly
+    starts = [s0 + int(rng.integers(0, 1 << 20)) * 2
+              for s0 in _STARTS.get(name, _STARTS.get(_base(name), _EXACT_STARTS))]
     for start in starts + _RARE_STARTS:
         y = run_chunk_on(s.runner, space, start, n)["ret"].copy()
         planted = _plant(space, start, y, rng, s.bound)
@@ -710,7 +887,10 @@ def test_device_screened_chunks_give_the_host_verdicts(name):
             if f.severity == "fail":
                 failing[f.index] = True
         assert all(int(p) in cand for p in planted if failing[p])
-        assert failing[planted].any() or name in ("log", "log2")
+        undefined = ds.undefined_beyond(name) is not None and np.all(
+            np.abs(space.inputs(start, n)["x"].view(np.float32)) > ds.undefined_beyond(name))
+        assert failing[planted].any() or name in ("log", "log2") or undefined, \
+            (name, hex(start))
 
 
 def _binned(res) -> int:

@@ -46,7 +46,10 @@ the prescribed results the screen accepts against the catalogue's rules through 
 checker itself.
 
 Where it is used: binary32, single-argument built-ins with a reference here
-(``DEVICE_REFERENCES``), a plain ULP bound (no absolute pieces), round to nearest, no
+(``DEVICE_REFERENCES``; a half_* built-in takes the reference of the function it
+approximates, ``reference_name``), a plain ULP bound (no absolute pieces) or, for the exact
+built-ins (``BIT_EXACT``: fabs, floor, ceil, trunc, rint, round, logb, ilogb), a result
+judged bit for bit, round to nearest, no
 -cl-unsafe-math-optimizations or -cl-finite-math-only, a device with cl_khr_fp64, and
 every rule of the built-in either confined to non-normal inputs or listed in
 ``HANDLED_RULES`` (a new rule in the catalogue turns the device screen off for that
@@ -68,7 +71,8 @@ from fuzzfarm.oracle.histogram import (HIST_BINS_PER_OCTAVE, HIST_FRAC_BITS, HIS
                                        NBANDS, NBINS, NEAR, NEAR_KINDS, NEAR_POINTS,
                                        NROWS, ROW_NEAR_POLE, ROW_NEAR_ZERO, ROW_SUBNORMAL)
 
-__all__ = ["DEVICE_REFERENCES", "HANDLED_RULES", "EXACT_RULES", "aggregates",
+__all__ = ["DEVICE_REFERENCES", "BIT_EXACT", "INT_RESULT", "reference_name",
+           "undefined_beyond", "HANDLED_RULES", "EXACT_RULES", "aggregates",
            "aggregated_sample", "counted", "clean_candidates", "DeviceScreen", "screen_for",
            "ScreenChunk", "plain_bound", "screen_source", "candidates", "words_for", "REL"]
 
@@ -86,8 +90,32 @@ DEVICE_REFERENCES = {
     "asin": "ref_asin", "acos": "ref_acos", "atanpi": "ref_atanpi", "asinpi": "ref_asinpi",
     "acospi": "ref_acospi", "expm1": "ref_expm1", "sinh": "ref_sinh", "cosh": "ref_cosh",
     "tanh": "ref_tanh", "log1p": "ref_log1p", "asinh": "ref_asinh", "acosh": "ref_acosh",
-    "atanh": "ref_atanh",
+    "atanh": "ref_atanh", "recip": "ref_recip",
+    # exact: judged bit for bit (BIT_EXACT)
+    "fabs": "ref_fabs", "floor": "ref_floor", "ceil": "ref_ceil", "trunc": "ref_trunc",
+    "rint": "ref_rint", "round": "ref_round", "logb": "ref_logb", "ilogb": "ref_ilogb",
 }
+#: The exact built-ins among them: their result must be the reference's bit for bit (a
+#: bound of 0 ULP or "correctly rounded" in every table), and no ULP error is measured for
+#: them (the host measures none either).
+BIT_EXACT = frozenset({"fabs", "floor", "ceil", "trunc", "rint", "round", "logb", "ilogb"})
+#: ... those whose result is an int (compared as an int32 pattern).
+INT_RESULT = frozenset({"ilogb"})
+
+
+def reference_name(name: str) -> str | None:
+    """The key of DEVICE_REFERENCES that judges built-in ``name``: its own, or for a
+    half_* built-in that of the function it approximates (half_sin -> sin, half_recip ->
+    recip: oracle.base_name; OpenCL C 3.0 §6.15.2.3, "half_<funcname> functions ... must
+    conform to the same edge case requirements"), or None where there is none.  Pure."""
+    from fuzzfarm.oracle import base_name
+    if name in DEVICE_REFERENCES:
+        return name
+    if not name.startswith("half_"):
+        return None
+    base = base_name(name)
+    return base if base in DEVICE_REFERENCES and base not in BIT_EXACT else None
+
 
 #: Rule predicates that hold only on zeros, infinities and NaNs: the screen passes such
 #: inputs only with what these very rules prescribe (``special_answers``), so they need no
@@ -130,22 +158,43 @@ def plain_bound(name: str, precision: str, claims) -> float | None:
     (module docstring: no reference, not binary32, a bound that is not one number of ULPs,
     a rounding mode other than round to nearest, a relaxed or finite-math build, or a rule
     of the catalogue the reference does not handle)."""
-    if name not in DEVICE_REFERENCES or precision != "binary32":
+    ref = reference_name(name)
+    if ref is None or precision != "binary32":
         return None
     if (tuple(claims.rounding) != ("rte",) or claims.relaxed or claims.finite_math
             or claims.precision != precision):
         return None
     b = bounds.bound(name, precision, claims.profile, claims.relaxed)
+    if ref in BIT_EXACT:            # exact in every table, or not for the device screen
+        return 0.0 if (b.correctly_rounded or b.plain_ulps == 0) and not b.pieces[1:] \
+            else None
     if b.implementation_defined or b.correctly_rounded or b.plain_ulps is None:
         return None
     if b.plain_ulps < 0.5:
         return None
-    handled = HANDLED_RULES.get(name, set())
+    if catalogue.function(name).undefined and undefined_beyond(name) is None:
+        return None
+    handled = HANDLED_RULES.get(ref, set())
     for rule in catalogue.rules_for(name):
         confined = any(pred in _RULED_CLASSES for _arg, pred in rule.when)
         if not confined and rule.id not in handled:
             return None
     return float(b.plain_ulps)
+
+
+def undefined_beyond(name: str) -> float | None:
+    """T where built-in ``name``'s results are undefined exactly for finite |x| > T (the
+    catalogue's ``undefined = [{ x = "abs_gt:T" }]``: half_sin, half_cos, half_tan, "x must
+    be in the range -2^16 ... +2^16", OpenCL C 3.0 §6.15.2): the device screen passes any
+    result there, as the checker judges none.  None where the built-in has no undefined
+    inputs or they are of another form (then ``plain_bound`` refuses the device screen)."""
+    und = catalogue.function(name).undefined
+    if len(und) != 1 or len(und[0]) != 1:
+        return None
+    (arg, word), = und[0]
+    if arg != "x" or not word.startswith("abs_gt:"):
+        return None
+    return float(word.split(":", 1)[1])
 
 
 #: ``SpecialAnswers`` words: a NaN is prescribed (a quiet one passes); the host judges; the
@@ -183,6 +232,7 @@ def special_answers(name: str) -> SpecialAnswers:
     from fuzzfarm.formats import BINARY32
     fn = catalogue.function(name)
     (arg,) = fn.inputs
+    float_ret = fn.outputs[0].kind == "float"
     xs = np.array([0x0000_0000, 0x8000_0000, 0x7F80_0000, 0xFF80_0000, 0x7FC0_0000],
                   np.uint32)
     answers: list[set] = [set() for _ in xs]
@@ -199,9 +249,14 @@ def special_answers(name: str) -> SpecialAnswers:
             elif spec.kind == "nan":
                 answers[i].add(ANS_ANY_NAN)
             else:
-                bits = spec.expected_bits(one, BINARY32)    # float: no device constant
-                nan = bits is None or (int(bits[0]) & 0x7FFF_FFFF) > 0x7F80_0000
-                answers[i].add(ANS_HOST if nan else int(bits[0]))
+                try:
+                    bits = spec.expected_bits(one, BINARY32)
+                except KeyError:        # a device constant (ilogb's FP_ILOGB0)
+                    answers[i].add(ANS_HOST)
+                    continue
+                nan = bits is None or (float_ret and
+                                       (int(bits[0]) & 0x7FFF_FFFF) > 0x7F80_0000)
+                answers[i].add(ANS_HOST if nan else int(bits[0]) & 0xFFFF_FFFF)
     words = [a.pop() if len(a) == 1 else ANS_REF if not a and i < 2 else ANS_HOST
              for i, a in enumerate(answers[:4])]
     return SpecialAnswers(*words, nan_any_quiet=not answers[4])
@@ -285,11 +340,19 @@ def screen_source(name: str, bound: float, aggregate: bool = False) -> str:
     (a key of DEVICE_REFERENCES) at ``bound`` ULPs; ``aggregate``: count the failures of
     prescribed zeros and infinities on the device (``aggregates``).  Raises KeyError for
     a built-in without a device reference."""
-    ref = DEVICE_REFERENCES[name]
+    base = reference_name(name)
+    if base is None:
+        raise KeyError(f"no device reference for {name}")
+    ref = DEVICE_REFERENCES[base]
     answers = special_answers(name)
     c_pass = (bound - _margin(bound)) * 2.0 ** -23
     defines = [
         *(["#define AGGREGATE 1"] if aggregate else []),
+        *(["#define BIT_EXACT 1"] if base in BIT_EXACT else []),
+        *(["#define RESULT_INT 1"] if base in INT_RESULT else []),
+        *(["#define HALF_FLUSH 1"] if catalogue.function(name).family == "half" else []),
+        *([f"#define UNDEFINED_BEYOND {_hexf(undefined_beyond(name))}"]
+          if undefined_beyond(name) is not None else []),
         f"#define NCLASSES {NCLASSES}",
         *(f"#define ANS_{k} 0x{v:08x}u" for k, v in (
             ("ANY_NAN", ANS_ANY_NAN), ("HOST", ANS_HOST), ("REF", ANS_REF),
