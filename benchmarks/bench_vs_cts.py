@@ -49,6 +49,16 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from bench_sweep import cpu_model, sweep_once  # noqa: E402
 
 FUNCTIONS = ("sin", "exp", "sinpi", "log", "tanpi", "cos", "log2", "exp2")
+#: Every one-argument binary32 built-in with one result that the suite's test_bruteforce
+#: tests (its function_list.cpp at b8f8906c, unaryF, i_unaryF and the half_ unaryOF
+#: entries), which ``fuzzfarm sweep`` sweeps in full: ``--suite-unary`` runs them all.
+SUITE_UNARY = (
+    "acos", "acosh", "acospi", "asin", "asinh", "asinpi", "atan", "atanh", "atanpi",
+    "cbrt", "ceil", "cos", "cosh", "cospi", "erf", "erfc", "exp", "exp2", "exp10", "expm1",
+    "fabs", "floor", "ilogb", "lgamma", "log", "log2", "log10", "log1p", "logb", "rint",
+    "round", "rsqrt", "sin", "sinh", "sinpi", "sqrt", "tan", "tanh", "tanpi", "tgamma",
+    "trunc", "half_cos", "half_exp", "half_exp2", "half_exp10", "half_log", "half_log2",
+    "half_log10", "half_recip", "half_rsqrt", "half_sin", "half_sqrt", "half_tan")
 _REPOS = ("OpenCL-CTS", "OpenCL-Headers", "OpenCL-ICD-Loader", "SPIRV-Headers")
 
 
@@ -142,7 +152,10 @@ def run_cts(binary: Path, fn: str, args) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("functions", nargs="*", default=list(FUNCTIONS))
+    ap.add_argument("functions", nargs="*", default=None,
+                    help=f"built-ins to time (default: {' '.join(FUNCTIONS)})")
+    ap.add_argument("--suite-unary", action="store_true",
+                    help="every unary binary32 built-in the suite tests (SUITE_UNARY)")
     ap.add_argument("--device", default=None, help="fuzzfarm --device selector")
     ap.add_argument("--cts", help="path of test_bruteforce")
     ap.add_argument("--cts-source", help="folder of the four checkouts, to build it")
@@ -170,6 +183,9 @@ def main() -> None:
     ap.add_argument("--chunks", type=int, default=None,
                     help="sweep only this many chunks (a smoke test; the suite still runs all)")
     args = ap.parse_args()
+    if args.suite_unary and args.functions:
+        fail("--suite-unary and a list of functions: give one of them")
+    args.functions = list(SUITE_UNARY if args.suite_unary else args.functions or FUNCTIONS)
     binary = None if (args.skip_cts and not args.build_only) else find_cts(args)
     if args.build_only:
         print(binary)
