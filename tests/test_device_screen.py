@@ -85,10 +85,14 @@ def test_a_new_rule_on_normal_inputs_turns_the_device_screen_off(monkeypatch):
     assert any(p == "lt:0" for _, p in extra.when)
 
     def rules_for(name):
-        return real(name) + ((extra,) if name == "sin" else ())
+        return real(name) + ((extra,) if name in ("sin", "floor", "half_cos") else ())
     monkeypatch.setattr(catalogue, "rules_for", rules_for)
     assert ds.plain_bound("sin", "binary32", Claims()) is None
     assert ds.plain_bound("cos", "binary32", Claims()) is not None
+    # an exact built-in and a half_* alike (floor's own rules on normal x are listed)
+    assert ds.plain_bound("floor", "binary32", Claims()) is None
+    assert ds.plain_bound("half_cos", "binary32", Claims()) is None
+    assert ds.plain_bound("ceil", "binary32", Claims()) == 0.0
 
 
 def test_special_answers_are_the_catalogues_prescribed_results():
