@@ -56,13 +56,13 @@ def test_plain_bound_is_the_catalogues_bound_for_a_plain_build():
         assert b.correctly_rounded or b.plain_ulps == 0
         assert ds.plain_bound(name, "binary32", Claims()) == 0.0
     assert ds.reference_name("half_sin") == "sin" and ds.reference_name("half_recip") == "recip"
-    assert ds.reference_name("native_sin") is None and ds.reference_name("erf") is None
+    assert ds.reference_name("native_sin") is None and ds.reference_name("tgamma") is None
     assert ds.plain_bound("exp", "binary32", Claims(profile="embedded")) == \
         float(bounds.bound("exp", "binary32", "embedded").plain_ulps)
 
 
 @pytest.mark.parametrize("name, precision, claims", [
-    ("erf", "binary32", Claims()),                            # no device reference
+    ("tgamma", "binary32", Claims()),                         # no device reference
     ("native_sin", "binary32", Claims()),                     # implementation-defined
     ("half_divide", "binary32", Claims()),                    # two arguments
     ("floor", "binary64", Claims(precision="binary64")),
@@ -257,7 +257,9 @@ def _hard_inputs(name, rng, n):
     for v in (1.0, 0.5, 0.25, 0.75, 88.72, 89.0, -103.97, -104.0, 127.99, 128.0, -149.5,
               38.53, 38.54, -45.15, -45.16, 10.0, 0.15, 0.151, 0.1505, 0.35, -0.35,
               89.4, 89.5, 88.72, 20.0, -20.0, -60.0, -0.29289322, 0.41421357, -1.0, 2.0 ** 29,
-              -150.0, -151.0, 3.0e38, 2.0 ** 23, 2.0 ** 24, 2.0 ** 31, 0.70710677, 1.4142135):
+              -150.0, -151.0, 3.0e38, 2.0 ** 23, 2.0 ** 24, 2.0 ** 31, 0.70710677, 1.4142135,
+              2.0, 6.0, 3.9, 3.85, 1.9999999, 0.5, 0.5625, 0.625, 1.9375, 9.19, 10.05,
+              10.0625, 10.06):
         b = np.float32(v).view(np.uint32)
         x.append(np.arange(b - 8, b + 9, dtype=np.uint32))
     ints = np.float32(rng.integers(1, 1 << 24, n // 4)).view(np.uint32)
@@ -291,7 +293,8 @@ def _mp_f(name, x):
          "acospi": lambda v: mpmath.acos(v) / mpmath.pi, "expm1": mpmath.expm1,
          "sinh": mpmath.sinh, "cosh": mpmath.cosh, "tanh": mpmath.tanh,
          "log1p": mpmath.log1p, "asinh": mpmath.asinh, "acosh": mpmath.acosh,
-         "atanh": mpmath.atanh, "recip": lambda v: 1 / v}[_base(name)]
+         "atanh": mpmath.atanh, "recip": lambda v: 1 / v, "erf": mpmath.erf,
+         "erfc": mpmath.erfc}[_base(name)]
     return f(mpmath.mpf(x))
 
 
@@ -842,6 +845,13 @@ _STARTS = {
 }
 
 
+#: ... erf: x near 1, from 2 (the switch to the continued fraction) to 4, from 6 (r = 1),
+#: tiny
+_STARTS["erf"] = [0x7F00_0000, 0x8000_0000, 0x8180_0000, 0x0100_0000]
+#: ... erfc: the Taylor centres (1/2 .. 2), the continued fraction, its subnormal results
+#: and the underflow (9.2 .. 10.06 and beyond), negative x
+_STARTS["erfc"] = [0x7E00_0000, 0x7F00_0000, 0x8000_0000, 0x8240_0000, 0x8242_0000,
+                   0x7F00_0001]
 #: ... for half_sin, half_cos, half_tan: |x| <= 2**16 (beyond, the results are undefined)
 _STARTS.update({f"half_{f}": [0x7E00_0000, 0x8C00_0000, 0x8E00_0000, 0xE000_0000]
                 for f in ("sin", "cos", "tan")})
@@ -977,11 +987,11 @@ def test_screen_device_refuses_a_built_in_it_cannot_screen(tmp_path):
     from click.testing import CliRunner
 
     from fuzzfarm.cli import main
-    res = CliRunner().invoke(main, ["sweep", "erf", "-d", selector(), "-o",
+    res = CliRunner().invoke(main, ["sweep", "tgamma", "-d", selector(), "-o",
                                     str(tmp_path / "r"), "--chunks", "1", "--chunk-bits", "16",
                                     "--screen", "device"])
     assert res.exit_code == 2, res.output
-    assert "no device screen for erf" in res.output
+    assert "no device screen for tgamma" in res.output
     assert "Traceback" not in res.output
 
 

@@ -516,6 +516,65 @@ inline double ref_tanpi(uint xb, int *kind) {
     return y < 0.0 ? negd(t) : t;
 }
 
+// ---- erf (since 2026-11-27), odd: |x| < 2 by the series of positive terms
+// erf(a) = 2/sqrt(pi) e**(-a**2) sum_n 2**n a**(2n+1) / (1 3 5 ... (2n+1)) (no
+// cancellation; each term one product and one quotient on the last, the sum compensated
+// (Fast2Sum: s >= every term), at most 44 terms); 2 <= |x| < 6 as 1 - erfc(a), erfc by
+// the continued fraction e**(-a**2)/sqrt(pi) / (a + (1/2)/(a + 1/(a + (3/2)/(a + ...))))
+// evaluated backward from 60 levels (relative truncation below 2**-51 at a = 2, less
+// beyond; erfc(a) <= 0.0047 there, so its error reaches erf divided by 200 at least);
+// |x| >= 6: 1 (erfc(6) < 2**-55).  a**2 is exact (a has 24 bits).
+inline double erf_series(double a) {
+    double t2 = 2.0 * (a * a);
+    double term = a, s = a, c = 0.0;
+    for (int n = 0; n < 60; n++) {
+        term = term * (t2 / (double)(2 * n + 3));
+        double s2 = s + term;
+        c += (s - s2) + term;
+        s = s2;
+        if (term < 0x1p-60 * s) break;
+    }
+    return TWO_OVER_SQRTPI * (exp_full(negd(a * a)) * (s + c));
+}
+inline double erfc_cf(double a) {                 // 2 <= a < 10.0625
+    double t = 0.0;
+    for (int k = 60; k > 0; k--) t = (0.5 * (double)k) / (a + t);
+    return INV_SQRTPI * exp_full(negd(a * a)) / (a + t);
+}
+// erfc (since 2026-11-27): x < 1/2 as 1 - erf(x) (erf(x) < 0.53: no cancellation worth
+// the name; x < 0: 1 + erf(|x|)); 1/2 <= x < 2 by Taylor polynomials of degree ERFC_K
+// about the centres c_j = 1/2 + (j + 1/2)/8 (|h| = |x - c_j| <= 1/16, exact; coefficients
+// computed with mpmath, truncation below 2**-60 relative); 2 <= x < 10.0625 by the
+// continued fraction; beyond, 0 < erfc(x) < 2**-150 (K_UNDER: erfc(10.0625) < 6.2e-46).
+inline double ref_erfc(uint xb, int *kind) {
+    uint ax = xb & 0x7fffffffu;
+    double a = to_double(ax);
+    *kind = K_VALUE;
+    if (xb >> 31) return 1.0 + (ax < 0x40000000u ? erf_series(a) :
+                                ax < 0x40c00000u ? 1.0 - erfc_cf(a) : 1.0);
+    if (ax < 0x3f000000u) return 1.0 - erf_series(a);          // x < 1/2
+    if (ax < 0x40000000u) {                                    // x < 2
+        int j = (int)((a - 0.5) * 8.0);
+        double h = a - (0.5625 + 0.125 * (double)j);
+        __constant const double *c = ERFC_TAYLOR + j * (ERFC_K + 1);
+        double p = c[ERFC_K];
+        for (int k = ERFC_K - 1; k >= 0; k--) p = fma(p, h, c[k]);
+        return p;
+    }
+    if (ax < 0x41210000u) return erfc_cf(a);                   // x < 10.0625
+    *kind = K_UNDER;
+    return 0x1p-160;
+}
+inline double ref_erf(uint xb, int *kind) {
+    uint ax = xb & 0x7fffffffu;
+    double a = to_double(ax), r;
+    *kind = K_VALUE;
+    if (ax < 0x40000000u) r = erf_series(a);                  // |x| < 2
+    else if (ax < 0x40c00000u) r = 1.0 - erfc_cf(a);          // |x| < 6
+    else r = 1.0;
+    return (xb >> 31) ? negd(r) : r;
+}
+
 // ---- The exact built-ins (since 2026-11-27), judged bit for bit: the result is made
 // from x's bits with integer arithmetic and exact operations on binary64 values of at most
 // 24 significant bits (every addition below is exact), K_EXACT everywhere (x finite; the

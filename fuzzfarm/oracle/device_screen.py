@@ -90,7 +90,7 @@ DEVICE_REFERENCES = {
     "asin": "ref_asin", "acos": "ref_acos", "atanpi": "ref_atanpi", "asinpi": "ref_asinpi",
     "acospi": "ref_acospi", "expm1": "ref_expm1", "sinh": "ref_sinh", "cosh": "ref_cosh",
     "tanh": "ref_tanh", "log1p": "ref_log1p", "asinh": "ref_asinh", "acosh": "ref_acosh",
-    "atanh": "ref_atanh", "recip": "ref_recip",
+    "atanh": "ref_atanh", "recip": "ref_recip", "erf": "ref_erf", "erfc": "ref_erfc",
     # exact: judged bit for bit (BIT_EXACT)
     "fabs": "ref_fabs", "floor": "ref_floor", "ceil": "ref_ceil", "trunc": "ref_trunc",
     "rint": "ref_rint", "round": "ref_round", "logb": "ref_logb", "ilogb": "ref_ilogb",
@@ -152,6 +152,9 @@ HANDLED_RULES = {
     "rint": {"CL.rint.round_to_nearest_even", "CL.rint.between_minus_half_and_zero"},
     "round": {"CL.round.between_minus_half_and_zero"},
 }
+#: The degree of erfc's Taylor polynomials on [1/2, 2) (truncation below 2**-60 relative
+#: for |h| <= 1/16: docs/device_screen.md).
+ERFC_K = 13
 #: Counters of aggregated failures per chunk (the most rules of EXACT_RULES).
 NCLASSES = 4
 
@@ -323,6 +326,14 @@ def _constants() -> str:
         for k in range(3, 28, 2):
             d(f"ATAN_C{k}", mpmath.mpf((-1) ** ((k - 1) // 2)) / k)
         d("INV_PI", 1 / pi)
+        d("TWO_OVER_SQRTPI", 2 / mpmath.sqrt(pi))
+        # erfc's Taylor polynomials about c_j = 1/2 + (j + 1/2)/8, j = 0..11 (device_screen.cl)
+        lines.append(f"#define ERFC_K {ERFC_K}")
+        coeffs = [_hexf(float(a)) for j in range(12)
+                  for a in mpmath.taylor(mpmath.erfc, mpmath.mpf(0.5625) + mpmath.mpf(j) / 8,
+                                         ERFC_K)]
+        lines.append("__constant double ERFC_TAYLOR[] = {" + ", ".join(coeffs) + "};")
+        d("INV_SQRTPI", 1 / mpmath.sqrt(pi))
         d("PI", pi)
         pio2_hi = float(pi / 2)
         d("PIO2_HI", pio2_hi)
