@@ -650,6 +650,10 @@ def _rare_inputs(rng, n):
     return np.concatenate([x, x | np.uint32(0x8000_0000)])
 
 
+#: What a rule makes right at a NaN x: ilogb's FP_ILOGBNAN may be INT_MAX; sign(NaN) = +0.
+_NAN_ANSWERS = {"ilogb": 0x7FFF_FFFF, "sign": 0}
+
+
 def _rn_float64(name, x):
     """f(x) by the host screen's float64 reference (oracle.screen.SCREENS), rounded to
     binary32 (patterns; subnormal x converted exactly); for an exact built-in, the
@@ -658,8 +662,8 @@ def _rn_float64(name, x):
         from fuzzfarm.oracle import Exact, reference
 
         def one(x0):        # a NaN x: quieted; no exact result (ilogb(0)): 0
-            if (x0 & 0x7FFF_FFFF) > 0x7F80_0000:      # ilogb: FP_ILOGBNAN may be INT_MAX
-                return 0x7FFF_FFFF if name in ds.INT_RESULT else x0 | 0x40_0000
+            if (x0 & 0x7FFF_FFFF) > 0x7F80_0000:      # a rule's answer, or x quieted
+                return _NAN_ANSWERS.get(name, x0 | 0x40_0000)
             r = reference(name, (x0,), ("float",), BINARY32, 64)[0]
             return r.bits & 0xFFFF_FFFF if isinstance(r, Exact) else 0
         return np.array([one(x0) for x0 in x.tolist()], np.uint32)

@@ -625,6 +625,8 @@ inline double ref_logb(uint xb, int *kind) {
     int e = (int)(ax >> 23);
     return (double)(e ? e - 127 : -118 - (int)clz(ax));
 }
+// sign(x) = +-1 for finite nonzero x, subnormals included (CL.sign.positive / negative)
+inline double ref_sign(uint xb, int *kind) { *kind = K_EXACT; return (xb >> 31) ? -1.0 : 1.0; }
 // ilogb's int result, as a binary64 value (RESULT_INT: compared with y as an int32)
 inline double ref_ilogb(uint xb, int *kind) { return ref_logb(xb, kind); }
 // 1/x (half_recip): one rounding (relative error 2**-53); beyond the round-to-nearest

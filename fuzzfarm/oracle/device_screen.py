@@ -48,7 +48,7 @@ checker itself.
 Where it is used: binary32, single-argument built-ins with a reference here
 (``DEVICE_REFERENCES``; a half_* built-in takes the reference of the function it
 approximates, ``reference_name``), a plain ULP bound (no absolute pieces) or, for the exact
-built-ins (``BIT_EXACT``: fabs, floor, ceil, trunc, rint, round, logb, ilogb), a result
+built-ins (``BIT_EXACT``: fabs, floor, ceil, trunc, rint, round, logb, ilogb, sign), a result
 judged bit for bit, round to nearest, no
 -cl-unsafe-math-optimizations or -cl-finite-math-only, a device with cl_khr_fp64, and
 every rule of the built-in either confined to non-normal inputs or listed in
@@ -94,11 +94,13 @@ DEVICE_REFERENCES = {
     # exact: judged bit for bit (BIT_EXACT)
     "fabs": "ref_fabs", "floor": "ref_floor", "ceil": "ref_ceil", "trunc": "ref_trunc",
     "rint": "ref_rint", "round": "ref_round", "logb": "ref_logb", "ilogb": "ref_ilogb",
+    "sign": "ref_sign",
 }
 #: The exact built-ins among them: their result must be the reference's bit for bit (a
 #: bound of 0 ULP or "correctly rounded" in every table), and no ULP error is measured for
 #: them (the host measures none either).
-BIT_EXACT = frozenset({"fabs", "floor", "ceil", "trunc", "rint", "round", "logb", "ilogb"})
+BIT_EXACT = frozenset({"fabs", "floor", "ceil", "trunc", "rint", "round", "logb", "ilogb",
+                       "sign"})
 #: ... those whose result is an int (compared as an int32 pattern).
 INT_RESULT = frozenset({"ilogb"})
 
@@ -151,6 +153,7 @@ HANDLED_RULES = {
     "trunc": {"F9.trunc.D1", "CL.trunc.between_minus_one_and_zero"},
     "rint": {"CL.rint.round_to_nearest_even", "CL.rint.between_minus_half_and_zero"},
     "round": {"CL.round.between_minus_half_and_zero"},
+    "sign": {"CL.sign.positive", "CL.sign.negative"},
 }
 #: The degree of erfc's Taylor polynomials on [1/2, 2) (truncation below 2**-60 relative
 #: for |h| <= 1/16: docs/device_screen.md).
