@@ -522,6 +522,38 @@ def test_half_screen_is_sound_at_its_bound(name):
 
 
 @pytest.mark.device
+@pytest.mark.parametrize("name", ["exp", "half_exp", "exp10", "sinh", "cosh", "expm1"])
+def test_beyond_the_thresholds_round_to_nearest_gives_the_infinity_or_the_zero(name):
+    """Case 5 between a reference's own thresholds and the true ones (exp: 88.7229 < x
+    <= 89, -104 < x < -103.9721): the infinity (the zero) of f's sign passes, as the
+    checker says; the largest finite value, the other sign and a NaN do not."""
+    s = _screen(name)
+    f = {"exp": np.exp, "half_exp": np.exp, "exp10": lambda v: 10.0 ** v, "sinh": np.sinh,
+         "cosh": np.cosh, "expm1": np.expm1}[name]
+    hi = {"exp": 88.7229, "half_exp": 88.7229, "exp10": 38.5319, "sinh": 89.416,
+          "cosh": 89.416, "expm1": 88.7229}[name]
+    x = np.arange(np.float32(hi).view(np.uint32), np.float32(hi + 0.3).view(np.uint32), 997,
+                  dtype=np.uint32)
+    if name in ("sinh", "cosh"):
+        x = np.concatenate([x, x | np.uint32(0x8000_0000)])
+    if name in ("exp", "half_exp"):           # f below 2**-150: +0
+        lo = np.arange(np.float32(-103.9721).view(np.uint32) + 1,
+                       np.float32(-104.0).view(np.uint32), 97, dtype=np.uint32)
+        x = np.concatenate([x, lo])
+    with np.errstate(over="ignore"):
+        want = f(x.view(np.float32).astype(np.float64)).astype(np.float32).view(np.uint32)
+    mag = want & np.uint32(0x7FFF_FFFF)
+    assert np.all((mag == 0x7F80_0000) | (mag == 0)) and x.size >= 40
+    passed, _ = s.screen_pairs(x, want)
+    assert passed.all(), (name, [hex(int(v)) for v in x[~passed][:4]])
+    res = check_batch(catalogue.function(name), {"x": x}, {"ret": want}, Claims())
+    assert res.findings == [] and not res.unrecorded
+    big = np.where(mag == 0x7F80_0000, want - np.uint32(1), want + np.uint32(1))  # max / 2**-149
+    for wrong in (want ^ np.uint32(0x8000_0000), big, np.full(x.size, 0x7FC0_0000, np.uint32)):
+        assert not s.screen_pairs(x, wrong)[0].any(), name
+
+
+@pytest.mark.device
 @pytest.mark.parametrize("name", ["sinpi", "cospi", "tanpi", "log", "log2", "log10"])
 def test_prescribed_results_the_screen_accepts_are_the_catalogues(name):
     """The exact answers the references give (zeros and infinities of sinpi, cospi, tanpi)

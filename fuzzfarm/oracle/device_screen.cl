@@ -663,6 +663,16 @@ inline int screen_one(uint xb, uint yb, float *err) {
     if (kind == K_OVER) return yb == (as_ulong(r) >> 63 ? 0xff800000u : 0x7f800000u);
     if (kind == K_UNDER) return (yb & 0x7fffffffu) == 0u;
     if (kind == K_NAN) return (yb & 0x7fc00000u) == 0x7fc00000u;
+    // case 5 for every reference, between its own thresholds and the true ones: a finite
+    // r whose f is provably beyond the round-to-nearest overflow threshold 2**128 - 2**103
+    // or provably below 2**-150 in magnitude: round to nearest gives the infinity or the
+    // zero of r's sign (exp for 88.7229 < x <= 89, which ref_exp leaves to K_VALUE)
+    double a5 = absd(r);
+    if ((as_ulong(a5) >> 52) != 0x7ffUL) {
+        uint neg = (uint)(as_ulong(r) >> 63);
+        if (a5 * REL_LO > 0x1.ffffff8p127) return yb == (neg ? 0xff800000u : 0x7f800000u);
+        if (a5 > 0.0 && a5 * REL_HI < 0x1p-150) return yb == (neg ? 0x80000000u : 0u);
+    }
 #ifdef HALF_FLUSH
     // half_*: a result below the smallest normal may come back as a zero of either sign
     // ("a minimum of 10 bits of accuracy", OpenCL 2.1 Env §8.5.1; the checker measures 0
