@@ -23,7 +23,7 @@ import time
 
 import numpy as np
 
-from edgecases import bounds, catalogue
+from edgecases import bounds
 from fuzzfarm import formats
 from fuzzfarm.formats import BINARY16, BINARY32, BINARY64
 from fuzzfarm.oracle import reference, ulp_error

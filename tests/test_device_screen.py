@@ -19,6 +19,7 @@ from edgecases import bounds, catalogue
 from fuzzfarm.formats import BINARY32
 from fuzzfarm.oracle import device_screen as ds
 from fuzzfarm.oracle import histogram as hg
+from fuzzfarm.oracle import screen_answer as sa
 from fuzzfarm.oracle.screen import SCREENS
 from fuzzfarm.orchestrate import sweep as sw
 from fuzzfarm.verdict.checker import check_batch
@@ -158,25 +159,25 @@ def _answer(words, wmax=None, wpos=None, agg=None):
     wmax = np.full(w, -1, np.float32) if wmax is None else np.asarray(wmax, np.float32)
     wpos = np.zeros(w, np.uint8) if wpos is None else np.asarray(wpos, np.uint8)
     agg = np.zeros(w, np.uint32) if agg is None else np.asarray(agg, np.uint32)
-    return ds.ScreenChunk(words, wmax, wpos, np.zeros((hg.NROWS, hg.NBINS), np.uint32),
-                          agg, np.zeros(2 * ds.NCLASSES, np.uint32), np.zeros(w, np.uint32),
+    return sa.ScreenChunk(words, wmax, wpos, np.zeros((hg.NROWS, hg.NBINS), np.uint32),
+                          agg, np.zeros(2 * sa.NCLASSES, np.uint32), np.zeros(w, np.uint32),
                           np.zeros(w, np.uint32))
 
 
 def test_candidates_are_the_unpassed_inputs_and_the_largest_passed_error():
     a = _answer([0xFFFFFFFF, 0xFFFFFFFE, 0x7FFFFFFF, 0], wmax=[0.25, 0.5, 3.5, -1],
                 wpos=[3, 7, 4, 0])
-    pos = ds.candidates(a, 100)                     # 100 inputs: the last word has 4
+    pos = sa.candidates(a, 100)                     # 100 inputs: the last word has 4
     assert pos.tolist() == [32, 68, 95, 96, 97, 98, 99]   # 68: the largest error (3.5)
     # every input passed, errors zero: still one (the maximum is measured on the host)
-    assert ds.candidates(_answer([0xFFFFFFFF], [0.0], [5]), 32).tolist() == [5]
+    assert sa.candidates(_answer([0xFFFFFFFF], [0.0], [5]), 32).tolist() == [5]
     # nothing passed
-    assert ds.candidates(_answer([0, 0]), 40).tolist() == list(range(40))
+    assert sa.candidates(_answer([0, 0]), 40).tolist() == list(range(40))
     # failures the device counted are not candidates; the sample is the first of them
     a = _answer([0x0000FFFF, 0], agg=[0xFFFF0000, 0x0000000F])
-    assert ds.candidates(a, 64).tolist() == list(range(36, 64))
-    assert ds.aggregated_sample(a, 64, 5).tolist() == [16, 17, 18, 19, 20]
-    assert ds.aggregated_sample(a, 64, 100).tolist() == list(range(16, 36))
+    assert sa.candidates(a, 64).tolist() == list(range(36, 64))
+    assert sa.aggregated_sample(a, 64, 5).tolist() == [16, 17, 18, 19, 20]
+    assert sa.aggregated_sample(a, 64, 100).tolist() == list(range(16, 36))
 
 
 @pytest.mark.parametrize("density", [0.0, 0.01, 0.2, 0.5, 1.0])
@@ -185,14 +186,14 @@ def test_positions_of_dense_and_sparse_words_are_every_set_bit_below_count(densi
     path than sparse ones; both give each set bit below ``count`` in order."""
     rng = np.random.default_rng(7)
     for n in (1 << 16, (1 << 16) - 5, 1000):
-        w = -(-n // ds.WORD)
+        w = -(-n // sa.WORD)
         words = np.where(rng.random(w) < density,
                          rng.integers(0, 2**32, w, dtype=np.uint64), 0).astype(np.uint32)
         want = np.flatnonzero(np.unpackbits(words.view(np.uint8), bitorder="little"))
-        got = ds._positions(words, n)
+        got = sa._positions(words, n)
         assert got.dtype == np.int64 and np.array_equal(got, want[want < n])
     full = np.full(4, 0xFFFFFFFF, np.uint32)
-    assert ds._positions(full, 100).tolist() == list(range(100))
+    assert sa._positions(full, 100).tolist() == list(range(100))
 
 
 def test_histogram_bins_split_each_octave_from_the_lowest_edge():
@@ -930,7 +931,7 @@ def test_device_screened_chunks_give_the_host_verdicts(name):
         assert dev.max_ulp_error == pytest.approx(host.max_ulp_error, abs=1e-9) or (
             np.isnan(dev.max_ulp_error) and np.isnan(host.max_ulp_error))
         # every planted result the host judges wrong was left to the host by the device
-        cand = set(ds.candidates(answer, n).tolist())
+        cand = set(sa.candidates(answer, n).tolist())
         failing = np.zeros(n, bool)
         one = check_batch(space.fn, space.inputs(start, n), {"ret": y}, Claims())
         for f in one.findings:
@@ -1294,8 +1295,8 @@ def test_marked_positions_select_and_rank_like_the_listed_positions(count, densi
     marked; rank() inverts it and refuses a position not held (known bad)."""
     from fuzzfarm.verdict.screened import MarkedPositions, SparseOutputs
     rng = np.random.default_rng(count)
-    a = ds.ScreenChunk.empty(count)
-    w = ds.words_for(count)
+    a = sa.ScreenChunk.empty(count)
+    w = sa.words_for(count)
     bits = rng.random(w * 32) < density
     a.passed[:] = ~np.packbits(bits, bitorder="little").view(np.uint32)[:w]
     a.agg[:] = 0

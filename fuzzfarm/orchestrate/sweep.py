@@ -138,7 +138,7 @@ class SweepOptions:
     @property
     def slot_bytes(self) -> int:
         """Bytes of one slot: a chunk's outputs, then the device screen's answer."""
-        from fuzzfarm.oracle.device_screen import ScreenChunk
+        from fuzzfarm.oracle.screen_answer import ScreenChunk
         return self.chunk * output_bytes(self.space) + ScreenChunk.nbytes(self.chunk)
 
 

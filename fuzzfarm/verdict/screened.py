@@ -18,7 +18,7 @@ from typing import Callable
 import numpy as np
 
 from fuzzfarm.formats import INPUT_CLASSES
-from fuzzfarm.oracle.device_screen import WORD
+from fuzzfarm.oracle.screen_answer import WORD
 from fuzzfarm.verdict.findings import CheckResult
 
 __all__ = ["judge_screened", "SparseOutputs", "outputs_reader", "top_position",
@@ -207,13 +207,14 @@ def judge_screened(fn, inputs_at: Callable[[np.ndarray], dict], count: int, outp
     """The verdict on ``count`` inputs of built-in ``fn`` (a catalogue Function) whose
     ``outputs`` ({name: array (count,)}, or a ``SparseOutputs``) the device screened into
     ``answer`` (an
-    oracle.device_screen.ScreenChunk).  ``inputs_at(pos)``: the inputs ({name: array})
+    oracle.screen_answer.ScreenChunk).  ``inputs_at(pos)``: the inputs ({name: array})
     at positions ``pos`` (int64, sorted).  Returns (CheckResult over all ``count`` inputs,
     its findings indexed by position, the device's histogram added; the candidates'
     inputs, which its ``max_ulp_element`` indexes; the candidates' positions (int64)).
-    ``cands``: the candidates' positions (``device_screen.candidates``, or a
+    ``cands``: the candidates' positions (``screen_answer.candidates``, or a
     MarkedPositions of them) where the caller has them."""
-    from fuzzfarm.oracle.device_screen import (EXACT_RULES, aggregated_sample, candidates,
+    from fuzzfarm.oracle.device_screen import EXACT_RULES
+    from fuzzfarm.oracle.screen_answer import (aggregated_sample, candidates,
                                                counted as counted_positions)
     from fuzzfarm.verdict.checker import FINDINGS_PER_RULE, check_batch
 

@@ -63,7 +63,7 @@ class Landed:
     for inputs made on the device), ``outputs`` ({name: array}, or a
     verdict.screened.SparseOutputs of the positions the verdict may read; None where
     ``made`` holds them), ``answer`` (the device screen's
-    oracle.device_screen.ScreenChunk, None where the host screens), ``made`` (a
+    oracle.screen_answer.ScreenChunk, None where the host screens), ``made`` (a
     MadeRows), and the device's seconds on the unit."""
 
     unit: WorkUnit

@@ -299,7 +299,7 @@ class DeviceSession:
         screen = self.screen(unit, n) if kind.device_screened(target) else None
         if screen is None:
             return Launch(unit, "host", kind.submit(runner, target, inputs), inputs)
-        from fuzzfarm.oracle.device_screen import ScreenChunk
+        from fuzzfarm.oracle.screen_answer import ScreenChunk
         answer = ScreenChunk.empty(n)
 
         def after(queue, dev_in, dev_out, n):
@@ -343,7 +343,7 @@ class DeviceSession:
 
     def _launch_range(self, unit: WorkUnit, runner, slot: Slot | None) -> Launch:
         from fuzzfarm.device.kernels import buffer_dtype
-        from fuzzfarm.oracle.device_screen import ScreenChunk
+        from fuzzfarm.oracle.screen_answer import ScreenChunk
         start, count = unit.source.start, unit.source.count
         cap = count if slot is None else max(count, slot.capacity)
         kernel = self._sweep_kernel(unit, runner, cap)
@@ -366,7 +366,7 @@ class DeviceSession:
         the slot's capacity of outputs."""
         from fuzzfarm.device.kernels import buffer_dtype
         from fuzzfarm.device.sweep_kernel import HostSlot
-        from fuzzfarm.oracle.device_screen import ScreenChunk
+        from fuzzfarm.oracle.screen_answer import ScreenChunk
         space = kernel.space
         out_bytes = slot.capacity * sum(buffer_dtype(o, space.fmt).itemsize
                                         for o in space.fn.outputs)
@@ -412,7 +412,7 @@ class DeviceSession:
     def _land_made(self, launch: Launch, every_row: bool = False) -> Landed:
         """A made unit's Landed: the gathered rows where they fit the landing, else every
         row read back; the screen's rule bits left out where it counts no failures."""
-        from fuzzfarm.oracle.device_screen import ScreenChunk
+        from fuzzfarm.oracle.screen_answer import ScreenChunk
         run, land = launch.pending, launch.landing
         run.wait(copy=False)
         a = land.answer
