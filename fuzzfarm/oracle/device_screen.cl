@@ -546,12 +546,18 @@ inline double erfc_cf(double a) {                 // 2 <= a < 10.0625
 // about the centres c_j = 1/2 + (j + 1/2)/8 (|h| = |x - c_j| <= 1/16, exact; coefficients
 // computed with mpmath, truncation below 2**-60 relative); 2 <= x < 10.0625 by the
 // continued fraction; beyond, 0 < erfc(x) < 2**-150 (K_UNDER: erfc(10.0625) < 6.2e-46).
+// erf(|x|) for |x| the binary32 pattern ax (above)
+inline double erf_abs(uint ax) {
+    double a = to_double(ax);
+    if (ax < 0x40000000u) return erf_series(a);                // |x| < 2
+    if (ax < 0x40c00000u) return 1.0 - erfc_cf(a);             // |x| < 6
+    return 1.0;
+}
 inline double ref_erfc(uint xb, int *kind) {
     uint ax = xb & 0x7fffffffu;
     double a = to_double(ax);
     *kind = K_VALUE;
-    if (xb >> 31) return 1.0 + (ax < 0x40000000u ? erf_series(a) :
-                                ax < 0x40c00000u ? 1.0 - erfc_cf(a) : 1.0);
+    if (xb >> 31) return 1.0 + erf_abs(ax);
     if (ax < 0x3f000000u) return 1.0 - erf_series(a);          // x < 1/2
     if (ax < 0x40000000u) {                                    // x < 2
         int j = (int)((a - 0.5) * 8.0);
@@ -566,12 +572,8 @@ inline double ref_erfc(uint xb, int *kind) {
     return 0x1p-160;
 }
 inline double ref_erf(uint xb, int *kind) {
-    uint ax = xb & 0x7fffffffu;
-    double a = to_double(ax), r;
+    double r = erf_abs(xb & 0x7fffffffu);
     *kind = K_VALUE;
-    if (ax < 0x40000000u) r = erf_series(a);                  // |x| < 2
-    else if (ax < 0x40c00000u) r = 1.0 - erfc_cf(a);          // |x| < 6
-    else r = 1.0;
     return (xb >> 31) ? negd(r) : r;
 }
 
