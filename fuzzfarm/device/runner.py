@@ -421,9 +421,10 @@ class DeviceRunner:
         return self.submit_source(source, name, inputs, out_dtypes, width, what).wait()
 
     def submit_source(self, source: str, name: str, inputs: list[np.ndarray],
-                      out_dtypes: list, width: int = 1, what: str = "") -> "PendingRun":
-        """``run_source`` without waiting (see ``submit``); ``wait()`` returns the list of
-        outputs."""
+                      out_dtypes: list, width: int = 1, what: str = "",
+                      after=None) -> "PendingRun":
+        """``run_source`` without waiting (see ``submit``, ``after`` included); ``wait()``
+        returns the list of outputs."""
         n = len(inputs[0]) if inputs else 0
         if not n or any(len(a) != n for a in inputs):
             raise ValueError(f"inputs of {name} must be non-empty and of one length")
@@ -435,7 +436,7 @@ class DeviceRunner:
         kernel, local = self._kernels[key]
         outs = [(k, np.dtype(dt), False) for k, dt in enumerate(out_dtypes)]
         return self._launch(kernel, local, [np.asarray(a) for a in inputs], outs, n, width,
-                            as_list=True)
+                            as_list=True, after=after)
 
     # -- staging and launching ------------------------------------------------------------
 

@@ -58,7 +58,8 @@ from fuzzfarm.oracle import ulp_error
 from fuzzfarm.verdict.claims import Claims
 from fuzzfarm.verdict.findings import CheckResult, Finding
 
-__all__ = ["ConversionResult", "reference", "check", "LANGUAGES", "MAX_MEASURED"]
+__all__ = ["ConversionResult", "reference", "check", "check_screened", "LANGUAGES",
+           "MAX_MEASURED"]
 
 # Per-element rule codes (indices into edgecases.conversions.RULE_IDS).
 (R_ROUNDING, R_SATURATE, R_SAT_NAN, R_INT_VALUE, R_INT_MODULO, R_NAN, R_NAN_QUIET,
@@ -515,6 +516,31 @@ def check(conv: Conversion, src: np.ndarray, got: np.ndarray, claims=None,
     res.unjudged = int(n - res.exact)
     res.flushed = int((flushed & ev.judged).sum())
     _report(conv, src, got, ev, fail, fail_rule, note & ~fail, note_rule, res)
+    return res
+
+
+def check_screened(conv: Conversion, src: np.ndarray, got: np.ndarray, answer,
+                   claims=None) -> ConversionResult:
+    """The verdict on a batch the device has judged (``answer``: the
+    oracle.conversion_screen.ConversionAnswer of the same ``src`` and ``got``): ``check``
+    over the elements the device did not decide, every finding's ``index`` a position in
+    the batch; the decided ones count as ``screened`` (judged, the reference bit for bit)
+    or ``unjudged`` (implementation-defined, no note applies).  The same verdict as
+    ``check`` on the whole batch (docs/device_screen.md, "Conversions"; tests) in OpenCL
+    C, whose texts the device's decisions follow.  Arguments and errors as ``check``."""
+    src = _coerce(src, conv.src_dtype, "src")
+    got = _coerce(got, conv.dst_dtype, "got")
+    if src.size != got.size:
+        raise ValueError(f"src has {src.size} elements and got {got.size}; give one result "
+                         f"per source element")
+    n = src.size
+    todo = answer.undecided(n)
+    res = check(conv, src[todo], got[todo], claims)
+    for f in res.findings:
+        f.index = int(todo[f.index])
+    res.n = n
+    res.unjudged += answer.unjudged
+    res.screened += n - todo.size - answer.unjudged
     return res
 
 

@@ -21,7 +21,7 @@ from fuzzfarm.formats import INPUT_CLASSES
 from fuzzfarm.oracle.screen_answer import WORD
 from fuzzfarm.verdict.findings import CheckResult
 
-__all__ = ["judge_screened", "SparseOutputs", "outputs_reader", "top_position",
+__all__ = ["judge_screened", "judge_unit", "SparseOutputs", "outputs_reader", "top_position",
            "MarkedPositions"]
 
 #: Set bits of each byte value.
@@ -199,6 +199,16 @@ def outputs_reader(outputs):
     if isinstance(outputs, SparseOutputs):
         return outputs.at
     return lambda pos: {k: v[pos] for k, v in outputs.items()}
+
+
+def judge_unit(fn, inputs_at: Callable[[np.ndarray], dict], count: int, outputs, answer,
+               claims, cands=None) -> CheckResult:
+    """``judge_screened`` for a drawn unit: its CheckResult, ``max_ulp_element`` a position
+    in the unit (-1: none)."""
+    res, _, pos = judge_screened(fn, inputs_at, count, outputs, answer, claims, cands)
+    if res.max_ulp_element >= 0:
+        res.max_ulp_element = int(pos[res.max_ulp_element])
+    return res
 
 
 def judge_screened(fn, inputs_at: Callable[[np.ndarray], dict], count: int, outputs: dict,

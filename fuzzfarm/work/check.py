@@ -131,24 +131,13 @@ class InputsDisagree(Exception):
 def check_result(unit: WorkUnit, inputs: dict, outputs: dict, claims,
                  answer=None) -> CheckResult:
     """The verdict on one unit's outputs (built-in, geometric or conversion; ``claims``:
-    what its kind judges under, ``Kind.claims``); with ``answer`` (the device screen's
-    ScreenChunk) only its candidates are judged here (fuzzfarm.verdict.screened), every
-    index still a position in the unit."""
+    what its kind judges under, ``Kind.claims``); with ``answer`` (the device screen's, as
+    the kind's ``submit_screened`` gave it) only what the device did not decide is judged
+    here (``Kind.check_screened``), every index still a position in the unit."""
     target = unit.target
     if answer is None:
         return kind_of(target).check(target, inputs, outputs, claims)
-    return _judge_unit(target.fn, lambda p: {k: v[p] for k, v in inputs.items()},
-                       len(inputs["x"]), outputs, answer, claims)
-
-
-def _judge_unit(fn, inputs_at, n: int, outputs, answer, claims, cands=None) -> CheckResult:
-    """verdict.screened.judge_screened for a drawn unit: its ``max_ulp_element`` made a
-    position in the unit."""
-    from fuzzfarm.verdict.screened import judge_screened
-    res, _, pos = judge_screened(fn, inputs_at, n, outputs, answer, claims, cands)
-    if res.max_ulp_element >= 0:
-        res.max_ulp_element = int(pos[res.max_ulp_element])
-    return res
+    return kind_of(target).check_screened(target, inputs, outputs, answer, claims)
 
 
 def check_unit(unit: WorkUnit, inputs: dict, outputs: dict, claims, device_meta: dict,
@@ -227,7 +216,7 @@ def check_made(landed: Landed, claims, device_meta: dict, run_id: str) -> Checke
     Raises InputsDisagree where they differ, or where the rows the device gathered are
     not those its screen's answer marks (a device fault: no verdict)."""
     from fuzzfarm.device import generate
-    from fuzzfarm.verdict.screened import MarkedPositions
+    from fuzzfarm.verdict.screened import MarkedPositions, judge_unit
     t0 = time.perf_counter()
     unit, made, answer = landed.unit, landed.made, landed.answer
     outputs, device_at, read = _made_rows(made, answer)
@@ -238,7 +227,7 @@ def check_made(landed: Landed, claims, device_meta: dict, run_id: str) -> Checke
 
     # nothing counted on the device: the candidates are the marked rows themselves
     cands = read if made.marked and not answer.agg_count.any() else None
-    result = _judge_unit(unit.target.fn, inputs_at, made.n, outputs, answer, claims, cands)
+    result = judge_unit(unit.target.fn, inputs_at, made.n, outputs, answer, claims, cands)
     rows = verified_rows(unit, read, [f.index for f in result.findings] +
                          ([result.max_ulp_element] if result.max_ulp_element >= 0 else []))
     host = generate.inputs_at(unit.target, unit.source, rows)

@@ -112,15 +112,33 @@ class Kind:
         return 1
 
     def device_screened(self, target: Target) -> bool:
-        """Whether the target's shape fits the device screen (one float input ``x``, one
-        output ``ret``, lane by lane); which built-ins have a device reference is the
-        oracle's (oracle.device_screen.plain_bound)."""
+        """Whether the target's shape fits a device screen (a built-in: one float input
+        ``x``, one output ``ret``, lane by lane; a conversion); which targets have a device
+        reference is the oracle's (``device_screen``)."""
         return False
+
+    def device_screen(self, runner, target: Target, claims, size: int):
+        """The device screen of ``target`` on ``runner`` under ``claims`` (what the kind
+        judges under, ``claims``) for launches of up to ``size`` inputs: (screen, "") or
+        (None, why not, in words).  Raises device.runner.KernelBuildError where the device
+        fails to build it (a finding)."""
+        return None, f"{target.name} does not fit the device screen"
 
     def submit(self, runner, target: Target, inputs: dict):
         """Start the target's kernel on ``runner``; returns what ``wait()`` gives the
         outputs by name."""
         return runner.submit(target.fn, inputs, target.fmt, target.width)
+
+    def submit_screened(self, runner, target: Target, inputs: dict, screen):
+        """``submit`` with ``screen`` (``device_screen``'s) enqueued after the kernel on
+        its buffers: (what ``wait()`` gives the outputs by name, the screen's answer in host
+        memory, written by the time ``wait()`` returns)."""
+        raise NotImplementedError
+
+    def check_screened(self, target: Target, inputs: dict, outputs: dict, answer, claims):
+        """The verdict on one unit whose results the device screened (``answer``): the
+        host judges what the device did not decide, every index a position in the unit."""
+        raise NotImplementedError
 
     def run(self, runner, target: Target, inputs: dict) -> dict:
         """Run the target's kernel on a runner without ``submit``; the outputs by name."""
@@ -230,6 +248,26 @@ class Elementwise(Kind):
         return ([a.name for a in fn.inputs] == ["x"] and fn.inputs[0].kind == "float"
                 and [o.name for o in fn.outputs] == ["ret"])
 
+    def device_screen(self, runner, target, claims, size):
+        if not self.device_screened(target):
+            return super().device_screen(runner, target, claims, size)
+        from fuzzfarm.oracle.device_screen import screen_for
+        return screen_for(runner, target.name, target.precision, claims, size)
+
+    def submit_screened(self, runner, target, inputs, screen):
+        from fuzzfarm.oracle.screen_answer import ScreenChunk
+        answer = ScreenChunk.empty(len(inputs["x"]))
+
+        def after(queue, dev_in, dev_out, n):
+            return screen.enqueue(dev_out[0], 0, n, answer, xbuf=dev_in[0], blocking=False)
+
+        return runner.submit(target.fn, inputs, target.fmt, target.width, after=after), answer
+
+    def check_screened(self, target, inputs, outputs, answer, claims):
+        from fuzzfarm.verdict.screened import judge_unit
+        return judge_unit(target.fn, lambda p: {k: v[p] for k, v in inputs.items()},
+                          len(inputs["x"]), outputs, answer, claims)
+
 
 class Geometric(Kind):
     name = "geometric"
@@ -301,6 +339,31 @@ class Conversion(Kind):
         # one small program per conversion, built once and cached by the runner
         src, kname, dtype = self._program(target)
         return _Renamed(runner.submit_source(src, kname, [inputs["x"]], [dtype], target.width))
+
+    def device_screened(self, target):
+        return True
+
+    def device_screen(self, runner, target, claims, size):
+        from fuzzfarm.oracle.conversion_screen import screen_for
+        return screen_for(runner, target.conversion)
+
+    def submit_screened(self, runner, target, inputs, screen):
+        from fuzzfarm.oracle.conversion_screen import ConversionAnswer
+        src, kname, dtype = self._program(target)
+        n = len(inputs["x"])
+        answer = ConversionAnswer.empty(n)
+
+        def after(queue, dev_in, dev_out, count):
+            return screen.enqueue(dev_in[0], dev_out[0], count, answer)
+
+        pending = runner.submit_source(src, kname, [inputs["x"]], [dtype], target.width,
+                                       after=after)
+        return _Renamed(pending), answer
+
+    def check_screened(self, target, inputs, outputs, answer, claims):
+        from fuzzfarm.verdict import conversions
+        return conversions.check_screened(target.conversion, inputs["x"], outputs["ret"],
+                                          answer, claims)
 
     def run(self, runner, target, inputs):
         src, kname, dtype = self._program(target)

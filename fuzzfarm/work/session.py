@@ -217,7 +217,6 @@ class DeviceSession:
         fails to build is a device fault (``screen_faults``), and the host screens.
         Raises ScreenUnavailable under screen='device' where none applies."""
         from fuzzfarm.device.runner import KernelBuildError
-        from fuzzfarm.oracle.device_screen import screen_for
         t = unit.target
         key = (unit.build_options, t.name, t.precision)
         if self.screen_mode == "host" or not kind_of(t).device_screened(t):
@@ -231,8 +230,7 @@ class DeviceSession:
         runner = self.runner(unit.build_options)
         cap = size if isinstance(unit.source, IndexRange) else max(size, MIN_SCREEN_INPUTS)
         try:
-            screen, why = screen_for(runner, t.name, t.precision,
-                                     self._claims[unit.build_options][t.precision], cap)
+            screen, why = kind_of(t).device_screen(runner, t, self.claims(unit), cap)
         except KernelBuildError as exc:
             self.screen_faults.append((unit, exc))
             screen, why = None, f"the device screen did not build ({str(exc).splitlines()[0]})"
@@ -299,13 +297,7 @@ class DeviceSession:
         screen = self.screen(unit, n) if kind.device_screened(target) else None
         if screen is None:
             return Launch(unit, "host", kind.submit(runner, target, inputs), inputs)
-        from fuzzfarm.oracle.screen_answer import ScreenChunk
-        answer = ScreenChunk.empty(n)
-
-        def after(queue, dev_in, dev_out, n):
-            return screen.enqueue(dev_out[0], 0, n, answer, xbuf=dev_in[0], blocking=False)
-
-        pending = runner.submit(target.fn, inputs, target.fmt, target.width, after=after)
+        pending, answer = kind.submit_screened(runner, target, inputs, screen)
         return Launch(unit, "host", pending, inputs, answer)
 
     def _launch_made(self, unit: WorkUnit, runner, plan) -> Launch:

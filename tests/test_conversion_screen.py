@@ -1,0 +1,224 @@
+"""Explicit conversions judged bit for bit on the device (fuzzfarm.oracle.conversion_screen,
+docs/device_screen.md "Conversions"): its integer reference against the host's exact one for
+every conversion (binary16 included: the screen reads bit patterns, so a device without
+cl_khr_fp16 tests its binary16 reference too), planted faults of every kind giving the host's
+verdict, and units through the session giving the host-screened unit's verdict."""
+from __future__ import annotations
+
+import zlib
+
+import numpy as np
+import pytest
+
+from edgecases import conversions as CT
+from fuzzfarm import formats
+from fuzzfarm.verdict import conversions as C
+from fuzzfarm.verdict.claims import Claims
+from strategies import conversions as CI
+from tests.devices import require_device
+
+pytestmark = pytest.mark.device
+
+#: Every conversion a catalogue run holds (int->int ones are not run, nor screened).
+SCREENED = [c for c in CT.conversions() if c.kind != "int_to_int"]
+DENORM = {p: Claims(p) for p in ("binary16", "binary32", "binary64")}
+FTZ = {"binary16": Claims("binary16", denormals=False), "binary32": Claims(denormals=False),
+       "binary64": Claims("binary64")}
+
+
+@pytest.fixture(scope="module")
+def runner():
+    from fuzzfarm.device.runner import DeviceRunner
+    return DeviceRunner(require_device())
+
+
+def _screen(runner, conv, x, y):
+    """The device's answer for sources ``x`` and results ``y`` (host arrays)."""
+    from fuzzfarm.device import commands
+    from fuzzfarm.oracle.conversion_screen import ConversionAnswer, screen_for
+    screen, why = screen_for(runner, conv)
+    assert screen is not None, why
+    answer = ConversionAnswer.empty(x.size)
+    xb = commands.buffer(runner, host=x)
+    yb = commands.buffer(runner, host=y)
+    screen.enqueue(xb, yb, x.size, answer).wait()
+    return answer
+
+
+def _inputs(conv, n=3000, seed=0):
+    return np.concatenate([CI.special_inputs(conv),
+                           CI.inputs(conv, n, zlib.crc32(conv.id.encode()) + seed)])
+
+
+def _same(full, scr):
+    """The screened verdict is the host's whole-batch verdict."""
+    key = lambda f: (f.index, f.rule_id, f.severity, f.inputs, f.outputs,  # noqa: E731
+                     f.expected, f.ulp_error, f.reading)
+    assert list(map(key, scr.findings)) == list(map(key, full.findings))
+    assert scr.n == full.n
+    assert scr.screened + scr.exact == full.exact and full.screened == 0
+    assert scr.unjudged == full.unjudged and scr.flushed == full.flushed
+    assert (scr.max_ulp_error == full.max_ulp_error
+            or (np.isnan(scr.max_ulp_error) and np.isnan(full.max_ulp_error)))
+
+
+def test_int_to_int_is_not_screened(runner):
+    from fuzzfarm.oracle.conversion_screen import screen_for
+    screen, why = screen_for(runner, CT.parse("convert_int_sat(long)"))
+    assert screen is None and "integer types" in why
+
+
+@pytest.mark.parametrize("kind", ["float_to_int", "int_to_float", "float_to_float"])
+def test_the_device_decides_every_correct_result(runner, kind):
+    """The host's exact results (bit for bit; NaN sources: the quiet NaN of the source's
+    sign; implementation-defined elements: the reference's meaningless 0) are decided on the
+    device for every element of every conversion but those the host has a note on (an
+    out-of-range operand that rounds into range, a _sat NaN, given other than 0): landmarks
+    (ranges' ends, ties, overflow thresholds, subnormal boundaries, NaN payloads) and seeded
+    draws; and the screened verdict is the host's."""
+    for conv in (c for c in SCREENED if c.kind == kind):
+        x = _inputs(conv)
+        expected, judged = C.reference(conv, x)
+        answer = _screen(runner, conv, x, expected)
+        left = answer.undecided(x.size)
+        full = C.check(conv, x, expected, DENORM)
+        assert all(f.severity == "note" for f in full.findings), conv.id
+        assert left.tolist() == [f.index for f in full.findings], (
+            conv.id, [hex(int(v)) for v in x[left[:4]]])
+        assert answer.unjudged == int((~judged).sum()) - left.size, conv.id
+        for claims in (DENORM, FTZ):
+            _same(C.check(conv, x, expected, claims),
+                  C.check_screened(conv, x, expected, answer, claims))
+
+
+def test_every_binary16_source_converts_as_the_host_says(runner):
+    """All 65,536 binary16 patterns through every conversion from half (the device's
+    reference needs no cl_khr_fp16: it reads patterns)."""
+    x = np.arange(1 << 16, dtype=np.uint16)
+    for conv in (c for c in SCREENED if c.src == "half"):
+        expected, judged = C.reference(conv, x)
+        answer = _screen(runner, conv, x, expected)
+        full = C.check(conv, x, expected, DENORM)
+        assert answer.undecided(x.size).tolist() == [f.index for f in full.findings], conv.id
+        _same(full, C.check_screened(conv, x, expected, answer, DENORM))
+
+
+def _plant(conv, x, y, rng):
+    """Faults among ``y`` (the host's results, modified in place) of every kind the issue
+    names: one pattern off (1 ULP beyond an exact result), a zero of the wrong sign, a NaN
+    where a number is prescribed, a wrong saturation, the result of another rounding mode,
+    an unquieted NaN (a quiet source's NaN made signaling).  Returns {kind: positions}."""
+    n = x.size
+    u = y.view(np.dtype(f"u{y.dtype.itemsize}"))
+    D = conv.dst_format
+    picks = rng.permutation(n)
+    out, at = {}, 0
+
+    def take(kinds_mask, k=12):
+        nonlocal at
+        cand = picks[kinds_mask[picks]]
+        return cand[:k]
+
+    one = np.array(1, u.dtype)
+    anywhere = np.ones(n, bool)
+    p = take(anywhere)
+    u[p[:6]] += one
+    u[p[6:]] -= one
+    out["one_off"] = p
+    if D is not None:
+        zero = formats.is_zero(y, D)
+        p = take(zero)
+        u[p] ^= np.array(D.sign_mask, u.dtype)
+        out["zero_sign"] = p
+        number = ~formats.is_nan(y, D)
+        p = take(number & ~zero)
+        u[p] = np.array(D.default_qnan, u.dtype)
+        out["nan_for_number"] = p
+        if conv.src_format is not None:
+            q = formats.is_qnan(x, conv.src_format)
+            p = take(q)
+            u[p] = np.array(D.exp_mask | 1, u.dtype)       # a signaling NaN
+            out["unquieted"] = p
+    if conv.sat:
+        lo, hi = CT.int_range(conv.dst)
+        v = C.reference(conv, x)[0]
+        at_end = (v == lo) | (v == hi)
+        p = take(at_end)
+        y[p] = np.where(v[p] == lo, v[p] + 1, v[p] - 1)
+        out["saturation"] = p
+    if conv.kind != "int_to_int":
+        for m in CT.ROUNDINGS:
+            if m != conv.mode:
+                other = C.reference(CT.Conversion(conv.dst, conv.src, conv.sat, m), x)[0]
+                p = take(other != C.reference(conv, x)[0], 6)
+                y[p] = other[p]
+                out[f"rounded_{m}"] = p
+    return out
+
+
+@pytest.mark.parametrize("kind", ["float_to_int", "int_to_float", "float_to_float"])
+def test_planted_faults_get_the_host_verdict(runner, kind):
+    """Faults of every kind planted among the host's results: the screened verdict is the
+    host's over the whole batch (findings, counts, flushes, maximum ULP error), under a
+    device with and without subnormals; no failure or note is decided on the device; and
+    every kind of fault is a failure somewhere."""
+    rng = np.random.default_rng(28)
+    caught = {}
+    for conv in (c for c in SCREENED if c.kind == kind):
+        x = _inputs(conv, seed=1)
+        y = C.reference(conv, x)[0].copy()
+        planted = _plant(conv, x, y, rng)
+        answer = _screen(runner, conv, x, y)
+        left = set(answer.undecided(x.size).tolist())
+        for claims in (DENORM, FTZ):
+            full = C.check(conv, x, y, claims)
+            _same(full, C.check_screened(conv, x, y, answer, claims))
+            flagged = {f.index for f in full.findings}
+            assert flagged <= left, conv.id
+            fails = {f.index for f in full.findings if f.severity == "fail"}
+            for what, pos in planted.items():
+                caught[what] = caught.get(what, 0) + len(fails & set(pos.tolist()))
+    expected = {"one_off", "rounded_rtz", "rounded_rtp"}
+    if kind != "int_to_float":
+        expected |= {"rounded_rtn"}
+    if kind == "float_to_int":
+        expected |= {"saturation"}
+    else:
+        expected |= {"nan_for_number"}
+    if kind == "float_to_float":
+        expected |= {"unquieted", "zero_sign"}
+    missed = {w for w in expected if not caught.get(w)}
+    assert not missed, caught
+
+
+def test_units_through_the_session_get_the_host_verdict(runner):
+    """Conversion units launched through the session are judged on the device (the
+    answer rides with the landed unit) and get the host-screened unit's verdict; with
+    faults planted in the landed results, still the host's."""
+    from fuzzfarm.work.check import check_result
+    from fuzzfarm.work.make import make_inputs, make_unit
+    from fuzzfarm.work.session import DeviceSession
+    from fuzzfarm.oracle.conversion_screen import ConversionAnswer
+    info = runner.info
+    session = DeviceSession(info)
+    rng = np.random.default_rng(5)
+    for text in ("convert_int_sat_rte(float)", "convert_uchar(float)",
+                 "convert_half_rtp(float)" if info.has_fp16 else "convert_float_rtn(double)",
+                 "convert_float(ulong)", "convert_short_sat_rtn(double)"):
+        if "double" in text and not info.has_fp64:
+            continue
+        conv = CT.parse(text)
+        unit = make_unit("t", (conv.id, conv.precision, 1), 1, 7, 0, 1, size=1 << 13)
+        inputs = make_inputs(unit)
+        claims = session.claims(unit)
+        landed = session.land(session.launch(unit, inputs))
+        assert isinstance(landed.answer, ConversionAnswer), text
+        y = np.array(landed.outputs["ret"])
+        dev = check_result(unit, inputs, {"ret": y}, claims, landed.answer)
+        host = check_result(unit, inputs, {"ret": y}, claims)
+        _same(host, dev)
+        assert dev.screened > 0
+        _plant(conv, inputs["x"], y, rng)
+        answer = _screen(runner, conv, inputs["x"], y)
+        _same(check_result(unit, inputs, {"ret": y}, claims),
+              check_result(unit, inputs, {"ret": y}, claims, answer))
