@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import zlib
 from functools import lru_cache
-from typing import Iterable
+from typing import Iterable, NamedTuple
 
 import mpmath
 import numpy as np
@@ -17,7 +17,8 @@ from edgecases.conversions import INT_TYPES, Conversion, int_range, type_dtype
 from fuzzfarm.formats import FloatFormat
 from fuzzfarm.rounding import round_to_bits
 
-__all__ = ["special_inputs", "inputs"]
+__all__ = ["special_inputs", "inputs", "counter_inputs", "counter_inputs_at", "counter_shape",
+           "counter_key", "CounterShape", "COUNTER_RECIPE"]
 
 
 # --------------------------------------------------------------------------- inputs
@@ -298,3 +299,203 @@ def inputs(conv: Conversion, n: int, seed: int) -> np.ndarray:
                           c.astype(conv.src_dtype), d.astype(conv.src_dtype)])
     rng.shuffle(out)
     return out
+
+
+# --------------------------------------------------------------------------- counter-based
+#: The recipe version of a conversion unit's part whose inputs are ``counter_inputs``: an
+#: integer-only function of (key, row) that the device makes too
+#: (fuzzfarm.device.conversion_generate); version 1 (no "v" in the recipe) is ``inputs``.
+COUNTER_RECIPE = 2
+
+_M64 = (1 << 64) - 1
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+#: Constants that separate the draws of one row (r1, r2, r3 from r0).
+_SALTS = (np.uint64(0xD1B54A32D192ED03), np.uint64(0x8CB92BA72F3D8DD7),
+          np.uint64(0xABC98388FB8FAC03))
+
+
+class CounterShape(NamedTuple):
+    """What ``counter_inputs`` needs of a conversion, as integers (the device kernel's
+    arguments): ``kind`` 0 float->int, 1 float->float, 2 int->float; the source's width
+    ``bits`` and for a float source its fraction bits ``m`` and bias ``bias`` (0 for an
+    integer source, ``signed`` for it); the structured draws' exponent window
+    ``e_lo .. e_lo + e_count - 1`` (float sources), the fraction bits ``drop`` a narrowing
+    loses (ties forced there), the destination's precision ``p`` (int->float ties), the
+    integer source's magnitude bits ``mbits``."""
+
+    kind: int
+    bits: int
+    m: int
+    bias: int
+    signed: int
+    e_lo: int
+    e_count: int
+    drop: int
+    p: int
+    mbits: int
+
+
+@lru_cache(maxsize=None)
+def counter_shape(conv: Conversion) -> CounterShape:
+    """The ``CounterShape`` of ``conv``.  Raises ValueError for an int->int conversion
+    (not run by a catalogue job)."""
+    S, D = conv.src_format, conv.dst_format
+    if S is not None and D is None:             # float -> int
+        dbits = INT_TYPES[conv.dst][0]
+        hi = min(dbits + 2, S.emax)
+        return CounterShape(0, S.bits, S.frac_bits, S.emax, 0, -2, hi + 3, 0, 0, 0)
+    if S is not None:                           # float -> float
+        if D.precision < S.precision:
+            lo = D.emin - D.precision - 2
+            return CounterShape(1, S.bits, S.frac_bits, S.emax, 0, lo, D.emax + 2 - lo,
+                                S.precision - D.precision, 0, 0)
+        lo = S.emin - 1
+        return CounterShape(1, S.bits, S.frac_bits, S.emax, 0, lo, S.emax + 1 - lo, 0, 0, 0)
+    if D is None:
+        raise ValueError(f"{conv.id} converts between integer types: no counter-based inputs")
+    bits, signed = INT_TYPES[conv.src]
+    return CounterShape(2, bits, 0, 0, int(signed), 0, 0, 0, D.precision,
+                        bits - 1 if signed else bits)
+
+
+def counter_key(conv: Conversion, seed: int) -> int:
+    """The 64-bit key of a part's rows: its seed mixed with the conversion's id."""
+    z = np.array([(int(seed) * 0x9E3779B97F4A7C15 + zlib.crc32(conv.id.encode())) & _M64],
+                 np.uint64)
+    return int(_mix(z)[0])
+
+
+def _mix(z: np.ndarray) -> np.ndarray:
+    """splitmix64's finalizer on uint64 (wrapping arithmetic)."""
+    with np.errstate(over="ignore"):
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+def _pool_patterns(conv: Conversion) -> np.ndarray:
+    """``special_inputs`` as uint64 patterns of the source's width (two's complement)."""
+    pool = special_inputs(conv)
+    width = 8 * pool.dtype.itemsize
+    return pool.view(np.dtype(f"u{pool.dtype.itemsize}")).astype(np.uint64) & np.uint64(
+        (1 << width) - 1)
+
+
+def _shl(one_bits: np.ndarray) -> np.ndarray:
+    """2**k for uint64 k in 0 .. 63."""
+    return np.uint64(1) << one_bits
+
+
+def counter_inputs_at(conv: Conversion, seed: int, n: int, rows) -> np.ndarray:
+    """The sources at ``rows`` (int array, each in 0 .. n - 1) of a part of ``n`` inputs
+    drawn with ``seed`` (``conv.src_dtype``; float sources as bit patterns): an integer-only
+    function of (``counter_key``, row), the device's (``fuzzfarm/device/conversion_generate.cl``)
+    bit for bit.
+
+    The first rows are the landmarks of ``special_inputs`` in order, every one, where n is
+    at least twice the pool; every other row draws r0 .. r3 (splitmix64 of the key and the
+    row) and is, by r0's two low bits: a landmark (r0 >> 8 modulo the pool), one of its
+    neighbours (1 to 4 steps up or down: floats on the magnitude keeping the sign, integers
+    in value, saturating), a structured value, or a uniform pattern of the source's width.
+    Structured: float->int, a value of the binades 2**-2 .. 2**(width + 2) (capped at the
+    format's) with a random sign and fraction, half of them with the fraction below the
+    units forced to an integer, a tie (1/2), 1/2 +- 1 ULP, 1/4 or 3/4; float->float, a value
+    of the destination's exponent range and a little beyond (narrowing; half of them a tie
+    of the destination's precision or its neighbour) or of the source's (widening);
+    int->float, a log-uniform magnitude, half with a tie of the destination's precision,
+    a random sign for a signed type.  Raises ValueError for n < 0 or a row outside
+    0 .. n - 1."""
+    rows = np.asarray(rows, np.int64)
+    if n < 0:
+        raise ValueError(f"n={n!r} is negative; give the number of inputs wanted")
+    if rows.size and (rows.min() < 0 or rows.max() >= n):
+        raise ValueError(f"rows must lie in 0 .. {n - 1}")
+    sh = counter_shape(conv)
+    pool = _pool_patterns(conv)
+    P = np.uint64(pool.size)
+    u = rows.astype(np.uint64)
+    with np.errstate(over="ignore"):
+        r0 = _mix(np.uint64(counter_key(conv, seed)) + (u + np.uint64(1)) * _GOLDEN)
+    r1 = _mix(r0 ^ _SALTS[0])
+    r2 = _mix(r1 ^ _SALTS[1])
+    r3 = _mix(r2 ^ _SALTS[2])
+    wmask = np.uint64((1 << sh.bits) - 1) if sh.bits < 64 else np.uint64(_M64)
+    member = pool[((r0 >> np.uint64(8)) % P).astype(np.int64)]
+    out = np.where((r0 & np.uint64(3)) == 0, member, r3 & wmask)
+    near = _neighbour(sh, member, r0, wmask)
+    out = np.where((r0 & np.uint64(3)) == 1, near, out)
+    out = np.where((r0 & np.uint64(3)) == 2, _structured_counter(sh, r1, r2), out)
+    head = pool.size if n >= 2 * pool.size else 0
+    first = rows < head
+    out[first] = pool[rows[first]]
+    out = out.astype(np.dtype(f"u{conv.src_dtype.itemsize}"))
+    return out.view(conv.src_dtype)
+
+
+def counter_inputs(conv: Conversion, n: int, seed: int) -> np.ndarray:
+    """``n`` sources of a part drawn with ``seed``: ``counter_inputs_at`` at every row."""
+    return counter_inputs_at(conv, seed, n, np.arange(n, dtype=np.int64))
+
+
+def _neighbour(sh: CounterShape, b: np.ndarray, r0: np.ndarray, wmask) -> np.ndarray:
+    k = np.uint64(1) + ((r0 >> np.uint64(2)) & np.uint64(3))
+    down = ((r0 >> np.uint64(4)) & np.uint64(1)) == 1
+    if sh.kind != 2:                                    # a float source: the magnitude
+        sign = b & np.uint64(1 << (sh.bits - 1))
+        am = np.uint64((1 << (sh.bits - 1)) - 1)
+        mag = b & am
+        with np.errstate(over="ignore"):
+            mag = np.where(down, np.where(mag >= k, mag - k, np.uint64(0)),
+                           np.where(mag <= am - k, mag + k, am))
+        return sign | mag
+    half = np.uint64(1 << (sh.bits - 1)) if sh.signed else np.uint64(0)
+    with np.errstate(over="ignore"):
+        o = (b + half) & wmask                          # in value order
+        o = np.where(down, np.where(o >= k, o - k, np.uint64(0)),
+                     np.where(o <= wmask - k, o + k, wmask))
+        return (o + half) & wmask
+
+
+def _structured_counter(sh: CounterShape, r1: np.ndarray, r2: np.ndarray) -> np.ndarray:
+    one = np.uint64(1)
+    if sh.kind == 2:                                    # int -> float
+        length = r1 % np.uint64(sh.mbits + 1)
+        full = length >= np.uint64(64)
+        mask = np.where(full, np.uint64(_M64),
+                        _shl(np.minimum(length, np.uint64(63))) - one)
+        top = np.where(length > 0, _shl(np.maximum(length, one) - one), np.uint64(0))
+        mag = (r2 & mask) | top
+        drop = length.astype(np.int64) - sh.p
+        d = np.clip(drop, 1, 63).astype(np.uint64)
+        tie = (mag & ~(_shl(d) - one)) | _shl(d - one)
+        mag = np.where((drop > 0) & (((r1 >> np.uint64(32)) & one) == 1), tie, mag)
+        if not sh.signed:
+            return mag
+        wmask = np.uint64((1 << sh.bits) - 1) if sh.bits < 64 else np.uint64(_M64)
+        with np.errstate(over="ignore"):
+            negv = (~mag + one) & wmask
+        return np.where(((r1 >> np.uint64(33)) & one) == 1, negv, mag)
+    fmask = np.uint64((1 << sh.m) - 1)
+    e = np.int64(sh.e_lo) + (r1 % np.uint64(sh.e_count)).astype(np.int64)
+    biased = np.clip(e + sh.bias, 0, 2 * sh.bias).astype(np.uint64)
+    frac = r2 & fmask
+    if sh.kind == 0:                                    # float -> int: forced fractions
+        z = np.clip(sh.m - e, 1, 63).astype(np.uint64)  # fraction bits below the units
+        halfb = _shl(z - one)
+        pick = (r1 >> np.uint64(33)) % np.uint64(6)
+        pattern = np.select(
+            [pick == 0, pick == 1, pick == 2, pick == 3, pick == 4],
+            [np.uint64(0), halfb, halfb + one, halfb - one, halfb >> one],
+            halfb | (halfb >> one))
+        forced = (frac & ~(_shl(z) - one)) | pattern
+        use = (((r1 >> np.uint64(32)) & one) == 1) & (e >= 0) & (e < sh.m)
+        frac = np.where(use, forced, frac)
+    elif sh.drop > 0:                                   # a narrowing: ties of D
+        drop = np.uint64(sh.drop)
+        low = (one << drop) - one
+        delta = ((r1 >> np.uint64(32)) % np.uint64(3)).astype(np.int64) - 1
+        forced = (((frac & ~low) | (one << (drop - one))).astype(np.int64) + delta)
+        forced = np.clip(forced, 0, int(fmask)).astype(np.uint64)
+        frac = np.where(((r1 >> np.uint64(34)) & one) == 1, forced, frac)
+    sign = ((r1 >> np.uint64(40)) & one) << np.uint64(sh.bits - 1)
+    return sign | (biased << np.uint64(sh.m)) | frac

@@ -112,10 +112,9 @@ def _plant(conv, x, y, rng):
     u = y.view(np.dtype(f"u{y.dtype.itemsize}"))
     D = conv.dst_format
     picks = rng.permutation(n)
-    out, at = {}, 0
+    out = {}
 
     def take(kinds_mask, k=12):
-        nonlocal at
         cand = picks[kinds_mask[picks]]
         return cand[:k]
 
@@ -222,3 +221,132 @@ def test_units_through_the_session_get_the_host_verdict(runner):
         answer = _screen(runner, conv, inputs["x"], y)
         _same(check_result(unit, inputs, {"ret": y}, claims),
               check_result(unit, inputs, {"ret": y}, claims, answer))
+
+
+# --------------------------------------------------------------------------- made on the device
+def test_inputs_made_on_the_device_are_the_hosts(runner):
+    """Every conversion's counter-based sources made on the device (parts of several
+    sizes, the landmarks first where a part holds twice them) are the host's, bit for
+    bit."""
+    from fuzzfarm.device import commands
+    from fuzzfarm.device.conversion_generate import ConversionGenerator, ConversionPlan
+    gen = ConversionGenerator(runner)
+    for conv in SCREENED:
+        pool = CI.special_inputs(conv).size
+        parts = ((11, 2 * pool + 777), (12, 2 * pool - 1), (13, 1))
+        n = sum(k for _, k in parts)
+        buf = commands.buffer(runner, n * conv.src_dtype.itemsize)
+        gen.enqueue(runner.queue, ConversionPlan(conv, n, parts), buf).wait()
+        dev = np.empty(n, conv.src_dtype)
+        commands.copy(runner, dev, buf, blocking=True)
+        host = np.concatenate([CI.counter_inputs(conv, k, seed) for seed, k in parts])
+        assert np.array_equal(dev, host), conv.id
+
+
+_MADE = ("convert_int_sat_rte(float)", "convert_uchar(float)", "convert_float(ulong)",
+         "convert_short_sat_rtn(double)", "convert_float_rtn(double)", "convert_long(float)")
+
+
+def _faulty_program(every: int):
+    """A Conversion._program whose kernel gets every ``every``-th element (from 1) one
+    pattern off: a planted fault of the driver's conversion."""
+    import re
+    from fuzzfarm.work.kinds import Conversion
+    real = Conversion._program
+
+    def program(self, target):
+        src, kname, dtype = real(self, target)
+        src = re.sub(r"out_ret\[i\] = (.*);",
+                     rf"out_ret[i] = (i % {every} == 1) ? ((\1) ^ 1) : (\1);", src)
+        return src, kname, dtype
+    return program
+
+
+@pytest.mark.parametrize("every,size", [(97, 1 << 14), (3, 1 << 16)])
+def test_made_units_get_the_host_verdict(runner, monkeypatch, every, size):
+    """Units whose sources the device makes (counter-based recipes) and judges, with a
+    fault planted in the driver's kernel, get the verdict of the same kernel's results
+    judged on the host over host-made inputs: findings, counts, maximum.  Few faults: only
+    the undecided rows and the sample come back (gathered); many (one in three, beyond
+    the eighth of a unit a gathering holds): every row read back, same verdict."""
+    from fuzzfarm.device.conversion_generate import ConversionPlan
+    from fuzzfarm.work.check import check_landed, check_result
+    from fuzzfarm.work.kinds import Conversion, kind_of
+    from fuzzfarm.work.make import make_inputs, make_unit
+    from fuzzfarm.work.session import DeviceSession, prepare_inputs
+    monkeypatch.setattr(Conversion, "_program", _faulty_program(every))
+    info = runner.info
+    session = DeviceSession(info)
+    failures = 0
+    for text in _MADE:
+        conv = CT.parse(text)
+        if conv.precision == "binary64" and not info.has_fp64:
+            continue
+        unit = make_unit("t", (conv.id, conv.precision, 1), 2, 11, 0, 1, size=size)
+        unit, plan = prepare_inputs(unit, True)
+        assert isinstance(plan, ConversionPlan) and session.makes(unit, plan)
+        claims = session.claims(unit)
+        launch = session.launch(unit, plan)
+        landed = session.land(launch)
+        assert landed.made.marked == (every == 97), text
+        checked = check_landed(landed, claims, {}, "r")
+        launch.release()
+        made = checked.result
+        inputs = make_inputs(unit)
+        target = unit.target
+        outs = kind_of(target).run(session.runner(""), target, inputs)
+        host = check_result(unit, inputs, outs, claims)
+        _same(host, made)
+        assert checked.stats["distinct_inputs"] is None     # not counted on the device
+        failures += sum(f.severity == "fail" for f in made.findings)
+    assert failures > 0
+
+
+def test_a_source_the_device_made_wrong_is_a_device_fault(runner):
+    """Known bad: a gathered source changed (as a device whose integer arithmetic is wrong
+    would make it), or a gathered row missing: InputsDisagree naming the conversion's
+    kernels, before any verdict."""
+    from dataclasses import replace
+    from fuzzfarm.work.check import InputsDisagree, check_landed
+    from fuzzfarm.work.make import make_unit
+    from fuzzfarm.work.session import DeviceSession, prepare_inputs
+    session = DeviceSession(runner.info)
+    conv = CT.parse("convert_int_sat_rte(float)")
+    unit = make_unit("t", (conv.id, conv.precision, 1), 3, 11, 0, 1, size=1 << 14)
+    unit, plan = prepare_inputs(unit, True)
+    claims = session.claims(unit)
+    launch = session.launch(unit, plan)
+    landed = session.land(launch)
+    check_landed(landed, claims, {}, "r")                             # known good
+    m = landed.made
+    assert m.marked and m.count >= (1 << 14) // 1024                 # the sample at least
+    x = m.x.copy()
+    x[m.count // 2] ^= 1
+    with pytest.raises(InputsDisagree) as err:
+        check_landed(replace(landed, made=replace(m, x=x)), claims, {}, "r")
+    detail = err.value.detail()
+    assert detail["kernel_name"] == "fuzzfarm_convert_make"
+    assert f"row {int(m.pos[m.count // 2])}:" in detail["error"]
+    short = replace(m, x=m.x[1:], outputs={"ret": m.outputs["ret"][1:]}, pos=m.pos[1:],
+                    count=m.count - 1)
+    with pytest.raises(InputsDisagree) as err:
+        check_landed(replace(landed, made=short), claims, {}, "r")
+    assert err.value.detail()["kernel_name"] == "fuzzfarm_convert_gather"
+    launch.release()
+
+
+def test_older_conversion_units_are_made_on_the_host():
+    """A unit recorded before counter-based recipes (no "v") keeps its inputs: the host
+    makes them, with version 1's generator."""
+    from fuzzfarm.work.kinds import kind_of
+    from fuzzfarm.work.make import make_inputs, make_unit
+    from fuzzfarm.work.unit import Drawn
+    conv = CT.parse("convert_int_rte(float)")
+    unit = make_unit("t", (conv.id, conv.precision, 1), 1, 5, 0, 1, size=3000)
+    old = [{k: v for k, v in r.items() if k != "v"} for r in unit.source.recipes]
+    drawn = Drawn(unit.source.seed, unit.source.sizes, tuple(old))
+    assert kind_of(unit.target).device_plan(unit.target, drawn) is None
+    from dataclasses import replace
+    x = make_inputs(replace(unit, source=drawn))["x"]
+    assert np.array_equal(x, CI.inputs(conv, 3000, old[0]["seed"]))
+    assert not np.array_equal(x, make_inputs(unit)["x"])

@@ -639,28 +639,57 @@ def test_program_source():
 
 
 # --------------------------------------------------------------------------- inputs
-def test_inputs_are_deterministic_and_typed():
+#: The two generators of a conversion unit's inputs: version-1 recipes (numpy's generator,
+#: shuffled) and counter-based ones (an integer function of (key, row), made on the device
+#: too: tests/test_conversion_screen.py compares the two makers).
+GENERATORS = {"v1": CI.inputs, "counter": CI.counter_inputs}
+
+
+@pytest.mark.parametrize("gen", GENERATORS)
+def test_inputs_are_deterministic_and_typed(gen):
+    inputs = GENERATORS[gen]
     c = CT.parse("convert_int_rte(float)")
-    a, b = CI.inputs(c, 5000, 3), CI.inputs(c, 5000, 3)
+    a, b = inputs(c, 5000, 3), inputs(c, 5000, 3)
     assert a.dtype == np.uint32 and a.size == 5000 and np.array_equal(a, b)
-    assert not np.array_equal(a, CI.inputs(c, 5000, 4))
-    assert not np.array_equal(a, CI.inputs(CT.parse("convert_int_rtz(float)"), 5000, 3))
-    assert CI.inputs(c, 0, 1).size == 0
-    for conv in (CT.parse("convert_char(ulong)"), CT.parse("convert_half(long)"),
+    assert not np.array_equal(a, inputs(c, 5000, 4))
+    assert not np.array_equal(a, inputs(CT.parse("convert_int_rtz(float)"), 5000, 3))
+    assert inputs(c, 0, 1).size == 0
+    for conv in (CT.parse("convert_char(double)"), CT.parse("convert_half(long)"),
                  CT.parse("convert_float(half)")):
-        x = CI.inputs(conv, 999, 1)
+        x = inputs(conv, 999, 1)
         assert x.dtype == conv.src_dtype and x.size == 999
     with pytest.raises(ValueError, match="n=-1"):
-        CI.inputs(c, -1, 0)
+        inputs(c, -1, 0)
+
+
+def test_counter_inputs_at_any_rows_are_the_whole_parts():
+    """A counter-based part's input at any row is the one the whole part has there (the
+    check makes only the rows it reads), the landmarks first where the part holds twice
+    them; a row outside the part and int->int conversions are refused."""
+    for text in ("convert_int_sat_rte(float)", "convert_half_rtz(double)",
+                 "convert_float(long)", "convert_uchar(half)"):
+        c = CT.parse(text)
+        pool = CI.special_inputs(c)
+        for n in (2 * pool.size, 2 * pool.size - 1, 5000):
+            whole = CI.counter_inputs(c, n, 9)
+            rows = np.array([0, 1, n // 3, n - 1, 7, 7])
+            assert np.array_equal(CI.counter_inputs_at(c, 9, n, rows), whole[rows])
+            head = whole[:pool.size]
+            assert np.array_equal(head, pool) == (n >= 2 * pool.size), (text, n)
+        with pytest.raises(ValueError, match="rows"):
+            CI.counter_inputs_at(c, 9, 10, [10])
+    with pytest.raises(ValueError, match="integer types"):
+        CI.counter_shape(CT.parse("convert_int(long)"))
 
 
 def _values(conv, x):
     return to_float(x, conv.src_format)
 
 
-def test_float_to_int_inputs_reach_every_class_and_boundary():
+@pytest.mark.parametrize("gen", GENERATORS)
+def test_float_to_int_inputs_reach_every_class_and_boundary(gen):
     c = CT.parse("convert_int_rte(float)")
-    x = CI.inputs(c, 4000, 1)
+    x = GENERATORS[gen](c, 4000, 1)
     assert set(np.unique(classify(x, F))) == set(range(10))  # zeros ... qnan, snan
     v = _values(c, x)
     fin = np.isfinite(v)
@@ -680,13 +709,14 @@ def test_float_to_int_inputs_reach_every_class_and_boundary():
         assert want in pool, hex(want)
 
 
-def test_int_to_float_inputs_have_the_ties():
+@pytest.mark.parametrize("gen", GENERATORS)
+def test_int_to_float_inputs_have_the_ties(gen):
     c = CT.parse("convert_float(long)")
     pool = set(int(v) for v in CI.special_inputs(c))
     for want in (2**24 + 1, 2**24 - 1, -(2**24 + 1), 2**53 + 1, 2**53 - 1, 2**63 - 1,
                  -(2**63), 2**31, -(2**31) - 1, 0, 1, -1):
         assert want in pool, want
-    x = CI.inputs(c, 4000, 2).astype(object)
+    x = GENERATORS[gen](c, 4000, 2).astype(object)
     big = [int(v) for v in x if abs(int(v)) > 2**25]
     ties = [v for v in big if (abs(v) >> (abs(v).bit_length() - 25)) & 1
             and abs(v) % (1 << (abs(v).bit_length() - 25)) == 0]
@@ -698,13 +728,14 @@ def test_int_to_float_inputs_have_the_ties():
     assert {2**53 + 1, 2**64 - 1, 2**63, 2**54 + 2} <= d
 
 
-def test_float_to_float_inputs_have_the_destination_boundaries():
+@pytest.mark.parametrize("gen", GENERATORS)
+def test_float_to_float_inputs_have_the_destination_boundaries(gen):
     c = CT.parse("convert_half(double)")
     pool = set(int(b) for b in CI.special_inputs(c))
     for want in (f64(65504.0), f64(65520.0), f64(2.0**-24), f64(2.0**-25), f64(2.0**-14),
                  f64(1 + 2.0**-11), D.exp_mask | 1, D.sign_mask | 1, f64(2.0**11 + 1)):
         assert want in pool, hex(want)
-    x = CI.inputs(c, 4000, 3)
+    x = GENERATORS[gen](c, 4000, 3)
     frac = x.astype(np.uint64) & np.uint64((1 << 42) - 1)   # the bits half cannot hold
     assert (frac == np.uint64(1 << 41)).sum() > 100                      # exact ties
     v = np.abs(_values(c, x))

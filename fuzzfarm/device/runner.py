@@ -428,15 +428,35 @@ class DeviceRunner:
         n = len(inputs[0]) if inputs else 0
         if not n or any(len(a) != n for a in inputs):
             raise ValueError(f"inputs of {name} must be non-empty and of one length")
+        kernel, local = self._source_kernel(source, name, what)
+        outs = [(k, np.dtype(dt), False) for k, dt in enumerate(out_dtypes)]
+        return self._launch(kernel, local, [np.asarray(a) for a in inputs], outs, n, width,
+                            as_list=True, after=after)
+
+    def submit_source_made(self, source: str, name: str, n: int, in_dtypes: list,
+                           out_dtypes: list, fill, width: int = 1, after=None,
+                           what: str = "") -> "PendingRun":
+        """``submit_source`` for ``n`` >= 1 inputs (of ``in_dtypes``) made on the device by
+        ``fill`` as in ``submit_made``, nothing copied back: ``wait()`` returns [] and
+        ``read_made()`` reads the inputs and outputs where ``after`` did not bring back
+        what the caller needs.  Raises ValueError for n < 1, KernelBuildError when the
+        program does not build."""
+        if int(n) < 1:
+            raise ValueError(f"n={n!r}: a launch needs at least one input")
+        kernel, local = self._source_kernel(source, name, what)
+        ins = [np.empty(0, np.dtype(dt)) for dt in in_dtypes]
+        outs = [(k, np.dtype(dt), False) for k, dt in enumerate(out_dtypes)]
+        return self._launch(kernel, local, ins, outs, int(n), width, as_list=True,
+                            after=after, fill=fill, copy_back=False)
+
+    def _source_kernel(self, source: str, name: str, what: str = "") -> tuple:
+        """(kernel, local size) of kernel ``name`` of ``source``, built once."""
         key = ("source", source)
         if key not in self._kernels:
             program = self.build(source, what or name)
             kernel = getattr(program, name)
             self._kernels[key] = (kernel, self._local_size(kernel))
-        kernel, local = self._kernels[key]
-        outs = [(k, np.dtype(dt), False) for k, dt in enumerate(out_dtypes)]
-        return self._launch(kernel, local, [np.asarray(a) for a in inputs], outs, n, width,
-                            as_list=True, after=after)
+        return self._kernels[key]
 
     # -- staging and launching ------------------------------------------------------------
 

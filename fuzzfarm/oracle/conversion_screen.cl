@@ -19,7 +19,13 @@
  *   - a NaN source of a _sat float->int conversion whose result is 0 (OpenCL C's "should").
  * and counts the implementation-defined elements it decided in ``counts[0]``.  Everything
  * else (a result other than the reference: failures, flush-to-zero allowances, notes) is
- * left to the host.  Elements at n and beyond are never decided. */
+ * left to the host, and so are the rows i with (i mod sample_mask) == sample_at where
+ * sample_mask (a power of two) is not 0: the sample of made inputs the host checks.
+ * Elements at n and beyond are never decided.
+ *
+ * ``fuzzfarm_convert_gather`` then copies the position, source and result of every element
+ * not decided (in no particular order: the host sorts them) into rows 0 .. cap of pos, gx
+ * and gy, and counts them all in ``count[0]`` (more than cap: the host reads every row). */
 
 #define MODE_RTE 0
 #define MODE_RTZ 1
@@ -130,7 +136,7 @@ __kernel void fuzzfarm_convert_screen(
     __global const uchar *x, __global const uchar *y, const uint n,
     const int sfmt, const int sbits, const int ssigned,
     const int dfmt, const int dbits, const int dsigned,
-    const int mode, const int sat,
+    const int mode, const int sat, const uint sample_mask, const uint sample_at,
     __global uint *decided, __global uint *counts)
 {
     __local uint words[8];
@@ -230,6 +236,8 @@ __kernel void fuzzfarm_convert_screen(
             }
         }
     }
+    /* the rows whose made inputs the host checks: left to it (with sample_mask 0, none) */
+    if (sample_mask && (i & (sample_mask - 1)) == sample_at) ok = 0;
     if (ok) {
         atomic_or(&words[lid >> 5], (uint)1 << (lid & 31));
         if (idef) atomic_inc(&unjudged);
@@ -238,4 +246,19 @@ __kernel void fuzzfarm_convert_screen(
     const size_t base = get_group_id(0) * (get_local_size(0) >> 5);
     if (lid < (get_local_size(0) >> 5)) decided[base + lid] = words[lid];
     if (lid == 0 && unjudged) atomic_add(&counts[0], unjudged);
+}
+
+__kernel void fuzzfarm_convert_gather(
+    __global const uchar *x, __global const uchar *y, const uint n, const int xbits,
+    const int ybits, __global const uint *decided, __global uint *count, const uint cap,
+    __global uint *pos, __global ulong *gx, __global ulong *gy)
+{
+    const uint i = (uint)get_global_id(0);
+    if (i >= n || ((decided[i >> 5] >> (i & 31)) & 1)) return;
+    const uint k = atomic_inc(&count[0]);
+    if (k < cap) {
+        pos[k] = i;
+        gx[k] = load_raw(x, xbits, i);
+        gy[k] = load_raw(y, ybits, i);
+    }
 }

@@ -25,12 +25,16 @@ import numpy as np
 
 from edgecases.conversions import INT_TYPES, Conversion
 
-__all__ = ["ConversionAnswer", "ConversionScreen", "screen_for", "LOCAL", "MODES"]
+__all__ = ["ConversionAnswer", "ConversionScreen", "ConversionLanding", "screen_for", "LOCAL",
+           "MODES", "SAMPLE"]
 
 #: Work items per work group (one element each; the kernel keeps LOCAL / 32 words).
 LOCAL = 256
 #: The kernel's codes of the effective rounding modes.
 MODES = {"rte": 0, "rtz": 1, "rtp": 2, "rtn": 3}
+#: One row in SAMPLE of a unit whose inputs the device made is left to the host, which
+#: makes its input again and compares (the device's generator checked on every unit).
+SAMPLE = 1024
 
 
 def _words(count: int) -> int:
@@ -91,6 +95,9 @@ class _Program:
         self.decided = None
         self.counts = commands.buffer(runner, 4)
         self.zero = np.zeros(1, np.uint32)
+        self.gather = commands.kernels(runner, program, ["fuzzfarm_convert_gather"],
+                                       "the conversion screen", source)["fuzzfarm_convert_gather"]
+        self.landings: list = []        # idle ConversionLandings
 
     def room(self, count: int):
         """The ``decided`` buffer, holding at least ``count`` elements."""
@@ -127,16 +134,107 @@ class ConversionScreen:
         self._args = tuple(np.int32(v) for v in _shape(conv)) + (
             np.int32(MODES[conv.mode]), np.int32(int(conv.sat)))
 
-    def enqueue(self, xbuf, ybuf, count: int, answer: ConversionAnswer, wait_for=None):
+    def enqueue(self, xbuf, ybuf, count: int, answer: ConversionAnswer, wait_for=None,
+                sample: int | None = None):
         """Judge the first ``count`` elements of the device buffers ``xbuf`` (sources) and
         ``ybuf`` (the device's results) into ``answer`` (host memory, written when the
-        returned event completes).  Raises pyopencl.Error from the driver."""
+        returned event completes).  ``sample``: leave the rows i with i mod SAMPLE ==
+        ``sample`` to the host (inputs the device made).  Raises pyopencl.Error from the
+        driver."""
         from fuzzfarm.device import commands
         p = self.program
         decided = p.room(count)
         ev = commands.copy(p.runner, p.counts, p.zero, wait_for=wait_for)
-        p.kernel.set_args(xbuf, ybuf, np.uint32(count), *self._args, decided, p.counts)
+        mask, at = (0, 0) if sample is None else (SAMPLE, int(sample) % SAMPLE)
+        p.kernel.set_args(xbuf, ybuf, np.uint32(count), *self._args, np.uint32(mask),
+                          np.uint32(at), decided, p.counts)
         words = _words(count)
         ev = commands.launch(p.runner, p.kernel, words * 32, LOCAL, wait_for=[ev])
         commands.copy(p.runner, answer.decided[:words], decided, wait_for=[ev])
         return commands.copy(p.runner, answer.counts, p.counts, wait_for=[ev])
+
+    def landing(self, count: int) -> "ConversionLanding":
+        """Memory for the answer and the gathered rows of a launch of ``count`` elements
+        (an idle one of this runner's, or new); ``release`` it after the check has them."""
+        p = self.program
+        for k, land in enumerate(p.landings):
+            if land.capacity >= count:
+                land = p.landings.pop(k)
+                land.prepare(self.conv, count)
+                return land
+        land = ConversionLanding(p, max(int(count), 1 << 16))
+        land.prepare(self.conv, count)
+        return land
+
+    def enqueue_gather(self, xbuf, ybuf, count: int, land: "ConversionLanding", wait_for=None):
+        """After ``enqueue`` (into ``land.answer``): gather the rows it did not decide into
+        ``land`` and start copying them home; returns the last event."""
+        from fuzzfarm.device import commands
+        p = self.program
+        c = self.conv
+        xbits = c.src_format.bits if c.src_format else 8 * c.src_dtype.itemsize
+        ybits = c.dst_format.bits if c.dst_format else 8 * c.dst_dtype.itemsize
+        ev = commands.copy(p.runner, land.dev_count, p.zero, wait_for=wait_for)
+        p.gather.set_args(xbuf, ybuf, np.uint32(count), np.int32(xbits), np.int32(ybits),
+                          p.decided, land.dev_count, np.uint32(land.rows_cap), land.dev_pos,
+                          land.dev_x, land.dev_y)
+        ev = commands.launch(p.runner, p.gather, _words(count) * 32, LOCAL, wait_for=[ev])
+        head = land.head
+        commands.copy(p.runner, land.count, land.dev_count, wait_for=[ev])
+        commands.copy(p.runner, land.pos[:head], land.dev_pos, wait_for=[ev])
+        commands.copy(p.runner, land.x[:head], land.dev_x, wait_for=[ev])
+        return commands.copy(p.runner, land.y[:head], land.dev_y, wait_for=[ev])
+
+
+class ConversionLanding:
+    """Where one made conversion unit's answer and gathered rows land: device buffers for
+    up to ``rows_cap`` rows (an eighth of ``capacity`` elements, at least 4096) and host
+    memory for them, the first ``head`` rows copied home with the launch, the rest read by
+    ``rows`` only where there are more.  Reused (``release``) by later launches."""
+
+    def __init__(self, program: _Program, capacity: int):
+        from fuzzfarm.device import commands
+        self.program, self.capacity = program, int(capacity)
+        self.rows_cap = max(4096, self.capacity // 8)
+        r = program.runner
+        self.dev_count = commands.buffer(r, 4)
+        self.dev_pos = commands.buffer(r, 4 * self.rows_cap)
+        self.dev_x = commands.buffer(r, 8 * self.rows_cap)
+        self.dev_y = commands.buffer(r, 8 * self.rows_cap)
+        self.count = np.zeros(1, np.uint32)
+        self.pos = np.zeros(self.rows_cap, np.uint32)
+        self.x = np.zeros(self.rows_cap, np.uint64)
+        self.y = np.zeros(self.rows_cap, np.uint64)
+        self.answer = ConversionAnswer.empty(self.capacity)
+
+    def prepare(self, conv: Conversion, count: int) -> None:
+        """Set up for a launch of ``count`` elements of ``conv``."""
+        self.conv, self.n = conv, int(count)
+        self.head = min(self.rows_cap, 4096 + self.n // 512)
+        self.answer = ConversionAnswer(self.answer.decided[:_words(count)], self.answer.counts)
+
+    def rows(self):
+        """After the launch's events: (positions int64 sorted, sources ``conv.src_dtype``,
+        results ``conv.dst_dtype``) of the rows the device did not decide, or None where
+        they were more than ``rows_cap`` (then every row is read instead).  Raises
+        pyopencl.Error from the driver."""
+        from fuzzfarm.device import commands
+        c = int(self.count[0])
+        if c > self.rows_cap:
+            return None
+        r = self.program.runner
+        if c > self.head:
+            for host, dev, size in ((self.pos, self.dev_pos, 4), (self.x, self.dev_x, 8),
+                                    (self.y, self.dev_y, 8)):
+                commands.copy(r, host[self.head:c], dev, src_offset=self.head * size,
+                              blocking=True)
+        order = np.argsort(self.pos[:c], kind="stable")
+        conv = self.conv
+        sx, dy = np.dtype(conv.src_dtype), np.dtype(conv.dst_dtype)
+        x = self.x[:c][order].astype(np.dtype(f"u{sx.itemsize}")).view(sx)
+        y = self.y[:c][order].astype(np.dtype(f"u{dy.itemsize}")).view(dy)
+        return self.pos[:c][order].astype(np.int64), x, y
+
+    def release(self) -> None:
+        """Give this landing back for a later launch."""
+        self.program.landings.append(self)

@@ -58,7 +58,7 @@ from fuzzfarm.oracle import ulp_error
 from fuzzfarm.verdict.claims import Claims
 from fuzzfarm.verdict.findings import CheckResult, Finding
 
-__all__ = ["ConversionResult", "reference", "check", "check_screened", "LANGUAGES",
+__all__ = ["ConversionResult", "reference", "check", "check_screened", "check_rows", "LANGUAGES",
            "MAX_MEASURED"]
 
 # Per-element rule codes (indices into edgecases.conversions.RULE_IDS).
@@ -533,14 +533,21 @@ def check_screened(conv: Conversion, src: np.ndarray, got: np.ndarray, answer,
     if src.size != got.size:
         raise ValueError(f"src has {src.size} elements and got {got.size}; give one result "
                          f"per source element")
-    n = src.size
-    todo = answer.undecided(n)
-    res = check(conv, src[todo], got[todo], claims)
+    todo = answer.undecided(src.size)
+    return check_rows(conv, src.size, todo, src[todo], got[todo], answer, claims)
+
+
+def check_rows(conv: Conversion, n: int, todo: np.ndarray, src: np.ndarray, got: np.ndarray,
+               answer, claims=None) -> ConversionResult:
+    """``check_screened`` given only the rows the device did not decide: their positions
+    ``todo`` (int64, sorted, ``answer.undecided(n)``) in a batch of ``n``, their sources
+    and results (as ``check`` takes them)."""
+    res = check(conv, src, got, claims)
     for f in res.findings:
         f.index = int(todo[f.index])
     res.n = n
     res.unjudged += answer.unjudged
-    res.screened += n - todo.size - answer.unjudged
+    res.screened += n - len(todo) - answer.unjudged
     return res
 
 

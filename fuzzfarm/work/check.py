@@ -29,31 +29,13 @@ import numpy as np
 
 from fuzzfarm.verdict.claims import Claims
 from fuzzfarm.verdict.findings import CheckResult
-from fuzzfarm.work.kinds import kind_of
+from fuzzfarm.work.kinds import InputsDisagree, MadeRows, kind_of
 from fuzzfarm.work.rows import finding_table, stats_row
 from fuzzfarm.work.unit import IndexRange, WorkUnit
 
 __all__ = ["Landed", "MadeRows", "Checked", "UnitReport", "InputsDisagree", "check_landed",
            "check_and_write", "check_result", "check_unit", "check_made", "verified_rows",
            "VERIFIED_ROWS"]
-
-
-@dataclass
-class MadeRows:
-    """The inputs a device made for a drawn unit (``fuzzfarm.device.generate``) and the
-    rows of them its verdict may read: ``n`` rows in all; ``marked``: ``x`` (uint32) and
-    ``outputs`` ({name: array}) hold only the rows the screen marked, gathered on the
-    device in input order, with ``top`` the passed row of the largest error (-1: none)
-    and ``count`` how many it marked; else they hold every row.  ``tally``: the device's
-    class counts of its inputs (uint32 (21,), generate.tally)."""
-
-    n: int
-    marked: bool
-    x: np.ndarray
-    outputs: dict
-    tally: np.ndarray
-    top: int = -1
-    count: int = 0
 
 
 @dataclass
@@ -105,27 +87,6 @@ class UnitReport:
     device_seconds: float = 0.0
     fault: str | None = None
     tables: dict = field(default_factory=dict)
-
-
-class InputsDisagree(Exception):
-    """The inputs a device made (fuzzfarm.device.generate) differ from the host's for the
-    same recipe at some positions the check read, or the rows it gathered are not those
-    its screen marked (``why``): its integer arithmetic is wrong."""
-
-    def __init__(self, pos, host, device, why: str = ""):
-        super().__init__(why or f"{len(pos)} input(s) made on the device differ from the "
-                                f"host's")
-        self.pos, self.host, self.device, self.why = pos, host, device, why
-
-    def detail(self) -> dict:
-        """The ``integer_arithmetic`` fault's detail (work.rows.fault_rows)."""
-        if self.why:
-            return {"kernel_name": "fuzzfarm_mark_write", "error": self.why}
-        shown = ", ".join(f"row {int(p)}: device {int(d):#010x}, host {int(h):#010x}"
-                          for p, h, d in list(zip(self.pos, self.host, self.device))[:4])
-        return {"kernel_name": "fuzzfarm_generate",
-                "error": f"{len(self.pos)} input(s) the device made differ from the host's "
-                         f"for the same recipe ({shown})"}
 
 
 def check_result(unit: WorkUnit, inputs: dict, outputs: dict, claims,
@@ -189,56 +150,30 @@ def verified_rows(unit: WorkUnit, read: np.ndarray, findings) -> np.ndarray:
     return union(n, read, list(findings))
 
 
-def _made_rows(made: MadeRows, answer):
-    """(outputs, the device's inputs by position, the positions the verdict reads: a
-    verdict.screened.MarkedPositions) of a made unit; raises InputsDisagree where the
-    device's gathered rows are not those its answer marks."""
-    from fuzzfarm.verdict.screened import (MarkedPositions, SparseOutputs, outputs_reader,
-                                           top_position)
-    n = made.n
-    pos = MarkedPositions.of(answer, n)
-    if not made.marked:
-        return made.outputs, outputs_reader({"x": made.x}), pos
-    top = top_position(answer)
-    if pos.size != made.x.size or made.top != top:
-        raise InputsDisagree([], [], [], why=(
-            f"the device gathered {made.x.size} rows with the passed row of largest "
-            f"error at {made.top}; its screen's answer marks {pos.size} with it at {top}"))
-    return SparseOutputs(n, pos, made.outputs), SparseOutputs(n, pos, {"x": made.x}).at, pos
-
-
 def check_made(landed: Landed, claims, device_meta: dict, run_id: str) -> Checked:
     """The verdict on a unit whose inputs the device made and screened (``landed.made``).
     The verdict is on the inputs the device made and the results it computed from them,
-    as the screen's own verdicts are; the host makes again the inputs of every finding
-    and of a sample of the rows it read (``verified_rows``) from the recipe
-    (generate.inputs_at): they must be the device's.  The class tallies are the device's.
-    Raises InputsDisagree where they differ, or where the rows the device gathered are
-    not those its screen's answer marks (a device fault: no verdict)."""
-    from fuzzfarm.device import generate
-    from fuzzfarm.verdict.screened import MarkedPositions, judge_unit
+    as the screen's own verdicts are (its kind's ``judge_made``); the host makes again the
+    inputs of every finding and of a sample of the rows it read (``verified_rows``) from
+    the recipe (the kind's ``made_inputs_at``): they must be the device's.  The class
+    tallies are the device's.  Raises InputsDisagree where they differ, or where the rows
+    the device gathered are not those its screen's answer marks (a device fault: no
+    verdict)."""
     t0 = time.perf_counter()
     unit, made, answer = landed.unit, landed.made, landed.answer
-    outputs, device_at, read = _made_rows(made, answer)
-
-    def inputs_at(pos):
-        p = pos if isinstance(pos, MarkedPositions) else np.asarray(pos, np.int64)
-        return {"x": np.asarray(device_at(p)["x"])}
-
-    # nothing counted on the device: the candidates are the marked rows themselves
-    cands = read if made.marked and not answer.agg_count.any() else None
-    result = judge_unit(unit.target.fn, inputs_at, made.n, outputs, answer, claims, cands)
+    kind = kind_of(unit.target)
+    result, inputs_at, read = kind.judge_made(unit.target, made, answer, claims)
     rows = verified_rows(unit, read, [f.index for f in result.findings] +
                          ([result.max_ulp_element] if result.max_ulp_element >= 0 else []))
-    host = generate.inputs_at(unit.target, unit.source, rows)
+    host = kind.made_inputs_at(unit.target, unit.source, rows)
     dev = inputs_at(rows)["x"]
     if not np.array_equal(host, dev):
         bad = np.flatnonzero(host != dev)
-        raise InputsDisagree(rows[bad], host[bad], dev[bad])
+        raise InputsDisagree(rows[bad], host[bad], dev[bad], kernels=kind.made_kernels())
     dt = time.perf_counter() - t0
     return Checked(finding_table(result, unit, device_meta, run_id),
                    stats_row(result, unit, None, device_meta, run_id, landed.device_seconds,
-                             dt, tally=generate.tally(made.tally), inputs_at=inputs_at),
+                             dt, tally=kind.made_tally(made), inputs_at=inputs_at),
                    result)
 
 

@@ -30,7 +30,8 @@ from fuzzfarm.formats import FloatFormat
 from fuzzfarm.target import Target
 from fuzzfarm.work.unit import Drawn, IndexRange, Special, WorkUnit
 
-__all__ = ["Kind", "Elementwise", "Geometric", "Conversion", "kind_of", "Buffer"]
+__all__ = ["Kind", "Elementwise", "Geometric", "Conversion", "kind_of", "Buffer",
+           "MadeRows", "InputsDisagree"]
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,51 @@ class Buffer:
         buffer's type, so a ulong result prints unsigned."""
         kind = self.kind if self.kind in ("float", "uint") else self.dtype.name
         return formats.describe_value(kind, v, self.fmt)
+
+
+@dataclass
+class MadeRows:
+    """The inputs a device made for a drawn unit (``fuzzfarm.device.generate``) and the
+    rows of them its verdict may read: ``n`` rows in all; ``marked``: ``x`` (uint32) and
+    ``outputs`` ({name: array}) hold only the rows the screen marked, gathered on the
+    device in input order, with ``top`` the passed row of the largest error (-1: none)
+    and ``count`` how many it marked; else they hold every row.  ``tally``: the device's
+    class counts of its inputs (uint32 (21,), generate.tally; None where the device counts
+    none); ``pos``: the positions of the gathered rows as the device gave them (int64,
+    sorted), where it gave them (conversions)."""
+
+    n: int
+    marked: bool
+    x: np.ndarray
+    outputs: dict
+    tally: np.ndarray | None
+    top: int = -1
+    count: int = 0
+    pos: np.ndarray | None = None
+
+
+class InputsDisagree(Exception):
+    """The inputs a device made (fuzzfarm.device.generate) differ from the host's for the
+    same recipe at some positions the check read, or the rows it gathered are not those
+    its screen marked (``why``): its integer arithmetic is wrong.  ``kernels``: the names
+    of the (gathering, generating) kernels the fault names."""
+
+    def __init__(self, pos, host, device, why: str = "",
+                 kernels: tuple = ("fuzzfarm_mark_write", "fuzzfarm_generate")):
+        super().__init__(why or f"{len(pos)} input(s) made on the device differ from the "
+                                f"host's")
+        self.pos, self.host, self.device, self.why = pos, host, device, why
+        self.kernels = kernels
+
+    def detail(self) -> dict:
+        """The ``integer_arithmetic`` fault's detail (work.rows.fault_rows)."""
+        if self.why:
+            return {"kernel_name": self.kernels[0], "error": self.why}
+        shown = ", ".join(f"row {int(p)}: device {int(d):#010x}, host {int(h):#010x}"
+                          for p, h, d in list(zip(self.pos, self.host, self.device))[:4])
+        return {"kernel_name": self.kernels[1],
+                "error": f"{len(self.pos)} input(s) the device made differ from the host's "
+                         f"for the same recipe ({shown})"}
 
 
 class Kind:
@@ -139,6 +185,46 @@ class Kind:
         """The verdict on one unit whose results the device screened (``answer``): the
         host judges what the device did not decide, every index a position in the unit."""
         raise NotImplementedError
+
+    # -- inputs made on the device (docs/device_screen.md, "Inputs made on the device")
+    def device_plan(self, target: Target, drawn: Drawn):
+        """The plan by which the device makes the inputs of ``drawn`` (recipes drawn), or
+        None where the host makes them."""
+        return None
+
+    def make_generator(self, runner):
+        """The kind's input generator built on ``runner``.  Raises KernelBuildError where
+        the device does not build it."""
+        raise NotImplementedError
+
+    def launch_made(self, runner, target: Target, plan, screen, generator) -> tuple:
+        """Enqueue a unit whose inputs ``generator`` makes from ``plan``, its kernel and
+        ``screen``, gathering the rows the verdict reads: (pending run, answer, landing,
+        tally) for ``land_made``."""
+        raise NotImplementedError
+
+    def land_made(self, target: Target, pending, landing, tally, every_row: bool) -> tuple:
+        """After the launch: (the screen's answer, MadeRows), the gathered rows or, where
+        they did not fit or ``every_row``, every row read back."""
+        raise NotImplementedError
+
+    def judge_made(self, target: Target, made: MadeRows, answer, claims) -> tuple:
+        """(CheckResult over the unit, inputs_at(pos) -> {"x": the device's inputs}, the
+        positions the verdict read) of a made unit.  Raises InputsDisagree where the rows
+        gathered are not those the answer names."""
+        raise NotImplementedError
+
+    def made_inputs_at(self, target: Target, drawn: Drawn, rows: np.ndarray) -> np.ndarray:
+        """The inputs ``x`` the recipe gives at ``rows`` (int64), made on the host."""
+        raise NotImplementedError
+
+    def made_tally(self, made: MadeRows) -> tuple:
+        """The stats row's (by class, distinct by class, distinct rows) of a made unit."""
+        raise NotImplementedError
+
+    def made_kernels(self) -> tuple:
+        """(gathering, generating) kernel names an InputsDisagree fault names."""
+        return ("fuzzfarm_mark_write", "fuzzfarm_generate")
 
     def run(self, runner, target: Target, inputs: dict) -> dict:
         """Run the target's kernel on a runner without ``submit``; the outputs by name."""
@@ -268,6 +354,89 @@ class Elementwise(Kind):
         return judge_unit(target.fn, lambda p: {k: v[p] for k, v in inputs.items()},
                           len(inputs["x"]), outputs, answer, claims)
 
+    def device_plan(self, target, drawn):
+        from fuzzfarm.device.generate import plan_or_none
+        return plan_or_none(target, drawn)
+
+    def make_generator(self, runner):
+        from fuzzfarm.device.generate import DeviceGenerator
+        return DeviceGenerator(runner)
+
+    def launch_made(self, runner, target, plan, screen, generator):
+        land = screen.landing(plan.n)
+        box = []
+
+        def fill(queue, dev_in, n):
+            first, _, total = generator.enqueue(queue, plan, dev_in[0])
+            box.append(total)
+            return first
+
+        def after(queue, dev_in, dev_out, n):
+            ev = screen.enqueue(dev_out[0], 0, n, land.answer, xbuf=dev_in[0], blocking=False)
+            return screen.enqueue_marked(dev_in[0], dev_out[0], n, land, wait_for=[ev])
+
+        try:
+            pending = runner.submit_made(target.fn, plan.n, fill, target.fmt, target.width,
+                                         after=after, copy_back=False)
+        except BaseException:
+            land.release()
+            raise
+        return pending, land.answer, land, box[0]
+
+    def land_made(self, target, pending, landing, tally, every_row):
+        # the screen's rule bits left out where it counts no failures
+        from fuzzfarm.device.kernels import buffer_dtype
+        from fuzzfarm.oracle.screen_answer import ScreenChunk
+        pending.wait(copy=False)
+        a = landing.answer
+        if not landing.screen.aggregate:    # no failure counted: nothing to read there
+            a = a._replace(agg_c0=a.agg_c0[:0], agg_c1=a.agg_c1[:0])
+        answer = ScreenChunk(*a)
+        count, top, gx, gy = landing.marked()
+        out = target.fn.outputs[0]
+        tally = np.array(tally)
+        if gx is not None and not every_row:    # gathered as uint32 patterns: ilogb's int
+            return answer, MadeRows(landing.count, True, gx,
+                                    {out.name: gy.view(buffer_dtype(out, target.fmt))},
+                                    tally, top, count)
+        outputs = pending.read_made()
+        x = pending.made_inputs[0]
+        return answer, MadeRows(len(x), False, x, dict(outputs), tally, top, count)
+
+    def judge_made(self, target, made, answer, claims):
+        from fuzzfarm.verdict.screened import (MarkedPositions, SparseOutputs, judge_unit,
+                                               outputs_reader, top_position)
+        n = made.n
+        read = MarkedPositions.of(answer, n)
+        if not made.marked:
+            outputs, device_at = made.outputs, outputs_reader({"x": made.x})
+        else:
+            top = top_position(answer)
+            if read.size != made.x.size or made.top != top:
+                raise InputsDisagree([], [], [], why=(
+                    f"the device gathered {made.x.size} rows with the passed row of largest "
+                    f"error at {made.top}; its screen's answer marks {read.size} with it at "
+                    f"{top}"))
+            outputs = SparseOutputs(n, read, made.outputs)
+            device_at = SparseOutputs(n, read, {"x": made.x}).at
+
+        def inputs_at(pos):
+            p = pos if isinstance(pos, MarkedPositions) else np.asarray(pos, np.int64)
+            return {"x": np.asarray(device_at(p)["x"])}
+
+        # nothing counted on the device: the candidates are the marked rows themselves
+        cands = read if made.marked and not answer.agg_count.any() else None
+        return judge_unit(target.fn, inputs_at, n, outputs, answer, claims, cands), \
+            inputs_at, read
+
+    def made_inputs_at(self, target, drawn, rows):
+        from fuzzfarm.device import generate
+        return generate.inputs_at(target, drawn, rows)
+
+    def made_tally(self, made):
+        from fuzzfarm.device import generate
+        return generate.tally(made.tally)
+
 
 class Geometric(Kind):
     name = "geometric"
@@ -301,9 +470,13 @@ class Conversion(Kind):
 
     def draw_recipes(self, target, unit_seed, parts):
         # one part per seed derived from the unit's: regenerated part by part
+        from strategies.conversions import COUNTER_RECIPE
         seeds = np.random.SeedSequence([unit_seed, self._PART_SALT]).generate_state(
             len(parts), np.uint32)
-        return tuple({"seed": int(s), "n": n} for s, n in zip(seeds, parts))
+        if target.conversion.kind == "int_to_int":
+            return tuple({"seed": int(s), "n": n} for s, n in zip(seeds, parts))
+        return tuple({"seed": int(s), "n": n, "v": COUNTER_RECIPE}
+                     for s, n in zip(seeds, parts))
 
     def special_inputs(self, target, replay=()):
         from strategies import conversions as conversion_inputs
@@ -314,8 +487,11 @@ class Conversion(Kind):
         conv = target.conversion
         if not drawn.recipes:           # the layout before units recorded their parts
             return {"x": conversion_inputs.inputs(conv, drawn.sizes[0], drawn.seed)}
-        return {"x": np.concatenate([conversion_inputs.inputs(conv, n, int(r["seed"]))
-                                     for r, n in zip(drawn.recipes, drawn.sizes)])}
+        return {"x": np.concatenate([
+            conversion_inputs.counter_inputs(conv, n, int(r["seed"]))
+            if r.get("v") == conversion_inputs.COUNTER_RECIPE
+            else conversion_inputs.inputs(conv, n, int(r["seed"]))
+            for r, n in zip(drawn.recipes, drawn.sizes)])}
 
     def space(self, target):
         from strategies import SpaceError
@@ -364,6 +540,94 @@ class Conversion(Kind):
         from fuzzfarm.verdict import conversions
         return conversions.check_screened(target.conversion, inputs["x"], outputs["ret"],
                                           answer, claims)
+
+    def device_plan(self, target, drawn):
+        from fuzzfarm.device.conversion_generate import conversion_plan
+        return conversion_plan(target.conversion, drawn)
+
+    def make_generator(self, runner):
+        from fuzzfarm.device.conversion_generate import ConversionGenerator
+        return ConversionGenerator(runner)
+
+    def launch_made(self, runner, target, plan, screen, generator):
+        src, kname, dtype = self._program(target)
+        land = screen.landing(plan.n)
+        sample = plan.parts[0][0] if plan.parts else 0
+
+        def fill(queue, dev_in, n):
+            return generator.enqueue(queue, plan, dev_in[0])
+
+        def after(queue, dev_in, dev_out, n):
+            ev = screen.enqueue(dev_in[0], dev_out[0], n, land.answer, sample=sample)
+            return screen.enqueue_gather(dev_in[0], dev_out[0], n, land, wait_for=[ev])
+
+        try:
+            pending = runner.submit_source_made(src, kname, plan.n,
+                                                [target.conversion.src_dtype], [dtype],
+                                                fill, target.width, after=after)
+        except BaseException:
+            land.release()
+            raise
+        return pending, land.answer, land, None
+
+    def land_made(self, target, pending, landing, tally, every_row):
+        from fuzzfarm.oracle.conversion_screen import ConversionAnswer
+        pending.wait(copy=False)
+        a = landing.answer
+        answer = ConversionAnswer(a.decided.copy(), a.counts.copy())
+        rows = None if every_row else landing.rows()
+        if rows is not None:
+            pos, x, y = rows
+            return answer, MadeRows(landing.n, True, x, {"ret": y}, None, -1, len(pos), pos)
+        outputs = pending.read_made()
+        x = pending.made_inputs[0]
+        return answer, MadeRows(len(x), False, x, {"ret": next(iter(outputs.values()))},
+                                None)
+
+    def judge_made(self, target, made, answer, claims):
+        from fuzzfarm.verdict import conversions
+        todo = answer.undecided(made.n)
+        if made.marked:
+            if not np.array_equal(made.pos, todo):
+                raise InputsDisagree([], [], [], kernels=self.made_kernels(), why=(
+                    f"the device gathered {made.pos.size} rows; its answer leaves "
+                    f"{todo.size} undecided"
+                    + ("" if made.pos.size != todo.size else ", at other positions")))
+            xs, ys = made.x, made.outputs["ret"]
+        else:
+            xs, ys = made.x[todo], made.outputs["ret"][todo]
+        result = conversions.check_rows(target.conversion, made.n, todo, xs, ys, answer,
+                                        claims)
+
+        def inputs_at(pos):
+            pos = np.asarray(pos, np.int64)
+            if not made.marked:
+                return {"x": made.x[pos]}
+            k = np.searchsorted(todo, pos)
+            if pos.size and (k.max() >= todo.size or not np.array_equal(todo[k], pos)):
+                raise KeyError("a position the device did not gather")
+            return {"x": made.x[k]}
+
+        return result, inputs_at, todo
+
+    def made_inputs_at(self, target, drawn, rows):
+        from strategies.conversions import counter_inputs_at
+        conv = target.conversion
+        rows = np.asarray(rows, np.int64)
+        out = np.empty(rows.size, conv.src_dtype)
+        start = 0
+        for r, n in zip(drawn.recipes, drawn.sizes):
+            here = (rows >= start) & (rows < start + n)
+            if here.any():
+                out[here] = counter_inputs_at(conv, int(r["seed"]), n, rows[here] - start)
+            start += n
+        return out
+
+    def made_tally(self, made):
+        return {}, {}, None
+
+    def made_kernels(self):
+        return ("fuzzfarm_convert_gather", "fuzzfarm_convert_make")
 
     def run(self, runner, target, inputs):
         src, kname, dtype = self._program(target)

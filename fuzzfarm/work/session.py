@@ -11,9 +11,10 @@ the input generator (``fuzzfarm.device.generate``) and the sweep kernels of rang
   results (and the screen's answer) land in host memory the executor gives (a shared-memory
   slot: ``Slot``) or in fresh arrays, cut to the positions the verdict may read where the
   executor asks for that (``sparse``);
-* **made** (a drawn binary32 unit of a one-input built-in the device screens): the device
-  makes the inputs from the recipe's plan, runs the kernel, screens the results and gathers
-  the rows the verdict may read; only those come back (``MadeRows``);
+* **made** (a drawn binary32 unit of a one-input built-in the device screens, or a
+  conversion's counter-based unit): the device makes the inputs from the recipe's plan,
+  runs the kernel, screens the results and gathers the rows the verdict may read; only
+  those come back (``MadeRows``; the kind's ``launch_made``, ``land_made``);
 * **host** (everything else): the inputs the host made are copied in and every result
   copied back (screened on the device where it can be).
 
@@ -33,7 +34,7 @@ import numpy as np
 from fuzzfarm.errors import BadInput
 from fuzzfarm.formats import format_named
 from fuzzfarm.target import Target
-from fuzzfarm.work.check import Landed, MadeRows
+from fuzzfarm.work.check import Landed
 from fuzzfarm.work.kinds import kind_of
 from fuzzfarm.work.unit import Drawn, IndexRange, WorkUnit
 
@@ -98,8 +99,7 @@ def prepare_inputs(unit: WorkUnit, on_device: bool):
     if isinstance(unit.source, IndexRange):
         return unit, None
     if on_device and isinstance(unit.source, Drawn):
-        from fuzzfarm.device.generate import plan_or_none
-        plan = plan_or_none(unit.target, unit.source)
+        plan = kind_of(unit.target).device_plan(unit.target, unit.source)
         if plan is not None:
             return unit, plan
     return unit, make_inputs(unit)
@@ -137,7 +137,7 @@ class DeviceSession:
                                 if info.supports(format_named(p)))
         self._runners: dict = {}
         self._claims: dict = {}         # build options -> {precision: Claims}
-        self._generators: dict = {}     # build options -> DeviceGenerator or None
+        self._generators: dict = {}     # (build options, kind) -> its generator or None
         self._screens: dict = {}        # (bo, name, precision) -> (DeviceScreen|None, size)
         self._sweeps: dict = {}         # (bo, name, precision) -> SweepKernel
         self._hosts: dict = {}          # (bo, slot index) -> HostSlot or None
@@ -181,7 +181,8 @@ class DeviceSession:
         """Forget the context of ``build_options`` and what was built on it (after an
         OpenCL error it may be unusable): the next unit gets a fresh one."""
         self._runners.pop(build_options, None)
-        self._generators.pop(build_options, None)
+        for k in [k for k in self._generators if k[0] == build_options]:
+            del self._generators[k]
         for cache in (self._screens, self._sweeps, self._hosts):
             for k in [k for k in cache if k[0] == build_options]:
                 del cache[k]
@@ -246,25 +247,26 @@ class DeviceSession:
             raise ScreenUnavailable(f"--screen device: {why}")
         return None
 
-    def _generator(self, build_options: str):
-        """The input generator for ``build_options``, or None where it does not build."""
-        if build_options not in self._generators:
-            from fuzzfarm.device.generate import DeviceGenerator
+    def _generator(self, build_options: str, kind):
+        """``kind``'s input generator for ``build_options``, or None where it does not
+        build."""
+        key = (build_options, kind.name)
+        if key not in self._generators:
             from fuzzfarm.device.runner import KernelBuildError
             try:
-                self._generators[build_options] = DeviceGenerator(self.runner(build_options))
+                self._generators[key] = kind.make_generator(self.runner(build_options))
             except KernelBuildError:
-                self._generators[build_options] = None
-        return self._generators[build_options]
+                self._generators[key] = None
+        return self._generators[key]
 
     def makes(self, unit: WorkUnit, plan) -> bool:
-        """Whether the device makes ``unit``'s inputs from ``plan`` (generate.UnitPlan):
-        its generator and the unit's device screen are built (the check of such a unit
-        reads only the screen's candidates)."""
+        """Whether the device makes ``unit``'s inputs from ``plan`` (its kind's
+        ``device_plan``): its generator and the unit's device screen are built (the check
+        of such a unit reads only what the screen leaves to the host)."""
         if not self.makes_inputs:
             return False
         try:
-            return (self._generator(unit.build_options) is not None
+            return (self._generator(unit.build_options, kind_of(unit.target)) is not None
                     and self.screen(unit, plan.n) is not None)
         except Exception:           # noqa: BLE001 - the host makes them; launch records
             return False            # what the device does wrong
@@ -302,27 +304,12 @@ class DeviceSession:
 
     def _launch_made(self, unit: WorkUnit, runner, plan) -> Launch:
         target = unit.target
+        kind = kind_of(target)
         screen = self.screen(unit, plan.n)
-        land = screen.landing(plan.n)
-        generator = self._generator(unit.build_options)
-        box = []
-
-        def fill(queue, dev_in, n):
-            first, _, total = generator.enqueue(queue, plan, dev_in[0])
-            box.append(total)
-            return first
-
-        def after(queue, dev_in, dev_out, n):
-            ev = screen.enqueue(dev_out[0], 0, n, land.answer, xbuf=dev_in[0], blocking=False)
-            return screen.enqueue_marked(dev_in[0], dev_out[0], n, land, wait_for=[ev])
-
-        try:
-            pending = runner.submit_made(target.fn, plan.n, fill, target.fmt, target.width,
-                                         after=after, copy_back=False)
-        except BaseException:
-            land.release()
-            raise
-        return Launch(unit, "made", pending, answer=land.answer, landing=land, tally=box[0])
+        generator = self._generator(unit.build_options, kind)
+        pending, answer, landing, tally = kind.launch_made(runner, target, plan, screen,
+                                                           generator)
+        return Launch(unit, "made", pending, answer=answer, landing=landing, tally=tally)
 
     def _sweep_kernel(self, unit: WorkUnit, runner, count: int):
         from fuzzfarm.device.sweep_kernel import SweepKernel
@@ -403,24 +390,9 @@ class DeviceSession:
 
     def _land_made(self, launch: Launch, every_row: bool = False) -> Landed:
         """A made unit's Landed: the gathered rows where they fit the landing, else every
-        row read back; the screen's rule bits left out where it counts no failures."""
-        from fuzzfarm.oracle.screen_answer import ScreenChunk
-        run, land = launch.pending, launch.landing
-        run.wait(copy=False)
-        a = land.answer
-        if not land.screen.aggregate:       # no failure counted: nothing to read there
-            a = a._replace(agg_c0=a.agg_c0[:0], agg_c1=a.agg_c1[:0])
-        answer = ScreenChunk(*a)
-        from fuzzfarm.device.kernels import buffer_dtype
-        count, top, gx, gy = land.marked()
-        t = launch.unit.target
-        out = t.fn.outputs[0]
-        tally = np.array(launch.tally)
-        if gx is not None and not every_row:     # gathered as uint32 patterns: ilogb's int
-            made = MadeRows(land.count, True, gx, {out.name: gy.view(buffer_dtype(out, t.fmt))},
-                            tally, top, count)
-        else:
-            outputs = run.read_made()
-            x = run.made_inputs[0]
-            made = MadeRows(len(x), False, x, dict(outputs), tally, top, count)
-        return Landed(launch.unit, float(run.device_seconds), answer=answer, made=made)
+        row read back (the kind's ``land_made``)."""
+        target = launch.unit.target
+        answer, made = kind_of(target).land_made(target, launch.pending, launch.landing,
+                                                 launch.tally, every_row)
+        return Landed(launch.unit, float(launch.pending.device_seconds), answer=answer,
+                      made=made)

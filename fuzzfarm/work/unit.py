@@ -50,7 +50,8 @@ class Drawn:
     geometric built-in).  ``seed`` (the unit's, derived from the stream's seed and the
     unit's serial) is what the recipes are drawn from; ``recipes`` are the drawn recipe
     dicts, each with its ``"n"`` (None until drawn: ``fuzzfarm.work.make.draw``; a conversion's
-    parts are ``{"seed", "n"}``; ``()`` with one size: a conversion unit of the layout
+    parts are ``{"seed", "n", "v"}``, ``"v"`` 2 for counter-based inputs
+    (``strategies.conversions.COUNTER_RECIPE``; absent: version 1); ``()`` with one size: a conversion unit of the layout
     before parts, its inputs drawn from ``seed`` alone).  Units compare by seed and
     sizes: the recipes follow from them."""
 
