@@ -353,15 +353,16 @@ def _report(a, opts, meta, stats, t_exec, t_end, sampler) -> dict:
             "opencl_version": d.version, "opencl_c_version": d.opencl_c_version,
             "device_type": d.device_type, "units": len(mine), "inputs": n,
             "inputs_per_s": n / work_s,
-            "device_seconds": sum(s["device_seconds"] for s in mine),
-            "check_seconds": sum(s["check_seconds"] for s in mine),
+            # a device fault's row has no device or check time
+            "device_seconds": sum(s["device_seconds"] or 0.0 for s in mine),
+            "check_seconds": sum(s["check_seconds"] or 0.0 for s in mine),
         }
         per_device[d.fingerprint]["device_busy_fraction"] = (
             per_device[d.fingerprint]["device_seconds"] / work_s)
     totals = meta.get("totals") or []
-    check_s = sum(s["check_seconds"] for s in stats)
+    check_s = sum(s["check_seconds"] or 0.0 for s in stats)
     task_s = sum(float(t.get("task_seconds", 0.0)) for t in totals)
-    device_s = sum(s["device_seconds"] for s in stats)
+    device_s = sum(s["device_seconds"] or 0.0 for s in stats)
     sizes = sorted(s["inputs_tested"] for s in stats)
     actor = [t.get("actor_seconds", {}) for t in totals]
     report = {
@@ -401,7 +402,9 @@ def _report(a, opts, meta, stats, t_exec, t_end, sampler) -> dict:
                      "exact": sum(s["exact"] or 0 for s in stats),
                      "unjudged": sum(s["unjudged"] or 0 for s in stats),
                      "failures": sum(s["failures"] for s in stats),
-                     "notes": sum(s["notes"] for s in stats)},
+                     "notes": sum(s["notes"] for s in stats),
+                     # units recorded as a device fault instead of a verdict
+                     "device_fault_units": sum(s["device_seconds"] is None for s in stats)},
         "memory_mib": {"driver_peak_rss": _driver_peak_kib() / 1024,
                        "largest_ray_process_peak_rss": sampler.peak_child_kib / 1024,
                        "largest_ray_process": sampler.peak_child_name,
@@ -453,8 +456,8 @@ def _per_family(stats: list, work_s: float) -> dict:
         d["targets"].add((s["function"], s["vector_width"]))
         d["units"] += 1
         d["inputs"] += s["inputs_tested"]
-        d["check_seconds"] += s["check_seconds"]
-        d["device_seconds"] += s["device_seconds"]
+        d["check_seconds"] += s["check_seconds"] or 0.0
+        d["device_seconds"] += s["device_seconds"] or 0.0
         d["screened"] += s["screened"] or 0
         d["exact"] += s["exact"] or 0
     for d in out.values():

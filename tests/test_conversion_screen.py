@@ -350,3 +350,24 @@ def test_older_conversion_units_are_made_on_the_host():
     x = make_inputs(replace(unit, source=drawn))["x"]
     assert np.array_equal(x, CI.inputs(conv, 3000, old[0]["seed"]))
     assert not np.array_equal(x, make_inputs(unit)["x"])
+
+
+def test_a_landing_reused_by_a_larger_unit_holds_its_whole_answer(runner):
+    """Known bad (found on the H100's catalogue run): a landing first used by a small unit
+    kept the small unit's answer for the next, larger one, whose check then found the
+    gathered rows disagreeing with the answer.  Units of growing sizes through one
+    session are each judged, nothing disagreeing."""
+    from fuzzfarm.work.check import check_landed
+    from fuzzfarm.work.make import make_unit
+    from fuzzfarm.work.session import DeviceSession, prepare_inputs
+    session = DeviceSession(runner.info)
+    conv = CT.parse("convert_double_rte(int)" if runner.info.has_fp64
+                    else "convert_float_rte(int)")
+    for serial, size in enumerate((1000, 1 << 15, 40_000), start=1):
+        unit = make_unit("t", (conv.id, conv.precision, 1), serial, 3, 0, 1, size=size)
+        unit, plan = prepare_inputs(unit, True)
+        launch = session.launch(unit, plan)
+        landed = session.land(launch)
+        res = check_landed(landed, session.claims(unit), {}, "r").result
+        launch.release()
+        assert res.n == size and res.screened + res.exact + res.unjudged == size

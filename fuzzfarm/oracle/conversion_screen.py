@@ -58,6 +58,9 @@ class ConversionAnswer(NamedTuple):
     def undecided(self, count: int) -> np.ndarray:
         """Positions (int64, sorted) of the first ``count`` elements the device did not
         decide: those the host judges."""
+        if self.decided.size * 32 < count:
+            raise ValueError(f"the answer holds {self.decided.size * 32} elements, not "
+                             f"{count}")
         bits = np.unpackbits(self.decided.view(np.uint8), bitorder="little")[:count]
         return np.flatnonzero(bits == 0).astype(np.int64)
 
@@ -205,13 +208,15 @@ class ConversionLanding:
         self.pos = np.zeros(self.rows_cap, np.uint32)
         self.x = np.zeros(self.rows_cap, np.uint64)
         self.y = np.zeros(self.rows_cap, np.uint64)
-        self.answer = ConversionAnswer.empty(self.capacity)
+        self._answer = ConversionAnswer.empty(self.capacity)     # for its capacity
+        self.answer = self._answer
 
     def prepare(self, conv: Conversion, count: int) -> None:
         """Set up for a launch of ``count`` elements of ``conv``."""
         self.conv, self.n = conv, int(count)
         self.head = min(self.rows_cap, 4096 + self.n // 512)
-        self.answer = ConversionAnswer(self.answer.decided[:_words(count)], self.answer.counts)
+        full = self._answer
+        self.answer = ConversionAnswer(full.decided[:_words(count)], full.counts)
 
     def rows(self):
         """After the launch's events: (positions int64 sorted, sources ``conv.src_dtype``,
