@@ -371,3 +371,33 @@ def test_a_landing_reused_by_a_larger_unit_holds_its_whole_answer(runner):
         res = check_landed(landed, session.claims(unit), {}, "r").result
         launch.release()
         assert res.n == size and res.screened + res.exact + res.unjudged == size
+
+
+def test_kernels_prepared_together_serve_each_conversion_alone(runner):
+    """runner.prepare_sources: one program of several conversion kernels, each then found
+    by the source a launch gives (no build at launch), with the results of the kernel
+    built alone; a program that does not build caches nothing (each builds alone later)."""
+    from fuzzfarm.device import conversion_kernels as ck
+    from fuzzfarm.device.runner import DeviceRunner
+    r = DeviceRunner(runner.info)
+    convs = [CT.parse(t) for t in ("convert_int_rte(float)", "convert_uchar_sat(float)",
+                                   "convert_float_rtz(uint)")]
+    alone = {ck.kernel_name(c): ck.kernel_source(c) for c in convs}
+    assert r.prepare_sources(ck.program_source(convs), alone, "three") == 3
+    built = []
+    real = r.build
+    r.build = lambda *a, **k: (built.append(a[1]), real(*a, **k))[1]
+    for c in convs:
+        x = _inputs(c, 500)
+        (y,) = r.run_source(alone[ck.kernel_name(c)], ck.kernel_name(c), [x], [c.dst_dtype])
+        (y1,) = runner.run_source(alone[ck.kernel_name(c)], ck.kernel_name(c), [x],
+                                  [c.dst_dtype])
+        assert np.array_equal(y, y1)
+    assert built == []
+    broken = ck.program_source(convs[:1]) + "\n#error planted\n"
+    other = CT.parse("convert_short_rtn(float)")
+    assert r.prepare_sources(broken, {ck.kernel_name(other): ck.kernel_source(other)},
+                             "broken") == 0
+    r.run_source(ck.kernel_source(other), ck.kernel_name(other), [_inputs(other, 10)],
+                 [other.dst_dtype])
+    assert len(built) == 2          # the broken program, then the kernel alone

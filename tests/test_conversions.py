@@ -775,3 +775,43 @@ def test_array_errors_and_coercion():
     e3, _ = C.reference(c, [f32(-2.5)])
     assert e1[0] == e2[0] == e3[0] == -2
     assert C.check(c, [], []).n == 0
+
+
+# --------------------------------------------------------------------------- building
+def test_conversion_kernels_are_prepared_together_except_on_pocl():
+    """Conversions are built up front in one program per (extension pragmas, width), each
+    kernel cached under the very source a unit's launch asks for (kinds.Conversion.kernel);
+    on PoCL (3.0-rc2 corrupts its heap on such a program) nothing is built up front."""
+    from types import SimpleNamespace
+
+    from fuzzfarm.target import Target
+    from fuzzfarm.work.kinds import kind_of
+
+    class Recorder:
+        def __init__(self, platform):
+            self.info = SimpleNamespace(platform_name=platform)
+            self.calls = []
+
+        def prepare_sources(self, program, kernels, what):
+            self.calls.append((program, kernels))
+            return len(kernels)
+
+    texts = ["convert_int_rte(float)", "convert_uchar_sat(float)", "convert_float(double)",
+             "convert_double(long)", "convert_half(float)"]
+    targets = [Target.of((t, CT.parse(t).precision, 1)) for t in texts]
+    targets.append(Target.of(("convert_int_rte(float)", "binary32", 4)))
+    kind = kind_of(targets[0])
+    pocl = Recorder("Portable Computing Language")
+    kind.prepare_own(pocl, targets)
+    assert pocl.calls == []
+    nv = Recorder("NVIDIA CUDA")
+    kind.prepare_own(nv, targets)
+    assert len(nv.calls) == 4      # (none, w1), (fp64, w1), (fp16, w1), (none, w4)
+    cached = {}
+    for program, kernels in nv.calls:
+        for name, alone in kernels.items():
+            assert f"__kernel void {name}(" in program
+            cached[alone] = name
+    for t in targets:
+        name, source = kind.kernel(t)
+        assert cached[source] == name

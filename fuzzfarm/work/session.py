@@ -197,11 +197,17 @@ class DeviceSession:
         t0 = time.perf_counter()
         for bo, targets in targets_by_options.items():
             groups: dict = {}
+            own: dict = {}
             for t in map(Target.of, targets):
-                if t.required_precisions <= set(self.precisions) and \
-                        kind_of(t).builds_with_others():
+                if not t.required_precisions <= set(self.precisions):
+                    continue
+                if kind_of(t).builds_with_others():
                     groups.setdefault((t.precision, t.width), []).append(t)
+                else:
+                    own.setdefault(kind_of(t).name, []).append(t)
             runner = self.runner(bo)
+            for ts in own.values():
+                kind_of(ts[0]).prepare_own(runner, ts)
             for (precision, width), ts in groups.items():
                 try:
                     runner.prepare([t.fn for t in ts], format_named(precision), width)
