@@ -12,9 +12,12 @@ kind alone, and lives here rather than in branches over names:
 * ``Geometric``: a built-in on whole vectors (dot, cross, length, normalize, ...): inputs
   and special vectors from ``fuzzfarm.verdict.geometric``, verdict ``check_batch``.
 * ``Conversion``: ``convert_<dst>[_sat][_<mode>](<src>)``: inputs from
-  ``strategies.conversions``, one small program per conversion
-  (``fuzzfarm.device.conversion_kernels``), verdict ``fuzzfarm.verdict.conversions.check``,
-  judged under the claims of every format it touches.
+  ``strategies.conversions`` (counter-based recipes, made on the device too:
+  ``fuzzfarm.device.conversion_generate``), one small kernel per conversion
+  (``fuzzfarm.device.conversion_kernels``; built together up front where the device is
+  not PoCL), judged bit for bit on the device (``fuzzfarm.oracle.conversion_screen``) and
+  on the host (``fuzzfarm.verdict.conversions``) under the claims of every format it
+  touches.
 
 ``kind_of(target)`` gives the class's one instance.  No pyopencl here: a device is a
 ``fuzzfarm.device.runner.DeviceRunner`` (``submit``/``run``, ``submit_source``/``run_source``).
@@ -517,7 +520,8 @@ class Conversion(Kind):
         return src, kname, target.conversion.dst_dtype
 
     def submit(self, runner, target, inputs):
-        # one small program per conversion, built once and cached by the runner
+        # one small kernel per conversion, built once (alone, or with the others: prepare_own)
+        # and cached by the runner
         src, kname, dtype = self._program(target)
         return _Renamed(runner.submit_source(src, kname, [inputs["x"]], [dtype], target.width))
 
