@@ -16,7 +16,7 @@ from fuzzfarm.device.runner import KernelBuildError, cl_error_code
 import pyopencl as cl  # noqa: E402  (after runner: the ICDs are registered)
 
 __all__ = ["OpenCLError", "buffer", "kernels", "launch", "copy", "fill", "fault_reason",
-           "planted_enqueue_error"]
+           "planted_enqueue_error", "work_group_limit"]
 
 #: The error an OpenCL call of a driver raises (CL_* codes: ``cl_error_code``).
 OpenCLError = cl.Error
@@ -45,6 +45,16 @@ def kernels(runner, program, names, what: str, source: str = "") -> dict:
             f"{what} built on {runner.info.label} [{runner.info.fingerprint}], but its "
             f"kernels could not be created: {exc}", source=source, log=str(exc), code=code,
             code_name=code_name, kernels=list(names)) from None
+
+
+def work_group_limit(runner, kernel) -> int:
+    """The most work items ``kernel`` runs in one group on ``runner``'s device (1 where the
+    driver does not say)."""
+    try:
+        return int(kernel.get_work_group_info(cl.kernel_work_group_info.WORK_GROUP_SIZE,
+                                              runner.device))
+    except cl.Error:
+        return 1
 
 
 def launch(runner, kernel, global_size: int, local_size: int | None = None, wait_for=None):

@@ -28,8 +28,9 @@ from edgecases.conversions import INT_TYPES, Conversion
 __all__ = ["ConversionAnswer", "ConversionScreen", "ConversionLanding", "screen_for", "LOCAL",
            "MODES", "SAMPLE"]
 
-#: Work items per work group (one element each; the kernel keeps LOCAL / 32 words).
-LOCAL = 256
+#: Work items per work group (one element each; the kernel keeps LOCAL / 32 words, at
+#: most 8).
+LOCAL = 64
 #: The kernel's codes of the effective rounding modes.
 MODES = {"rte": 0, "rtz": 1, "rtp": 2, "rtn": 3}
 #: One row in SAMPLE of a unit whose inputs the device made is left to the host, which
@@ -100,6 +101,9 @@ class _Program:
         self.zero = np.zeros(1, np.uint32)
         self.gather = commands.kernels(runner, program, ["fuzzfarm_convert_gather"],
                                        "the conversion screen", source)["fuzzfarm_convert_gather"]
+        #: whether the device runs both kernels in groups of LOCAL work items
+        self.fits = min(commands.work_group_limit(runner, k)
+                        for k in (self.kernel, self.gather)) >= LOCAL
         self.landings: list = []        # idle ConversionLandings
 
     def room(self, count: int):
@@ -126,6 +130,8 @@ def screen_for(runner, conv: Conversion):
     prog = _PROGRAMS.get(runner)
     if prog is None:
         prog = _PROGRAMS[runner] = _Program(runner)
+    if not prog.fits:
+        return None, f"the device runs the conversion screen in groups of fewer than {LOCAL}"
     return ConversionScreen(prog, conv), ""
 
 
