@@ -248,8 +248,8 @@ _MADE = ("convert_int_sat_rte(float)", "convert_uchar(float)", "convert_float(ul
 
 
 def _faulty_program(every: int):
-    """A Conversion._program whose kernel gets every ``every``-th element (from 1) one
-    pattern off: a planted fault of the driver's conversion."""
+    """A Conversion._program whose kernel gets every ``every``-th work item's result (from
+    1) one pattern off: a planted fault of the driver's conversion."""
     import re
     from fuzzfarm.work.kinds import Conversion
     real = Conversion._program
@@ -258,6 +258,11 @@ def _faulty_program(every: int):
         src, kname, dtype = real(self, target)
         src = re.sub(r"out_ret\[i\] = (.*);",
                      rf"out_ret[i] = (i % {every} == 1) ? ((\1) ^ 1) : (\1);", src)
+        # vectors: the whole vector of work item i (every element one pattern off)
+        vec = f"{CT.c_buffer_type(target.conversion.dst)}{target.width}"
+        src = re.sub(r"vstore(\d+)\((.*), i, out_ret\);",
+                     rf"vstore\1((i % {every} == 1) ? ((\2) ^ ({vec})(1)) : (\2), i, "
+                     r"out_ret);", src)
         return src, kname, dtype
     return program
 
@@ -401,3 +406,37 @@ def test_kernels_prepared_together_serve_each_conversion_alone(runner):
     r.run_source(ck.kernel_source(other), ck.kernel_name(other), [_inputs(other, 10)],
                  [other.dst_dtype])
     assert len(built) == 2          # the broken program, then the kernel alone
+
+
+@pytest.mark.parametrize("width", [3, 4])
+def test_vector_widths_are_judged_element_by_element(runner, width):
+    """Conversions of vectors (vloadn/vstoren over the same flat buffers): units made on
+    the device and units of host-made inputs, judged on the device, get the host-screened
+    verdict, a fault planted in the kernel included."""
+    from fuzzfarm.work.check import check_landed, check_result
+    from fuzzfarm.work.kinds import Conversion, kind_of
+    from fuzzfarm.work.make import make_inputs, make_unit
+    from fuzzfarm.work.session import DeviceSession, prepare_inputs
+    import pytest as _pytest
+    mp = _pytest.MonkeyPatch()
+    mp.setattr(Conversion, "_program", _faulty_program(61))
+    try:
+        session = DeviceSession(runner.info)
+        conv = CT.parse("convert_short_sat_rte(float)")
+        unit = make_unit("t", (conv.id, conv.precision, width), 1, 4, 0, 1, size=3 * 4096)
+        claims = session.claims(unit)
+        inputs = make_inputs(unit)
+        outs = kind_of(unit.target).run(session.runner(""), unit.target, inputs)
+        host = check_result(unit, inputs, outs, claims)
+        assert any(f.severity == "fail" for f in host.findings)
+        unit, plan = prepare_inputs(unit, True)
+        launch = session.launch(unit, plan)
+        made = check_landed(session.land(launch), claims, {}, "r").result
+        launch.release()
+        _same(host, made)
+        launch = session.launch(unit, inputs)
+        landed = session.land(launch)
+        _same(host, check_result(unit, inputs, {"ret": np.array(landed.outputs["ret"])},
+                                 claims, landed.answer))
+    finally:
+        mp.undo()
