@@ -30,7 +30,7 @@ def parse_resource(name: str) -> tuple[str, int] | None:
     if not name.startswith(RESOURCE_PREFIX):
         return None
     fp, _, i = name[len(RESOURCE_PREFIX):].rpartition("_")
-    return (fp, int(i)) if fp and i.isdigit() else None
+    return (fp, int(i)) if fp and i.isascii() and i.isdigit() else None
 
 
 def local_resources(devices, every=None) -> dict[str, float]:

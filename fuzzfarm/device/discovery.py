@@ -258,7 +258,7 @@ _PD = re.compile(r"^(\d+):(\d+)$")
 
 def _match(term: str, devices: Sequence[DeviceInfo]) -> list[DeviceInfo]:
     low = term.lower()
-    if low.isdigit():
+    if low.isascii() and low.isdigit():
         return [d for d in devices if d.index == int(low)]
     m = _PD.match(low)
     if m:

@@ -149,7 +149,7 @@ def _precision(t: str, what: str = "--precisions") -> str:
 
 def _width(t: str, what: str = "--widths") -> int:
     from edgecases.catalogue import WIDTHS
-    if not t.isdigit() or int(t) not in WIDTHS:
+    if not (t.isascii() and t.isdigit()) or int(t) not in WIDTHS:
         raise UsageError(f"{what}: {t!r} is not an OpenCL vector width; use some of "
                          f"{', '.join(map(str, WIDTHS))}")
     return int(t)
