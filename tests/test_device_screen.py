@@ -190,10 +190,10 @@ def test_positions_of_dense_and_sparse_words_are_every_set_bit_below_count(densi
         words = np.where(rng.random(w) < density,
                          rng.integers(0, 2**32, w, dtype=np.uint64), 0).astype(np.uint32)
         want = np.flatnonzero(np.unpackbits(words.view(np.uint8), bitorder="little"))
-        got = sa._positions(words, n)
+        got = sa.bit_positions(words, n)
         assert got.dtype == np.int64 and np.array_equal(got, want[want < n])
     full = np.full(4, 0xFFFFFFFF, np.uint32)
-    assert sa._positions(full, 100).tolist() == list(range(100))
+    assert sa.bit_positions(full, 100).tolist() == list(range(100))
 
 
 def test_histogram_bins_split_each_octave_from_the_lowest_edge():

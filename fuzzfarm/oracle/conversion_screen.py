@@ -62,8 +62,8 @@ class ConversionAnswer(NamedTuple):
         if self.decided.size * 32 < count:
             raise ValueError(f"the answer holds {self.decided.size * 32} elements, not "
                              f"{count}")
-        bits = np.unpackbits(self.decided.view(np.uint8), bitorder="little")[:count]
-        return np.flatnonzero(bits == 0).astype(np.int64)
+        from fuzzfarm.oracle.screen_answer import bit_positions
+        return bit_positions(~self.decided[:-(-count // 32)], count)
 
     @property
     def unjudged(self) -> int:

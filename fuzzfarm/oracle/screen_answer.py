@@ -13,7 +13,7 @@ import numpy as np
 from fuzzfarm.oracle.histogram import NBINS, NROWS
 
 __all__ = ["ScreenChunk", "candidates", "counted", "aggregated_sample", "clean_candidates",
-           "words_for", "WORD", "LOCAL", "NCLASSES"]
+           "bit_positions", "words_for", "WORD", "LOCAL", "NCLASSES"]
 
 #: Counters of aggregated failures per chunk (the most rules of device_screen.EXACT_RULES).
 NCLASSES = 4
@@ -100,7 +100,7 @@ class ScreenChunk(NamedTuple):
         return ScreenChunk.views(bytearray(ScreenChunk.nbytes(count)), 0, count)
 
 
-def _positions(words: np.ndarray, count: int, which: np.ndarray | None = None) -> np.ndarray:
+def bit_positions(words: np.ndarray, count: int, which: np.ndarray | None = None) -> np.ndarray:
     """Positions (int64, sorted, < count) of the set bits of ``words`` (uint32), or of
     the words ``which`` (sorted word indices) only."""
     if which is None:
@@ -120,7 +120,7 @@ def candidates(answer: ScreenChunk, count: int) -> np.ndarray:
     with the largest error (its error is then measured exactly on the host, so the
     chunk's maximum is exact)."""
     n = -(-count // WORD)
-    return _with_top(_positions(~(answer.passed[:n] | answer.agg[:n]), count), answer)
+    return _with_top(bit_positions(~(answer.passed[:n] | answer.agg[:n]), count), answer)
 
 
 def _with_top(pos: np.ndarray, answer: ScreenChunk) -> np.ndarray:
@@ -137,14 +137,14 @@ def _with_top(pos: np.ndarray, answer: ScreenChunk) -> np.ndarray:
 
 def counted(answer: ScreenChunk, count: int) -> np.ndarray:
     """The positions (int64, sorted) whose failures the device counted."""
-    return _positions(answer.agg[:-(-count // WORD)], count)
+    return bit_positions(answer.agg[:-(-count // WORD)], count)
 
 
 def aggregated_sample(answer: ScreenChunk, count: int, k: int) -> np.ndarray:
     """The first ``k`` positions (int64, in input order) whose failures the device counted."""
     words = answer.agg[:-(-count // WORD)]
     some = np.flatnonzero(words)[:k]        # k words hold at least k set bits
-    return _positions(words, count, some)[:k]
+    return bit_positions(words, count, some)[:k]
 
 
 def clean_candidates(answer: ScreenChunk, count: int) -> np.ndarray | None:
