@@ -18,7 +18,7 @@ from fuzzfarm.formats import FloatFormat
 from fuzzfarm.rounding import round_to_bits
 
 __all__ = ["special_inputs", "inputs", "counter_inputs", "counter_inputs_at", "counter_shape",
-           "counter_key", "CounterShape", "COUNTER_RECIPE"]
+           "counter_key", "pool_patterns", "CounterShape", "COUNTER_RECIPE"]
 
 
 # --------------------------------------------------------------------------- inputs
@@ -316,7 +316,8 @@ _SALTS = (np.uint64(0xD1B54A32D192ED03), np.uint64(0x8CB92BA72F3D8DD7),
 
 class CounterShape(NamedTuple):
     """What ``counter_inputs`` needs of a conversion, as integers (the device kernel's
-    arguments): ``kind`` 0 float->int, 1 float->float, 2 int->float; the source's width
+    arguments): ``kind`` 0 float->int, 1 float->float, 2 an integer source (int->float,
+    int->int); the source's width
     ``bits`` and for a float source its fraction bits ``m`` and bias ``bias`` (0 for an
     integer source, ``signed`` for it); the structured draws' exponent window
     ``e_lo .. e_lo + e_count - 1`` (float sources), the fraction bits ``drop`` a narrowing
@@ -337,8 +338,7 @@ class CounterShape(NamedTuple):
 
 @lru_cache(maxsize=None)
 def counter_shape(conv: Conversion) -> CounterShape:
-    """The ``CounterShape`` of ``conv``.  Raises ValueError for an int->int conversion
-    (not run by a catalogue job)."""
+    """The ``CounterShape`` of ``conv`` (any explicit conversion)."""
     S, D = conv.src_format, conv.dst_format
     if S is not None and D is None:             # float -> int
         dbits = INT_TYPES[conv.dst][0]
@@ -351,11 +351,10 @@ def counter_shape(conv: Conversion) -> CounterShape:
                                 S.precision - D.precision, 0, 0)
         lo = S.emin - 1
         return CounterShape(1, S.bits, S.frac_bits, S.emax, 0, lo, S.emax + 1 - lo, 0, 0, 0)
-    if D is None:
-        raise ValueError(f"{conv.id} converts between integer types: no counter-based inputs")
     bits, signed = INT_TYPES[conv.src]
-    return CounterShape(2, bits, 0, 0, int(signed), 0, 0, 0, D.precision,
-                        bits - 1 if signed else bits)
+    # int->int: the int->float draws without forced ties (a precision of 64 bits drops none)
+    return CounterShape(2, bits, 0, 0, int(signed), 0, 0, 0,
+                        64 if D is None else D.precision, bits - 1 if signed else bits)
 
 
 def counter_key(conv: Conversion, seed: int) -> int:
@@ -373,8 +372,10 @@ def _mix(z: np.ndarray) -> np.ndarray:
     return z ^ (z >> np.uint64(31))
 
 
-def _pool_patterns(conv: Conversion) -> np.ndarray:
-    """``special_inputs`` as uint64 patterns of the source's width (two's complement)."""
+def pool_patterns(conv: Conversion) -> np.ndarray:
+    """``special_inputs(conv)`` as uint64 patterns (pool size,) of the source's width (two's
+    complement: int8 -1 is 0xff): the landmark pool ``counter_inputs_at`` and the device's
+    generator index."""
     pool = special_inputs(conv)
     width = 8 * pool.dtype.itemsize
     return pool.view(np.dtype(f"u{pool.dtype.itemsize}")).astype(np.uint64) & np.uint64(
@@ -403,7 +404,7 @@ def counter_inputs_at(conv: Conversion, seed: int, n: int, rows) -> np.ndarray:
     of the destination's exponent range and a little beyond (narrowing; half of them a tie
     of the destination's precision or its neighbour) or of the source's (widening);
     int->float, a log-uniform magnitude, half with a tie of the destination's precision,
-    a random sign for a signed type.  Raises ValueError for n < 0 or a row outside
+    a random sign for a signed type; int->int, the same magnitudes without ties.  Raises ValueError for n < 0 or a row outside
     0 .. n - 1."""
     rows = np.asarray(rows, np.int64)
     if n < 0:
@@ -411,7 +412,7 @@ def counter_inputs_at(conv: Conversion, seed: int, n: int, rows) -> np.ndarray:
     if rows.size and (rows.min() < 0 or rows.max() >= n):
         raise ValueError(f"rows must lie in 0 .. {n - 1}")
     sh = counter_shape(conv)
-    pool = _pool_patterns(conv)
+    pool = pool_patterns(conv)
     P = np.uint64(pool.size)
     u = rows.astype(np.uint64)
     with np.errstate(over="ignore"):

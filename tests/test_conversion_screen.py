@@ -19,8 +19,10 @@ from tests.devices import require_device
 
 pytestmark = pytest.mark.device
 
-#: Every conversion a catalogue run holds (int->int ones are not run, nor screened).
-SCREENED = [c for c in CT.conversions() if c.kind != "int_to_int"]
+#: Every conversion but the int->int ones with a rounding suffix (which has no effect on
+#: them: tests/test_conversions.py; the screen ignores its mode argument there).
+SCREENED = [c for c in CT.conversions() if not (c.kind == "int_to_int" and c.rounding)]
+KINDS = ["float_to_int", "int_to_float", "float_to_float", "int_to_int"]
 DENORM = {p: Claims(p) for p in ("binary16", "binary32", "binary64")}
 FTZ = {"binary16": Claims("binary16", denormals=False), "binary32": Claims(denormals=False),
        "binary64": Claims("binary64")}
@@ -62,13 +64,32 @@ def _same(full, scr):
             or (np.isnan(scr.max_ulp_error) and np.isnan(full.max_ulp_error)))
 
 
-def test_int_to_int_is_not_screened(runner):
-    from fuzzfarm.oracle.conversion_screen import screen_for
-    screen, why = screen_for(runner, CT.parse("convert_int_sat(long)"))
-    assert screen is None and "integer types" in why
+def test_int_to_int_decides_values_wraps_and_saturation(runner):
+    """Between integer types (C99 6.3.1.3; OpenCL C 3.0 §6.4.3.3): a representable value
+    unchanged, an unsigned destination's modulo-2**N wrap, _sat's clamp -- decided; a
+    signed destination out of range without _sat is implementation-defined: decided and
+    counted unjudged where the result is the two's-complement wrap, left to the host (its
+    note) where it is not."""
+    x = np.array([5, -1, 300, -129, 2**40, -(2**63)], np.int64)
+    for text, y, left, unjudged in (
+            ("convert_char(long)", [5, -1, 44, 127, 0, 0], [], 4),     # 2..5 wrap
+            ("convert_char(long)", [5, -1, 44, 127, 1, 0], [4], 3),    # 4: not the wrap
+            ("convert_char(long)", [6, -1, 44, 127, 0, 0], [0], 4),    # 0: another value
+            ("convert_uchar(long)", [5, 255, 44, 127, 0, 0], [], 0),
+            ("convert_uchar(long)", [5, 0, 44, 127, 0, 0], [1], 0),    # 1: not -1 mod 256
+            ("convert_char_sat(long)", [5, -1, 127, -128, 127, -128], [], 0),
+            ("convert_char_sat(long)", [5, -1, 44, -128, 127, -128], [2], 0)):  # wrapped
+        conv = CT.parse(text)
+        yv = np.array(y, np.int64).astype(conv.dst_dtype)
+        answer = _screen(runner, conv, x, yv)
+        assert answer.undecided(x.size).tolist() == left, (text, y)
+        assert answer.unjudged == unjudged, (text, y)
+        full = C.check(conv, x, yv, DENORM)
+        assert [f.index for f in full.findings] == left, (text, y)
+        _same(full, C.check_screened(conv, x, yv, answer, DENORM))
 
 
-@pytest.mark.parametrize("kind", ["float_to_int", "int_to_float", "float_to_float"])
+@pytest.mark.parametrize("kind", KINDS)
 def test_the_device_decides_every_correct_result(runner, kind):
     """The host's exact results (bit for bit; NaN sources: the quiet NaN of the source's
     sign; implementation-defined elements: the reference's meaningless 0) are decided on the
@@ -155,7 +176,7 @@ def _plant(conv, x, y, rng):
     return out
 
 
-@pytest.mark.parametrize("kind", ["float_to_int", "int_to_float", "float_to_float"])
+@pytest.mark.parametrize("kind", KINDS)
 def test_planted_faults_get_the_host_verdict(runner, kind):
     """Faults of every kind planted among the host's results: the screened verdict is the
     host's over the whole batch (findings, counts, flushes, maximum ULP error), under a
@@ -177,10 +198,12 @@ def test_planted_faults_get_the_host_verdict(runner, kind):
             fails = {f.index for f in full.findings if f.severity == "fail"}
             for what, pos in planted.items():
                 caught[what] = caught.get(what, 0) + len(fails & set(pos.tolist()))
-    expected = {"one_off", "rounded_rtz", "rounded_rtp"}
-    if kind != "int_to_float":
+    expected = {"one_off"}
+    if kind != "int_to_int":
+        expected |= {"rounded_rtz", "rounded_rtp"}
+    if kind in ("float_to_int", "float_to_float"):
         expected |= {"rounded_rtn"}
-    if kind == "float_to_int":
+    if kind in ("float_to_int", "int_to_int"):
         expected |= {"saturation"}
     else:
         expected |= {"nan_for_number"}

@@ -58,9 +58,9 @@ class ConversionGenerator:
 
     def _pool(self, conv: Conversion):
         from fuzzfarm.device import commands
-        from strategies.conversions import _pool_patterns
+        from strategies.conversions import pool_patterns
         if conv not in self._pools:
-            pool = np.ascontiguousarray(_pool_patterns(conv))
+            pool = np.ascontiguousarray(pool_patterns(conv))
             self._pools[conv] = (commands.buffer(self.runner, host=pool, read_only=True),
                                  pool.size)
         return self._pools[conv]

@@ -15,7 +15,9 @@
  *   - a judged element whose result is the reference bit for bit (rounding, saturation);
  *   - a float->float NaN source whose result is a NaN, quiet where the source was quiet;
  *   - an implementation-defined element (float->int without _sat out of range or NaN)
- *     where no note can apply: no representable rounded value, or y equal to it;
+ *     where no note can apply: no representable rounded value, or y equal to it; an
+ *     int->signed-int element out of range without _sat whose result is the
+ *     two's-complement wrap;
  *   - a NaN source of a _sat float->int conversion whose result is 0 (OpenCL C's "should").
  * and counts the implementation-defined elements it decided in ``counts[0]``.  Everything
  * else (a result other than the reference: failures, flush-to-zero allowances, notes) is
@@ -192,6 +194,23 @@ __kernel void fuzzfarm_convert_screen(
                 ok = yv == ((neg ? ((ulong)1 << (dfmt - 1)) : 0) | dinf);
             } else {
                 ok = yv == round_to_format(m, e, neg, dfmt, mode);
+            }
+        } else if (!sfmt) {                         /* between integer types (C99 6.3.1.3) */
+            const ulong ymask = low_mask(dbits);
+            const ulong yv = yr & ymask;
+            /* the source's two's-complement wrap to the destination's width: its value
+             * where representable, the modulo-2^N result of an unsigned destination */
+            const ulong wrap = (neg ? (~m + 1) : m) & ymask;
+            const ulong hi_mag = dsigned ? low_mask(dbits - 1) : ymask;
+            const ulong lo_mag = dsigned ? ((ulong)1 << (dbits - 1)) : 0;
+            const int out = m > (neg ? lo_mag : hi_mag);
+            if (!out || (!sat && !dsigned)) {
+                ok = yv == wrap;
+            } else if (sat) {
+                ok = yv == (neg ? lo_mag : hi_mag);     /* the bits of lo / hi */
+            } else {
+                idef = 1;                           /* signed, out of range: the wrap is */
+                ok = yv == wrap;                    /* the result no note applies to */
             }
         } else {                                    /* a float source to an integer type */
             const ulong ymask = low_mask(dbits);

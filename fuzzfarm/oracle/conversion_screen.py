@@ -1,7 +1,8 @@
 """Explicit conversions judged bit for bit on the device (docs/device_screen.md,
-"Conversions"): the reference of every float->int, int->float and float->float
-conversion in integer arithmetic (``conversion_screen.cl``), compared with the device's
-result where it ran, so that only the elements whose verdict is not certain reach the host.
+"Conversions"): the reference of every explicit conversion (float->int, int->float,
+float->float and int->int) in integer arithmetic (``conversion_screen.cl``), compared
+with the device's result where it ran, so that only the elements whose verdict is not
+certain reach the host.
 
 ``screen_for(runner, conv)`` gives a ``ConversionScreen``; its ``enqueue`` runs on the
 device buffers of a conversion's launch and writes a ``ConversionAnswer``: one bit per
@@ -121,12 +122,10 @@ _PROGRAMS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 def screen_for(runner, conv: Conversion):
     """The device's judge of ``conv`` on ``runner`` (a device.runner.DeviceRunner):
-    (ConversionScreen, "") or (None, the reason in words) where it does not apply
-    (int->int conversions, which the catalogue's runs do not hold).  The program is built
-    once per runner.  Raises device.runner.KernelBuildError where the device fails to build
-    it (a finding)."""
-    if conv.kind == "int_to_int":
-        return None, f"{conv.id} converts between integer types: judged on the host"
+    (ConversionScreen, "") or (None, the reason in words) where it does not apply (a
+    device that runs the screen in groups of fewer than LOCAL work items).  The program is
+    built once per runner.  Raises device.runner.KernelBuildError where the device fails to
+    build it (a finding)."""
     prog = _PROGRAMS.get(runner)
     if prog is None:
         prog = _PROGRAMS[runner] = _Program(runner)

@@ -481,8 +481,6 @@ class Conversion(Kind):
         from strategies.conversions import COUNTER_RECIPE
         seeds = np.random.SeedSequence([unit_seed, self._PART_SALT]).generate_state(
             len(parts), np.uint32)
-        if target.conversion.kind == "int_to_int":
-            return tuple({"seed": int(s), "n": n} for s, n in zip(seeds, parts))
         return tuple({"seed": int(s), "n": n, "v": COUNTER_RECIPE}
                      for s, n in zip(seeds, parts))
 
