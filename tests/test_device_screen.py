@@ -28,11 +28,16 @@ from fuzzfarm.verdict.claims import Claims
 #: The built-ins judged through a rounded reference's error budget (half_recip: ref_recip,
 #: 1/x, which no full-precision built-in has), those judged bit for bit, and the half_*
 #: built-ins that share a full-precision one's reference (8192 ULP bounds).
-ROUNDED = sorted([n for n in ds.DEVICE_REFERENCES if n not in ds.BIT_EXACT and n != "recip"]
+#: (The two-argument references and degrees, radians, whose argument is not named x:
+#: tests/test_device_screen_two_args.py.)
+OTHERS = ds.TWO_ARGS | {"degrees", "radians"}
+ROUNDED = sorted([n for n in ds.DEVICE_REFERENCES
+                  if n not in ds.BIT_EXACT and n != "recip" and n not in OTHERS]
                  + ["half_recip"])
-EXACT = sorted(ds.BIT_EXACT)
+EXACT = sorted(ds.BIT_EXACT - OTHERS)
 HALF = sorted(n for n in catalogue.functions()
-              if n.startswith("half_") and n != "half_recip" and ds.reference_name(n))
+              if n.startswith("half_") and n != "half_recip" and ds.reference_name(n)
+              and ds.reference_name(n) not in OTHERS)
 NAMES = ROUNDED + EXACT + HALF
 
 
@@ -65,7 +70,8 @@ def test_plain_bound_is_the_catalogues_bound_for_a_plain_build():
 @pytest.mark.parametrize("name, precision, claims", [
     ("tgamma", "binary32", Claims()),                         # no device reference
     ("native_sin", "binary32", Claims()),                     # implementation-defined
-    ("half_divide", "binary32", Claims()),                    # two arguments
+    ("half_powr", "binary32", Claims()),                      # two, no reference
+    ("atan2", "binary64", Claims(precision="binary64")),
     ("floor", "binary64", Claims(precision="binary64")),
     ("floor", "binary32", Claims(rounding=("rtz",))),
     ("sin", "binary16", Claims(precision="binary16")),

@@ -639,16 +639,116 @@ inline double ref_recip(uint xb, int *kind) {
     return r;
 }
 
-// The screen of one input: x and y are binary32 patterns, x finite and nonzero (normal or
-// subnormal).  Returns 1 where y is
+// ---- degrees, radians and the two-argument built-ins (issue 28, since 2026-11-27).
+// A two-argument reference takes x and z, the binary32 patterns of the first and second
+// argument (TWO_ARGS; the screen passes only inputs whose arguments are both finite and
+// nonzero: every other input is the host's).  Each is one or two IEEE operations on
+// exact binary64 values (relative error at most 2**-52) or a selection of bits
+// (BIT_EXACT), docs/device_screen.md "Two-argument built-ins".
+inline double ref_degrees(uint xb, int *kind) {    // x 180/pi: two roundings
+    *kind = K_VALUE;
+    return to_double(xb) * DEG_PER_RAD;
+}
+inline double ref_radians(uint xb, int *kind) {    // x pi/180: two roundings
+    *kind = K_VALUE;
+    return to_double(xb) * RAD_PER_DEG;
+}
+// x + z, x - z, x * z, x / z: one binary64 rounding of the exact value (the products of
+// binary32 numbers are exact in binary64); judged at their bound of 0.5 ULP (correctly
+// rounded) or the division's
+inline double ref_add(uint xb, uint zb, int *kind) { *kind = K_VALUE; return to_double(xb) + to_double(zb); }
+inline double ref_sub(uint xb, uint zb, int *kind) { *kind = K_VALUE; return to_double(xb) - to_double(zb); }
+inline double ref_mul(uint xb, uint zb, int *kind) { *kind = K_VALUE; return to_double(xb) * to_double(zb); }
+inline double ref_divide(uint xb, uint zb, int *kind) { *kind = K_VALUE; return to_double(xb) / to_double(zb); }
+// fdim(x, z) = x - z where x > z (one rounding), else +0 exactly (C99 7.12.12.1)
+inline double ref_fdim(uint xb, uint zb, int *kind) {
+    double x = to_double(xb), z = to_double(zb);
+    if (x > z) { *kind = K_VALUE; return x - z; }
+    *kind = K_EXACT;
+    return 0.0;
+}
+// hypot(x, z) = sqrt(x**2 + z**2): the squares exact, the sum one rounding (halved by the
+// root), sqrt_pos below 2**-51
+inline double ref_hypot(uint xb, uint zb, int *kind) {
+    double x = to_double(xb), z = to_double(zb);
+    *kind = K_VALUE;
+    return sqrt_pos(x * x + z * z);
+}
+// atan2(y, x) (the first argument y is x here, the second z): atan(|y| / |x|), from pi
+// where x < 0, with y's sign; the quotient's rounding (2**-53) enters atan with a
+// condition number at most 1, and pi - a >= pi/2 has no cancellation
+inline double atan2_of(double y, double x) {
+    double a = atan_nonneg(absd(y) / absd(x));
+    double r = x < 0.0 ? (2.0 * PIO2_HI - a) + 2.0 * PIO2_LO : a;
+    return y < 0.0 ? negd(r) : r;
+}
+inline double ref_atan2(uint xb, uint zb, int *kind) {
+    *kind = K_VALUE;
+    return atan2_of(to_double(xb), to_double(zb));
+}
+inline double ref_atan2pi(uint xb, uint zb, int *kind) {
+    *kind = K_VALUE;
+    return atan2_of(to_double(xb), to_double(zb)) * INV_PI;
+}
+// Exact: the result is one of the arguments or a pattern of their bits (BIT_EXACT)
+inline double ref_fmin(uint xb, uint zb, int *kind) {     // x == z: the same pattern
+    double x = to_double(xb), z = to_double(zb);
+    *kind = K_EXACT;
+    return z < x ? z : x;
+}
+inline double ref_fmax(uint xb, uint zb, int *kind) {
+    double x = to_double(xb), z = to_double(zb);
+    *kind = K_EXACT;
+    return x < z ? z : x;
+}
+// maxmag / minmag: the argument of the larger / smaller magnitude, fmax / fmin where the
+// magnitudes are equal (OpenCL C 3.0 §6.15.2)
+inline double ref_maxmag(uint xb, uint zb, int *kind) {
+    uint ax = xb & 0x7fffffffu, az = zb & 0x7fffffffu;
+    if (ax != az) { *kind = K_EXACT; return to_double(ax > az ? xb : zb); }
+    return ref_fmax(xb, zb, kind);
+}
+inline double ref_minmag(uint xb, uint zb, int *kind) {
+    uint ax = xb & 0x7fffffffu, az = zb & 0x7fffffffu;
+    if (ax != az) { *kind = K_EXACT; return to_double(ax < az ? xb : zb); }
+    return ref_fmin(xb, zb, kind);
+}
+inline double ref_copysign(uint xb, uint zb, int *kind) {
+    *kind = K_EXACT;
+    return to_double((xb & 0x7fffffffu) | (zb & 0x80000000u));
+}
+// nextafter(x, z): z where x == z, else the next binary32 number from x toward z (its
+// magnitude one pattern up or down; from the largest finite number up: the infinity; from
+// the smallest subnormal down: the zero of x's sign)
+inline double ref_nextafter(uint xb, uint zb, int *kind) {
+    double x = to_double(xb), z = to_double(zb);
+    *kind = K_EXACT;
+    if (x == z) return z;
+    int up = (x < z) == !(xb >> 31);               // the magnitude grows
+    return to_double(up ? xb + 1u : xb - 1u);
+}
+// step(edge, x) = 0.0 where x < edge, else 1.0 (the first argument is edge)
+inline double ref_step(uint xb, uint zb, int *kind) {
+    *kind = K_EXACT;
+    return to_double(zb) < to_double(xb) ? 0.0 : 1.0;
+}
+
+#ifdef TWO_ARGS
+#define REF_OF(x, z, k) REF(x, z, k)
+#else
+#define REF_OF(x, z, k) REF(x, k)
+#endif
+
+// The screen of one input: x, z (the second argument, TWO_ARGS) and y are binary32
+// patterns, x (and z) finite and nonzero (normal or subnormal).  Returns 1 where y is
 // proven within the bound (err: its error in ULPs, d / u_lo) or is f's prescribed result
 // bit for bit, or f is beyond the overflow threshold (y the infinity of its sign) or below
 // half the smallest subnormal (y a zero) (err 0); with AGGREGATE, 2 + c where y is a zero
 // or an infinity other than the result rule c prescribes (a failure of rule c, counted
 // on the device); 0 where the host must judge.
-inline int screen_one(uint xb, uint yb, float *err) {
+inline int screen_one(uint xb, uint zb, uint yb, float *err) {
     int kind;
-    double r = REF(xb, &kind);
+    double r = REF_OF(xb, zb, &kind);
     *err = 0.0f;
     if ((kind & 15) == K_EXACT) {
 #ifdef RESULT_INT
@@ -710,6 +810,12 @@ inline int is_special(uint xb) {
     if (ax == 0u) return ((xb >> 31) ? ANS_NZERO : ANS_PZERO) != ANS_REF;
     return ax >= 0x7f800000u;
 }
+// an argument that is a zero, an infinity or a NaN (of a two-argument built-in: the
+// host's, every answer ANS_HOST)
+inline int not_finite_nonzero(uint b) {
+    uint a = b & 0x7fffffffu;
+    return a == 0u || a >= 0x7f800000u;
+}
 inline int prescribed(uint ans, uint yb) {
     if (ans == ANS_HOST) return 0;
     if (ans == ANS_ANY_NAN) return (yb & 0x7fc00000u) == 0x7fc00000u;
@@ -725,9 +831,14 @@ inline int screen_special(uint xb, uint yb) {
 
 // The screen of any input: screen_special's or screen_one's verdict; *ruled: 1 where a
 // rule decided it (no error to bin: the host's checker bins none of those either)
-inline int screen_any(uint xb, uint yb, float *err, int *ruled) {
+inline int screen_any(uint xb, uint zb, uint yb, float *err, int *ruled) {
+#ifdef TWO_ARGS
+    *ruled = not_finite_nonzero(xb) || not_finite_nonzero(zb);
+    if (*ruled) { *err = 0.0f; return 0; }
+#else
     *ruled = is_special(xb);
     if (*ruled) { *err = 0.0f; return screen_special(xb, yb); }
+#endif
 #ifdef BIT_EXACT
     *ruled = 1;                                    // no error statistics (see ref_fabs)
 #endif
@@ -736,7 +847,7 @@ inline int screen_any(uint xb, uint yb, float *err, int *ruled) {
     // passes and no error is measured, as the checker judges and measures none there
     if (absd(to_double(xb)) > UNDEFINED_BEYOND) { *ruled = 1; *err = 0.0f; return 1; }
 #endif
-    return screen_one(xb, yb, err);
+    return screen_one(xb, zb, yb, err);
 }
 
 // Whether x is within NEAR of a point of kind k (oracle.histogram.NEAR_KINDS, numbered
@@ -773,7 +884,8 @@ __kernel void fuzzfarm_screen(__global const uint *xbits, uint drawn,
                               __global uint *pass, __global float *wmax,
                               __global uchar *wpos, __global uint *hist,
                               __global uint *agg, __global uint *agg_count,
-                              __global uint *agg_c0, __global uint *agg_c1)
+                              __global uint *agg_c0, __global uint *agg_c1,
+                              __global const uint *zbits)
 {
     __local uint lh[NROWS * NBINS];
     __local uint la[2 * NCLASSES];
@@ -790,7 +902,11 @@ __kernel void fuzzfarm_screen(__global const uint *xbits, uint drawn,
         uint xb = drawn ? xbits[e] : (uint)(g >> 1) | ((uint)(g & 1UL) << 31);
         float err;
         int ruled;
-        int v = screen_any(xb, ybits[e], &err, &ruled);
+#ifdef TWO_ARGS
+        int v = screen_any(xb, zbits[e], ybits[e], &err, &ruled);
+#else
+        int v = screen_any(xb, 0u, ybits[e], &err, &ruled);
+#endif
         if (v == 0) continue;
         if (v >= 2) {
             aword |= 1u << j;
@@ -835,25 +951,35 @@ __kernel void fuzzfarm_screen(__global const uint *xbits, uint drawn,
         atomic_add(&agg_count[get_local_id(0)], la[get_local_id(0)]);
 }
 
-// The screen of arbitrary (x, y) pairs, for the tests: verdict[i] as screen_any's, err[i]
-// in ULPs.
+// The screen of arbitrary (x, y) pairs (with z, TWO_ARGS), for the tests: verdict[i] as
+// screen_any's, err[i] in ULPs.
 __kernel void fuzzfarm_screen_pairs(__global const uint *xbits, __global const uint *ybits,
-                                    __global uchar *verdict, __global float *err)
+                                    __global uchar *verdict, __global float *err,
+                                    __global const uint *zbits)
 {
     uint i = get_global_id(0);
     float e = 0.0f;
     int ruled;
-    verdict[i] = (uchar)screen_any(xbits[i], ybits[i], &e, &ruled);
+#ifdef TWO_ARGS
+    verdict[i] = (uchar)screen_any(xbits[i], zbits[i], ybits[i], &e, &ruled);
+#else
+    verdict[i] = (uchar)screen_any(xbits[i], 0u, ybits[i], &e, &ruled);
+#endif
     err[i] = e;
 }
 
-// The references themselves, for the tests: r[i] and kind[i] of REF at binary32 xbits[i].
+// The references themselves, for the tests: r[i] and kind[i] of REF at binary32 xbits[i]
+// (and zbits[i], TWO_ARGS).
 __kernel void fuzzfarm_reference(__global const uint *xbits, __global double *r,
-                                 __global int *kind)
+                                 __global int *kind, __global const uint *zbits)
 {
     uint i = get_global_id(0);
     int k;
-    r[i] = REF(xbits[i], &k);
+#ifdef TWO_ARGS
+    r[i] = REF_OF(xbits[i], zbits[i], &k);
+#else
+    r[i] = REF_OF(xbits[i], 0u, &k);
+#endif
     kind[i] = k;
 }
 

@@ -45,11 +45,13 @@ with the host's float64 references (2**22 inputs each in the soundness tier), an
 the prescribed results the screen accepts against the catalogue's rules through the
 checker itself.
 
-Where it is used: binary32, single-argument built-ins with a reference here
+Where it is used: binary32 built-ins of one float argument, or of two (``TWO_ARGS``:
+every input with a zero, infinite or NaN argument is then the host's), with a reference here
 (``DEVICE_REFERENCES``; a half_* built-in takes the reference of the function it
 approximates, ``reference_name``), a plain ULP bound (no absolute pieces) or, for the exact
-built-ins (``BIT_EXACT``: fabs, floor, ceil, trunc, rint, round, logb, ilogb, sign), a result
-judged bit for bit, round to nearest, no
+built-ins (``BIT_EXACT``: fabs, floor, ceil, trunc, rint, round, logb, ilogb, sign, and of
+two arguments fmin, fmax, min, max, maxmag, minmag, copysign, nextafter, step), a result
+judged bit for bit, or for +, -, * and fdim (``ROUNDED_ONCE``) 0.5 ULP, round to nearest, no
 -cl-unsafe-math-optimizations or -cl-finite-math-only, a device with cl_khr_fp64, and
 every rule of the built-in either confined to non-normal inputs or listed in
 ``HANDLED_RULES`` (a new rule in the catalogue turns the device screen off for that
@@ -92,16 +94,33 @@ DEVICE_REFERENCES = {
     "acospi": "ref_acospi", "expm1": "ref_expm1", "sinh": "ref_sinh", "cosh": "ref_cosh",
     "tanh": "ref_tanh", "log1p": "ref_log1p", "asinh": "ref_asinh", "acosh": "ref_acosh",
     "atanh": "ref_atanh", "recip": "ref_recip", "erf": "ref_erf", "erfc": "ref_erfc",
+    "degrees": "ref_degrees", "radians": "ref_radians",
+    # two arguments (TWO_ARGS)
+    "add": "ref_add", "sub": "ref_sub", "mul": "ref_mul", "divide": "ref_divide",
+    "fdim": "ref_fdim", "hypot": "ref_hypot", "atan2": "ref_atan2", "atan2pi": "ref_atan2pi",
     # exact: judged bit for bit (BIT_EXACT)
     "fabs": "ref_fabs", "floor": "ref_floor", "ceil": "ref_ceil", "trunc": "ref_trunc",
     "rint": "ref_rint", "round": "ref_round", "logb": "ref_logb", "ilogb": "ref_ilogb",
     "sign": "ref_sign",
+    "fmin": "ref_fmin", "fmax": "ref_fmax", "min": "ref_fmin", "max": "ref_fmax",
+    "maxmag": "ref_maxmag", "minmag": "ref_minmag", "copysign": "ref_copysign",
+    "nextafter": "ref_nextafter", "step": "ref_step",
 }
 #: The exact built-ins among them: their result must be the reference's bit for bit (a
 #: bound of 0 ULP or "correctly rounded" in every table), and no ULP error is measured for
 #: them (the host measures none either).
 BIT_EXACT = frozenset({"fabs", "floor", "ceil", "trunc", "rint", "round", "logb", "ilogb",
-                       "sign"})
+                       "sign", "fmin", "fmax", "min", "max", "maxmag", "minmag", "copysign",
+                       "nextafter", "step"})
+#: The references of two float arguments (the screen kernel's TWO_ARGS): every input
+#: with an argument that is a zero, an infinity or a NaN is the host's.
+TWO_ARGS = frozenset({"add", "sub", "mul", "divide", "fdim", "hypot", "atan2", "atan2pi",
+                      "fmin", "fmax", "min", "max", "maxmag", "minmag", "copysign",
+                      "nextafter", "step"})
+#: Correctly rounded built-ins whose reference is the exact value rounded once in binary64
+#: (x + y, x - y, x * y exact, x - y of fdim): screened at a bound of 0.5 ULP, which a
+#: result passes only where it is the nearest binary32 number (docs/device_screen.md).
+ROUNDED_ONCE = frozenset({"add", "sub", "mul", "fdim"})
 #: ... those whose result is an int (compared as an int32 pattern).
 INT_RESULT = frozenset({"ilogb"})
 
@@ -125,6 +144,9 @@ def reference_name(name: str) -> str | None:
 #: handling by a reference.  A rule on subnormal inputs is not among them: the references
 #: judge subnormal x, so such a rule must be handled like one on normal inputs.
 _RULED_CLASSES = {"zero", "inf", "pos_inf", "neg_inf", "nan", "pos_zero", "neg_zero"}
+#: ... and for a two-argument built-in, whose inputs with a zero, infinite or NaN argument
+#: are all the host's (no special answers): the NaN kinds too.
+_RULED_CLASSES_2 = _RULED_CLASSES | {"qnan", "snan"}
 #: The rules, per built-in, that hold on some normal inputs and that its reference
 #: handles: it answers the prescribed result exactly (K_EXACT) or a value that leaves the
 #: input to the host (NaN, or an exact zero).  Checked against the catalogue through the
@@ -155,6 +177,8 @@ HANDLED_RULES = {
     "rint": {"CL.rint.round_to_nearest_even", "CL.rint.between_minus_half_and_zero"},
     "round": {"CL.round.between_minus_half_and_zero"},
     "sign": {"CL.sign.positive", "CL.sign.negative"},
+    # copysign(x, y) of finite nonzero x: |x| with y's sign, the reference's result
+    "copysign": {"F9.copysign.D1a"},
 }
 #: The degree of erfc's Taylor polynomials on [1/2, 2) (truncation below 2**-60 relative
 #: for |h| <= 1/16: docs/device_screen.md).
@@ -176,18 +200,28 @@ def plain_bound(name: str, precision: str, claims) -> float | None:
     if ref in BIT_EXACT:            # exact in every table, or not for the device screen
         if not (b.correctly_rounded or b.plain_ulps == 0) or b.pieces[1:]:
             return None
+        ulps = 0.0
+    elif b.correctly_rounded and ref in ROUNDED_ONCE and not b.pieces[1:]:
+        ulps = 0.5
     elif b.implementation_defined or b.correctly_rounded or b.plain_ulps is None:
         return None
     elif b.plain_ulps < 0.5:
         return None
-    if catalogue.function(name).undefined and undefined_beyond(name) is None:
+    else:
+        ulps = float(b.plain_ulps)
+    ruled = _RULED_CLASSES_2 if ref in TWO_ARGS else _RULED_CLASSES
+    undefined = catalogue.function(name).undefined
+    if ref in TWO_ARGS:             # undefined only where an argument is special: the host's
+        if not all(any(pred in ruled for _arg, pred in clause) for clause in undefined):
+            return None
+    elif undefined and undefined_beyond(name) is None:
         return None
     handled = HANDLED_RULES.get(ref, set())
     for rule in catalogue.rules_for(name):
-        confined = any(pred in _RULED_CLASSES for _arg, pred in rule.when)
+        confined = any(pred in ruled for _arg, pred in rule.when)
         if not confined and rule.id not in handled:
             return None
-    return 0.0 if ref in BIT_EXACT else float(b.plain_ulps)
+    return ulps
 
 
 def undefined_beyond(name: str) -> float | None:
@@ -230,7 +264,8 @@ class SpecialAnswers(NamedTuple):
 @lru_cache(maxsize=None)
 def special_answers(name: str) -> SpecialAnswers:
     """The catalogue's prescribed results for built-in ``name`` at binary32 x = +0, -0,
-    +inf, -inf and NaN, as the device screen applies them (``SpecialAnswers``; OpenCL C
+    +inf, -inf and NaN, as the device screen applies them (all the host's for a built-in
+    of two arguments, ``TWO_ARGS``) (``SpecialAnswers``; OpenCL C
     7.5 and C99 F.9's rules in edgecases/data).  An x where no rule holds, where rules
     disagree, or where the one that holds is a note, a set of results other than a NaN,
     or has a flush-to-zero alternative, is the host's (``ANS_HOST``), except a zero where
@@ -239,6 +274,8 @@ def special_answers(name: str) -> SpecialAnswers:
     from edgecases.predicates import evaluate
     from fuzzfarm.formats import BINARY32
     fn = catalogue.function(name)
+    if reference_name(name) in TWO_ARGS:    # every special input is the host's
+        return SpecialAnswers(ANS_HOST, ANS_HOST, ANS_HOST, ANS_HOST, nan_any_quiet=False)
     (arg,) = fn.inputs
     float_ret = fn.outputs[0].kind == "float"
     xs = np.array([0x0000_0000, 0x8000_0000, 0x7F80_0000, 0xFF80_0000, 0x7FC0_0000],
@@ -323,6 +360,8 @@ def _constants() -> str:
         for k in range(3, 28, 2):
             d(f"ATAN_C{k}", mpmath.mpf((-1) ** ((k - 1) // 2)) / k)
         d("INV_PI", 1 / pi)
+        d("DEG_PER_RAD", 180 / pi)
+        d("RAD_PER_DEG", pi / 180)
         d("TWO_OVER_SQRTPI", 2 / mpmath.sqrt(pi))
         # erfc's Taylor polynomials about c_j = 1/2 + (j + 1/2)/8, j = 0..11 (device_screen.cl)
         lines.append(f"#define ERFC_K {ERFC_K}")
@@ -365,6 +404,7 @@ def screen_source(name: str, bound: float, aggregate: bool = False) -> str:
     defines = [
         *(["#define AGGREGATE 1"] if aggregate else []),
         *(["#define BIT_EXACT 1"] if base in BIT_EXACT else []),
+        *(["#define TWO_ARGS 1"] if base in TWO_ARGS else []),
         *(["#define RESULT_INT 1"] if base in INT_RESULT else []),
         *(["#define HALF_FLUSH 1"] if catalogue.function(name).family == "half" else []),
         *([f"#define UNDEFINED_BEYOND {_hexf(undefined_beyond(name))}"]
@@ -464,10 +504,11 @@ class DeviceScreen:
         return other
 
     def enqueue(self, ybuf, start: int, count: int, out: ScreenChunk, wait_for=None,
-                xbuf=None, blocking: bool = True, into=None):
+                xbuf=None, blocking: bool = True, into=None, zbuf=None):
         """Screen the results in device buffer ``ybuf`` (uint32 patterns) of inputs
         ``start .. start+count-1`` of a sweep, or with ``xbuf``, of the inputs in that
-        device buffer (uint32 patterns, a ``run`` unit's), into ``out`` (host arrays,
+        device buffer (uint32 patterns, a ``run`` unit's; ``zbuf``: the second argument's,
+        for a built-in of two, ``TWO_ARGS``), into ``out`` (host arrays,
         ScreenChunk.views), or with ``into`` = (buffer, byte offset), into that OpenCL
         buffer laid out as ScreenChunk.views lays out host memory (a host-memory buffer
         over the memory of ``out``: copied at pinned-memory speed).  Blocking, or with
@@ -483,7 +524,7 @@ class DeviceScreen:
         self.kernel.set_args(ybuf if xbuf is None else xbuf, np.uint32(xbuf is not None),
                              ybuf, np.uint64(start), np.uint32(count), self.passed,
                              self.wmax, self.wpos, self.hist, self.agg, self.counts,
-                             *self.agg_c)
+                             *self.agg_c, ybuf if zbuf is None else zbuf)
         w = words_for(count)
         ev = launch(r, self.kernel, w, LOCAL, wait_for=[ev0, ev1] + list(wait_for or []))
         if into is not None:
@@ -571,23 +612,25 @@ class DeviceScreen:
         self.enqueue(y, start, n, out)
         return out
 
-    def screen_drawn(self, xbits: np.ndarray, ybits: np.ndarray) -> ScreenChunk:
-        """Screen host results ``ybits`` of drawn inputs ``xbits`` (uint32, (n,) each), as
-        a ``run`` unit is screened after its kernel (tests, planted faults); returns a
-        fresh ScreenChunk."""
+    def screen_drawn(self, xbits: np.ndarray, ybits: np.ndarray,
+                     zbits: np.ndarray | None = None) -> ScreenChunk:
+        """Screen host results ``ybits`` of drawn inputs ``xbits`` (and second arguments
+        ``zbits``, ``TWO_ARGS``) (uint32, (n,) each), as a ``run`` unit is screened after
+        its kernel (tests, planted faults); returns a fresh ScreenChunk."""
         from fuzzfarm.device.commands import buffer
         n = int(ybits.size)
         out = ScreenChunk.empty(n)
-        x, y = (buffer(self.runner, host=np.ascontiguousarray(a, np.uint32), read_only=True)
-                for a in (xbits, ybits))
-        self.enqueue(y, 0, n, out, xbuf=x)
+        x, y, z = (buffer(self.runner, host=np.ascontiguousarray(a, np.uint32), read_only=True)
+                   for a in (xbits, ybits, ybits if zbits is None else zbits))
+        self.enqueue(y, 0, n, out, xbuf=x, zbuf=z)
         return out
 
-    def references(self, xbits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The device reference at binary32 patterns ``xbits`` (uint32, (n,)), for tests:
-        (r float64 (n,), kind int32 (n,): 0 value, 1 exact, 2 beyond the overflow
-        threshold, 3 below half the smallest subnormal, 4 a NaN prescribed;
-        device_screen.cl)."""
+    def references(self, xbits: np.ndarray, zbits: np.ndarray | None = None
+                   ) -> tuple[np.ndarray, np.ndarray]:
+        """The device reference at binary32 patterns ``xbits`` (and second arguments
+        ``zbits``, ``TWO_ARGS``) (uint32, (n,)), for tests: (r float64 (n,), kind int32
+        (n,): 0 value, 1 exact, 2 beyond the overflow threshold, 3 below half the smallest
+        subnormal, 4 a NaN prescribed; device_screen.cl)."""
         from fuzzfarm.device.commands import buffer, copy, launch
         xb = np.ascontiguousarray(xbits, np.uint32)
         n = int(xb.size)
@@ -596,17 +639,21 @@ class DeviceScreen:
             return r, kind
         dev = self.runner
         xbuf = buffer(dev, host=xb, read_only=True)     # kept alive until the copies end
+        zbuf = xbuf if zbits is None else buffer(
+            dev, host=np.ascontiguousarray(zbits, np.uint32), read_only=True)
         rbuf, kbuf = buffer(dev, r.nbytes), buffer(dev, kind.nbytes)
         k = self._test_kernels["reference"]
-        k.set_args(xbuf, rbuf, kbuf)
+        k.set_args(xbuf, rbuf, kbuf, zbuf)
         ev = launch(dev, k, n)
         copy(dev, r, rbuf, wait_for=[ev], blocking=True)
         copy(dev, kind, kbuf, blocking=True)
         return r, kind
 
-    def screen_pairs(self, xbits: np.ndarray, ybits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def screen_pairs(self, xbits: np.ndarray, ybits: np.ndarray,
+                     zbits: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """The screen's verdicts on arbitrary pairs of binary32 patterns (uint32, (n,)
-        each), for tests: (passed bool (n,), err float32 (n,) in ULPs where passed).
+        each; with ``zbits``, the second arguments, ``TWO_ARGS``), for tests: (passed bool
+        (n,), err float32 (n,) in ULPs where passed).
         ``self.last_verdicts`` keeps the raw verdicts (0 host, 1 passed, 2 + c a counted
         failure of rule c)."""
         from fuzzfarm.device.commands import buffer, copy, launch
@@ -618,10 +665,11 @@ class DeviceScreen:
         self.last_verdicts = passed
         if n == 0:
             return passed.astype(bool), err
-        bufs = [buffer(dev, host=a, read_only=True) for a in (xb, yb)]
+        zb = yb if zbits is None else np.ascontiguousarray(zbits, np.uint32)
+        bufs = [buffer(dev, host=a, read_only=True) for a in (xb, yb, zb)]
         pbuf, ebuf = buffer(dev, passed.nbytes), buffer(dev, err.nbytes)
         k = self._test_kernels["screen_pairs"]
-        k.set_args(*bufs, pbuf, ebuf)
+        k.set_args(bufs[0], bufs[1], pbuf, ebuf, bufs[2])
         ev = launch(dev, k, n)
         copy(dev, passed, pbuf, wait_for=[ev], blocking=True)
         copy(dev, err, ebuf, blocking=True)

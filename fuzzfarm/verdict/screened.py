@@ -280,9 +280,9 @@ def _device_histogram(fn, answer, inputs_at, fmt) -> np.ndarray:
     hist = answer.hist.astype(np.int64)
     top = _top(answer)
     if top is not None:
-        (arg,) = fn.inputs
+        first = fn.inputs[0].name       # binned by the first argument, as on the device
         w = int(top[0]) // WORD
-        hist -= histogram(answer.wmax[w:w + 1], inputs_at(top)[arg.name], fmt, name=fn.name)
+        hist -= histogram(answer.wmax[w:w + 1], inputs_at(top)[first], fmt, name=fn.name)
     return hist
 
 

@@ -161,9 +161,9 @@ class Kind:
         return 1
 
     def device_screened(self, target: Target) -> bool:
-        """Whether the target's shape fits a device screen (a built-in: one float input
-        ``x``, one output ``ret``, lane by lane; a conversion); which targets have a device
-        reference is the oracle's (``device_screen``)."""
+        """Whether the target's shape fits a device screen (a built-in: one or two float
+        inputs, one output ``ret``, lane by lane; a conversion); which targets have a
+        device reference is the oracle's (``device_screen``)."""
         return False
 
     def device_screen(self, runner, target: Target, claims, size: int):
@@ -338,8 +338,9 @@ class Elementwise(Kind):
         return space_of(target.fn, target.fmt)
 
     def device_screened(self, target):
+        # one or two float arguments (fuzzfarm.oracle.device_screen.TWO_ARGS), ``ret``
         fn = target.fn
-        return ([a.name for a in fn.inputs] == ["x"] and fn.inputs[0].kind == "float"
+        return (len(fn.inputs) in (1, 2) and all(a.kind == "float" for a in fn.inputs)
                 and [o.name for o in fn.outputs] == ["ret"])
 
     def device_screen(self, runner, target, claims, size):
@@ -350,17 +351,18 @@ class Elementwise(Kind):
 
     def submit_screened(self, runner, target, inputs, screen):
         from fuzzfarm.oracle.screen_answer import ScreenChunk
-        answer = ScreenChunk.empty(len(inputs["x"]))
+        answer = ScreenChunk.empty(len(inputs[target.fn.inputs[0].name]))
 
         def after(queue, dev_in, dev_out, n):
-            return screen.enqueue(dev_out[0], 0, n, answer, xbuf=dev_in[0], blocking=False)
+            return screen.enqueue(dev_out[0], 0, n, answer, xbuf=dev_in[0], blocking=False,
+                                  zbuf=dev_in[1] if len(dev_in) > 1 else None)
 
         return runner.submit(target.fn, inputs, target.fmt, target.width, after=after), answer
 
     def check_screened(self, target, inputs, outputs, answer, claims):
         from fuzzfarm.verdict.screened import judge_unit
         return judge_unit(target.fn, lambda p: {k: v[p] for k, v in inputs.items()},
-                          len(inputs["x"]), outputs, answer, claims)
+                          len(inputs[target.fn.inputs[0].name]), outputs, answer, claims)
 
     def device_plan(self, target, drawn):
         from fuzzfarm.device.generate import plan_or_none
