@@ -23,6 +23,8 @@ from dataclasses import replace
 
 import ray
 
+from fuzzfarm.orchestrate.pipeline import InputsPolicy
+
 __all__ = ["DeviceActor", "UnitMaker", "RayMakers", "RayExecutor", "check_unit_task",
            "warm_checker"]
 
@@ -119,12 +121,13 @@ class UnitMaker:
         return prepare_inputs(unit, on_device)
 
 
-class RayMakers:
+class RayMakers(InputsPolicy):
     """Makes units in ``makers`` UnitMaker actors, round robin (none: in this process);
-    ``on_device``: let the device make the inputs where it can."""
+    ``on_device``: let the device make the inputs where it can (``InputsPolicy``)."""
 
     def __init__(self, makers: list, on_device: bool):
-        self.makers, self.on_device = makers, on_device
+        super().__init__(on_device)
+        self.makers = makers
         self._turn = 0
 
     def start(self, ticket):
@@ -132,13 +135,13 @@ class RayMakers:
             return ticket
         m = self.makers[self._turn % len(self.makers)]
         self._turn += 1
-        return m.make.remote(ticket.unit, self.on_device)
+        return m.make.remote(ticket.unit, self.on_device_for(ticket.unit))
 
     def finish(self, handle):
         from fuzzfarm.orchestrate.scheduler import Ticket
         from fuzzfarm.work.session import prepare_inputs
         if isinstance(handle, Ticket):          # made here
-            unit, inputs = prepare_inputs(handle.unit, self.on_device)
+            unit, inputs = prepare_inputs(handle.unit, self.on_device_for(handle.unit))
             return unit, inputs, None
         unit_ref, inputs_ref = handle
         unit, inputs = ray.get([unit_ref, inputs_ref])

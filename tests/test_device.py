@@ -240,6 +240,34 @@ def test_any_length(runner):
             assert all(head[k][0] == out[k][0] for k in out)
 
 
+def test_staging_slots_are_reused_within_their_budget(info, monkeypatch):
+    """Launches of several buffer layouts, again and again, make each layout's slot once
+    and reuse it; the idle slots kept never exceed the byte budget (one slot at least)."""
+    from fuzzfarm.device import runner as device_module
+    made = []
+    real = device_module._Slot.__init__
+
+    def counting(self, *a, **k):
+        made.append(1)
+        real(self, *a, **k)
+    monkeypatch.setattr(device_module._Slot, "__init__", counting)
+    r = DeviceRunner(info)
+    rng = np.random.default_rng(3)
+    x32 = rng.integers(0, 2**32, 5000, dtype=np.uint32)
+    fns = [(function("frexp"), BINARY32), (function("sin"), BINARY32),
+           (function("ilogb"), BINARY32)]
+    for rounds in range(4):
+        for fn, fmt in fns:
+            r.submit(fn, {"x": x32}, fmt).wait()
+        if rounds == 0:
+            first = len(made)
+    assert len(made) == first <= len(fns)
+    monkeypatch.setattr(device_module, "MAX_IDLE_BYTES", 1)
+    for fn, fmt in fns:
+        r.submit(fn, {"x": x32}, fmt).wait()
+    assert len(r._idle) == 1
+
+
 @pytest.mark.parametrize("pinned", [True, False], ids=["pinned", "pageable"])
 def test_submitted_runs_overlap_and_match_run(info, pinned):
     """Several launches in flight at once (double buffering and more), waited in any

@@ -69,6 +69,26 @@ def test_units_the_device_does_not_make_are_refused(target):
         gen.unit_plan(unit.target, unit.source)
 
 
+def test_a_target_the_session_makes_on_the_host_gets_no_more_plans():
+    """Once the device actor reports that its session does not make a target's inputs
+    (``made_on_host``), the makers make that target's later units on the host (no plan
+    to redo on the actor); other targets still get plans, and none where the run makes
+    every input on the host."""
+    from fuzzfarm.orchestrate.pipeline import InputsPolicy, LocalMaker
+    from fuzzfarm.orchestrate.scheduler import Ticket
+    from fuzzfarm.work.session import is_device_plan
+    sin, cos = (make_unit("t", (f, "binary32", 1), 1, 5, 0, 1, size=4096)
+                for f in ("sin", "cos"))
+    maker = LocalMaker(on_device=True)
+    assert isinstance(maker, InputsPolicy)
+    assert is_device_plan(maker.finish(Ticket(sin, "p", 0, 1))[1])
+    maker.made_on_host(sin)
+    assert not maker.on_device_for(sin) and maker.on_device_for(cos)
+    assert isinstance(maker.finish(Ticket(sin, "p", 0, 1))[1], dict)
+    assert is_device_plan(maker.finish(Ticket(cos, "p", 0, 1))[1])
+    assert not LocalMaker(on_device=False).on_device_for(cos)
+
+
 def test_special_value_and_version_1_units_are_refused():
     from fuzzfarm.work.session import prepare_inputs
     special = make_unit("d", ("sin", "binary32", 1), 0, 1, 0, 1)

@@ -46,8 +46,8 @@ from fuzzfarm.orchestrate.scheduler import Ticket, Wait
 from fuzzfarm.work.check import UnitReport
 from fuzzfarm.work.session import Slot, is_device_plan, prepare_inputs
 
-__all__ = ["Pipeline", "Totals", "LocalOrders", "LocalMaker", "LocalExecutor",
-           "TIME_KEYS"]
+__all__ = ["Pipeline", "Totals", "LocalOrders", "InputsPolicy", "LocalMaker",
+           "LocalExecutor", "TIME_KEYS"]
 
 #: Where a device's pipeline spends its wall time (``Totals.seconds``): asking for units,
 #: waiting for made units, enqueueing, waiting for the device, handing results to the
@@ -195,6 +195,7 @@ class Pipeline:
         t = clock()
         unit, inputs, handle = self.maker.finish(handle)
         if is_device_plan(inputs) and not self.session.makes(unit, inputs):
+            self.maker.made_on_host(unit)       # and its target's next units, by the makers
             unit, inputs = prepare_inputs(unit, on_device=False)   # the host makes them
             handle = None
         self.totals.made_on_device += is_device_plan(inputs)
@@ -340,18 +341,35 @@ class LocalOrders:
         self.s.stop()
 
 
-class LocalMaker:
-    """Makes units in this process (``prepare_inputs``); ``on_device``: let the device
-    make the inputs where it can."""
+class InputsPolicy:
+    """Where a maker lets the inputs of a unit be made: on the device where ``on_device``
+    and the device's session has not refused the unit's (build options, target) --
+    ``made_on_host`` records a refusal (no device screen for it, say), so that the makers
+    make that target's later units on the host themselves instead of handing the device
+    actor plans it must redo."""
 
     def __init__(self, on_device: bool = False):
         self.on_device = on_device
+        self._host: set = set()
+
+    def on_device_for(self, unit) -> bool:
+        """Whether to offer ``unit``'s inputs to the device (a plan) rather than make them."""
+        return self.on_device and (unit.build_options, unit.target) not in self._host
+
+    def made_on_host(self, unit) -> None:
+        """The device's session does not make ``unit``'s target's inputs."""
+        self._host.add((unit.build_options, unit.target))
+
+
+class LocalMaker(InputsPolicy):
+    """Makes units in this process (``prepare_inputs``); ``on_device``: let the device
+    make the inputs where it can."""
 
     def start(self, ticket: Ticket):
         return ticket
 
     def finish(self, ticket: Ticket):
-        unit, inputs = prepare_inputs(ticket.unit, self.on_device)
+        unit, inputs = prepare_inputs(ticket.unit, self.on_device_for(ticket.unit))
         return unit, inputs, None
 
 
