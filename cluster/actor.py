@@ -23,7 +23,7 @@ from dataclasses import replace
 
 import ray
 
-from fuzzfarm.orchestrate.pipeline import InputsPolicy
+from fuzzfarm.orchestrate.pipeline import Maker
 
 __all__ = ["DeviceActor", "UnitMaker", "RayMakers", "RayExecutor", "check_unit_task",
            "warm_checker"]
@@ -121,9 +121,9 @@ class UnitMaker:
         return prepare_inputs(unit, on_device)
 
 
-class RayMakers(InputsPolicy):
+class RayMakers(Maker):
     """Makes units in ``makers`` UnitMaker actors, round robin (none: in this process);
-    ``on_device``: let the device make the inputs where it can (``InputsPolicy``)."""
+    ``on_device``: let the device make the inputs where it can (``Maker``)."""
 
     def __init__(self, makers: list, on_device: bool):
         super().__init__(on_device)
@@ -135,7 +135,10 @@ class RayMakers(InputsPolicy):
             return ticket
         m = self.makers[self._turn % len(self.makers)]
         self._turn += 1
-        return m.make.remote(ticket.unit, self.on_device_for(ticket.unit))
+        unit_ref, inputs_ref = m.make.remote(ticket.unit, self.on_device_for(ticket.unit))
+        # a future tells whether the unit is made without asking Ray (``first_ready``: a
+        # ray.wait took ~1 ms on the H100's host)
+        return unit_ref, inputs_ref, inputs_ref.future()
 
     def finish(self, handle):
         from fuzzfarm.orchestrate.scheduler import Ticket
@@ -143,9 +146,19 @@ class RayMakers(InputsPolicy):
         if isinstance(handle, Ticket):          # made here
             unit, inputs = prepare_inputs(handle.unit, self.on_device_for(handle.unit))
             return unit, inputs, None
-        unit_ref, inputs_ref = handle
+        unit_ref, inputs_ref, _ = handle
         unit, inputs = ray.get([unit_ref, inputs_ref])
         return unit, inputs, inputs_ref if isinstance(inputs, dict) else None
+
+    def first_ready(self, handles):
+        import concurrent.futures
+        from fuzzfarm.orchestrate.scheduler import Ticket
+        for k, h in enumerate(handles):
+            if isinstance(h, Ticket) or h[2].done():    # made here at ``finish``, or made
+                return k
+        concurrent.futures.wait([h[2] for h in handles],
+                                return_when=concurrent.futures.FIRST_COMPLETED)
+        return next(k for k, h in enumerate(handles) if h[2].done())
 
 
 class RayExecutor:

@@ -74,13 +74,13 @@ def test_a_target_the_session_makes_on_the_host_gets_no_more_plans():
     (``made_on_host``), the makers make that target's later units on the host (no plan
     to redo on the actor); other targets still get plans, and none where the run makes
     every input on the host."""
-    from fuzzfarm.orchestrate.pipeline import InputsPolicy, LocalMaker
+    from fuzzfarm.orchestrate.pipeline import LocalMaker, Maker
     from fuzzfarm.orchestrate.scheduler import Ticket
     from fuzzfarm.work.session import is_device_plan
     sin, cos = (make_unit("t", (f, "binary32", 1), 1, 5, 0, 1, size=4096)
                 for f in ("sin", "cos"))
     maker = LocalMaker(on_device=True)
-    assert isinstance(maker, InputsPolicy)
+    assert isinstance(maker, Maker) and maker.first_ready([Ticket(cos, "p", 0, 2)]) == 0
     assert is_device_plan(maker.finish(Ticket(sin, "p", 0, 1))[1])
     maker.made_on_host(sin)
     assert not maker.on_device_for(sin) and maker.on_device_for(cos)

@@ -96,15 +96,16 @@ def _args(name, x, z=None):
 def _rn(name, x, z=None):
     """A result close to f's (binary32 patterns): numpy's binary32 operation, or the
     float64 value rounded once."""
-    return _value(name, x, z).astype(np.float32).view(np.uint32)
+    with np.errstate(all="ignore"):
+        return _value(name, x, z).astype(np.float32).view(np.uint32)
 
 
 def _value(name, x, z=None):
     """f in float64 (numpy's functions: exact for +, -, * of binary32 numbers close in
     magnitude, else one rounding)."""
-    xf = _f32(x).astype(np.float64)
-    zf = None if z is None else _f32(z).astype(np.float64)
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"):     # signaling NaNs, overflows to infinity
+        xf = _f32(x).astype(np.float64)
+        zf = None if z is None else _f32(z).astype(np.float64)
         v = {"add": lambda: xf + zf, "sub": lambda: xf - zf, "mul": lambda: xf * zf,
              "divide": lambda: xf / zf, "half_divide": lambda: xf / zf,
              "fdim": lambda: np.where(xf > zf, xf - zf, 0.0),

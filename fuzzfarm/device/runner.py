@@ -58,8 +58,8 @@ MIN_SLOT_ELEMENTS = 1 << 12
 #: of device and host memory in all; the least recently used beyond are released.  A whole
 #: catalogue's targets stage in some fifty buffer layouts: six slots made a new one (its
 #: pinned host memory mapped, 3 ms) for one launch in two on NVIDIA's H100 (2026-11-27).
-MAX_IDLE_SLOTS = 96
-MAX_IDLE_BYTES = 768 << 20
+MAX_IDLE_SLOTS = 256
+MAX_IDLE_BYTES = 3 << 30
 
 #: Test hook: JSON {"crash": [unit id substrings], "hang": [...], "enqueue": [...],
 #: "build": [built-in names]}: a unit whose id contains one of them kills its actor
@@ -195,6 +195,7 @@ class DeviceRunner:
         #: failures with it, FAULTS_ENV "build"); empty in normal use.
         self.planted_build: tuple = tuple(planted_faults().get("build", ()))
         self._idle: list[_Slot] = []      # staging slots free for reuse, oldest first
+        self._idle_bytes = 0              # their memory (``_Slot.nbytes``)
         self.launches = 0                 # launches submitted: PendingRun.read_made checks
                                           # its slot was not handed to a later one
 
@@ -490,15 +491,19 @@ class DeviceRunner:
         new one (a power of two of elements, at least MIN_SLOT_ELEMENTS)."""
         for k, slot in enumerate(self._idle):
             if slot.fits(in_dtypes, out_dtypes, elements):
+                self._idle_bytes -= slot.nbytes
                 return self._idle.pop(k)
         cap = max(MIN_SLOT_ELEMENTS, 1 << (int(elements) - 1).bit_length())
         return _Slot(self, in_dtypes, out_dtypes, cap)
 
     def _release(self, slot: "_Slot") -> None:
         self._idle.append(slot)
+        self._idle_bytes += slot.nbytes
         while len(self._idle) > MAX_IDLE_SLOTS or (
-                len(self._idle) > 1 and sum(s.nbytes for s in self._idle) > MAX_IDLE_BYTES):
-            self._idle.pop(0).release()
+                len(self._idle) > 1 and self._idle_bytes > MAX_IDLE_BYTES):
+            old = self._idle.pop(0)
+            self._idle_bytes -= old.nbytes
+            old.release()
 
     def _launch(self, kernel, local: int, ins: list, outs: list, n: int, width: int,
                 as_list: bool = False, after=None, fill=None,

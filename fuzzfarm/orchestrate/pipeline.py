@@ -46,7 +46,7 @@ from fuzzfarm.orchestrate.scheduler import Ticket, Wait
 from fuzzfarm.work.check import UnitReport
 from fuzzfarm.work.session import Slot, is_device_plan, prepare_inputs
 
-__all__ = ["Pipeline", "Totals", "LocalOrders", "InputsPolicy", "LocalMaker",
+__all__ = ["Pipeline", "Totals", "LocalOrders", "Maker", "LocalMaker",
            "LocalExecutor", "TIME_KEYS"]
 
 #: Where a device's pipeline spends its wall time (``Totals.seconds``): asking for units,
@@ -191,8 +191,12 @@ class Pipeline:
         """Make and launch the next unit: (Launch, slot, inputs handle, isolate), or None
         where it became a device fault or was skipped."""
         clock, spent = time.perf_counter, self.totals.seconds
-        ticket, handle = self._ahead.popleft()
         t = clock()
+        k = 0
+        if len(self._ahead) > 1 and not any(tk.isolate for tk, _ in self._ahead):
+            k = self.maker.first_ready([h for _, h in self._ahead])
+        ticket, handle = self._ahead[k]
+        del self._ahead[k]
         unit, inputs, handle = self.maker.finish(handle)
         if is_device_plan(inputs) and not self.session.makes(unit, inputs):
             self.maker.made_on_host(unit)       # and its target's next units, by the makers
@@ -341,8 +345,12 @@ class LocalOrders:
         self.s.stop()
 
 
-class InputsPolicy:
-    """Where a maker lets the inputs of a unit be made: on the device where ``on_device``
+class Maker:
+    """Makes units ahead of the device: ``start(ticket)`` gives a handle, ``finish(handle)``
+    (the unit, recipes drawn; its inputs or device plan; the inputs' object-store
+    reference or None), ``first_ready(handles)`` the position of the first of the handles
+    started whose unit is made (the device takes it next; a slow unit does not hold up
+    those behind it).  Where it lets the inputs be made: on the device where ``on_device``
     and the device's session has not refused the unit's (build options, target) --
     ``made_on_host`` records a refusal (no device screen for it, say), so that the makers
     make that target's later units on the host themselves instead of handing the device
@@ -351,6 +359,17 @@ class InputsPolicy:
     def __init__(self, on_device: bool = False):
         self.on_device = on_device
         self._host: set = set()
+
+    def start(self, ticket: Ticket):
+        raise NotImplementedError
+
+    def finish(self, handle) -> tuple:
+        raise NotImplementedError
+
+    def first_ready(self, handles: list) -> int:
+        """Position in ``handles`` (``start``'s, in order) of the first made unit, waiting
+        for one where none is: here, the first (made by ``finish`` itself)."""
+        return 0
 
     def on_device_for(self, unit) -> bool:
         """Whether to offer ``unit``'s inputs to the device (a plan) rather than make them."""
@@ -361,7 +380,7 @@ class InputsPolicy:
         self._host.add((unit.build_options, unit.target))
 
 
-class LocalMaker(InputsPolicy):
+class LocalMaker(Maker):
     """Makes units in this process (``prepare_inputs``); ``on_device``: let the device
     make the inputs where it can."""
 
