@@ -32,6 +32,7 @@ _MP = {
     "hypot": lambda x, z: mpmath.sqrt(x * x + z * z), "atan2": mpmath.atan2,
     "atan2pi": lambda x, z: mpmath.atan2(x, z) / mpmath.pi,
     "degrees": lambda x: x * 180 / mpmath.pi, "radians": lambda x: x * mpmath.pi / 180,
+    "ldexp": lambda x, k: mpmath.ldexp(x, int(k)),
 }
 
 
@@ -77,8 +78,17 @@ def _patterns(rng, n, special=True):
 def _pairs(name, rng, n, special=True):
     """(x, z) pattern pairs of ``n``: independent draws, equal arguments, arguments of
     equal magnitude and opposite signs, neighbours (cancellation), and (atan2, hypot,
-    divide) arguments of very different size."""
+    divide) arguments of very different size; for ldexp, z an int32 (as uint32 bits):
+    small and large exponents, those that reach the subnormals and the overflow, and
+    (``special``) 0 and the extremes."""
     x, z = _patterns(rng, n, special), _patterns(rng, n, special)
+    if name in ds.INT_SECOND:
+        k = np.concatenate([rng.integers(-300, 301, n // 2), rng.integers(-40, 41, n // 4),
+                            rng.integers(-2**31, 2**31, n // 8),
+                            [0, 1, -1, 2**31 - 1, -2**31, 127, 128, -126, -149, -150, 277,
+                             -277, 400, -400, 401, -401] if special else [1, -1, 254]])
+        k = k[k != 0] if not special else k
+        return x, rng.choice(k, n).astype(np.int32).view(np.uint32)
     k = n // 8
     z[:k] = x[:k]                                            # equal
     z[k:2 * k] = x[k:2 * k] ^ np.uint32(0x8000_0000)         # opposite
@@ -90,6 +100,8 @@ def _pairs(name, rng, n, special=True):
 def _args(name, x, z=None):
     fn = catalogue.function(name)
     names = [a.name for a in fn.inputs]
+    if z is not None and fn.inputs[1].kind == "int":
+        z = np.asarray(z, np.uint32).view(np.int32)
     return {names[0]: x} if z is None else {names[0]: x, names[1]: z}
 
 
@@ -120,7 +132,9 @@ def _value(name, x, z=None):
              "copysign": lambda: np.copysign(xf, zf),
              "nextafter": lambda: np.nextafter(_f32(x), _f32(z)).astype(np.float64),
              "step": lambda: np.where(zf < xf, 0.0, 1.0),
-             "degrees": lambda: np.degrees(xf), "radians": lambda: np.radians(xf)}[name]()
+             "degrees": lambda: np.degrees(xf), "radians": lambda: np.radians(xf),
+             "ldexp": lambda: np.ldexp(_f32(x), np.clip(np.asarray(z, np.uint32).view(
+                 np.int32), -400, 400)).astype(np.float64)}[name]()
         return np.asarray(v, np.float64)
 
 
@@ -132,7 +146,7 @@ def test_two_argument_bounds_are_the_tables():
     rounding mode other than round to nearest, or where a rule on normal inputs is not
     the reference's."""
     c = Claims()
-    for name in ("add", "sub", "mul", "fdim"):
+    for name in ("add", "sub", "mul", "fdim", "ldexp"):
         assert ds.plain_bound(name, "binary32", c) == 0.5
     for name in ("divide", "hypot", "atan2", "atan2pi", "degrees", "radians", "half_divide"):
         assert ds.plain_bound(name, "binary32", c) == float(
@@ -142,7 +156,7 @@ def test_two_argument_bounds_are_the_tables():
     assert ds.plain_bound("add", "binary64", Claims("binary64")) is None
     assert ds.plain_bound("divide", "binary32", Claims(relaxed=True)) is None
     assert ds.plain_bound("add", "binary32", Claims(rounding=("rtz",))) is None
-    for name in ("pow", "fmod", "native_divide", "fma"):
+    for name in ("pow", "fmod", "native_divide", "fma", "pown", "rootn"):
         assert ds.plain_bound(name, "binary32", c) is None, name
 
 
@@ -182,7 +196,8 @@ def test_references_agree_with_mpmath(name):
     with mpmath.workprec(200):
         for xi, zi, ri, ki in zip(x.tolist(), z.tolist(), r.tolist(), kind.tolist()):
             xv = mpmath.mpf(float(np.uint32(xi).view(np.float32)))
-            zv = mpmath.mpf(float(np.uint32(zi).view(np.float32)))
+            zv = int(np.uint32(zi).view(np.int32)) if name in ds.INT_SECOND else \
+                mpmath.mpf(float(np.uint32(zi).view(np.float32)))
             f = _MP[name](xv, zv) if two else _MP[name](xv)
             if ki == 1:                 # an exact answer: fdim's +0
                 assert name == "fdim" and f == 0 and ri == 0.0 and \
@@ -192,10 +207,14 @@ def test_references_agree_with_mpmath(name):
             if f == 0:
                 assert ri == 0.0, (name, hex(xi), hex(zi), ri)
                 continue
+            if name in ds.INT_SECOND and abs(int(np.uint32(zi).view(np.int32))) > 400:
+                assert abs(ri) == float("inf") or ri == 0.0 or \
+                    not (2.0 ** -150 <= abs(ri) < 2.0 ** 128)  # clamped: beyond either way
+                continue
             rel = float(abs((mpmath.mpf(ri) - f) / f))
             assert rel <= 2.0 ** -49, (name, hex(xi), hex(zi), ri, rel)
             worst = max(worst, rel)
-    assert worst > 0 or name in ("mul",)        # mul's products are exact
+    assert worst > 0 or name in ("mul", "ldexp")    # exact products
 
 
 @pytest.mark.device
@@ -250,7 +269,10 @@ def test_the_screen_passes_no_failure_and_the_correct_results(name):
               full(0x7F80_0000), full(0xFF80_0000), full(0x7FC0_0000), full(0x7F80_0001)]
     special = lambda v: ((v & np.uint32(0x7FFF_FFFF)) == 0) | (  # noqa: E731
         (v & np.uint32(0x7FFF_FFFF)) >= np.uint32(0x7F80_0000))
-    ordinary = ~special(x) & (~special(z) if two else True)
+    if name in ds.INT_SECOND:       # an int k: only k = 0 is the host's
+        ordinary = ~special(x) & (z != 0)
+    else:
+        ordinary = ~special(x) & (~special(z) if two else True)
     for k, y in enumerate(cands):
         passed, _ = s.screen_pairs(x, y, zz)
         if two:
@@ -323,7 +345,7 @@ def test_screened_run_units_give_the_host_verdicts(name):
                 y[p] = np.uint32(0x7FC0_0000)
             else:
                 y[p] = np.uint32(0) if mag else np.uint32(0x3F80_0000)
-        xs = [inputs[a] for a in names]
+        xs = [np.ascontiguousarray(inputs[a]).view(np.uint32) for a in names]
         answer = s.screen_drawn(xs[0], y, xs[1] if len(xs) > 1 else None)
         dev = check_result(unit, inputs, {"ret": y}, Claims(), answer)
         host = check_result(unit, inputs, {"ret": y}, Claims())

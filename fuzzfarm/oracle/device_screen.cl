@@ -727,6 +727,15 @@ inline double ref_nextafter(uint xb, uint zb, int *kind) {
     int up = (x < z) == !(xb >> 31);               // the magnitude grows
     return to_double(up ? xb + 1u : xb - 1u);
 }
+// ldexp(x, k) = x 2**k (Z_INT: the second argument is an int, k = 0 the host's), exact
+// in binary64 for the k that matter: beyond +-400 the result of a finite nonzero binary32
+// x is beyond the overflow threshold or below 2**-150 either way (case 5 decides)
+inline double ref_ldexp(uint xb, uint zb, int *kind) {
+    int k = (int)zb;
+    k = k > 400 ? 400 : (k < -400 ? -400 : k);
+    *kind = K_VALUE;
+    return to_double(xb) * pow2d(k);
+}
 // step(edge, x) = 0.0 where x < edge, else 1.0 (the first argument is edge)
 inline double ref_step(uint xb, uint zb, int *kind) {
     *kind = K_EXACT;
@@ -832,7 +841,10 @@ inline int screen_special(uint xb, uint yb) {
 // The screen of any input: screen_special's or screen_one's verdict; *ruled: 1 where a
 // rule decided it (no error to bin: the host's checker bins none of those either)
 inline int screen_any(uint xb, uint zb, uint yb, float *err, int *ruled) {
-#ifdef TWO_ARGS
+#if defined(TWO_ARGS) && defined(Z_INT)
+    *ruled = not_finite_nonzero(xb) || zb == 0u;
+    if (*ruled) { *err = 0.0f; return 0; }
+#elif defined(TWO_ARGS)
     *ruled = not_finite_nonzero(xb) || not_finite_nonzero(zb);
     if (*ruled) { *err = 0.0f; return 0; }
 #else

@@ -51,7 +51,8 @@ every input with a zero, infinite or NaN argument is then the host's), with a re
 approximates, ``reference_name``), a plain ULP bound (no absolute pieces) or, for the exact
 built-ins (``BIT_EXACT``: fabs, floor, ceil, trunc, rint, round, logb, ilogb, sign, and of
 two arguments fmin, fmax, min, max, maxmag, minmag, copysign, nextafter, step), a result
-judged bit for bit, or for +, -, * and fdim (``ROUNDED_ONCE``) 0.5 ULP, round to nearest, no
+judged bit for bit, or for +, -, *, fdim and ldexp (``ROUNDED_ONCE``) 0.5 ULP, round to
+nearest, no
 -cl-unsafe-math-optimizations or -cl-finite-math-only, a device with cl_khr_fp64, and
 every rule of the built-in either confined to non-normal inputs or listed in
 ``HANDLED_RULES`` (a new rule in the catalogue turns the device screen off for that
@@ -76,7 +77,8 @@ from fuzzfarm.oracle.histogram import (HIST_BINS_PER_OCTAVE, HIST_FRAC_BITS, HIS
 from fuzzfarm.oracle.screen_answer import (LOCAL, NCLASSES, ScreenChunk,
                                            clean_candidates, words_for)
 
-__all__ = ["DEVICE_REFERENCES", "BIT_EXACT", "INT_RESULT", "reference_name",
+__all__ = ["DEVICE_REFERENCES", "BIT_EXACT", "INT_RESULT", "TWO_ARGS", "INT_SECOND",
+           "ROUNDED_ONCE", "reference_name",
            "undefined_beyond", "HANDLED_RULES", "EXACT_RULES", "aggregates", "DeviceScreen",
            "screen_for", "plain_bound", "screen_source", "special_answers", "REL"]
 
@@ -99,6 +101,7 @@ DEVICE_REFERENCES = {
     # two arguments (TWO_ARGS)
     "add": "ref_add", "sub": "ref_sub", "mul": "ref_mul", "divide": "ref_divide",
     "fdim": "ref_fdim", "hypot": "ref_hypot", "atan2": "ref_atan2", "atan2pi": "ref_atan2pi",
+    "ldexp": "ref_ldexp",
     # exact: judged bit for bit (BIT_EXACT)
     "fabs": "ref_fabs", "floor": "ref_floor", "ceil": "ref_ceil", "trunc": "ref_trunc",
     "rint": "ref_rint", "round": "ref_round", "logb": "ref_logb", "ilogb": "ref_ilogb",
@@ -117,11 +120,15 @@ BIT_EXACT = frozenset({"fabs", "floor", "ceil", "trunc", "rint", "round", "logb"
 #: with an argument that is a zero, an infinity or a NaN is the host's.
 TWO_ARGS = frozenset({"add", "sub", "mul", "divide", "fdim", "hypot", "atan2", "atan2pi",
                       "fmin", "fmax", "min", "max", "maxmag", "minmag", "copysign",
-                      "nextafter", "step"})
+                      "nextafter", "step", "ldexp"})
+#: ... of them, those whose second argument is an int (the kernel's Z_INT: an input with
+#: k = 0 is the host's, as one with a zero, infinite or NaN float argument).
+INT_SECOND = frozenset({"ldexp"})
 #: Correctly rounded built-ins whose reference is the exact value rounded once in binary64
-#: (x + y, x - y, x * y exact, x - y of fdim): screened at a bound of 0.5 ULP, which a
-#: result passes only where it is the nearest binary32 number (docs/device_screen.md).
-ROUNDED_ONCE = frozenset({"add", "sub", "mul", "fdim"})
+#: (x + y, x - y, x * y exact, x - y of fdim, x / y; x 2**k exact): screened at a bound of
+#: 0.5 ULP, which a result passes only where it is the nearest binary32 number
+#: (docs/device_screen.md).
+ROUNDED_ONCE = frozenset({"add", "sub", "mul", "fdim", "divide", "ldexp"})
 #: ... those whose result is an int (compared as an int32 pattern).
 INT_RESULT = frozenset({"ilogb"})
 
@@ -406,6 +413,7 @@ def screen_source(name: str, bound: float, aggregate: bool = False) -> str:
         *(["#define AGGREGATE 1"] if aggregate else []),
         *(["#define BIT_EXACT 1"] if base in BIT_EXACT else []),
         *(["#define TWO_ARGS 1"] if base in TWO_ARGS else []),
+        *(["#define Z_INT 1"] if base in INT_SECOND else []),
         *(["#define RESULT_INT 1"] if base in INT_RESULT else []),
         *(["#define HALF_FLUSH 1"] if catalogue.function(name).family == "half" else []),
         *([f"#define UNDEFINED_BEYOND {_hexf(undefined_beyond(name))}"]

@@ -338,9 +338,11 @@ class Elementwise(Kind):
         return space_of(target.fn, target.fmt)
 
     def device_screened(self, target):
-        # one or two float arguments (fuzzfarm.oracle.device_screen.TWO_ARGS), ``ret``
+        # a float argument, and a second float or int (fuzzfarm.oracle.device_screen's
+        # TWO_ARGS, INT_SECOND), ``ret``
         fn = target.fn
-        return (len(fn.inputs) in (1, 2) and all(a.kind == "float" for a in fn.inputs)
+        kinds = [a.kind for a in fn.inputs]
+        return (kinds in (["float"], ["float", "float"], ["float", "int"])
                 and [o.name for o in fn.outputs] == ["ret"])
 
     def device_screen(self, runner, target, claims, size):
