@@ -742,10 +742,14 @@ inline double ref_step(uint xb, uint zb, int *kind) {
     return to_double(zb) < to_double(xb) ? 0.0 : 1.0;
 }
 
+// REF_OF(x, z, k): the reference at the arguments x (and z, TWO_ARGS); SECOND(zbits, i):
+// the second argument of input i (0, unread, for a built-in of one)
 #ifdef TWO_ARGS
 #define REF_OF(x, z, k) REF(x, z, k)
+#define SECOND(zbits, i) ((zbits)[i])
 #else
 #define REF_OF(x, z, k) REF(x, k)
+#define SECOND(zbits, i) 0u
 #endif
 
 // The screen of one input: x, z (the second argument, TWO_ARGS) and y are binary32
@@ -841,11 +845,12 @@ inline int screen_special(uint xb, uint yb) {
 // The screen of any input: screen_special's or screen_one's verdict; *ruled: 1 where a
 // rule decided it (no error to bin: the host's checker bins none of those either)
 inline int screen_any(uint xb, uint zb, uint yb, float *err, int *ruled) {
-#if defined(TWO_ARGS) && defined(Z_INT)
-    *ruled = not_finite_nonzero(xb) || zb == 0u;
-    if (*ruled) { *err = 0.0f; return 0; }
-#elif defined(TWO_ARGS)
+#ifdef TWO_ARGS
+#ifdef Z_INT
+    *ruled = not_finite_nonzero(xb) || zb == 0u;      // an int k: k = 0 the host's
+#else
     *ruled = not_finite_nonzero(xb) || not_finite_nonzero(zb);
+#endif
     if (*ruled) { *err = 0.0f; return 0; }
 #else
     *ruled = is_special(xb);
@@ -914,11 +919,7 @@ __kernel void fuzzfarm_screen(__global const uint *xbits, uint drawn,
         uint xb = drawn ? xbits[e] : (uint)(g >> 1) | ((uint)(g & 1UL) << 31);
         float err;
         int ruled;
-#ifdef TWO_ARGS
-        int v = screen_any(xb, zbits[e], ybits[e], &err, &ruled);
-#else
-        int v = screen_any(xb, 0u, ybits[e], &err, &ruled);
-#endif
+        int v = screen_any(xb, SECOND(zbits, e), ybits[e], &err, &ruled);
         if (v == 0) continue;
         if (v >= 2) {
             aword |= 1u << j;
@@ -972,11 +973,7 @@ __kernel void fuzzfarm_screen_pairs(__global const uint *xbits, __global const u
     uint i = get_global_id(0);
     float e = 0.0f;
     int ruled;
-#ifdef TWO_ARGS
-    verdict[i] = (uchar)screen_any(xbits[i], zbits[i], ybits[i], &e, &ruled);
-#else
-    verdict[i] = (uchar)screen_any(xbits[i], 0u, ybits[i], &e, &ruled);
-#endif
+    verdict[i] = (uchar)screen_any(xbits[i], SECOND(zbits, i), ybits[i], &e, &ruled);
     err[i] = e;
 }
 
@@ -987,11 +984,7 @@ __kernel void fuzzfarm_reference(__global const uint *xbits, __global double *r,
 {
     uint i = get_global_id(0);
     int k;
-#ifdef TWO_ARGS
-    r[i] = REF_OF(xbits[i], zbits[i], &k);
-#else
-    r[i] = REF_OF(xbits[i], 0u, &k);
-#endif
+    r[i] = REF_OF(xbits[i], SECOND(zbits, i), &k);
     kind[i] = k;
 }
 

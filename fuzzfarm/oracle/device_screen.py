@@ -576,7 +576,7 @@ class DeviceScreen:
         if count > self.chunk:
             raise ValueError(f"device screen: {count} inputs in a screen built for "
                              f"{self.chunk}")
-        idle = _LANDINGS.setdefault(self.runner, {}).setdefault(self.chunk, [])
+        idle = _idle_landings(self)
         land = idle.pop() if idle else Landing(self)
         land.screen = self
         land.use(count)
@@ -732,10 +732,15 @@ class Landing:
         """Give the memory back for the next unit of any screen of the runner and chunk (at
         most 2 are kept: a device actor has at most 2 units on the device; a landing per
         screen had cost 12 ms each of some 150 targets' first units on NVIDIA's H100)."""
-        idle = _LANDINGS.setdefault(self.screen.runner, {}).setdefault(self.screen.chunk, [])
+        idle = _idle_landings(self.screen)
         if len(idle) < 2:
             idle.append(self)
 
 
 #: Idle Landings by runner and chunk (``DeviceScreen.landing``, ``Landing.release``).
 _LANDINGS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _idle_landings(screen: DeviceScreen) -> list:
+    """The idle Landings that fit ``screen`` (its runner's, for its chunk)."""
+    return _LANDINGS.setdefault(screen.runner, {}).setdefault(screen.chunk, [])
