@@ -12,10 +12,13 @@
 // What a reference says about f(x) (the kind written next to the value r):
 #define K_VALUE 0      // |r - f| <= REL |f|; r = 0 or NaN: undecided
 #define K_EXACT 1      // f's prescribed result is r exactly, bit for bit (its sign too);
-                       // kind >> 4 is the rule (device_screen.EXACT_RULES[name][kind >> 4])
+                       // kind >> 4 is the rule (device_references.EXACT_RULES[name][kind >> 4])
 #define K_OVER 2       // f is beyond the binary32 round-to-nearest overflow threshold, sign of r
 #define K_UNDER 3      // 0 < |f| < 2**-150 (round to nearest gives a zero)
 #define K_NAN 4        // x is outside f's domain: a rule prescribes a NaN (a quiet one passes)
+#define K_ANY 5        // f is undefined at these arguments (clamp with minval > maxval):
+                       // any result passes and no error is measured, as the checker judges
+                       // none there
 
 // A binary32 pattern's value in binary64, exactly, subnormals included: a subnormal is
 // converted from its integer significand (a device that flushes binary32 subnormals in
@@ -736,21 +739,433 @@ inline double ref_ldexp(uint xb, uint zb, int *kind) {
     *kind = K_VALUE;
     return to_double(xb) * pow2d(k);
 }
+// |x| mod |z| of finite nonzero binary32 magnitudes ax, az, exactly (a binary32 number:
+// C99 7.12.10.1), by long division of the integer significands: x = mx 2**(ex - 150), z =
+// mz 2**(ez - 150) (a subnormal's exponent field counted as 1); the remainder of
+// mx 2**(ex - ez) by mz taken 39 bits at a time (r < 2**24, so r 2**39 < 2**63).  *q8: the
+// integer quotient floor(|x| / |z|) modulo 8 (its parity decides remainder's tie; remquo's
+// quo), kept from every step's quotient.  Where ex < ez, |x| < |z| (z is normal then,
+// mz >= 2**23 > mx / 2): the quotient is 0 and the remainder |x|.
+inline double mod_abs(uint ax, uint az, int *q8) {
+    int ex = (int)(ax >> 23), ez = (int)(az >> 23);
+    ulong mx = (ulong)((ax & 0x7fffffu) | (ex ? 0x800000u : 0u));
+    ulong mz = (ulong)((az & 0x7fffffu) | (ez ? 0x800000u : 0u));
+    ex = ex ? ex : 1;
+    ez = ez ? ez : 1;
+    *q8 = 0;
+    if (ex < ez) return to_double(ax);
+    ulong q = mx / mz, r = mx % mz;
+    for (int d = ex - ez; d > 0; ) {
+        int s = d < 39 ? d : 39;
+        ulong t = r << s;
+        q = ((s < 3 ? q << s : 0UL) + t / mz) & 7UL;    // the quotient so far, mod 8
+        r = t % mz;
+        d -= s;
+    }
+    *q8 = (int)(q & 7UL);
+    return (double)r * pow2d(ez - 150);              // r < 2**24: exact
+}
+// fmod(x, z) = x - trunc(x / z) z: |x| mod |z| with x's sign (a zero of x's sign too)
+inline double ref_fmod(uint xb, uint zb, int *kind) {
+    int q8;
+    double r = mod_abs(xb & 0x7fffffffu, zb & 0x7fffffffu, &q8);
+    *kind = K_EXACT;
+    return (xb >> 31) ? negd(r) : r;
+}
+// remainder(x, z) = x - n z, n the integer nearest x / z, ties to the even one (C99
+// 7.12.10.2; IEEE 754 remainder): |x| mod |z| = r, less |z| where 2 r > |z| or 2 r = |z|
+// with an odd quotient (r - |z| exact: both multiples of r's unit, or Sterbenz where
+// |x| < |z|), with x's sign; a zero remainder has x's sign (F.9.7.2)
+// (*n8: the magnitude of the rounded quotient n modulo 8, remquo's quo)
+inline double remainder_n8(uint xb, uint zb, int *n8) {
+    double r = mod_abs(xb & 0x7fffffffu, zb & 0x7fffffffu, n8);
+    double a = to_double(zb & 0x7fffffffu);
+    if (2.0 * r > a || (2.0 * r == a && (*n8 & 1))) { r -= a; *n8 = (*n8 + 1) & 7; }
+    return (xb >> 31) ? negd(r) : r;
+}
+inline double ref_remainder(uint xb, uint zb, int *kind) {
+    int n8;
+    *kind = K_EXACT;
+    return remainder_n8(xb, zb, &n8);
+}
+// ---- pown, rootn, pow, powr: double-double arithmetic.  A dd_t is hi + lo with
+// |lo| <= ulp(hi) / 2; the product's error terms are exact by fma (binary64 fma is
+// correctly rounded), so dd_mul is within 2**-103 of the product of its operands' values.
+typedef struct { double hi, lo; } dd_t;
+inline dd_t dd_fast(double h, double l) {           // |h| >= |l| (or h = 0): exact
+    double s = h + l;
+    dd_t r = { s, l - (s - h) };
+    return r;
+}
+inline dd_t dd_mul(dd_t a, dd_t b) {
+    double p = a.hi * b.hi;
+    double e = fma(a.hi, b.hi, -p);
+    e = fma(a.hi, b.lo, e);
+    e = fma(a.lo, b.hi, e);
+    return dd_fast(p, e);
+}
+// a 2**E renormalized to hi in [1, 2) (exact scaling by a power of two)
+inline dd_t dd_unit(dd_t a, long *E) {
+    int k = (int)((as_ulong(a.hi) >> 52) & 0x7ffUL) - 1023;
+    double s = pow2d(-k);
+    dd_t r = { a.hi * s, a.lo * s };
+    *E += k;
+    return r;
+}
+// b**k for a positive normal binary64 b and 0 < k <= 2**31, by binary powering in
+// double-double with the binary exponent kept apart (no intermediate overflow or
+// underflow): b**k = (hi + lo) 2**(*E), hi in [1, 2).  Each step's product is within
+// 2**-103 and each squaring doubles the error so far: below 2 k 2**-103 <= 2**-70 in all.
+inline dd_t pow_dd(double b, ulong k, long *E) {
+    long be = 0, re = 0;
+    dd_t bb = { b, 0.0 };
+    bb = dd_unit(bb, &be);
+    dd_t r = { 1.0, 0.0 };
+    for (;;) {
+        if (k & 1UL) { re += be; r = dd_unit(dd_mul(r, bb), &re); }
+        k >>= 1;
+        if (k == 0UL) break;
+        be += be;
+        bb = dd_unit(dd_mul(bb, bb), &be);
+    }
+    *E = re;
+    return r;
+}
+// v 2**E with E clamped to +-400 (v in [1/2, 4]): beyond either way the value of a
+// binary32 result is beyond the overflow threshold or below 2**-150, which case 5 decides
+inline double scaled(double v, long E) {
+    return v * pow2d((int)(E > 400L ? 400L : (E < -400L ? -400L : E)));
+}
+// pown(x, n) = x**n (n an int, Z_INT: n = 0 the host's): |x|**|n| by pow_dd, its
+// reciprocal for n < 0 (the sum hi + lo and the division: two roundings, 2**-52), the
+// sign of x where n is odd.  Every rule holds on a zero or NaN x or n = 0: the host's.
+inline double ref_pown(uint xb, uint zb, int *kind) {
+    int n = (int)zb;
+    ulong k = n < 0 ? (ulong)(-(long)n) : (ulong)n;
+    long E;
+    dd_t p = pow_dd(to_double(xb & 0x7fffffffu), k, &E);
+    double v = p.hi + p.lo;
+    if (n < 0) { v = 1.0 / v; E = -E; }
+    double r = scaled(v, E);
+    *kind = K_VALUE;
+    return ((xb >> 31) && (k & 1UL)) ? negd(r) : r;
+}
+// rootn(x, n) = x**(1/n) (n an int, Z_INT): a NaN for x < 0 and n even
+// (CL.rootn.negative_base_even); else y0 = 2**((e + log2 m) / |n|) from the log and exp2
+// cores (relative error below 2**-45 / |n| + 2**-51), one Newton step for y**k = |x|:
+// y1 = y0 (1 - (y0**k / |x| - 1) / k), y0**k by pow_dd (2**-70), the quotient rounded
+// once (2**-53 absolute in the correction, /k in y1), Newton's own error (k - 1) d0**2 / 2
+// below 2**-70; the reciprocal for n < 0; x's sign (k odd there).
+inline double ref_rootn(uint xb, uint zb, int *kind) {
+    int n = (int)zb;
+    if ((xb >> 31) && !(n & 1)) { *kind = K_NAN; return NAN; }
+    ulong k = n < 0 ? (ulong)(-(long)n) : (ulong)n;
+    double dk = (double)k;
+    int e;
+    double lm = log_core(split_log(xb & 0x7fffffffu, &e));
+    double t = ((double)e + lm * INV_LN2) / dk;      // log2 y, |t| <= 150
+    double nt = rintd(t);
+    double y0 = exp2_core(t - nt) * pow2d((int)nt);
+    // |x| = xm 2**ex, xm in [1, 2): y0**k / |x| = (p.hi + p.lo) / xm 2**(E - ex)
+    double ax = to_double(xb & 0x7fffffffu);
+    int ex = (int)((as_ulong(ax) >> 52) & 0x7ffUL) - 1023;
+    double xm = ax * pow2d(-ex);
+    long E;
+    dd_t p = pow_dd(y0, k, &E);
+    long d = E - (long)ex;                           // -2 .. 1 where y0 is that close
+    *kind = K_VALUE;
+    if (d < -2L || d > 2L) return NAN;               // never: y0 is far closer (the host's)
+    double ph = p.hi * pow2d((int)d), pl = p.lo * pow2d((int)d);
+    double q = ((ph - xm) + pl) / xm;                // y0**k / |x| - 1 (ph - xm: Sterbenz)
+    double y = y0 - y0 * (q / dk);
+    if (n < 0) y = 1.0 / y;
+    return (xb >> 31) ? negd(y) : y;
+}
+// log2 |x| of a finite nonzero binary32 x as a double-double: x = m 2**e (split_log),
+// ln m = 2 atanh(s), s = (m - 1)/(m + 1) (numerator and denominator exact) as s + sl
+// (sl by fma: the quotient within 2**-106), 2 s + (2 sl + tail), the tail 2 s**3 (1/3 +
+// s**2/5 + ...) in binary64 (at most 0.0098 of 2 s, its rounding and truncation below
+// 2**-57 of ln m), times 1/ln 2 as a double-double, plus e (exact two-sum: |log2 m| <=
+// 1/2 <= |e| or e = 0).  Relative error below 2**-56.
+inline dd_t log2_dd(uint xb) {
+    int e;
+    double m = split_log(xb & 0x7fffffffu, &e);
+    double num = m - 1.0, den = m + 1.0;
+    double s = num / den;
+    double sl = fma(-s, den, num) / den;
+    double s2 = s * s;
+    double p = LOG_C21;
+    p = fma(p, s2, LOG_C19); p = fma(p, s2, LOG_C17); p = fma(p, s2, LOG_C15);
+    p = fma(p, s2, LOG_C13); p = fma(p, s2, LOG_C11); p = fma(p, s2, LOG_C9);
+    p = fma(p, s2, LOG_C7);  p = fma(p, s2, LOG_C5);  p = fma(p, s2, LOG_C3);
+    dd_t ln_m = dd_fast(2.0 * s, 2.0 * sl + (2.0 * s * s2) * p);
+    dd_t inv_ln2 = { INV_LN2_HI, INV_LN2_LO };
+    dd_t l2 = dd_mul(ln_m, inv_ln2);
+    double de = (double)e;
+    double h = de + l2.hi;
+    return dd_fast(h, ((de - h) + l2.hi) + l2.lo);
+}
+// |x|**y = 2**(y log2 |x|) for finite nonzero binary32 x, y: t = y log2 |x| as a
+// double-double (y L.hi exact by fma), beyond +-200 clamped (case 5 decides), else
+// 2**rint(t) 2**r, r = (t.hi - rint(t.hi)) + t.lo (the difference exact), by exp2_core.
+// Error: |t| 2**-56 (L) + 2**-53 (r's rounding) + exp2_core's: below 2**-49 where the
+// result is within the binary32 range (|t| <= 151).
+inline double pow_abs(uint xb, uint zb) {
+    dd_t L = log2_dd(xb);
+    double y = to_double(zb);
+    double th = y * L.hi;
+    dd_t t = dd_fast(th, fma(y, L.hi, -th) + y * L.lo);
+    if (t.hi > 200.0) return pow2d(400);
+    if (t.hi < -200.0) return pow2d(-400);
+    double nt = rintd(t.hi);
+    return exp2_core((t.hi - nt) + t.lo) * pow2d((int)nt);
+}
+// pow(x, y): x = 1 gives 1 exactly (F9.pow.6a); x < 0: a NaN where y is not an integer
+// (F9.pow.8), else |x|**y with the sign of x where y is odd (a binary32 y of magnitude
+// 2**24 or more is even)
+inline double ref_pow(uint xb, uint zb, int *kind) {
+    if (xb == 0x3f800000u) { *kind = K_EXACT; return 1.0; }
+    double y = to_double(zb);
+    int odd = 0;
+    if (xb >> 31) {
+        double ay = absd(y);
+        if (ay < 0x1p24) {
+            if (rintd(y) != y) { *kind = K_NAN; return NAN; }
+            odd = rintd(y * 0.5) != y * 0.5;
+        }
+    }
+    *kind = K_VALUE;
+    double r = pow_abs(xb, zb);
+    return odd ? negd(r) : r;
+}
+// powr(x, y) = exp(y log x) for x >= 0 only: a NaN for x < 0 (CL.powr.negative_base), 1
+// exactly at x = 1 (CL.powr.one_base_finite_exponent), else |x|**y
+inline double ref_powr(uint xb, uint zb, int *kind) {
+    if (xb >> 31) { *kind = K_NAN; return NAN; }
+    if (xb == 0x3f800000u) { *kind = K_EXACT; return 1.0; }
+    *kind = K_VALUE;
+    return pow_abs(xb, zb);
+}
+// ---- tgamma: Gamma(x) = Gamma(y) / P, y = x + N in [10, 11) (N = 0 for x >= 10), P = x
+// (x + 1) ... (x + N - 1) (each factor an exact two-sum, the product in double-double:
+// below N 2**-103 <= 2**-97), Gamma(y) by Stirling's series in double-double
+inline dd_t dd_sum(double a, double b) {            // a + b exactly (Knuth's two-sum)
+    double s = a + b;
+    double bb = s - a;
+    dd_t r = { s, (a - (s - bb)) + (b - bb) };
+    return r;
+}
+inline dd_t dd_add(dd_t a, dd_t b) {                // within 2**-104 of |a| + |b|
+    dd_t s = dd_sum(a.hi, b.hi);
+    return dd_fast(s.hi, s.lo + (a.lo + b.lo));
+}
+// ln y of a double-double y in [10, 41): y.hi = m 2**e, m in [1, 2) (exact scaling, e = 3,
+// 4 or 5), m + 1 as an exact two-sum, s = (m - 1)/(m + 1) as s + sl (m - 1 exact by
+// Sterbenz; sl from the remainder by fma, within 2**-104), ln m = 2 s + (2 sl + tail) as
+// in log2_dd (|s| <= 0.172: the series to s**21 truncates below 2**-60), e ln 2 as
+// e (LN2_HI + LN2_LO) (LN2_HI of 32 bits: e LN2_HI exact), and y.lo / y.hi (ln(hi + lo)
+// = ln hi + lo/hi within 2**-106).  Relative error below 2**-56.
+inline dd_t ln_dd(dd_t y) {
+    int e = (int)((as_ulong(y.hi) >> 52) & 0x7ffUL) - 1023;
+    double m = y.hi * pow2d(-e);
+    if (m > 1.4142135623730951) { m *= 0.5; e += 1; }  // m in [sqrt(1/2), sqrt(2)]
+    double num = m - 1.0;
+    dd_t den = dd_sum(m, 1.0);
+    double s = num / den.hi;
+    double sl = (fma(-s, den.hi, num) - s * den.lo) / den.hi;
+    double s2 = s * s;
+    double p = LOG_C21;
+    p = fma(p, s2, LOG_C19); p = fma(p, s2, LOG_C17); p = fma(p, s2, LOG_C15);
+    p = fma(p, s2, LOG_C13); p = fma(p, s2, LOG_C11); p = fma(p, s2, LOG_C9);
+    p = fma(p, s2, LOG_C7);  p = fma(p, s2, LOG_C5);  p = fma(p, s2, LOG_C3);
+    dd_t ln_m = dd_fast(2.0 * s, 2.0 * sl + (2.0 * s * s2) * p + y.lo / y.hi);
+    dd_t e_ln2 = dd_fast((double)e * LN2_HI, (double)e * LN2_LO);
+    return dd_add(e_ln2, ln_m);
+}
+// Gamma(y) for a double-double y in [10, 41): ln Gamma(y) = (y - 1/2) ln y - y +
+// ln(2 pi)/2 + sum_k B_2k / (2k (2k - 1) y**(2k - 1)), k = 1..8 (the next term below
+// 2**-59 at y = 10), the sum in binary64 (at most 1/120, rounding below 2**-59), the rest
+// in double-double; then e**L = 2**(L / ln 2) by exp2_core, as pow_abs
+inline double gamma_stirling(dd_t y) {
+    dd_t a = { y.hi - 0.5, y.lo };                   // exact: y.hi's ULP is below 1/2
+    dd_t t = dd_mul(a, ln_dd(y));
+    dd_t my = { -y.hi, -y.lo };
+    t = dd_add(t, my);
+    dd_t half_ln_2pi = { HALF_LN_2PI_HI, HALF_LN_2PI_LO };
+    t = dd_add(t, half_ln_2pi);
+    double iy = 1.0 / y.hi, iy2 = iy * iy;
+    double sp = STIRLING_C8;
+    sp = fma(sp, iy2, STIRLING_C7); sp = fma(sp, iy2, STIRLING_C6);
+    sp = fma(sp, iy2, STIRLING_C5); sp = fma(sp, iy2, STIRLING_C4);
+    sp = fma(sp, iy2, STIRLING_C3); sp = fma(sp, iy2, STIRLING_C2);
+    sp = fma(sp, iy2, STIRLING_C1);
+    t = dd_fast(t.hi, t.lo + sp * iy);
+    dd_t inv_ln2 = { INV_LN2_HI, INV_LN2_LO };
+    dd_t u = dd_mul(t, inv_ln2);
+    double nt = rintd(u.hi);
+    return exp2_core((u.hi - nt) + u.lo) * pow2d((int)nt);
+}
+// tgamma(x): a NaN at a negative integer (F9.tgamma.2; every binary32 of magnitude 2**24
+// or more is an integer); beyond 40 (Gamma(40) > 2**152) 2**400 and below -50 (|Gamma| <
+// 2**-196 there, the binary32 numbers nearest a negative integer included) 2**-400 with
+// Gamma's sign, (-1)**ceil(-x), both for case 5; else Gamma(x + N) / P, the quotient of
+// the two double-doubles in binary64 (two roundings and 2**-104)
+inline double ref_tgamma(uint xb, int *kind) {
+    double x = to_double(xb);
+    *kind = K_VALUE;
+    if (x < 0.0) {
+        if (x <= -0x1p24 || rintd(x) == x) { *kind = K_NAN; return NAN; }
+        if (x < -50.0) {
+            double c = rintd(-x + 0.5);               // ceil(-x): -x is not an integer
+            int odd = rintd(c * 0.5) != c * 0.5;
+            return odd ? -0x1p-400 : 0x1p-400;
+        }
+    }
+    if (x > 40.0) return 0x1p400;
+    dd_t P = { 1.0, 0.0 };
+    dd_t y = { x, 0.0 };
+    if (x < 10.0) {
+        double n = rintd(10.0 - x);
+        if (x + n < 10.0) n += 1.0;                   // y = x + n in [10, 11)
+        for (double k = 0.0; k < n; k += 1.0) P = dd_mul(P, dd_sum(x, k));
+        y = dd_sum(x, n);
+    }
+    double g = gamma_stirling(y);
+    return (g / P.hi) * (1.0 - P.lo / P.hi);
+}
+
+// ---- Built-ins of a second output (OUT2(x, z, y2): whether the second output y2, a
+// binary32 or int32 pattern, is right; the first is judged by REF as always)
+// frexp(x) = m 2**e, m in [1/2, 1) with x's sign, e an int (C99 7.12.6.4): from the fields
+// (a subnormal normalized), exact
+inline int frexp_exp(uint xb) {
+    int ex = (int)((xb >> 23) & 0xffu);
+    if (ex == 0) return -125 - ((int)clz(xb & 0x7fffffu) - 8);   // subnormal: its leading 1
+    return ex - 126;
+}
+inline double ref_frexp(uint xb, int *kind) {
+    *kind = K_EXACT;
+    return to_double(xb) * pow2d(-frexp_exp(xb));
+}
+inline int out2_frexp(uint xb, uint zb, uint y2b) { return (int)y2b == frexp_exp(xb); }
+// modf(x): the fraction x - trunc(x) with x's sign (a zero of x's sign for an integer x:
+// F9.modf.1), trunc(x) in iptr (CL.modf.as_though_trunc); both exact
+inline double ref_modf(uint xb, int *kind) {
+    double f = absd(to_double(xb) - to_double(trunc_bits(xb)));
+    *kind = K_EXACT;
+    return (xb >> 31) ? negd(f) : f;
+}
+inline int out2_modf(uint xb, uint zb, uint y2b) { return y2b == trunc_bits(xb); }
+// fract(x) = fmin(x - floor(x), 0x1.fffffep-1) rounded to nearest, floor(x) in iptr
+// (OpenCL C 3.0 §6.15.2): x - floor(x) is exact in binary64 but where |x| < 2**-30 and
+// x < 0, whose 1 - |x| lies within 2**-30 of 1, far from any binary32 tie (those of
+// [1/2, 1) are odd multiples of 2**-25): the conversion to binary32 then rounds it as
+// the exact value would be, to 1, which the fmin caps
+inline double ref_fract(uint xb, int *kind) {
+    int k;
+    double v = to_double(xb) - ref_floor(xb, &k);
+    float f = (float)v;
+    *kind = K_EXACT;
+    return (double)(f < 0x1.fffffep-1f ? f : 0x1.fffffep-1f);
+}
+inline int out2_fract(uint xb, uint zb, uint y2b) {
+    int k;
+    return y2b == as_uint((float)ref_floor(xb, &k));
+}
+// remquo(x, z): remainder's result, and in quo a value of the sign of x / z whose
+// magnitude is congruent modulo 8 to that of the rounded quotient n (C99 7.12.10.3; 0
+// passes where n is 0 modulo 8), as the checker judges (oracle.entries.Congruent)
+inline double ref_remquo(uint xb, uint zb, int *kind) { return ref_remainder(xb, zb, kind); }
+inline int out2_remquo(uint xb, uint zb, uint y2b) {
+    int n8;
+    remainder_n8(xb, zb, &n8);
+    int g = (int)y2b;
+    if (g == 0) return n8 == 0;
+    if ((g < 0) != (int)((xb ^ zb) >> 31)) return 0;
+    long ag = g < 0 ? -(long)g : (long)g;
+    return (int)(ag & 7L) == n8;
+}
+
 // step(edge, x) = 0.0 where x < edge, else 1.0 (the first argument is edge)
 inline double ref_step(uint xb, uint zb, int *kind) {
     *kind = K_EXACT;
     return to_double(zb) < to_double(xb) ? 0.0 : 1.0;
 }
 
-// REF_OF(x, z, k): the reference at the arguments x (and z, TWO_ARGS); SECOND(zbits, i):
-// the second argument of input i (0, unread, for a built-in of one)
+// Three arguments (THREE_ARGS; x, z, w are the first, second and third)
+// fma(x, z, w) = x z + w rounded once: x z is exact in binary64 (48 bits; at least
+// 2**-298 in magnitude, a normal binary64 number) and so the sum is f rounded once
+// (relative 2**-53; an exact zero sum is 0, the host's), judged at 0.5 ULP (ROUNDED_ONCE)
+inline double ref_fma(uint xb, uint zb, uint wb, int *kind) {
+    *kind = K_VALUE;
+    return to_double(xb) * to_double(zb) + to_double(wb);
+}
+// clamp(x, minval, maxval) = fmin(fmax(x, minval), maxval), exactly; undefined where
+// minval > maxval (OpenCL C 3.0 §6.15.4: "Results are undefined if minval > maxval")
+inline double ref_clamp(uint xb, uint zb, uint wb, int *kind) {
+    double x = to_double(xb), lo = to_double(zb), hi = to_double(wb);
+    if (lo > hi) { *kind = K_ANY; return 0.0; }
+    *kind = K_EXACT;
+    double v = x < lo ? lo : x;                    // equal: the same (nonzero) pattern
+    return hi < v ? hi : v;
+}
+
+// mad's unfused value fl(x z) + w (the sum then rounded once in binary64): x z exact in
+// binary64, rounded to binary32 by the conversion (round to nearest even) only where it
+// is a normal binary32 number (a subnormal product, which a flushing conversion could
+// zero, and one that rounds to an infinity: a NaN, the host's)
+inline double unfused_mad(uint xb, uint zb, uint wb) {
+    double p = to_double(xb) * to_double(zb);
+    double ap = absd(p);
+    if (!(ap >= 0x1p-126) || !(ap < 0x1.ffffffp127)) return as_double(0x7ff8000000000000UL);
+    return (double)(float)p + to_double(wb);
+}
+
+// REF_OF(x, z, w, k): the reference at the arguments x (and z, TWO_ARGS; and w,
+// THREE_ARGS); SECOND(zbits, i), THIRD(wbits, i): the second and third argument of input
+// i (0, unread, for a built-in of fewer)
+#if defined(THREE_ARGS)
+#define REF_OF(x, z, w, k) REF(x, z, w, k)
+#elif defined(TWO_ARGS)
+#define REF_OF(x, z, w, k) REF(x, z, k)
+#else
+#define REF_OF(x, z, w, k) REF(x, k)
+#endif
 #ifdef TWO_ARGS
-#define REF_OF(x, z, k) REF(x, z, k)
 #define SECOND(zbits, i) ((zbits)[i])
 #else
-#define REF_OF(x, z, k) REF(x, k)
 #define SECOND(zbits, i) 0u
 #endif
+#ifdef THREE_ARGS
+#define THIRD(wbits, i) ((wbits)[i])
+#else
+#define THIRD(wbits, i) 0u
+#endif
+// OUT2_OF(y2bits, i): the second output of input i (OUT2: a built-in of two outputs)
+#ifdef OUT2
+#define OUT2_OF(y2bits, i) ((y2bits)[i])
+#else
+#define OUT2_OF(y2bits, i) 0u
+#endif
+
+// Whether the finite nonzero binary32 result y is provably within the bound of f, given
+// its reference r (|r - f| <= REL |f|; err: the error in ULPs, d / u_lo): "Why a passed
+// input is right", case (1) of docs/device_screen.md.  A zero, infinite or NaN y, or one
+// of the other sign than r, is the host's; a NaN r fails every test.
+inline int within_bound(double r, uint yb, float *err) {
+    if ((yb & 0x7fffffffu) == 0u || ((yb >> 23) & 0xffu) == 0xffu) return 0;
+    if ((yb >> 31) != (uint)(as_ulong(r) >> 63)) return 0;
+    double ar = absd(r);
+    double lo = ar * REL_LO;                         // |r| (1 - 4 REL)
+    if (!(lo > 0.0) || !(ar * REL_HI < 0x1p128)) return 0;
+    // u_lo = P 2**-23 <= ulp(f): P = 2**floor(log2 lo), or 2**-126 below the normal range,
+    // where every ULP is the subnormals' spacing 2**-149
+    double P = lo >= 0x1p-126 ? as_double(as_ulong(lo) & 0x7ff0000000000000UL) : 0x1p-126;
+    double d = absd(to_double(yb) - r);
+    if (!(d < P * C_PASS)) return 0;
+    *err = (float)(d / (P * 0x1p-23));               // d / u_lo
+    return 1;
+}
 
 // The screen of one input: x, z (the second argument, TWO_ARGS) and y are binary32
 // patterns, x (and z) finite and nonzero (normal or subnormal).  Returns 1 where y is
@@ -759,10 +1174,11 @@ inline double ref_step(uint xb, uint zb, int *kind) {
 // half the smallest subnormal (y a zero) (err 0); with AGGREGATE, 2 + c where y is a zero
 // or an infinity other than the result rule c prescribes (a failure of rule c, counted
 // on the device); 0 where the host must judge.
-inline int screen_one(uint xb, uint zb, uint yb, float *err) {
+inline int screen_one(uint xb, uint zb, uint wb, uint yb, float *err) {
     int kind;
-    double r = REF_OF(xb, zb, &kind);
+    double r = REF_OF(xb, zb, wb, &kind);
     *err = 0.0f;
+    if (kind == K_ANY) return 1;
     if ((kind & 15) == K_EXACT) {
 #ifdef RESULT_INT
         if (yb == (uint)(int)r) return 1;
@@ -797,19 +1213,14 @@ inline int screen_one(uint xb, uint zb, uint yb, float *err) {
         return ar > 0.0 && ar * REL_HI < 0x1p-126;
     }
 #endif
-    // a zero, infinite or NaN result, or one of the other sign than r: the host's
-    if ((yb & 0x7fffffffu) == 0u || ((yb >> 23) & 0xffu) == 0xffu) return 0;
-    if ((yb >> 31) != (uint)(as_ulong(r) >> 63)) return 0;
-    double ar = absd(r);                             // NaN r fails every test below
-    double lo = ar * REL_LO;                         // |r| (1 - 4 REL)
-    if (!(lo > 0.0) || !(ar * REL_HI < 0x1p128)) return 0;
-    // u_lo = P 2**-23 <= ulp(f): P = 2**floor(log2 lo), or 2**-126 below the normal range,
-    // where every ULP is the subnormals' spacing 2**-149
-    double P = lo >= 0x1p-126 ? as_double(as_ulong(lo) & 0x7ff0000000000000UL) : 0x1p-126;
-    double d = absd(to_double(yb) - r);
-    if (!(d < P * C_PASS)) return 0;
-    *err = (float)(d / (P * 0x1p-23));               // d / u_lo
-    return 1;
+#ifdef MAD
+    // mad: the unfused result, fl(fl(x z) + w), passes too (OpenCL's table: "either a
+    // correctly rounded fma, or a multiply followed by an add, both of which are correctly
+    // rounded"), no error measured (the checker's choices: none either)
+    return within_bound(r, yb, err) || within_bound(unfused_mad(xb, zb, wb), yb, err);
+#else
+    return within_bound(r, yb, err);
+#endif
 }
 
 // x a zero, an infinity or a NaN: what the catalogue prescribes, bit for bit (the host
@@ -817,7 +1228,7 @@ inline int screen_one(uint xb, uint zb, uint yb, float *err) {
 // where a NaN is prescribed, ANS_HOST where the host must judge, ANS_REF for a zero no
 // rule covers: the reference judges it like any finite x; NAN_ANY_QUIET 1 where a NaN x is
 // covered by no rule of f but NaN propagation, which any quiet NaN satisfies; the three
-// markers' values are defined by device_screen.py too)
+// markers' values are defined by device_references.py too)
 inline int is_special(uint xb) {
     uint ax = xb & 0x7fffffffu;
     if (ax == 0u) return ((xb >> 31) ? ANS_NZERO : ANS_PZERO) != ANS_REF;
@@ -844,19 +1255,26 @@ inline int screen_special(uint xb, uint yb) {
 
 // The screen of any input: screen_special's or screen_one's verdict; *ruled: 1 where a
 // rule decided it (no error to bin: the host's checker bins none of those either)
-inline int screen_any(uint xb, uint zb, uint yb, float *err, int *ruled) {
+inline int screen_any(uint xb, uint zb, uint wb, uint yb, uint y2b, float *err,
+                      int *ruled) {
 #ifdef TWO_ARGS
 #ifdef Z_INT
     *ruled = not_finite_nonzero(xb) || zb == 0u;      // an int k: k = 0 the host's
 #else
     *ruled = not_finite_nonzero(xb) || not_finite_nonzero(zb);
 #endif
+#ifdef THREE_ARGS
+    *ruled = *ruled || not_finite_nonzero(wb);
+#endif
     if (*ruled) { *err = 0.0f; return 0; }
 #else
     *ruled = is_special(xb);
+#ifdef OUT2
+    if (*ruled) { *err = 0.0f; return 0; }        // two outputs: the host's (special_answers)
+#endif
     if (*ruled) { *err = 0.0f; return screen_special(xb, yb); }
 #endif
-#ifdef BIT_EXACT
+#if defined(BIT_EXACT) || defined(MAD)
     *ruled = 1;                                    // no error statistics (see ref_fabs)
 #endif
 #ifdef UNDEFINED_BEYOND
@@ -864,7 +1282,12 @@ inline int screen_any(uint xb, uint zb, uint yb, float *err, int *ruled) {
     // passes and no error is measured, as the checker judges and measures none there
     if (absd(to_double(xb)) > UNDEFINED_BEYOND) { *ruled = 1; *err = 0.0f; return 1; }
 #endif
-    return screen_one(xb, zb, yb, err);
+#ifdef OUT2
+    int v = screen_one(xb, zb, wb, yb, err);
+    return v == 1 && !OUT2(xb, zb, y2b) ? 0 : v;
+#else
+    return screen_one(xb, zb, wb, yb, err);
+#endif
 }
 
 // Whether x is within NEAR of a point of kind k (oracle.histogram.NEAR_KINDS, numbered
@@ -902,7 +1325,8 @@ __kernel void fuzzfarm_screen(__global const uint *xbits, uint drawn,
                               __global uchar *wpos, __global uint *hist,
                               __global uint *agg, __global uint *agg_count,
                               __global uint *agg_c0, __global uint *agg_c1,
-                              __global const uint *zbits)
+                              __global const uint *zbits, __global const uint *wbits,
+                              __global const uint *y2bits)
 {
     __local uint lh[NROWS * NBINS];
     __local uint la[2 * NCLASSES];
@@ -919,7 +1343,8 @@ __kernel void fuzzfarm_screen(__global const uint *xbits, uint drawn,
         uint xb = drawn ? xbits[e] : (uint)(g >> 1) | ((uint)(g & 1UL) << 31);
         float err;
         int ruled;
-        int v = screen_any(xb, SECOND(zbits, e), ybits[e], &err, &ruled);
+        int v = screen_any(xb, SECOND(zbits, e), THIRD(wbits, e), ybits[e],
+                           OUT2_OF(y2bits, e), &err, &ruled);
         if (v == 0) continue;
         if (v >= 2) {
             aword |= 1u << j;
@@ -964,27 +1389,30 @@ __kernel void fuzzfarm_screen(__global const uint *xbits, uint drawn,
         atomic_add(&agg_count[get_local_id(0)], la[get_local_id(0)]);
 }
 
-// The screen of arbitrary (x, y) pairs (with z, TWO_ARGS), for the tests: verdict[i] as
+// The screen of arbitrary (x, y) pairs (with z, TWO_ARGS; and w, THREE_ARGS), for the tests: verdict[i] as
 // screen_any's, err[i] in ULPs.
 __kernel void fuzzfarm_screen_pairs(__global const uint *xbits, __global const uint *ybits,
                                     __global uchar *verdict, __global float *err,
-                                    __global const uint *zbits)
+                                    __global const uint *zbits, __global const uint *wbits,
+                                    __global const uint *y2bits)
 {
     uint i = get_global_id(0);
     float e = 0.0f;
     int ruled;
-    verdict[i] = (uchar)screen_any(xbits[i], SECOND(zbits, i), ybits[i], &e, &ruled);
+    verdict[i] = (uchar)screen_any(xbits[i], SECOND(zbits, i), THIRD(wbits, i), ybits[i],
+                                   OUT2_OF(y2bits, i), &e, &ruled);
     err[i] = e;
 }
 
 // The references themselves, for the tests: r[i] and kind[i] of REF at binary32 xbits[i]
-// (and zbits[i], TWO_ARGS).
+// (and zbits[i], TWO_ARGS; wbits[i], THREE_ARGS).
 __kernel void fuzzfarm_reference(__global const uint *xbits, __global double *r,
-                                 __global int *kind, __global const uint *zbits)
+                                 __global int *kind, __global const uint *zbits,
+                                 __global const uint *wbits)
 {
     uint i = get_global_id(0);
     int k;
-    r[i] = REF_OF(xbits[i], SECOND(zbits, i), &k);
+    r[i] = REF_OF(xbits[i], SECOND(zbits, i), THIRD(wbits, i), &k);
     kind[i] = k;
 }
 

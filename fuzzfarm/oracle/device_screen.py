@@ -45,14 +45,15 @@ with the host's float64 references (2**22 inputs each in the soundness tier), an
 the prescribed results the screen accepts against the catalogue's rules through the
 checker itself.
 
-Where it is used: binary32 built-ins of one float argument, or of two (``TWO_ARGS``:
-every input with a zero, infinite or NaN argument is then the host's), with a reference here
+Where it is used: binary32 built-ins of one float argument, or of two or three
+(``TWO_ARGS``, ``THREE_ARGS``: every input with a zero, infinite or NaN argument is then
+the host's), with a reference here
 (``DEVICE_REFERENCES``; a half_* built-in takes the reference of the function it
 approximates, ``reference_name``), a plain ULP bound (no absolute pieces) or, for the exact
-built-ins (``BIT_EXACT``: fabs, floor, ceil, trunc, rint, round, logb, ilogb, sign, and of
-two arguments fmin, fmax, min, max, maxmag, minmag, copysign, nextafter, step), a result
-judged bit for bit, or for +, -, *, fdim and ldexp (``ROUNDED_ONCE``) 0.5 ULP, round to
-nearest, no
+built-ins (``BIT_EXACT``: fabs, floor, ceil, trunc, rint, round, logb, ilogb, sign, of
+two arguments fmin, fmax, min, max, maxmag, minmag, copysign, nextafter, step, fmod,
+remainder, and of three clamp), a result judged bit for bit, or for +, -, *, fdim, ldexp
+and fma (``ROUNDED_ONCE``) 0.5 ULP, round to nearest, no
 -cl-unsafe-math-optimizations or -cl-finite-math-only, a device with cl_khr_fp64, and
 every rule of the built-in either confined to non-normal inputs or listed in
 ``HANDLED_RULES`` (a new rule in the catalogue turns the device screen off for that
@@ -65,263 +66,36 @@ import math
 import weakref
 from functools import lru_cache
 from importlib import resources
-from typing import NamedTuple
 
 import mpmath
 import numpy as np
 
-from edgecases import bounds, catalogue
+from edgecases import catalogue
+# the registry of device references and how each built-in is judged: the screen's
+# interface to its callers, defined in device_references (pure)
+from fuzzfarm.oracle.device_references import (
+    ANS_ANY_NAN, ANS_HOST, ANS_REF, BIT_EXACT, DEVICE_REFERENCES, ERFC_K, EXACT_RULES,
+    HANDLED_RULES, INT_RESULT, INT_SECOND, REFERENCE_UNDEFINED, ROUNDED_ONCE, SECOND_OUTPUT,
+    SEVERAL_ARGS, THREE_ARGS, TWO_ARGS, UNFUSED, SpecialAnswers, aggregates, plain_bound,
+    reference_name, special_answers, undefined_beyond)
 from fuzzfarm.oracle.histogram import (HIST_BINS_PER_OCTAVE, HIST_FRAC_BITS, HIST_LOG2_LO,
                                        NBANDS, NBINS, NEAR, NEAR_KINDS, NEAR_POINTS,
                                        NROWS, ROW_NEAR_POLE, ROW_NEAR_ZERO, ROW_SUBNORMAL)
 from fuzzfarm.oracle.screen_answer import (LOCAL, NCLASSES, ScreenChunk,
                                            clean_candidates, words_for)
 
-__all__ = ["DEVICE_REFERENCES", "BIT_EXACT", "INT_RESULT", "TWO_ARGS", "INT_SECOND",
-           "ROUNDED_ONCE", "reference_name",
-           "undefined_beyond", "HANDLED_RULES", "EXACT_RULES", "aggregates", "DeviceScreen",
-           "screen_for", "plain_bound", "screen_source", "special_answers", "REL"]
+__all__ = ["DeviceScreen", "screen_for", "screen_source", "REL", "Landing",
+           # from device_references
+           "DEVICE_REFERENCES", "BIT_EXACT", "INT_RESULT", "TWO_ARGS", "INT_SECOND",
+           "THREE_ARGS", "SEVERAL_ARGS", "REFERENCE_UNDEFINED", "UNFUSED", "SECOND_OUTPUT",
+           "ROUNDED_ONCE", "reference_name", "undefined_beyond", "HANDLED_RULES",
+           "EXACT_RULES", "ERFC_K", "aggregates", "plain_bound", "special_answers",
+           "SpecialAnswers", "ANS_ANY_NAN", "ANS_HOST", "ANS_REF"]
 
 #: The assumed relative error of every device reference (as the host's float64 screen:
 #: its margin formula and constants are reused unchanged).  docs/device_screen.md bounds
 #: the references' errors below 2**-49.
 REL = 2.0 ** -45
-
-#: built-in -> the reference function in device_screen.cl
-DEVICE_REFERENCES = {
-    "sin": "ref_sin", "cos": "ref_cos", "exp": "ref_exp", "exp2": "ref_exp2",
-    "log": "ref_log", "log2": "ref_log2", "sinpi": "ref_sinpi", "cospi": "ref_cospi",
-    "tanpi": "ref_tanpi", "tan": "ref_tan", "exp10": "ref_exp10", "log10": "ref_log10",
-    "sqrt": "ref_sqrt", "rsqrt": "ref_rsqrt", "cbrt": "ref_cbrt", "atan": "ref_atan",
-    "asin": "ref_asin", "acos": "ref_acos", "atanpi": "ref_atanpi", "asinpi": "ref_asinpi",
-    "acospi": "ref_acospi", "expm1": "ref_expm1", "sinh": "ref_sinh", "cosh": "ref_cosh",
-    "tanh": "ref_tanh", "log1p": "ref_log1p", "asinh": "ref_asinh", "acosh": "ref_acosh",
-    "atanh": "ref_atanh", "recip": "ref_recip", "erf": "ref_erf", "erfc": "ref_erfc",
-    "degrees": "ref_degrees", "radians": "ref_radians",
-    # two arguments (TWO_ARGS)
-    "add": "ref_add", "sub": "ref_sub", "mul": "ref_mul", "divide": "ref_divide",
-    "fdim": "ref_fdim", "hypot": "ref_hypot", "atan2": "ref_atan2", "atan2pi": "ref_atan2pi",
-    "ldexp": "ref_ldexp",
-    # exact: judged bit for bit (BIT_EXACT)
-    "fabs": "ref_fabs", "floor": "ref_floor", "ceil": "ref_ceil", "trunc": "ref_trunc",
-    "rint": "ref_rint", "round": "ref_round", "logb": "ref_logb", "ilogb": "ref_ilogb",
-    "sign": "ref_sign",
-    "fmin": "ref_fmin", "fmax": "ref_fmax", "min": "ref_fmin", "max": "ref_fmax",
-    "maxmag": "ref_maxmag", "minmag": "ref_minmag", "copysign": "ref_copysign",
-    "nextafter": "ref_nextafter", "step": "ref_step",
-}
-#: The exact built-ins among them: their result must be the reference's bit for bit (a
-#: bound of 0 ULP or "correctly rounded" in every table), and no ULP error is measured for
-#: them (the host measures none either).
-BIT_EXACT = frozenset({"fabs", "floor", "ceil", "trunc", "rint", "round", "logb", "ilogb",
-                       "sign", "fmin", "fmax", "min", "max", "maxmag", "minmag", "copysign",
-                       "nextafter", "step"})
-#: The references of two float arguments (the screen kernel's TWO_ARGS): every input
-#: with an argument that is a zero, an infinity or a NaN is the host's.
-TWO_ARGS = frozenset({"add", "sub", "mul", "divide", "fdim", "hypot", "atan2", "atan2pi",
-                      "fmin", "fmax", "min", "max", "maxmag", "minmag", "copysign",
-                      "nextafter", "step", "ldexp"})
-#: ... of them, those whose second argument is an int (the kernel's Z_INT: an input with
-#: k = 0 is the host's, as one with a zero, infinite or NaN float argument).
-INT_SECOND = frozenset({"ldexp"})
-#: Correctly rounded built-ins whose reference is the exact value rounded once in binary64
-#: (x + y, x - y, x * y exact, x - y of fdim, x / y; x 2**k exact): screened at a bound of
-#: 0.5 ULP, which a result passes only where it is the nearest binary32 number
-#: (docs/device_screen.md).
-ROUNDED_ONCE = frozenset({"add", "sub", "mul", "fdim", "divide", "ldexp"})
-#: ... those whose result is an int (compared as an int32 pattern).
-INT_RESULT = frozenset({"ilogb"})
-
-
-def reference_name(name: str) -> str | None:
-    """The key of DEVICE_REFERENCES that judges built-in ``name``: its own, or for a
-    half_* built-in that of the function it approximates (half_sin -> sin, half_recip ->
-    recip: oracle.base_name; OpenCL C 3.0 §6.15.2.3, "half_<funcname> functions ... must
-    conform to the same edge case requirements"), or None where there is none.  Pure."""
-    from fuzzfarm.oracle import base_name
-    if name in DEVICE_REFERENCES:
-        return name
-    if not name.startswith("half_"):
-        return None
-    base = base_name(name)
-    return base if base in DEVICE_REFERENCES and base not in BIT_EXACT else None
-
-
-#: Rule predicates that hold only on zeros, infinities and NaNs: the screen passes such
-#: inputs only with what these very rules prescribe (``special_answers``), so they need no
-#: handling by a reference.  A rule on subnormal inputs is not among them: the references
-#: judge subnormal x, so such a rule must be handled like one on normal inputs.
-_RULED_CLASSES = {"zero", "inf", "pos_inf", "neg_inf", "nan", "pos_zero", "neg_zero"}
-#: ... and for a two-argument built-in, whose inputs with a zero, infinite or NaN argument
-#: are all the host's (no special answers): the NaN kinds too.
-_RULED_CLASSES_2 = _RULED_CLASSES | {"qnan", "snan"}
-#: The rules, per built-in, that hold on some normal inputs and that its reference
-#: handles: it answers the prescribed result exactly (K_EXACT) or a value that leaves the
-#: input to the host (NaN, or an exact zero).  Checked against the catalogue through the
-#: checker by tests/test_device_screen.py.
-#: The rules whose prescribed zeros and infinities the references answer exactly, in the
-#: order of the class number the reference gives them (device_screen.cl, K_EXACT).
-EXACT_RULES = {
-    "sinpi": ("CL.sinpi.positive_integer", "CL.sinpi.negative_integer"),
-    "cospi": ("CL.cospi.half_integer",),
-    "tanpi": ("CL.tanpi.even_integer", "CL.tanpi.odd_integer",
-              "CL.tanpi.half_integer_even_n", "CL.tanpi.half_integer_odd_n"),
-}
-HANDLED_RULES = {
-    "log": {"F9.log.2", "F9.log.3"}, "log2": {"F9.log2.2", "F9.log2.3"},
-    "log10": {"F9.log10.2", "F9.log10.3"},
-    "sqrt": {"F9.sqrt.D3"}, "rsqrt": {"F9.rsqrt.D4"},
-    "asin": {"F9.asin.2"}, "acos": {"F9.acos.1", "F9.acos.2"},
-    "asinpi": {"CL.asinpi.abs_gt_one"}, "acospi": {"CL.acospi.one", "CL.acospi.abs_gt_one"},
-    "log1p": {"F9.log1p.2", "F9.log1p.3"}, "acosh": {"F9.acosh.1", "F9.acosh.2"},
-    "atanh": {"F9.atanh.2", "F9.atanh.3"},
-    **{name: set(rules) for name, rules in EXACT_RULES.items()},
-    # the exact built-ins' rules on normal inputs prescribe the exact result the reference
-    # computes (floor(x) = +0 on (0, 1), ...): tests/test_device_screen.py, through the
-    # checker
-    "floor": {"F9.floor.D1"},
-    "ceil": {"F9.ceil.D1", "CL.ceil.between_minus_one_and_zero"},
-    "trunc": {"F9.trunc.D1", "CL.trunc.between_minus_one_and_zero"},
-    "rint": {"CL.rint.round_to_nearest_even", "CL.rint.between_minus_half_and_zero"},
-    "round": {"CL.round.between_minus_half_and_zero"},
-    "sign": {"CL.sign.positive", "CL.sign.negative"},
-    # copysign(x, y) of finite nonzero x: |x| with y's sign, the reference's result
-    "copysign": {"F9.copysign.D1a"},
-}
-#: The degree of erfc's Taylor polynomials on [1/2, 2) (truncation below 2**-60 relative
-#: for |h| <= 1/16: docs/device_screen.md).
-ERFC_K = 13
-
-def plain_bound(name: str, precision: str, claims) -> float | None:
-    """The ULP bound the device screen applies to built-in ``name`` in ``precision`` under
-    ``claims`` (verdict.claims.Claims), or None where the device screen must not be used
-    (module docstring: no reference, not binary32, a bound that is not one number of ULPs,
-    a rounding mode other than round to nearest, a relaxed or finite-math build, or a rule
-    of the catalogue the reference does not handle)."""
-    ref = reference_name(name)
-    if ref is None or precision != "binary32":
-        return None
-    if (tuple(claims.rounding) != ("rte",) or claims.relaxed or claims.finite_math
-            or claims.precision != precision):
-        return None
-    b = bounds.bound(name, precision, claims.profile, claims.relaxed)
-    if ref in BIT_EXACT:            # exact in every table, or not for the device screen
-        if not (b.correctly_rounded or b.plain_ulps == 0) or b.pieces[1:]:
-            return None
-        ulps = 0.0
-    elif b.correctly_rounded and ref in ROUNDED_ONCE and not b.pieces[1:]:
-        ulps = 0.5
-    elif b.implementation_defined or b.correctly_rounded or b.plain_ulps is None:
-        return None
-    elif b.plain_ulps < 0.5:
-        return None
-    else:
-        ulps = float(b.plain_ulps)
-    ruled = _RULED_CLASSES_2 if ref in TWO_ARGS else _RULED_CLASSES
-    undefined = catalogue.function(name).undefined
-    if ref in TWO_ARGS:             # undefined only where an argument is special: the host's
-        if not all(any(pred in ruled for _arg, pred in clause) for clause in undefined):
-            return None
-    elif undefined and undefined_beyond(name) is None:
-        return None
-    handled = HANDLED_RULES.get(ref, set())
-    for rule in catalogue.rules_for(name):
-        confined = any(pred in ruled for _arg, pred in rule.when)
-        if not confined and rule.id not in handled:
-            return None
-    return ulps
-
-
-def undefined_beyond(name: str) -> float | None:
-    """T where built-in ``name``'s results are undefined exactly for finite |x| > T (the
-    catalogue's ``undefined = [{ x = "abs_gt:T" }]``: half_sin, half_cos, half_tan, "x must
-    be in the range -2^16 ... +2^16", OpenCL C 3.0 §6.15.2): the device screen passes any
-    result there, as the checker judges none.  None where the built-in has no undefined
-    inputs or they are of another form (then ``plain_bound`` refuses the device screen)."""
-    und = catalogue.function(name).undefined
-    if len(und) != 1 or len(und[0]) != 1:
-        return None
-    (arg, word), = und[0]
-    if arg != "x" or not word.startswith("abs_gt:"):
-        return None
-    return float(word.split(":", 1)[1])
-
-
-#: ``SpecialAnswers`` words: a NaN is prescribed (a quiet one passes); the host judges; the
-#: reference judges (a zero no rule covers, e.g. acos(+-0) = pi/2).
-ANS_ANY_NAN, ANS_HOST, ANS_REF = 0xFFFFFFFF, 0xFFFFFFFE, 0xFFFFFFFD
-
-
-class SpecialAnswers(NamedTuple):
-    """What the device screen passes for x a zero, an infinity or a NaN (binary32): per x
-    in +0, -0, +inf, -inf the result pattern a rule of the catalogue prescribes (uint32),
-    ``ANS_ANY_NAN`` where it prescribes a NaN, ``ANS_HOST`` where the host must judge,
-    ``ANS_REF`` at a zero that no rule covers (the reference judges it, as a finite x:
-    every reference is valid at +-0, and tests/test_device_screen.py checks the answers
-    through the checker); and
-    whether a NaN x may give any quiet NaN (no rule of the built-in holds on it: F.9's NaN
-    propagation and OpenCL's quietness alone apply, which a quiet NaN meets)."""
-
-    pos_zero: int
-    neg_zero: int
-    pos_inf: int
-    neg_inf: int
-    nan_any_quiet: bool
-
-
-@lru_cache(maxsize=None)
-def special_answers(name: str) -> SpecialAnswers:
-    """The catalogue's prescribed results for built-in ``name`` at binary32 x = +0, -0,
-    +inf, -inf and NaN, as the device screen applies them (all the host's for a built-in
-    of two arguments, ``TWO_ARGS``) (``SpecialAnswers``; OpenCL C
-    7.5 and C99 F.9's rules in edgecases/data).  An x where no rule holds, where rules
-    disagree, or where the one that holds is a note, a set of results other than a NaN,
-    or has a flush-to-zero alternative, is the host's (``ANS_HOST``), except a zero where
-    no rule holds (``ANS_REF``).  Pure; raises
-    KeyError for a built-in outside the catalogue."""
-    from edgecases.predicates import evaluate
-    from fuzzfarm.formats import BINARY32
-    fn = catalogue.function(name)
-    if reference_name(name) in TWO_ARGS:    # every special input is the host's
-        return SpecialAnswers(ANS_HOST, ANS_HOST, ANS_HOST, ANS_HOST, nan_any_quiet=False)
-    (arg,) = fn.inputs
-    float_ret = fn.outputs[0].kind == "float"
-    xs = np.array([0x0000_0000, 0x8000_0000, 0x7F80_0000, 0xFF80_0000, 0x7FC0_0000],
-                  np.uint32)
-    answers: list[set] = [set() for _ in xs]
-    for rule in catalogue.rules_for(name):
-        holds = np.ones(xs.size, bool)
-        for a, word in rule.when:
-            holds &= evaluate(word, xs, arg.kind, BINARY32)
-        for i in np.flatnonzero(holds):
-            one = {arg.name: xs[i:i + 1]}
-            spec = rule.results.get("ret")
-            if (rule.severity != "fail" or rule.ftz_results or set(rule.results) != {"ret"}
-                    or spec is None):
-                answers[i].add(ANS_HOST)
-            elif spec.kind == "nan":
-                answers[i].add(ANS_ANY_NAN)
-            else:
-                try:
-                    bits = spec.expected_bits(one, BINARY32)
-                except KeyError:        # a device constant (ilogb's FP_ILOGB0)
-                    answers[i].add(ANS_HOST)
-                    continue
-                nan = bits is None or (float_ret and
-                                       (int(bits[0]) & 0x7FFF_FFFF) > 0x7F80_0000)
-                answers[i].add(ANS_HOST if nan else int(bits[0]) & 0xFFFF_FFFF)
-    words = [a.pop() if len(a) == 1 else ANS_REF if not a and i < 2 else ANS_HOST
-             for i, a in enumerate(answers[:4])]
-    return SpecialAnswers(*words, nan_any_quiet=not answers[4])
-
-
-def aggregates(name: str, claims) -> bool:
-    """Whether the device screen counts the failures of ``name``'s prescribed zeros and
-    infinities itself (a zero or infinity other than the prescribed one: the checker
-    reports exactly one failure of that rule for each, where zeros' signs and infinite
-    results are judged).  The host then judges a sample of them (``aggregated_sample``)."""
-    return (name in EXACT_RULES and claims.signed_zeros and claims.inf_nan
-            and claims.judges_specials and not claims.finite_math and not claims.relaxed)
 
 
 def _margin(bound: float) -> float:
@@ -329,6 +103,12 @@ def _margin(bound: float) -> float:
     from fuzzfarm.formats import BINARY32
     from fuzzfarm.oracle.screen import _margin
     return _margin(REL, bound, BINARY32, 53)
+
+
+def _bits32(a) -> np.ndarray:
+    """A contiguous uint32 view of an array of 32-bit patterns (uint32, int32 or float32)."""
+    a = np.ascontiguousarray(a)
+    return a.view(np.uint32) if a.dtype.itemsize == 4 else a.astype(np.uint32)
 
 
 def _hexf(v: float) -> str:
@@ -386,6 +166,14 @@ def _constants() -> str:
         d("LN2_HI", ln2_hi)
         d("LN2_LO", ln2 - ln2_hi)
         d("INV_LN2", 1 / ln2)
+        inv_ln2_hi = float(1 / ln2)     # 1/ln 2 as a double-double (pow, powr)
+        d("INV_LN2_HI", inv_ln2_hi)
+        d("INV_LN2_LO", 1 / ln2 - inv_ln2_hi)
+        half_ln_2pi = mpmath.log(2 * pi) / 2           # tgamma's Stirling series
+        d("HALF_LN_2PI_HI", half_ln_2pi)
+        d("HALF_LN_2PI_LO", half_ln_2pi - float(half_ln_2pi))
+        for k in range(1, 9):           # B_2k / (2k (2k - 1))
+            d(f"STIRLING_C{k}", mpmath.bernoulli(2 * k) / (2 * k * (2 * k - 1)))
         ln10, log10_2 = mpmath.log(10), mpmath.log10(2)
         ln10_hi = math.ldexp(math.floor(math.ldexp(float(ln10), 26)), -26)   # 28 bits
         d("LN10_HI", ln10_hi)
@@ -412,7 +200,10 @@ def screen_source(name: str, bound: float, aggregate: bool = False) -> str:
     defines = [
         *(["#define AGGREGATE 1"] if aggregate else []),
         *(["#define BIT_EXACT 1"] if base in BIT_EXACT else []),
-        *(["#define TWO_ARGS 1"] if base in TWO_ARGS else []),
+        *(["#define TWO_ARGS 1"] if base in SEVERAL_ARGS else []),
+        *(["#define THREE_ARGS 1"] if base in THREE_ARGS else []),
+        *(["#define MAD 1"] if base in UNFUSED else []),
+        *([f"#define OUT2 {SECOND_OUTPUT[base]}"] if base in SECOND_OUTPUT else []),
         *(["#define Z_INT 1"] if base in INT_SECOND else []),
         *(["#define RESULT_INT 1"] if base in INT_RESULT else []),
         *(["#define HALF_FLUSH 1"] if catalogue.function(name).family == "half" else []),
@@ -512,11 +303,14 @@ class DeviceScreen:
         return other
 
     def enqueue(self, ybuf, start: int, count: int, out: ScreenChunk, wait_for=None,
-                xbuf=None, blocking: bool = True, into=None, zbuf=None):
+                xbuf=None, blocking: bool = True, into=None, zbuf=None, wbuf=None,
+                y2buf=None):
         """Screen the results in device buffer ``ybuf`` (uint32 patterns) of inputs
         ``start .. start+count-1`` of a sweep, or with ``xbuf``, of the inputs in that
-        device buffer (uint32 patterns, a ``run`` unit's; ``zbuf``: the second argument's,
-        for a built-in of two, ``TWO_ARGS``), into ``out`` (host arrays,
+        device buffer (uint32 patterns, a ``run`` unit's; ``zbuf``, ``wbuf``: the second
+        and third argument's, for a built-in of two or three, ``TWO_ARGS``,
+        ``THREE_ARGS``; ``y2buf``: the second output's, ``SECOND_OUTPUT``), into ``out``
+        (host arrays,
         ScreenChunk.views), or with ``into`` = (buffer, byte offset), into that OpenCL
         buffer laid out as ScreenChunk.views lays out host memory (a host-memory buffer
         over the memory of ``out``: copied at pinned-memory speed).  Blocking, or with
@@ -532,7 +326,8 @@ class DeviceScreen:
         self.kernel.set_args(ybuf if xbuf is None else xbuf, np.uint32(xbuf is not None),
                              ybuf, np.uint64(start), np.uint32(count), self.passed,
                              self.wmax, self.wpos, self.hist, self.agg, self.counts,
-                             *self.agg_c, ybuf if zbuf is None else zbuf)
+                             *self.agg_c, *(ybuf if b is None else b
+                                            for b in (zbuf, wbuf, y2buf)))
         w = words_for(count)
         ev = launch(r, self.kernel, w, LOCAL, wait_for=[ev0, ev1] + list(wait_for or []))
         if into is not None:
@@ -623,24 +418,29 @@ class DeviceScreen:
         return out
 
     def screen_drawn(self, xbits: np.ndarray, ybits: np.ndarray,
-                     zbits: np.ndarray | None = None) -> ScreenChunk:
-        """Screen host results ``ybits`` of drawn inputs ``xbits`` (and second arguments
-        ``zbits``, ``TWO_ARGS``) (uint32, (n,) each), as a ``run`` unit is screened after
-        its kernel (tests, planted faults); returns a fresh ScreenChunk."""
+                     zbits: np.ndarray | None = None, wbits: np.ndarray | None = None,
+                     y2bits: np.ndarray | None = None) -> ScreenChunk:
+        """Screen host results ``ybits`` (and second outputs ``y2bits``,
+        ``SECOND_OUTPUT``) of drawn inputs ``xbits`` (and second and third arguments
+        ``zbits``, ``wbits``, ``TWO_ARGS``, ``THREE_ARGS``) (32-bit patterns, (n,) each),
+        as a ``run`` unit is screened after its kernel (tests, planted faults); returns a
+        fresh ScreenChunk."""
         from fuzzfarm.device.commands import buffer
         n = int(ybits.size)
         out = ScreenChunk.empty(n)
-        x, y, z = (buffer(self.runner, host=np.ascontiguousarray(a, np.uint32), read_only=True)
-                   for a in (xbits, ybits, ybits if zbits is None else zbits))
-        self.enqueue(y, 0, n, out, xbuf=x, zbuf=z)
+        x, y, z, w, y2 = (buffer(self.runner, host=_bits32(ybits if a is None else a),
+                                 read_only=True)
+                          for a in (xbits, ybits, zbits, wbits, y2bits))
+        self.enqueue(y, 0, n, out, xbuf=x, zbuf=z, wbuf=w, y2buf=y2)
         return out
 
-    def references(self, xbits: np.ndarray, zbits: np.ndarray | None = None
-                   ) -> tuple[np.ndarray, np.ndarray]:
-        """The device reference at binary32 patterns ``xbits`` (and second arguments
-        ``zbits``, ``TWO_ARGS``) (uint32, (n,)), for tests: (r float64 (n,), kind int32
-        (n,): 0 value, 1 exact, 2 beyond the overflow threshold, 3 below half the smallest
-        subnormal, 4 a NaN prescribed; device_screen.cl)."""
+    def references(self, xbits: np.ndarray, zbits: np.ndarray | None = None,
+                   wbits: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The device reference at binary32 patterns ``xbits`` (and second and third
+        arguments ``zbits``, ``wbits``, ``TWO_ARGS``, ``THREE_ARGS``) (uint32, (n,)), for
+        tests: (r float64 (n,), kind int32 (n,): 0 value, 1 exact, 2 beyond the overflow
+        threshold, 3 below half the smallest subnormal, 4 a NaN prescribed, 5 undefined;
+        device_screen.cl)."""
         from fuzzfarm.device.commands import buffer, copy, launch
         xb = np.ascontiguousarray(xbits, np.uint32)
         n = int(xb.size)
@@ -649,20 +449,24 @@ class DeviceScreen:
             return r, kind
         dev = self.runner
         xbuf = buffer(dev, host=xb, read_only=True)     # kept alive until the copies end
-        zbuf = xbuf if zbits is None else buffer(
-            dev, host=np.ascontiguousarray(zbits, np.uint32), read_only=True)
+        zbuf, wbuf = (xbuf if a is None else buffer(
+            dev, host=np.ascontiguousarray(a, np.uint32), read_only=True)
+            for a in (zbits, wbits))
         rbuf, kbuf = buffer(dev, r.nbytes), buffer(dev, kind.nbytes)
         k = self._test_kernels["reference"]
-        k.set_args(xbuf, rbuf, kbuf, zbuf)
+        k.set_args(xbuf, rbuf, kbuf, zbuf, wbuf)
         ev = launch(dev, k, n)
         copy(dev, r, rbuf, wait_for=[ev], blocking=True)
         copy(dev, kind, kbuf, blocking=True)
         return r, kind
 
     def screen_pairs(self, xbits: np.ndarray, ybits: np.ndarray,
-                     zbits: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """The screen's verdicts on arbitrary pairs of binary32 patterns (uint32, (n,)
-        each; with ``zbits``, the second arguments, ``TWO_ARGS``), for tests: (passed bool
+                     zbits: np.ndarray | None = None, wbits: np.ndarray | None = None,
+                     y2bits: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The screen's verdicts on arbitrary pairs of binary32 patterns (32-bit patterns,
+        (n,) each; with ``zbits``, ``wbits``, the second and third arguments,
+        ``TWO_ARGS``, ``THREE_ARGS``; ``y2bits``, the second outputs, ``SECOND_OUTPUT``),
+        for tests: (passed bool
         (n,), err float32 (n,) in ULPs where passed).
         ``self.last_verdicts`` keeps the raw verdicts (0 host, 1 passed, 2 + c a counted
         failure of rule c)."""
@@ -675,11 +479,11 @@ class DeviceScreen:
         self.last_verdicts = passed
         if n == 0:
             return passed.astype(bool), err
-        zb = yb if zbits is None else np.ascontiguousarray(zbits, np.uint32)
-        bufs = [buffer(dev, host=a, read_only=True) for a in (xb, yb, zb)]
+        zb, wb, y2b = (yb if a is None else _bits32(a) for a in (zbits, wbits, y2bits))
+        bufs = [buffer(dev, host=a, read_only=True) for a in (xb, yb, zb, wb, y2b)]
         pbuf, ebuf = buffer(dev, passed.nbytes), buffer(dev, err.nbytes)
         k = self._test_kernels["screen_pairs"]
-        k.set_args(bufs[0], bufs[1], pbuf, ebuf, bufs[2])
+        k.set_args(bufs[0], bufs[1], pbuf, ebuf, *bufs[2:])
         ev = launch(dev, k, n)
         copy(dev, passed, pbuf, wait_for=[ev], blocking=True)
         copy(dev, err, ebuf, blocking=True)

@@ -15,7 +15,7 @@ from fuzzfarm.oracle.histogram import NBINS, NROWS
 __all__ = ["ScreenChunk", "candidates", "counted", "aggregated_sample", "clean_candidates",
            "bit_positions", "words_for", "WORD", "LOCAL", "NCLASSES"]
 
-#: Counters of aggregated failures per chunk (the most rules of device_screen.EXACT_RULES).
+#: Counters of aggregated failures per chunk (the most rules of device_references.EXACT_RULES).
 NCLASSES = 4
 
 #: Inputs per work item (one word of ``passed``) and work items per work group.

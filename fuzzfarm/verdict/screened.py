@@ -223,7 +223,7 @@ def judge_screened(fn, inputs_at: Callable[[np.ndarray], dict], count: int, outp
     inputs, which its ``max_ulp_element`` indexes; the candidates' positions (int64)).
     ``cands``: the candidates' positions (``screen_answer.candidates``, or a
     MarkedPositions of them) where the caller has them."""
-    from fuzzfarm.oracle.device_screen import EXACT_RULES
+    from fuzzfarm.oracle.device_references import EXACT_RULES
     from fuzzfarm.oracle.screen_answer import (aggregated_sample, candidates,
                                                counted as counted_positions)
     from fuzzfarm.verdict.checker import FINDINGS_PER_RULE, check_batch

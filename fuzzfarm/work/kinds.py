@@ -338,12 +338,14 @@ class Elementwise(Kind):
         return space_of(target.fn, target.fmt)
 
     def device_screened(self, target):
-        # a float argument, and a second float or int (fuzzfarm.oracle.device_screen's
-        # TWO_ARGS, INT_SECOND), ``ret``
+        # a float argument, and a second float or int, and a third float
+        # (fuzzfarm.oracle.device_screen's TWO_ARGS, INT_SECOND, THREE_ARGS); ``ret``, and
+        # a second output (SECOND_OUTPUT: plain_bound refuses a built-in without one)
         fn = target.fn
         kinds = [a.kind for a in fn.inputs]
-        return (kinds in (["float"], ["float", "float"], ["float", "int"])
-                and [o.name for o in fn.outputs] == ["ret"])
+        return (kinds in (["float"], ["float", "float"], ["float", "int"],
+                          ["float", "float", "float"])
+                and fn.outputs[0].name == "ret" and len(fn.outputs) <= 2)
 
     def device_screen(self, runner, target, claims, size):
         if not self.device_screened(target):
@@ -357,7 +359,9 @@ class Elementwise(Kind):
 
         def after(queue, dev_in, dev_out, n):
             return screen.enqueue(dev_out[0], 0, n, answer, xbuf=dev_in[0], blocking=False,
-                                  zbuf=dev_in[1] if len(dev_in) > 1 else None)
+                                  zbuf=dev_in[1] if len(dev_in) > 1 else None,
+                                  wbuf=dev_in[2] if len(dev_in) > 2 else None,
+                                  y2buf=dev_out[1] if len(dev_out) > 1 else None)
 
         return runner.submit(target.fn, inputs, target.fmt, target.width, after=after), answer
 
@@ -367,6 +371,10 @@ class Elementwise(Kind):
                           len(inputs[target.fn.inputs[0].name]), outputs, answer, claims)
 
     def device_plan(self, target, drawn):
+        # a built-in of two outputs is made on the host: the device-made path gathers x
+        # and the first output only (DeviceScreen.enqueue_marked)
+        if len(target.fn.outputs) > 1:
+            return None
         from fuzzfarm.device.generate import plan_or_none
         return plan_or_none(target, drawn)
 

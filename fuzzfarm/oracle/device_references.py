@@ -1,0 +1,309 @@
+"""Which built-ins the device screen judges, and how (issue 17, issue 28): the registry of
+device references (``DEVICE_REFERENCES``: built-in -> its reference function in
+device_screen.cl) and the sets that say how each is judged -- bit for bit
+(``BIT_EXACT``), at 0.5 ULP from a value rounded once (``ROUNDED_ONCE``), with two or
+three arguments (``TWO_ARGS``, ``THREE_ARGS``; an int second one, ``INT_SECOND``), with a
+second output (``SECOND_OUTPUT``), mad's two results (``UNFUSED``) -- the catalogue's
+rules each reference handles (``HANDLED_RULES``, ``EXACT_RULES``), the bound a built-in
+is screened at under a build's claims (``plain_bound``: None where the screen must not be
+used) and what the screen passes at zero, infinite and NaN arguments
+(``special_answers``).  Pure: no device; the kernel and its driver are
+fuzzfarm.oracle.device_screen, the argument docs/device_screen.md."""
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import NamedTuple
+
+import numpy as np
+
+from edgecases import bounds, catalogue
+
+__all__ = ["DEVICE_REFERENCES", "BIT_EXACT", "INT_RESULT", "TWO_ARGS", "INT_SECOND",
+           "THREE_ARGS", "SEVERAL_ARGS", "REFERENCE_UNDEFINED", "UNFUSED", "SECOND_OUTPUT",
+           "ROUNDED_ONCE", "reference_name", "undefined_beyond", "HANDLED_RULES",
+           "EXACT_RULES", "ERFC_K", "aggregates", "plain_bound", "special_answers",
+           "SpecialAnswers", "ANS_ANY_NAN", "ANS_HOST", "ANS_REF"]
+
+#: built-in -> the reference function in device_screen.cl
+DEVICE_REFERENCES = {
+    "sin": "ref_sin", "cos": "ref_cos", "exp": "ref_exp", "exp2": "ref_exp2",
+    "log": "ref_log", "log2": "ref_log2", "sinpi": "ref_sinpi", "cospi": "ref_cospi",
+    "tanpi": "ref_tanpi", "tan": "ref_tan", "exp10": "ref_exp10", "log10": "ref_log10",
+    "sqrt": "ref_sqrt", "rsqrt": "ref_rsqrt", "cbrt": "ref_cbrt", "atan": "ref_atan",
+    "asin": "ref_asin", "acos": "ref_acos", "atanpi": "ref_atanpi", "asinpi": "ref_asinpi",
+    "acospi": "ref_acospi", "expm1": "ref_expm1", "sinh": "ref_sinh", "cosh": "ref_cosh",
+    "tanh": "ref_tanh", "log1p": "ref_log1p", "asinh": "ref_asinh", "acosh": "ref_acosh",
+    "atanh": "ref_atanh", "recip": "ref_recip", "erf": "ref_erf", "erfc": "ref_erfc",
+    "tgamma": "ref_tgamma",
+    "degrees": "ref_degrees", "radians": "ref_radians",
+    # two arguments (TWO_ARGS)
+    "add": "ref_add", "sub": "ref_sub", "mul": "ref_mul", "divide": "ref_divide",
+    "fdim": "ref_fdim", "hypot": "ref_hypot", "atan2": "ref_atan2", "atan2pi": "ref_atan2pi",
+    "ldexp": "ref_ldexp", "pown": "ref_pown", "rootn": "ref_rootn", "pow": "ref_pow",
+    "powr": "ref_powr",
+    # exact: judged bit for bit (BIT_EXACT)
+    "fabs": "ref_fabs", "floor": "ref_floor", "ceil": "ref_ceil", "trunc": "ref_trunc",
+    "rint": "ref_rint", "round": "ref_round", "logb": "ref_logb", "ilogb": "ref_ilogb",
+    "sign": "ref_sign",
+    "fmin": "ref_fmin", "fmax": "ref_fmax", "min": "ref_fmin", "max": "ref_fmax",
+    "maxmag": "ref_maxmag", "minmag": "ref_minmag", "copysign": "ref_copysign",
+    "nextafter": "ref_nextafter", "step": "ref_step", "fmod": "ref_fmod",
+    "remainder": "ref_remainder",
+    # a second output (SECOND_OUTPUT)
+    "frexp": "ref_frexp", "modf": "ref_modf", "fract": "ref_fract", "remquo": "ref_remquo",
+    # three arguments (THREE_ARGS)
+    "fma": "ref_fma", "clamp": "ref_clamp", "mad": "ref_fma",
+}
+#: The exact built-ins among them: their result must be the reference's bit for bit (a
+#: bound of 0 ULP or "correctly rounded" in every table), and no ULP error is measured for
+#: them (the host measures none either).
+BIT_EXACT = frozenset({"fabs", "floor", "ceil", "trunc", "rint", "round", "logb", "ilogb",
+                       "sign", "fmin", "fmax", "min", "max", "maxmag", "minmag", "copysign",
+                       "nextafter", "step", "fmod", "remainder", "clamp", "frexp", "modf",
+                       "fract", "remquo"})
+#: The references of two float arguments (the screen kernel's TWO_ARGS): every input
+#: with an argument that is a zero, an infinity or a NaN is the host's.
+TWO_ARGS = frozenset({"add", "sub", "mul", "divide", "fdim", "hypot", "atan2", "atan2pi",
+                      "fmin", "fmax", "min", "max", "maxmag", "minmag", "copysign",
+                      "nextafter", "step", "ldexp", "fmod", "remainder", "pown", "rootn",
+                      "pow", "powr", "remquo"})
+#: The references of three float arguments (the kernel's THREE_ARGS, with TWO_ARGS): as
+#: for two, every input with an argument that is a zero, an infinity or a NaN is the
+#: host's.
+THREE_ARGS = frozenset({"fma", "clamp", "mad"})
+#: mad: fma's reference, and its unfused value too (the kernel's MAD): a result passes
+#: where it is provably either correctly rounded fma or the correctly rounded add of the
+#: correctly rounded product (OpenCL's table), judged like the exact built-ins (no ULP
+#: error measured, as the checker measures none where a result is one of the choices).
+UNFUSED = frozenset({"mad"})
+#: The built-ins of a second output (frexp's exp, modf's and fract's iptr, remquo's quo)
+#: and the kernel function that judges it bit for bit (remquo's: its sign and magnitude
+#: modulo 8, oracle.entries.Congruent); their first output is judged as the exact
+#: built-ins' (BIT_EXACT), and an input whose argument is a zero, an infinity or a NaN is
+#: the host's (``special_answers``).
+SECOND_OUTPUT = {"frexp": "out2_frexp", "modf": "out2_modf", "fract": "out2_fract",
+                 "remquo": "out2_remquo"}
+#: The references of several arguments.
+SEVERAL_ARGS = TWO_ARGS | THREE_ARGS
+#: Undefined results that a reference of several arguments decides itself (the kernel's
+#: K_ANY: any result passes, no error is measured, as the checker judges none): the
+#: catalogue's ``undefined`` clauses, per built-in, that hold on finite nonzero arguments.
+REFERENCE_UNDEFINED = {"clamp": ((("minval", "gt:maxval"),),)}
+#: ... of the two-argument ones, those whose second argument is an int (the kernel's Z_INT: an input with
+#: k = 0 is the host's, as one with a zero, infinite or NaN float argument).
+INT_SECOND = frozenset({"ldexp", "pown", "rootn"})
+#: Correctly rounded built-ins whose reference is the exact value rounded once in binary64
+#: (x + y, x - y, x * y exact, x - y of fdim, x / y; x 2**k exact): screened at a bound of
+#: 0.5 ULP, which a result passes only where it is the nearest binary32 number
+#: (docs/device_screen.md).
+ROUNDED_ONCE = frozenset({"add", "sub", "mul", "fdim", "divide", "ldexp", "fma"})
+#: ... those whose result is an int (compared as an int32 pattern).
+INT_RESULT = frozenset({"ilogb"})
+
+
+def reference_name(name: str) -> str | None:
+    """The key of DEVICE_REFERENCES that judges built-in ``name``: its own, or for a
+    half_* built-in that of the function it approximates (half_sin -> sin, half_recip ->
+    recip: oracle.base_name; OpenCL C 3.0 §6.15.2.3, "half_<funcname> functions ... must
+    conform to the same edge case requirements"), or None where there is none.  Pure."""
+    from fuzzfarm.oracle import base_name
+    if name in DEVICE_REFERENCES:
+        return name
+    if not name.startswith("half_"):
+        return None
+    base = base_name(name)
+    return base if base in DEVICE_REFERENCES and base not in BIT_EXACT else None
+
+
+#: Rule predicates that hold only on zeros, infinities and NaNs: the screen passes such
+#: inputs only with what these very rules prescribe (``special_answers``), so they need no
+#: handling by a reference.  A rule on subnormal inputs is not among them: the references
+#: judge subnormal x, so such a rule must be handled like one on normal inputs.
+_RULED_CLASSES = {"zero", "inf", "pos_inf", "neg_inf", "nan", "pos_zero", "neg_zero"}
+#: ... and for a two-argument built-in, whose inputs with a zero, infinite or NaN argument
+#: are all the host's (no special answers): the NaN kinds too.
+_RULED_CLASSES_2 = _RULED_CLASSES | {"qnan", "snan"}
+#: The rules, per built-in, that hold on some normal inputs and that its reference
+#: handles: it answers the prescribed result exactly (K_EXACT) or a value that leaves the
+#: input to the host (NaN, or an exact zero).  Checked against the catalogue through the
+#: checker by tests/test_device_screen.py.
+#: The rules whose prescribed zeros and infinities the references answer exactly, in the
+#: order of the class number the reference gives them (device_screen.cl, K_EXACT).
+EXACT_RULES = {
+    "sinpi": ("CL.sinpi.positive_integer", "CL.sinpi.negative_integer"),
+    "cospi": ("CL.cospi.half_integer",),
+    "tanpi": ("CL.tanpi.even_integer", "CL.tanpi.odd_integer",
+              "CL.tanpi.half_integer_even_n", "CL.tanpi.half_integer_odd_n"),
+}
+HANDLED_RULES = {
+    "log": {"F9.log.2", "F9.log.3"}, "log2": {"F9.log2.2", "F9.log2.3"},
+    "log10": {"F9.log10.2", "F9.log10.3"},
+    "sqrt": {"F9.sqrt.D3"}, "rsqrt": {"F9.rsqrt.D4"},
+    "asin": {"F9.asin.2"}, "acos": {"F9.acos.1", "F9.acos.2"},
+    "asinpi": {"CL.asinpi.abs_gt_one"}, "acospi": {"CL.acospi.one", "CL.acospi.abs_gt_one"},
+    "log1p": {"F9.log1p.2", "F9.log1p.3"}, "acosh": {"F9.acosh.1", "F9.acosh.2"},
+    "atanh": {"F9.atanh.2", "F9.atanh.3"},
+    "tgamma": {"F9.tgamma.2"},      # a NaN at a negative integer (K_NAN)
+    **{name: set(rules) for name, rules in EXACT_RULES.items()},
+    # the exact built-ins' rules on normal inputs prescribe the exact result the reference
+    # computes (floor(x) = +0 on (0, 1), ...): tests/test_device_screen.py, through the
+    # checker
+    "floor": {"F9.floor.D1"},
+    "ceil": {"F9.ceil.D1", "CL.ceil.between_minus_one_and_zero"},
+    "trunc": {"F9.trunc.D1", "CL.trunc.between_minus_one_and_zero"},
+    "rint": {"CL.rint.round_to_nearest_even", "CL.rint.between_minus_half_and_zero"},
+    "round": {"CL.round.between_minus_half_and_zero"},
+    "sign": {"CL.sign.positive", "CL.sign.negative"},
+    # copysign(x, y) of finite nonzero x: |x| with y's sign, the reference's result
+    "copysign": {"F9.copysign.D1a"},
+    # pow(1, y) = 1 exactly (K_EXACT); pow(x < 0, non-integer y), powr(x < 0, y) and
+    # rootn(x < 0, even n) are NaNs (K_NAN); powr(1, y) = 1 (K_EXACT)
+    "pow": {"F9.pow.6a", "F9.pow.8"},
+    "powr": {"CL.powr.one_base_finite_exponent", "CL.powr.negative_base"},
+    "rootn": {"CL.rootn.negative_base_even"},
+    # modf of a finite nonzero x: x - trunc(x) with x's sign (+-0 for an integer), trunc(x)
+    "modf": {"F9.modf.1", "CL.modf.as_though_trunc"},
+}
+#: The degree of erfc's Taylor polynomials on [1/2, 2) (truncation below 2**-60 relative
+#: for |h| <= 1/16: docs/device_screen.md).
+ERFC_K = 13
+
+def plain_bound(name: str, precision: str, claims) -> float | None:
+    """The ULP bound the device screen applies to built-in ``name`` in ``precision`` under
+    ``claims`` (verdict.claims.Claims), or None where the device screen must not be used
+    (module docstring: no reference, not binary32, a bound that is not one number of ULPs,
+    a rounding mode other than round to nearest, a relaxed or finite-math build, or a rule
+    of the catalogue the reference does not handle)."""
+    ref = reference_name(name)
+    if ref is None or precision != "binary32":
+        return None
+    if len(catalogue.function(name).outputs) > 1 and ref not in SECOND_OUTPUT:
+        return None
+    if (tuple(claims.rounding) != ("rte",) or claims.relaxed or claims.finite_math
+            or claims.precision != precision):
+        return None
+    b = bounds.bound(name, precision, claims.profile, claims.relaxed)
+    if ref in BIT_EXACT:            # exact in every table, or not for the device screen
+        if not (b.correctly_rounded or b.plain_ulps == 0) or b.pieces[1:]:
+            return None
+        ulps = 0.0
+    elif b.correctly_rounded and ref in ROUNDED_ONCE and not b.pieces[1:]:
+        ulps = 0.5
+    elif ref in UNFUSED:            # either result correctly rounded
+        if not b.fma_or_mul_add:
+            return None
+        ulps = 0.5
+    elif b.implementation_defined or b.correctly_rounded or b.plain_ulps is None:
+        return None
+    elif b.plain_ulps < 0.5:
+        return None
+    else:
+        ulps = float(b.plain_ulps)
+    ruled = _RULED_CLASSES_2 if ref in SEVERAL_ARGS else _RULED_CLASSES
+    undefined = catalogue.function(name).undefined
+    if ref in SEVERAL_ARGS:         # undefined where an argument is special (the host's) or
+        own = REFERENCE_UNDEFINED.get(ref, ())      # where the reference says so (K_ANY)
+        if not all(any(pred in ruled for _arg, pred in clause) or clause in own
+                   for clause in undefined):
+            return None
+    elif undefined and undefined_beyond(name) is None:
+        return None
+    handled = HANDLED_RULES.get(ref, set())
+    for rule in catalogue.rules_for(name):
+        confined = any(pred in ruled for _arg, pred in rule.when)
+        if not confined and rule.id not in handled:
+            return None
+    return ulps
+
+
+def undefined_beyond(name: str) -> float | None:
+    """T where built-in ``name``'s results are undefined exactly for finite |x| > T (the
+    catalogue's ``undefined = [{ x = "abs_gt:T" }]``: half_sin, half_cos, half_tan, "x must
+    be in the range -2^16 ... +2^16", OpenCL C 3.0 §6.15.2): the device screen passes any
+    result there, as the checker judges none.  None where the built-in has no undefined
+    inputs or they are of another form (then ``plain_bound`` refuses the device screen)."""
+    und = catalogue.function(name).undefined
+    if len(und) != 1 or len(und[0]) != 1:
+        return None
+    (arg, word), = und[0]
+    if arg != "x" or not word.startswith("abs_gt:"):
+        return None
+    return float(word.split(":", 1)[1])
+
+
+#: ``SpecialAnswers`` words: a NaN is prescribed (a quiet one passes); the host judges; the
+#: reference judges (a zero no rule covers, e.g. acos(+-0) = pi/2).
+ANS_ANY_NAN, ANS_HOST, ANS_REF = 0xFFFFFFFF, 0xFFFFFFFE, 0xFFFFFFFD
+
+
+class SpecialAnswers(NamedTuple):
+    """What the device screen passes for x a zero, an infinity or a NaN (binary32): per x
+    in +0, -0, +inf, -inf the result pattern a rule of the catalogue prescribes (uint32),
+    ``ANS_ANY_NAN`` where it prescribes a NaN, ``ANS_HOST`` where the host must judge,
+    ``ANS_REF`` at a zero that no rule covers (the reference judges it, as a finite x:
+    every reference is valid at +-0, and tests/test_device_screen.py checks the answers
+    through the checker); and
+    whether a NaN x may give any quiet NaN (no rule of the built-in holds on it: F.9's NaN
+    propagation and OpenCL's quietness alone apply, which a quiet NaN meets)."""
+
+    pos_zero: int
+    neg_zero: int
+    pos_inf: int
+    neg_inf: int
+    nan_any_quiet: bool
+
+
+@lru_cache(maxsize=None)
+def special_answers(name: str) -> SpecialAnswers:
+    """The catalogue's prescribed results for built-in ``name`` at binary32 x = +0, -0,
+    +inf, -inf and NaN, as the device screen applies them (all the host's for a built-in
+    of several arguments, ``SEVERAL_ARGS``) (``SpecialAnswers``; OpenCL C
+    7.5 and C99 F.9's rules in edgecases/data).  An x where no rule holds, where rules
+    disagree, or where the one that holds is a note, a set of results other than a NaN,
+    or has a flush-to-zero alternative, is the host's (``ANS_HOST``), except a zero where
+    no rule holds (``ANS_REF``).  Pure; raises
+    KeyError for a built-in outside the catalogue."""
+    from edgecases.predicates import evaluate
+    from fuzzfarm.formats import BINARY32
+    fn = catalogue.function(name)
+    if reference_name(name) in SEVERAL_ARGS or len(fn.outputs) > 1:
+        # every special input is the host's (of several outputs: the kernel's OUT2)
+        return SpecialAnswers(ANS_HOST, ANS_HOST, ANS_HOST, ANS_HOST, nan_any_quiet=False)
+    (arg,) = fn.inputs
+    float_ret = fn.outputs[0].kind == "float"
+    xs = np.array([0x0000_0000, 0x8000_0000, 0x7F80_0000, 0xFF80_0000, 0x7FC0_0000],
+                  np.uint32)
+    answers: list[set] = [set() for _ in xs]
+    for rule in catalogue.rules_for(name):
+        holds = np.ones(xs.size, bool)
+        for a, word in rule.when:
+            holds &= evaluate(word, xs, arg.kind, BINARY32)
+        for i in np.flatnonzero(holds):
+            one = {arg.name: xs[i:i + 1]}
+            spec = rule.results.get("ret")
+            if (rule.severity != "fail" or rule.ftz_results or set(rule.results) != {"ret"}
+                    or spec is None):
+                answers[i].add(ANS_HOST)
+            elif spec.kind == "nan":
+                answers[i].add(ANS_ANY_NAN)
+            else:
+                try:
+                    bits = spec.expected_bits(one, BINARY32)
+                except KeyError:        # a device constant (ilogb's FP_ILOGB0)
+                    answers[i].add(ANS_HOST)
+                    continue
+                nan = bits is None or (float_ret and
+                                       (int(bits[0]) & 0x7FFF_FFFF) > 0x7F80_0000)
+                answers[i].add(ANS_HOST if nan else int(bits[0]) & 0xFFFF_FFFF)
+    words = [a.pop() if len(a) == 1 else ANS_REF if not a and i < 2 else ANS_HOST
+             for i, a in enumerate(answers[:4])]
+    return SpecialAnswers(*words, nan_any_quiet=not answers[4])
+
+
+def aggregates(name: str, claims) -> bool:
+    """Whether the device screen counts the failures of ``name``'s prescribed zeros and
+    infinities itself (a zero or infinity other than the prescribed one: the checker
+    reports exactly one failure of that rule for each, where zeros' signs and infinite
+    results are judged).  The host then judges a sample of them (``aggregated_sample``)."""
+    return (name in EXACT_RULES and claims.signed_zeros and claims.inf_nan
+            and claims.judges_specials and not claims.finite_math and not claims.relaxed)

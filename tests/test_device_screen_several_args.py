@@ -1,0 +1,667 @@
+"""The device screen's built-ins of two and three arguments, of a second output, and
+degrees/radians (issue 28; docs/device_screen.md "Two-argument built-ins",
+"Three-argument built-ins", "Built-ins of a second output"): their
+references against mpmath, the screen's verdicts against the checker's on arguments of
+every class (a failure passed is the worst bug: none; correct results of finite nonzero
+arguments passed), and `run` units screened on the device with faults planted giving the
+host-screened unit's verdict.
+
+``device`` tests build the screens on the test device (PyPI's PoCL has cl_khr_fp64)."""
+from __future__ import annotations
+
+import math
+import zlib
+
+import mpmath
+import numpy as np
+import pytest
+
+from devices import require_device
+from edgecases import bounds, catalogue
+from fuzzfarm.oracle import device_screen as ds
+from fuzzfarm.verdict.checker import check_batch
+from fuzzfarm.verdict.claims import Claims
+
+#: of several arguments and one output (remquo, of two outputs, with OUT2 below)
+SEVERAL = sorted(ds.SEVERAL_ARGS - set(ds.SECOND_OUTPUT))
+EXACT_SEVERAL = sorted(n for n in SEVERAL if n in ds.BIT_EXACT)
+UNARY = ["degrees", "radians"]
+#: half_divide and half_powr take divide's and powr's references at their 8192-ULP bound
+NAMES = SEVERAL + UNARY + ["half_divide", "half_powr"]
+#: of a second output (frexp, modf, fract, remquo)
+OUT2 = sorted(ds.SECOND_OUTPUT)
+
+_MP = {
+    "add": lambda x, z: x + z, "sub": lambda x, z: x - z, "mul": lambda x, z: x * z,
+    "divide": lambda x, z: x / z, "fdim": lambda x, z: x - z if x > z else mpmath.mpf(0),
+    "hypot": lambda x, z: mpmath.sqrt(x * x + z * z), "atan2": mpmath.atan2,
+    "atan2pi": lambda x, z: mpmath.atan2(x, z) / mpmath.pi,
+    "degrees": lambda x: x * 180 / mpmath.pi, "radians": lambda x: x * mpmath.pi / 180,
+    "ldexp": lambda x, k: mpmath.ldexp(x, int(k)),
+    "fma": lambda a, b, c: a * b + c, "mad": lambda a, b, c: a * b + c,
+    "pow": lambda x, y: _mp_pow(x, y), "powr": lambda x, y: _mp_pow(x, y),
+    "pown": lambda x, n: _mp_pow(x, n),
+    "rootn": lambda x, n: mpmath.sign(x) * abs(x) ** (mpmath.mpf(1) / n),
+}
+
+
+def _mp_pow(x, y):
+    """x**y, real: |x|**y with x's sign where y is an odd integer (NaN where x < 0 and y
+    is not an integer)."""
+    if x > 0:
+        return mpmath.power(x, y)
+    if y != int(y):
+        return mpmath.nan
+    v = mpmath.power(-x, y)
+    return -v if int(y) % 2 else v
+
+
+def _nan_ruled(name, x, y):
+    """Whether a rule prescribes a NaN at finite nonzero x, y (K_NAN): pow of x < 0 and a
+    non-integer y, powr of x < 0, rootn of x < 0 and an even n."""
+    if x >= 0:
+        return False
+    return {"pow": y != int(y), "powr": True, "rootn": int(y) % 2 == 0}.get(name, False)
+
+
+def _screen(name):
+    from fuzzfarm.device.runner import DeviceRunner
+    info = require_device()
+    if not info.has_fp64:
+        pytest.skip("the test device lacks cl_khr_fp64")
+    key = ("screen", name)
+    if key not in _CACHE:
+        if "runner" not in _CACHE:
+            _CACHE["runner"] = DeviceRunner(info, "")
+        bound = ds.plain_bound(name, "binary32", Claims())
+        _CACHE[key] = ds.DeviceScreen(_CACHE["runner"], name, bound, 1 << 16)
+    return _CACHE[key]
+
+
+_CACHE: dict = {}
+
+
+def _f32(bits: np.ndarray) -> np.ndarray:
+    return np.asarray(bits, np.uint32).view(np.float32)
+
+
+def _patterns(rng, n, special=True):
+    """binary32 patterns: normals of every binade, subnormals, values near 1 and 2**k,
+    and (``special``) zeros, infinities and NaNs."""
+    normal = (rng.integers(0x0080_0000, 0x7F80_0000, n, dtype=np.uint32)
+              | (rng.integers(0, 2, n, dtype=np.uint32) << np.uint32(31)))
+    sub = rng.integers(1, 0x0080_0000, n // 8, dtype=np.uint32) | (
+        rng.integers(0, 2, n // 8, dtype=np.uint32) << np.uint32(31))
+    near = (np.float32(rng.uniform(0.5, 2.0, n // 4)).view(np.uint32)
+            + rng.integers(-3, 4, n // 4).astype(np.uint32))
+    parts = [normal, sub, near]
+    if special:
+        parts.append(np.array([0, 0x8000_0000, 0x7F80_0000, 0xFF80_0000, 0x7FC0_0000,
+                               0x7F80_0001, 0xFFC0_1234, 1, 0x8000_0001, 0x7F7F_FFFF,
+                               0xFF7F_FFFF, 0x0080_0000], np.uint32))
+    x = np.concatenate(parts)
+    return x[rng.permutation(x.size)][:n]
+
+
+def _arguments(name, rng, n, special=True):
+    """The arguments of ``n`` inputs of built-in ``name`` (uint32 patterns, one array per
+    argument): one for degrees and radians; ``_pairs`` for two; ``_triples`` for three."""
+    if name in ds.THREE_ARGS:
+        return _triples(name, rng, n, special)
+    if ds.reference_name(name) in ds.TWO_ARGS:
+        return _pairs(name, rng, n, special)
+    return (_patterns(rng, n, special),)
+
+
+def _triples(name, rng, n, special=True):
+    """(a, b, c) of fma and mad: independent draws; c = -(a b rounded), and its neighbours (the
+    sum cancels to a few ULPs of the product, or to the product's rounding error); c far
+    below and far above a b.  (x, minval, maxval) of clamp: bounds in order with x below,
+    between, above and equal to either; and bounds out of order (undefined)."""
+    x, z, w = (_patterns(rng, n, special) for _ in range(3))
+    k = n // 8
+    with np.errstate(all="ignore"):
+        if name in ("fma", "mad"):
+            p = (_f32(x).astype(np.float64) * _f32(z)).astype(np.float32).view(np.uint32)
+            mag = p & np.uint32(0x7FFF_FFFF)
+            c = w.copy()
+            c[:k] = p[:k] ^ np.uint32(0x8000_0000)
+            c[k:2 * k] = (p[k:2 * k] ^ np.uint32(0x8000_0000)) + rng.integers(
+                -3, 4, k).astype(np.uint32)
+            c[2 * k:3 * k] = (p[2 * k:3 * k] & np.uint32(0x8000_0000)) | (np.maximum(
+                mag[2 * k:3 * k], np.uint32(31 << 23)) - np.uint32(30 << 23))  # 2**-30 a b
+            ok = (mag >= np.uint32(31 << 23)) & (mag < np.uint32(0x7F80_0000))
+            return x, z, np.where(ok, c, w)
+    lo = np.minimum(_f32(z), _f32(w))
+    hi = np.maximum(_f32(z), _f32(w))
+    z[:4 * k], w[:4 * k] = lo[:4 * k].view(np.uint32), hi[:4 * k].view(np.uint32)
+    x[:k] = z[:k]                                   # on a bound
+    x[k:2 * k] = w[k:2 * k]
+    x[2 * k:3 * k] = z[2 * k:3 * k] - np.uint32(1)  # a pattern off a bound
+    return x, z, w
+
+
+def _pairs(name, rng, n, special=True):
+    """(x, z) pattern pairs of ``n``: independent draws, equal arguments, arguments of
+    equal magnitude and opposite signs, neighbours (cancellation), and (atan2, hypot,
+    divide) arguments of very different size; for ldexp, z an int32 (as uint32 bits):
+    small and large exponents, those that reach the subnormals and the overflow, and
+    (``special``) 0 and the extremes."""
+    x, z = _patterns(rng, n, special), _patterns(rng, n, special)
+    if ds.reference_name(name) in ("pown", "rootn", "pow", "powr"):
+        return _power_pairs(ds.reference_name(name), rng, x, z, special)
+    if name in ds.INT_SECOND:
+        k = np.concatenate([rng.integers(-300, 301, n // 2), rng.integers(-40, 41, n // 4),
+                            rng.integers(-2**31, 2**31, n // 8),
+                            [0, 1, -1, 2**31 - 1, -2**31, 127, 128, -126, -149, -150, 277,
+                             -277, 400, -400, 401, -401] if special else [1, -1, 254]])
+        k = k[k != 0] if not special else k
+        return x, rng.choice(k, n).astype(np.int32).view(np.uint32)
+    k = n // 8
+    if name in ("fmod", "remainder"):   # x = (m + 1/2) z and m z: remainder's ties, zeros
+        with np.errstate(all="ignore"):
+            m = rng.integers(1, 1 << 12, 2 * k).astype(np.float32)
+            m[::2] += np.float32(0.5)
+            zf = _f32(z[4 * k:6 * k])
+            xm = (zf.astype(np.float64) * m).astype(np.float32)
+            exact = np.isfinite(xm) & (xm.astype(np.float64) == zf.astype(np.float64) * m)
+        x[4 * k:6 * k] = np.where(exact, xm.view(np.uint32), x[4 * k:6 * k])
+    z[:k] = x[:k]                                            # equal
+    z[k:2 * k] = x[k:2 * k] ^ np.uint32(0x8000_0000)         # opposite
+    z[2 * k:3 * k] = x[2 * k:3 * k] + np.uint32(1)          # neighbours
+    z[3 * k:4 * k] = (x[3 * k:4 * k] ^ np.uint32(0x8000_0000)) + np.uint32(2)
+    return x, z
+
+
+def _power_pairs(name, rng, x, z, special):
+    """(x, y) of pow, powr, pown and rootn (y an int32 as uint32 bits for the last two):
+    besides independent draws, x of moderate size with exponents that keep the result in
+    range (integers for x < 0), x within a few ULPs of 1 with large exponents, and
+    results near the overflow and underflow thresholds."""
+    n = x.size
+    k = n // 8
+    mid = (np.float32(rng.uniform(0.5, 2.0, n)) * np.float32(2.0) ** rng.integers(
+        -6, 7, n).astype(np.float32) * rng.choice(np.float32([-1, 1]), n))
+    near1 = np.float32(1).view(np.uint32) + rng.integers(-60, 61, n).astype(np.uint32)
+    if name in ds.INT_SECOND:
+        ints = np.concatenate([rng.integers(-40, 41, n // 2), rng.integers(-300, 301, n // 4),
+                               rng.integers(-2 ** 31, 2 ** 31, n // 4),
+                               [1, -1, 2, -2, 3, 2 ** 31 - 1, -2 ** 31] if special
+                               else [1, -1, 2, -2, 3]])
+        ints = ints[ints != 0] if not special else ints
+        y = rng.choice(ints, n).astype(np.int32)
+        if name == "pown":          # near 1 with |n| up to 2**26: in range
+            y[3 * k:4 * k] = rng.integers(-2 ** 26, 2 ** 26, k) | 1
+            x[3 * k:4 * k] = near1[3 * k:4 * k]
+        x[:3 * k] = mid[:3 * k].view(np.uint32)
+        return x, y.view(np.uint32)
+    yf = _f32(z).copy()
+    yf[:2 * k] = np.float32(rng.uniform(-40, 40, 2 * k))
+    yf[2 * k:3 * k] = np.float32(rng.integers(-120, 121, k))       # integers: x < 0 too
+    x[:3 * k] = mid[:3 * k].view(np.uint32)
+    if name == "powr":
+        x[:3 * k] &= np.uint32(0x7FFF_FFFF)
+    x[3 * k:4 * k] = near1[3 * k:4 * k]                              # |y| up to 2**30
+    yf[3 * k:4 * k] = np.float32(rng.uniform(-1, 1, k) * 2.0 ** rng.integers(10, 31, k))
+    with np.errstate(all="ignore"):                                   # near 2**128, 2**-150
+        lx = np.log2(np.abs(_f32(x[4 * k:5 * k]).astype(np.float64)))
+        edge = rng.choice([127.9, 128.02, -149.2, -150.3, -126.5], k)
+        yf[4 * k:5 * k] = np.where(np.abs(lx) > 2.0 ** -10, np.float32(edge / lx),
+                                   yf[4 * k:5 * k])
+    return x, yf.view(np.uint32)
+
+
+def _args(name, *cols):
+    """The checker's arguments of built-in ``name``: its inputs' names to ``cols``."""
+    fn = catalogue.function(name)
+    return {a.name: (np.asarray(c, np.uint32).view(np.int32) if a.kind == "int" else c)
+            for a, c in zip(fn.inputs, cols)}
+
+
+def _rn(name, *cols):
+    """A result close to f's (binary32 patterns): numpy's binary32 operation, or the
+    float64 value rounded once."""
+    with np.errstate(all="ignore"):
+        return _value(name, *cols).astype(np.float32).view(np.uint32)
+
+
+def _rootn(xf, n):
+    """rootn in float64: |x|**(1/n) with x's sign, NaN for x < 0 and an even n."""
+    with np.errstate(all="ignore"):
+        v = np.abs(xf) ** (1.0 / n.astype(np.float64))
+        return np.where((xf < 0) & (n % 2 == 0), np.nan, np.copysign(v, xf))
+
+
+def _unfused(a, b, c):
+    """mad's unfused result fl(fl(a b) + c) (binary32 patterns; numpy's binary32 * and +
+    are correctly rounded)."""
+    with np.errstate(all="ignore"):
+        return ((_f32(a) * _f32(b)) + _f32(c)).astype(np.float32).view(np.uint32)
+
+
+def _ieee_remainder(xf, zf):
+    """IEEE 754 remainder of float64 arrays (Python's math.remainder; NaN where it
+    raises: a zero z, an infinite x)."""
+    def one(a, b):
+        try:
+            return math.remainder(a, b)
+        except ValueError:
+            return math.nan
+    return np.array([one(a, b) for a, b in zip(xf.tolist(), zf.tolist())], np.float64)
+
+
+def _value(name, x, z=None, w=None):
+    """f in float64 (numpy's functions: exact for +, -, * of binary32 numbers close in
+    magnitude, else one rounding; fma's product exact, the sum one rounding)."""
+    with np.errstate(all="ignore"):     # signaling NaNs, overflows to infinity
+        xf = _f32(x).astype(np.float64)
+        zf = None if z is None else _f32(z).astype(np.float64)
+        wf = None if w is None else _f32(w).astype(np.float64)
+        v = {"add": lambda: xf + zf, "sub": lambda: xf - zf, "mul": lambda: xf * zf,
+             "divide": lambda: xf / zf, "half_divide": lambda: xf / zf,
+             "fdim": lambda: np.where(xf > zf, xf - zf, 0.0),
+             "hypot": lambda: np.hypot(xf, zf), "atan2": lambda: np.arctan2(xf, zf),
+             "atan2pi": lambda: np.arctan2(xf, zf) / np.pi,
+             "fmin": lambda: np.fmin(xf, zf), "min": lambda: np.fmin(xf, zf),
+             "fmax": lambda: np.fmax(xf, zf), "max": lambda: np.fmax(xf, zf),
+             "maxmag": lambda: np.where(np.abs(xf) > np.abs(zf), xf,
+                                        np.where(np.abs(zf) > np.abs(xf), zf, np.fmax(xf, zf))),
+             "minmag": lambda: np.where(np.abs(xf) < np.abs(zf), xf,
+                                        np.where(np.abs(zf) < np.abs(xf), zf, np.fmin(xf, zf))),
+             "copysign": lambda: np.copysign(xf, zf),
+             "nextafter": lambda: np.nextafter(_f32(x), _f32(z)).astype(np.float64),
+             "step": lambda: np.where(zf < xf, 0.0, 1.0),
+             "fmod": lambda: np.fmod(xf, zf),
+             "remainder": lambda: _ieee_remainder(xf, zf),
+             "fma": lambda: xf * zf + wf, "mad": lambda: xf * zf + wf,
+             "pow": lambda: np.power(xf, zf),
+             "powr": lambda: np.where(xf < 0, np.nan, np.power(xf, zf)),
+             "half_powr": lambda: np.where(xf < 0, np.nan, np.power(xf, zf)),
+             "pown": lambda: np.power(xf, np.asarray(z, np.uint32).view(np.int32).astype(
+                 np.float64)),
+             "rootn": lambda: _rootn(xf, np.asarray(z, np.uint32).view(np.int32)),
+             "clamp": lambda: np.where(zf > wf, np.nan, np.fmin(np.fmax(xf, zf), wf)),
+             "degrees": lambda: np.degrees(xf), "radians": lambda: np.radians(xf),
+             "ldexp": lambda: np.ldexp(_f32(x), np.clip(np.asarray(z, np.uint32).view(
+                 np.int32), -400, 400)).astype(np.float64)}[name]()
+        return np.asarray(v, np.float64)
+
+
+# --------------------------------------------------------------------------- pure
+def test_several_argument_bounds_are_the_tables():
+    """The bounds the screen applies: 0.5 ULP (correctly rounded, the reference rounded
+    once) for +, -, *, fdim, ldexp and fma, and for mad either of its two results; the
+    tables' for divide, hypot, atan2, atan2pi, the powers (and half_divide's and
+    half_powr's 8192); bit for bit for the selections, fmod, remainder and clamp; none
+    under relaxed math, a rounding mode other than round to nearest, for binary64, or for
+    a built-in without a reference or of two outputs without a judge of the second."""
+    c = Claims()
+    for name in ("add", "sub", "mul", "fdim", "ldexp"):
+        assert ds.plain_bound(name, "binary32", c) == 0.5
+    for name in ("divide", "hypot", "atan2", "atan2pi", "degrees", "radians", "half_divide",
+                 "pow", "powr", "pown", "rootn", "half_powr"):
+        assert ds.plain_bound(name, "binary32", c) == float(
+            bounds.bound(name, "binary32").plain_ulps), name
+    for name in ("fma", "mad"):
+        assert ds.plain_bound(name, "binary32", c) == 0.5
+    for name in EXACT_SEVERAL:
+        assert ds.plain_bound(name, "binary32", c) == 0.0, name
+    assert ds.plain_bound("add", "binary64", Claims("binary64")) is None
+    assert ds.plain_bound("divide", "binary32", Claims(relaxed=True)) is None
+    assert ds.plain_bound("add", "binary32", Claims(rounding=("rtz",))) is None
+    for name in ("native_divide", "native_powr", "sincos", "lgamma_r"):
+        assert ds.plain_bound(name, "binary32", c) is None, name
+
+
+def test_a_rule_on_normal_inputs_turns_a_two_argument_screen_off(monkeypatch):
+    """A rule of fmin that holds on finite nonzero arguments (not one the reference
+    computes) turns fmin's device screen off; copysign's rule on every non-NaN x is the
+    reference's result and keeps it."""
+    real = catalogue.rules_for
+    extra = catalogue.rules_for("log")[2]            # F9.log.3: x < 0
+    assert any(p == "lt:0" for _, p in extra.when)
+    monkeypatch.setattr(catalogue, "rules_for",
+                        lambda n: real(n) + ((extra,) if n in ("fmin", "add") else ()))
+    assert ds.plain_bound("fmin", "binary32", Claims()) is None
+    assert ds.plain_bound("add", "binary32", Claims()) is None
+    assert ds.plain_bound("copysign", "binary32", Claims()) == 0.0
+
+
+def test_special_answers_of_two_argument_built_ins_are_all_the_hosts():
+    for name in SEVERAL:
+        a = ds.special_answers(name)
+        assert set(a[:4]) == {ds.ANS_HOST} and not a.nan_any_quiet, name
+
+
+# --------------------------------------------------------------------------- references
+@pytest.mark.device
+@pytest.mark.parametrize("name", sorted(_MP))
+def test_references_agree_with_mpmath(name):
+    """Every value a rounded reference gives at finite nonzero arguments (normals,
+    subnormals, cancellation, arguments far apart) is within 2**-49 of f, relative, and
+    f = 0 (x - x) gives 0; fdim's exact +0 where x <= z."""
+    s = _screen(name)
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
+    cols = _arguments(name, rng, 3000, special=False)
+    x, z = cols[0], cols[-1]        # for the messages
+    r, kind = s.references(*cols)
+    worst = 0.0
+    with mpmath.workprec(200):
+        for i, (xi, zi, ri, ki) in enumerate(zip(x.tolist(), z.tolist(), r.tolist(),
+                                                 kind.tolist())):
+            vals = [int(np.uint32(c[i]).view(np.int32)) if (j and name in ds.INT_SECOND)
+                    else mpmath.mpf(float(np.uint32(c[i]).view(np.float32)))
+                    for j, c in enumerate(cols)]
+            nan = len(vals) == 2 and _nan_ruled(name, *vals)
+            assert (ki == 4) == nan, (name, hex(xi), hex(zi), ki)
+            if nan:
+                continue
+            f = _MP[name](*vals)
+            if ki == 1:                 # an exact answer: fdim's +0, pow(1, y) = 1
+                assert (f, ri) in ((0, 0.0), (1, 1.0)) and not np.signbit(ri), (
+                    name, hex(xi), hex(zi))
+                assert name == "fdim" or (name in ("pow", "powr") and vals[0] == 1)
+                continue
+            assert ki == 0, (name, hex(xi), hex(zi), ki)
+            if f == 0:
+                assert ri == 0.0, (name, hex(xi), hex(zi), ri)
+                continue
+            if not 2.0 ** -151 <= abs(f) < 2.0 ** 129:     # clamped: beyond either way
+                beyond = abs(f) >= 2.0 ** 129
+                assert (np.sign(ri) == int(mpmath.sign(f)) and
+                        (abs(ri) >= 2.0 ** 129 if beyond else abs(ri) < 2.0 ** -151)), (
+                    name, hex(xi), hex(zi), ri)
+                continue
+            rel = float(abs((mpmath.mpf(ri) - f) / f))
+            assert rel <= 2.0 ** -49, (name, hex(xi), hex(zi), ri, rel)
+            worst = max(worst, rel)
+    assert worst > 0 or name in ("mul", "ldexp")    # exact products
+    if name in ds.INT_SECOND | {"pow", "powr"}:
+        inside = np.abs(r[kind == 0])
+        assert ((inside >= 2.0 ** -149) & (inside < 2.0 ** 128)).mean() > 0.3, name
+    if name in ("fma", "mad"):      # cancelling sums were among them
+        c = np.abs(_f32(cols[2])).astype(np.float64)
+        assert ((np.abs(r) < 2.0 ** -20 * c) & (r != 0)).sum() > 100
+
+
+@pytest.mark.device
+@pytest.mark.parametrize("name", EXACT_SEVERAL)
+def test_exact_references_are_the_checkers_results(name):
+    """The exact references' results at finite nonzero arguments (subnormals, equal and
+    opposite arguments, the largest values) are what the checker accepts, bit for bit,
+    and the screen passes them; one pattern off, the screen passes nothing the checker
+    fails."""
+    s = _screen(name)
+    rng = np.random.default_rng(zlib.crc32(name.encode()) + 1)
+    cols = _arguments(name, rng, 4000, special=False)
+    x, z = cols[0], cols[1]
+    r, kind = s.references(*cols)
+    undefined = kind == 5           # clamp's minval > maxval: any result
+    assert (kind[~undefined] == 1).all() and (not undefined.any() or name == "clamp"), name
+    y = r.astype(np.float32).view(np.uint32)
+    fn = catalogue.function(name)
+    res = check_batch(fn, _args(name, *cols), {"ret": y}, Claims())
+    assert not res.findings, (name, [(hex(int(x[f.index])), hex(int(z[f.index])),
+                                      f.rule_id) for f in res.findings[:4]])
+    passed, _ = s.screen_pairs(x, y, *cols[1:])
+    assert passed.all(), name
+    for off in (y + np.uint32(1), y - np.uint32(1), y ^ np.uint32(0x8000_0000)):
+        passed, _ = s.screen_pairs(x, off, *cols[1:])
+        res = check_batch(fn, _args(name, *cols), {"ret": off}, Claims())
+        wrong = {f.index for f in res.findings if f.severity == "fail"}
+        assert not (set(np.flatnonzero(passed).tolist()) & wrong), name
+
+
+# --------------------------------------------------------------------------- soundness
+@pytest.mark.device
+@pytest.mark.parametrize("name", NAMES)
+def test_the_screen_passes_no_failure_and_the_correct_results(name):
+    """Against results close to f moved by 0 .. bound + 2 ULPs either way, sign-flipped,
+    zeros, infinities, NaNs, and the arguments themselves, at pairs of every class (zeros,
+    infinities, NaNs, subnormals, equal, opposite and neighbouring arguments): the device
+    passes nothing the checker finds wrong, under claims with and without subnormals; it
+    leaves every input with a zero, infinite or NaN argument to the host; and it passes
+    the correct results of finite nonzero arguments but a few (a tie, the margin)."""
+    s = _screen(name)
+    fn = catalogue.function(name)
+    rng = np.random.default_rng(zlib.crc32(name.encode()) + 2)
+    cols = _arguments(name, rng, 900)
+    two = len(cols) > 1
+    x, z = cols[0], cols[-1]        # for the messages
+    args = _args(name, *cols)
+    rn = _rn(name, *cols)
+    b = int(s.bound) if s.bound < 100 else 3
+    offsets = [0, 1, -1, b, -b, b + 1, -(b + 1), b + 2]
+    cands = [(rn.astype(np.int64) + k).astype(np.uint32) for k in offsets]
+    full = lambda v: np.full(x.size, v, np.uint32)   # noqa: E731
+    cands += [rn ^ np.uint32(0x8000_0000), x, full(0), full(0x8000_0000),
+              full(0x7F80_0000), full(0xFF80_0000), full(0x7FC0_0000), full(0x7F80_0001)]
+    if name == "mad":               # the unfused result, and a pattern either side
+        un = _unfused(*cols)
+        cands += [un, un + np.uint32(1), un - np.uint32(1)]
+    special = lambda v: ((v & np.uint32(0x7FFF_FFFF)) == 0) | (  # noqa: E731
+        (v & np.uint32(0x7FFF_FFFF)) >= np.uint32(0x7F80_0000))
+    if name in ds.INT_SECOND:       # an int k: only k = 0 is the host's
+        ordinary = ~special(x) & (z != 0)
+    else:
+        ordinary = ~np.logical_or.reduce([special(c) for c in cols])
+    for k, y in enumerate(cands):
+        passed, _ = s.screen_pairs(x, y, *cols[1:])
+        if two:
+            assert not (passed & ~ordinary).any(), name
+        # a device without subnormals: where results near f are (the flushed zeros)
+        for claims in (Claims(), Claims(denormals=False))[:1 + (k < 3 or k >= 8)]:
+            res = check_batch(fn, args, {"ret": y}, claims)
+            wrong = {f.index for f in res.findings}
+            bad = [j for j in np.flatnonzero(passed) if j in wrong]
+            assert not bad, (name, claims.denormals, [
+                (hex(int(x[j])), hex(int(z[j])), hex(int(y[j]))) for j in bad[:5]])
+    # the correct results: the checker's own verdict on rn, passed where it is right
+    res = check_batch(fn, args, {"ret": rn}, Claims())
+    right = np.ones(x.size, bool)
+    right[[f.index for f in res.findings]] = False
+    passed, _ = s.screen_pairs(x, rn, *cols[1:])
+    judged = right & ordinary & ((rn & np.uint32(0x7FFF_FFFF)) != 0) & (
+        (rn & np.uint32(0x7FFF_FFFF)) < np.uint32(0x7F80_0000))
+    if s.bound == 0.5:              # a tie (x + its neighbour) is the host's by design
+        with np.errstate(all="ignore"):
+            v = _value(name, *cols)
+            near_tie = np.abs(_f32(rn).astype(np.float64) - v) >= 0.45 * np.spacing(
+                np.abs(_f32(rn))).astype(np.float64)
+        judged &= ~near_tie
+    assert judged.sum() > x.size // 3, name
+    if name == "mad":               # the unfused results the checker accepts pass too
+        un = _unfused(*cols)
+        res = check_batch(fn, args, {"ret": un}, Claims())
+        ok = np.ones(x.size, bool)
+        ok[[f.index for f in res.findings]] = False
+        with np.errstate(all="ignore"):
+            p = np.abs(_f32(x).astype(np.float64) * _f32(cols[1]))
+        fine = ok & ordinary & (un != rn) & (p >= 2.0 ** -126) & (p < 2.0 ** 127) & (
+            (un & np.uint32(0x7FFF_FFFF)) != 0) & ((un & np.uint32(0x7FFF_FFFF)) < np.uint32(
+                0x7F80_0000))
+        passed_un, _ = s.screen_pairs(x, un, *cols[1:])
+        assert fine.sum() > 5 and passed_un[fine].mean() > 0.9, (fine.sum(), passed_un[fine])
+    assert passed[judged].mean() > 0.99, (name, [
+        (hex(int(x[j])), hex(int(z[j])), hex(int(rn[j])))
+        for j in np.flatnonzero(judged & ~passed)[:5]])
+
+
+# --------------------------------------------------------------------------- run units
+@pytest.mark.device
+@pytest.mark.parametrize("name", NAMES + OUT2)
+def test_screened_run_units_give_the_host_verdicts(name):
+    """`run` units (drawn: specials, subnormals, NaN payloads ...) of a built-in of two
+    or three arguments or of two outputs (and degrees, radians) screened on the device
+    after the kernel, and again with faults planted among the results (1 ULP beyond the
+    bound, a flipped sign, a NaN for a number, a zero for a number; a second output one
+    off or of the other sign), give the host-screened unit's findings, counts and maximum
+    error, and every planted fault the checker fails is a recorded failure."""
+    from fuzzfarm.verdict.checker import FINDINGS_PER_RULE
+    from fuzzfarm.work.check import check_result
+    from fuzzfarm.work.make import make_inputs, make_unit
+    from fuzzfarm.work.session import DeviceSession
+    s = _screen(name)
+    fn = catalogue.function(name)
+    names = [a.name for a in fn.inputs]
+    session = DeviceSession(s.runner.info)
+    rng = np.random.default_rng(zlib.crc32(name.encode()) + 3)
+    caught = 0
+    for serial in (0, 1):
+        unit = make_unit("t", (name, "binary32", 1), serial, 5, 0, 1, size=1 << 13)
+        inputs = make_inputs(unit)
+        landed = session.land(session.launch(unit, inputs))
+        assert landed.answer is not None, name
+        outs = {k: np.array(v) for k, v in landed.outputs.items()}
+        y = outs["ret"]
+        dev = check_result(unit, inputs, outs, Claims(), landed.answer)
+        host = check_result(unit, inputs, outs, Claims())
+        assert dev.counts_by_rule(None) == host.counts_by_rule(None), (name, serial)
+        assert dev.screened > 0, name
+        outs0 = {k: v.copy() for k, v in outs.items()}
+        second = [v for k, v in outs.items() if k != "ret"]
+        pos = rng.choice(y.size, 40, replace=False)
+        step = np.uint32(int(s.bound) + 1)
+        for k, p in enumerate(pos):
+            mag = int(y[p]) & 0x7FFF_FFFF
+            if k % 4 == 0 and 0 < mag < 0x7F00_0000:
+                y[p] += step
+            elif k % 4 == 1:
+                y[p] ^= np.uint32(0x8000_0000)
+            elif k % 4 == 2:
+                y[p] = np.uint32(0x7FC0_0000)
+            elif not second or k % 8 == 3:
+                y[p] = np.uint32(0) if mag else np.uint32(0x3F80_0000)
+            else:                   # the second output: one off, or its sign flipped
+                y2 = second[0].view(np.uint32)
+                y2[p] = y2[p] + np.uint32(1) if k % 16 == 7 else y2[p] ^ np.uint32(1 << 31)
+        xs = [np.ascontiguousarray(inputs[a]).view(np.uint32) for a in names]
+        answer = s.screen_drawn(xs[0], y, *xs[1:], y2bits=second[0] if second else None)
+        dev = check_result(unit, inputs, outs, Claims(), answer)
+        host = check_result(unit, inputs, outs, Claims())
+        assert dev.n == host.n == y.size
+        assert dev.counts_by_rule(None) == host.counts_by_rule(None), (name, serial)
+        key = lambda f: (f.index, f.rule_id, f.severity)   # noqa: E731
+        assert sorted(map(key, dev.findings)) == sorted(map(key, host.findings)), name
+        assert dev.max_ulp_error == pytest.approx(host.max_ulp_error, abs=1e-9) or (
+            np.isnan(dev.max_ulp_error) and np.isnan(host.max_ulp_error))
+        failed = {f.index for f in dev.findings if f.severity == "fail"}
+        full = {r for r, c in host.counts_by_rule("fail").items() if c >= FINDINGS_PER_RULE}
+        for p in pos:
+            one = {a: inputs[a][p:p + 1] for a in names}
+            was, now = (check_batch(fn, one, {k: v[p:p + 1] for k, v in o.items()}, Claims())
+                        for o in (outs0, outs))
+            fails = {f.rule_id for f in now.findings if f.severity == "fail"}
+            if was.findings or not fails or fails & full:
+                continue
+            assert p in failed, (name, [hex(int(v[p])) for v in xs], hex(int(y[p])))
+            caught += 1
+    assert caught > 0, name
+
+
+# --------------------------------------------------------------------------- second outputs
+def _out2_arguments(name, rng, n, special=True):
+    """Arguments of a built-in of two outputs: for frexp, modf and fract, patterns of
+    every class and values next to integers, negative values below 1 in magnitude down to
+    2**-60 (fract's cap and its inexact differences) and integers; remquo's, remainder's
+    pairs (ties, multiples, arguments far apart)."""
+    if name == "remquo":
+        return _pairs("remainder", rng, n, special)
+    x = _patterns(rng, n, special)
+    k = n // 8
+    near = np.float32(rng.integers(-2 ** 24, 2 ** 24, k)).view(np.uint32)
+    x[:k] = near + rng.integers(-2, 3, k).astype(np.uint32)
+    x[k:2 * k] = (-np.float32(rng.uniform(0, 1, k)) * np.float32(2.0) ** (
+        -rng.integers(0, 61, k).astype(np.float32))).view(np.uint32)
+    return (x,)
+
+
+def _out2_results(name, *cols):
+    """Built-in ``name``'s right outputs {name: array} at ``cols`` (numpy's frexp and modf,
+    fract from floor, remquo from remainder and the quotient rounded half to even: any
+    value of the right sign congruent modulo 8 is right, the low 7 bits are given)."""
+    from fractions import Fraction
+    x = _f32(cols[0])
+    with np.errstate(all="ignore"):
+        if name == "frexp":
+            m, e = np.frexp(x)
+            return {"ret": m.astype(np.float32).view(np.uint32), "exp": e.astype(np.int32)}
+        if name == "modf":
+            f, i = np.modf(x)
+            return {"ret": f.view(np.uint32), "iptr": i.view(np.uint32)}
+        if name == "fract":
+            fl = np.floor(x)
+            v = (x.astype(np.float64) - fl).astype(np.float32)
+            v = np.where(np.isinf(x), np.copysign(np.float32(0), x),
+                         np.minimum(v, np.float32(1) - np.float32(2.0 ** -24)))
+            return {"ret": np.where(x == 0, x, v).astype(np.float32).view(np.uint32),
+                    "iptr": fl.view(np.uint32)}
+    z = _f32(cols[1])
+    quo = np.zeros(x.size, np.int32)
+    for i, (a, b) in enumerate(zip(x.tolist(), z.tolist())):
+        if np.isfinite(a) and np.isfinite(b) and b != 0 and a != 0:
+            n = round(Fraction(a) / Fraction(b))
+            quo[i] = (1 if (a < 0) == (b < 0) else -1) * (abs(n) & 127)
+    return {"ret": _ieee_remainder(x.astype(np.float64), z.astype(np.float64)).astype(
+        np.float32).view(np.uint32), "quo": quo}
+
+
+def test_second_output_bounds_and_special_answers():
+    """frexp, modf, fract and remquo are judged bit for bit (0 ULP, fract correctly rounded,
+    remquo's quo modulo 8); every input with a special argument is the host's; a built-in
+    of two outputs without a judge of the second (sincos, lgamma_r) has no device screen."""
+    for name in OUT2:
+        assert ds.plain_bound(name, "binary32", Claims()) == 0.0, name
+        a = ds.special_answers(name)
+        assert set(a[:4]) == {ds.ANS_HOST} and not a.nan_any_quiet, name
+    for name in ("sincos", "lgamma_r"):
+        assert ds.plain_bound(name, "binary32", Claims()) is None, name
+
+
+@pytest.mark.device
+@pytest.mark.parametrize("name", OUT2)
+def test_second_output_screen_passes_no_failure_and_the_right_results(name):
+    """The right outputs of finite nonzero arguments (the references' first output bit for
+    bit, the second from numpy or exact Python) are what the checker accepts and the screen
+    passes, every one; against wrong first or second outputs -- a pattern off, the other
+    sign, a zero, a NaN, the argument, a second output one off, negated, or congruent
+    modulo 8 (remquo: right) -- the screen passes nothing the checker fails, and no input
+    with a zero, infinite or NaN argument."""
+    s = _screen(name)
+    fn = catalogue.function(name)
+    out2 = fn.outputs[1].name
+    rng = np.random.default_rng(zlib.crc32(name.encode()) + 5)
+    cols = _out2_arguments(name, rng, 1500, special=False)
+    right = _out2_results(name, *cols)
+    r, kind = s.references(*cols)
+    assert (kind == 1).all() and (r.astype(np.float32).view(np.uint32) == right["ret"]).all()
+    args = _args(name, *cols)
+    res = check_batch(fn, args, right, Claims())
+    assert not res.findings, (name, [(f.rule_id, f.output, f.index) for f in res.findings[:4]])
+    passed, _ = s.screen_pairs(cols[0], right["ret"], *cols[1:], y2bits=right[out2])
+    assert passed.all(), (name, np.flatnonzero(~passed)[:5])
+    cols = _out2_arguments(name, rng, 1500)
+    right = _out2_results(name, *cols)
+    args = _args(name, *cols)
+    y, y2 = right["ret"], right[out2]
+    full = lambda v: np.full(y.size, v, np.uint32)   # noqa: E731
+    firsts = [y + np.uint32(1), y - np.uint32(1), y ^ np.uint32(1 << 31), full(0),
+              full(1 << 31), full(0x7FC0_0000), cols[0]]
+    y2u = y2.view(np.uint32)
+    seconds = [y2u + np.uint32(1), y2u - np.uint32(1), y2u ^ np.uint32(1 << 31), full(0),
+               (y2.astype(np.int64) + 8).astype(np.uint32) if y2.dtype == np.int32 else
+               full(0x7FC0_0000), (-y2.astype(np.int64)).astype(np.uint32)
+               if y2.dtype == np.int32 else cols[0]]
+    special = lambda v: ((v & np.uint32(0x7FFF_FFFF)) == 0) | (  # noqa: E731
+        (v & np.uint32(0x7FFF_FFFF)) >= np.uint32(0x7F80_0000))
+    ordinary = ~np.logical_or.reduce([special(c) for c in cols])
+    pairs = [(f, y2u) for f in firsts] + [(y, v) for v in seconds]
+    for first, sec in pairs:
+        passed, _ = s.screen_pairs(cols[0], first, *cols[1:], y2bits=sec)
+        assert not (passed & ~ordinary).any(), name
+        outs = {"ret": first, out2: sec.view(y2.dtype)}
+        res = check_batch(fn, args, outs, Claims())
+        wrong = {f.index for f in res.findings}
+        bad = [j for j in np.flatnonzero(passed) if j in wrong]
+        assert not bad, (name, [(hex(int(cols[0][j])), hex(int(first[j])), int(sec[j]))
+                                for j in bad[:5]])
