@@ -421,11 +421,26 @@ def test_the_screen_passes_no_failure_and_the_correct_results(name):
     infinities, NaNs, subnormals, equal, opposite and neighbouring arguments): the device
     passes nothing the checker finds wrong, under claims with and without subnormals; it
     leaves every input with a zero, infinite or NaN argument to the host; and it passes
-    the correct results of finite nonzero arguments but a few (a tie, the margin)."""
+    the correct results of finite nonzero arguments but a few (a tie, the margin).
+    600 inputs each here; 20,000 in the opt-in tier (``-m soundness``)."""
+    _soundness(name, 600, 2)
+
+
+@pytest.mark.device
+@pytest.mark.soundness
+@pytest.mark.parametrize("name", NAMES)
+def test_the_screen_passes_no_failure_and_the_correct_results_full(name, request):
+    if "soundness" not in (request.config.getoption("markexpr") or ""):
+        pytest.skip("the full tier is opt-in: pytest -m soundness")
+    _soundness(name, 20_000, 7)
+
+
+def _soundness(name, n, seed):
+    """``test_the_screen_passes_no_failure_and_the_correct_results`` on ``n`` inputs."""
     s = _screen(name)
     fn = catalogue.function(name)
-    rng = np.random.default_rng(zlib.crc32(name.encode()) + 2)
-    cols = _arguments(name, rng, 900)
+    rng = np.random.default_rng(zlib.crc32(name.encode()) + seed)
+    cols = _arguments(name, rng, n)
     two = len(cols) > 1
     x, z = cols[0], cols[-1]        # for the messages
     args = _args(name, *cols)
