@@ -17,6 +17,7 @@ import pytest
 from devices import require_device, selector
 from edgecases import bounds, catalogue
 from fuzzfarm.formats import BINARY32
+from fuzzfarm.oracle import device_references as dref
 from fuzzfarm.oracle import device_screen as ds
 from fuzzfarm.oracle import histogram as hg
 from fuzzfarm.oracle import screen_answer as sa
@@ -30,40 +31,40 @@ from fuzzfarm.verdict.claims import Claims
 #: built-ins that share a full-precision one's reference (8192 ULP bounds).
 #: (The references of two and three arguments or of two outputs, and degrees, radians,
 #: whose argument is not named x: tests/test_device_screen_several_args.py.)
-OTHERS = ds.SEVERAL_ARGS | set(ds.SECOND_OUTPUT) | {"degrees", "radians"}
-ROUNDED = sorted([n for n in ds.DEVICE_REFERENCES
-                  if n not in ds.BIT_EXACT and n != "recip" and n not in OTHERS]
+OTHERS = dref.SEVERAL_ARGS | set(dref.SECOND_OUTPUT) | {"degrees", "radians"}
+ROUNDED = sorted([n for n in dref.DEVICE_REFERENCES
+                  if n not in dref.BIT_EXACT and n != "recip" and n not in OTHERS]
                  + ["half_recip"])
-EXACT = sorted(ds.BIT_EXACT - OTHERS)
+EXACT = sorted(dref.BIT_EXACT - OTHERS)
 HALF = sorted(n for n in catalogue.functions()
-              if n.startswith("half_") and n != "half_recip" and ds.reference_name(n)
-              and ds.reference_name(n) not in OTHERS)
+              if n.startswith("half_") and n != "half_recip" and dref.reference_name(n)
+              and dref.reference_name(n) not in OTHERS)
 NAMES = ROUNDED + EXACT + HALF
 
 
 def _out(name: str, y: np.ndarray) -> np.ndarray:
     """Result patterns ``y`` (uint32) as the checker takes built-in ``name``'s results:
     int32 values for an int result (ilogb), the patterns otherwise."""
-    return y.view(np.int32) if name in ds.INT_RESULT else y
+    return y.view(np.int32) if name in dref.INT_RESULT else y
 
 
 def _base(name: str) -> str:
     """The full-precision built-in (or "recip") whose reference judges ``name``."""
-    return ds.reference_name(name)
+    return dref.reference_name(name)
 
 
 # --------------------------------------------------------------------------- pure
 def test_plain_bound_is_the_catalogues_bound_for_a_plain_build():
     for name in ROUNDED + HALF:
-        assert ds.plain_bound(name, "binary32", Claims()) == \
+        assert dref.plain_bound(name, "binary32", Claims()) == \
             float(bounds.bound(name, "binary32").plain_ulps)
     for name in EXACT:          # bit for bit: 0 ULP or correctly rounded in the table
         b = bounds.bound(name, "binary32")
         assert b.correctly_rounded or b.plain_ulps == 0
-        assert ds.plain_bound(name, "binary32", Claims()) == 0.0
-    assert ds.reference_name("half_sin") == "sin" and ds.reference_name("half_recip") == "recip"
-    assert ds.reference_name("native_sin") is None and ds.reference_name("lgamma") is None
-    assert ds.plain_bound("exp", "binary32", Claims(profile="embedded")) == \
+        assert dref.plain_bound(name, "binary32", Claims()) == 0.0
+    assert dref.reference_name("half_sin") == "sin" and dref.reference_name("half_recip") == "recip"
+    assert dref.reference_name("native_sin") is None and dref.reference_name("lgamma") is None
+    assert dref.plain_bound("exp", "binary32", Claims(profile="embedded")) == \
         float(bounds.bound("exp", "binary32", "embedded").plain_ulps)
 
 
@@ -82,7 +83,7 @@ def test_plain_bound_is_the_catalogues_bound_for_a_plain_build():
     ("exp", "binary32", Claims(finite_math=True)),
 ])
 def test_plain_bound_refuses_what_the_screen_does_not_cover(name, precision, claims):
-    assert ds.plain_bound(name, precision, claims) is None
+    assert dref.plain_bound(name, precision, claims) is None
 
 
 def test_a_new_rule_on_normal_inputs_turns_the_device_screen_off(monkeypatch):
@@ -95,27 +96,27 @@ def test_a_new_rule_on_normal_inputs_turns_the_device_screen_off(monkeypatch):
     def rules_for(name):
         return real(name) + ((extra,) if name in ("sin", "floor", "half_cos") else ())
     monkeypatch.setattr(catalogue, "rules_for", rules_for)
-    assert ds.plain_bound("sin", "binary32", Claims()) is None
-    assert ds.plain_bound("cos", "binary32", Claims()) is not None
+    assert dref.plain_bound("sin", "binary32", Claims()) is None
+    assert dref.plain_bound("cos", "binary32", Claims()) is not None
     # an exact built-in and a half_* alike (floor's own rules on normal x are listed)
-    assert ds.plain_bound("floor", "binary32", Claims()) is None
-    assert ds.plain_bound("half_cos", "binary32", Claims()) is None
-    assert ds.plain_bound("ceil", "binary32", Claims()) == 0.0
+    assert dref.plain_bound("floor", "binary32", Claims()) is None
+    assert dref.plain_bound("half_cos", "binary32", Claims()) is None
+    assert dref.plain_bound("ceil", "binary32", Claims()) == 0.0
 
 
 def test_special_answers_are_the_catalogues_prescribed_results():
     """The device's answers at zeros and infinities are what the rules prescribe (C99
     F.9, OpenCL C 7.5): sin(-0) = -0, cos(+-0) = 1, exp(-inf) = +0, log(+-0) = -inf, a NaN
     for sin(+inf) and log(-inf); a NaN x may give any quiet NaN."""
-    A, N = ds.ANS_ANY_NAN, True
-    assert ds.special_answers("sin") == (0x0, 0x8000_0000, A, A, N)
-    assert ds.special_answers("cos") == (0x3F80_0000, 0x3F80_0000, A, A, N)
-    assert ds.special_answers("exp") == (0x3F80_0000, 0x3F80_0000, 0x7F80_0000, 0x0, N)
-    assert ds.special_answers("log") == (0xFF80_0000, 0xFF80_0000, 0x7F80_0000, A, N)
-    assert ds.special_answers("tanpi") == (0x0, 0x8000_0000, A, A, N)
+    A, N = dref.ANS_ANY_NAN, True
+    assert dref.special_answers("sin") == (0x0, 0x8000_0000, A, A, N)
+    assert dref.special_answers("cos") == (0x3F80_0000, 0x3F80_0000, A, A, N)
+    assert dref.special_answers("exp") == (0x3F80_0000, 0x3F80_0000, 0x7F80_0000, 0x0, N)
+    assert dref.special_answers("log") == (0xFF80_0000, 0xFF80_0000, 0x7F80_0000, A, N)
+    assert dref.special_answers("tanpi") == (0x0, 0x8000_0000, A, A, N)
     # no rule at +-0: the reference judges it (acos(+-0) = pi/2); rsqrt(-0): either infinity
-    assert ds.special_answers("acos")[:4] == (ds.ANS_REF, ds.ANS_REF, A, A)
-    assert ds.special_answers("rsqrt")[:4] == (0x7F80_0000, ds.ANS_HOST, 0x0, A)
+    assert dref.special_answers("acos")[:4] == (dref.ANS_REF, dref.ANS_REF, A, A)
+    assert dref.special_answers("rsqrt")[:4] == (0x7F80_0000, dref.ANS_HOST, 0x0, A)
 
 
 def test_a_special_answer_the_rules_do_not_make_certain_is_the_hosts(monkeypatch):
@@ -136,12 +137,12 @@ def test_a_special_answer_the_rules_do_not_make_certain_is_the_hosts(monkeypatch
                      replace(inf, id="X.nan", when=(("x", "nan"),))] + rules
         return rules
     monkeypatch.setattr(catalogue, "rules_for", rules_for)
-    ds.special_answers.cache_clear()
+    dref.special_answers.cache_clear()
     try:
-        H = ds.ANS_HOST
-        assert ds.special_answers("sin") == (H, 0x8000_0000, H, H, False)
+        H = dref.ANS_HOST
+        assert dref.special_answers("sin") == (H, 0x8000_0000, H, H, False)
     finally:
-        ds.special_answers.cache_clear()
+        dref.special_answers.cache_clear()
 
 
 def test_a_new_rule_on_subnormal_inputs_turns_the_device_screen_off(monkeypatch):
@@ -149,7 +150,7 @@ def test_a_new_rule_on_subnormal_inputs_turns_the_device_screen_off(monkeypatch)
     handles) sends the built-in back to the host screen, as a rule on normal x does."""
     from dataclasses import replace
     real = catalogue.rules_for
-    assert ds.plain_bound("sin", "binary32", Claims()) == 4.0
+    assert dref.plain_bound("sin", "binary32", Claims()) == 4.0
 
     def rules_for(name):
         rules = list(real(name))
@@ -157,7 +158,7 @@ def test_a_new_rule_on_subnormal_inputs_turns_the_device_screen_off(monkeypatch)
             rules.append(replace(rules[0], id="X.sin.subnormal", when=(("x", "subnormal"),)))
         return rules
     monkeypatch.setattr(catalogue, "rules_for", rules_for)
-    assert ds.plain_bound("sin", "binary32", Claims()) is None
+    assert dref.plain_bound("sin", "binary32", Claims()) is None
 
 
 def _answer(words, wmax=None, wpos=None, agg=None):
@@ -240,7 +241,7 @@ def _screen(name, bound=None, aggregate=False):
     info = require_device()
     if not info.has_fp64:
         pytest.skip("the test device lacks cl_khr_fp64")
-    bound = ds.plain_bound(name, "binary32", Claims()) if bound is None else bound
+    bound = dref.plain_bound(name, "binary32", Claims()) if bound is None else bound
     key = (name, bound, aggregate)
     if key not in _SCREENS:
         if "runner" not in _SCREENS:
@@ -495,7 +496,7 @@ def _half_soundness(name, n, seed):
     draw = _base(name) if _base(name) in catalogue.functions() else name
     x = ts.draw_inputs(draw, BINARY32, n, rng)[0].astype(np.uint32)
     mag = x & np.uint32(0x7FFF_FFFF)
-    beyond = ds.undefined_beyond(name)
+    beyond = dref.undefined_beyond(name)
     x = x[(mag != 0) & (mag < 0x7F80_0000)]
     if beyond is not None:
         x = x[np.abs(x.view(np.float32)) <= beyond]
@@ -617,7 +618,7 @@ def test_prescribed_results_the_screen_accepts_are_the_catalogues(name):
     # any other zero or infinity fails exactly the rule of the class the reference gives
     # (the rule the device counts it under when it aggregates), and is never passed
     agg = _screen(name, aggregate=True)
-    rules = ds.EXACT_RULES[name]
+    rules = dref.EXACT_RULES[name]
     assert set(np.unique(cls).tolist()) == set(range(len(rules)))
     for wrong in (0x0000_0000, 0x8000_0000, 0x7F80_0000, 0xFF80_0000):
         bad = y != np.uint32(wrong)
@@ -673,7 +674,7 @@ def test_exact_references_are_the_oracles_results_bit_for_bit(name):
     want = _rn_float64(name, x)         # the oracle's exact results (x finite, nonzero)
     r, kind = s.references(x)
     assert np.all(kind == 1)                            # K_EXACT everywhere
-    got = (r.astype(np.int64).astype(np.uint32) if name in ds.INT_RESULT
+    got = (r.astype(np.int64).astype(np.uint32) if name in dref.INT_RESULT
            else r.astype(np.float32).view(np.uint32))
     bad = np.flatnonzero(got != want)
     assert bad.size == 0, (name, [(hex(int(x[j])), hex(int(got[j])), hex(int(want[j])))
@@ -711,7 +712,7 @@ def _rn_float64(name, x):
     """f(x) by the host screen's float64 reference (oracle.screen.SCREENS), rounded to
     binary32 (patterns; subnormal x converted exactly); for an exact built-in, the
     oracle's exact result (x quieted at a NaN x)."""
-    if name in ds.BIT_EXACT:
+    if name in dref.BIT_EXACT:
         from fuzzfarm.oracle import Exact, reference
 
         def one(x0):        # a NaN x: quieted; no exact result (ilogb(0)): 0
@@ -763,17 +764,17 @@ def test_rare_inputs_are_passed_only_where_the_checker_passes_them(name):
     right[[f.index for f in ok.findings]] = False
     # by design the host's: a zero result of a finite nonzero x (its sign), an x whose rule
     # gives a set of results (rsqrt(-0): either infinity)
-    a = ds.special_answers(name)
+    a = dref.special_answers(name)
     host = np.zeros(x.size, bool)
     for pattern, word in zip((0, 0x8000_0000, 0x7F80_0000, 0xFF80_0000), a[:4]):
-        host |= (x == np.uint32(pattern)) & (word == ds.ANS_HOST)
+        host |= (x == np.uint32(pattern)) & (word == dref.ANS_HOST)
     if not a.nan_any_quiet:         # a rule on NaN x (ilogb's FP_ILOGBNAN)
         host |= (x & np.uint32(0x7FFF_FFFF)) > np.uint32(0x7F80_0000)
     ruled_zero = np.zeros(x.size, bool)
     for pattern, word in zip((0, 0x8000_0000), a[:2]):
-        ruled_zero |= (x == np.uint32(pattern)) & (word not in (ds.ANS_HOST, ds.ANS_REF))
+        ruled_zero |= (x == np.uint32(pattern)) & (word not in (dref.ANS_HOST, dref.ANS_REF))
     finite = (x & np.uint32(0x7FFF_FFFF)) < np.uint32(0x7F80_0000)
-    if name not in ds.BIT_EXACT:    # an exact built-in's zeros are passed bit for bit
+    if name not in dref.BIT_EXACT:    # an exact built-in's zeros are passed bit for bit
         host |= finite & ((rn & np.uint32(0x7FFF_FFFF)) == 0) & ~ruled_zero
     passed, _ = s.screen_pairs(x, rn)
     assert passed[right & ~host].all(), (name, [hex(int(v)) for v in x[right & ~host & ~passed][:5]])
@@ -958,8 +959,8 @@ def test_device_screened_chunks_give_the_host_verdicts(name):
             if f.severity == "fail":
                 failing[f.index] = True
         assert all(int(p) in cand for p in planted if failing[p])
-        undefined = ds.undefined_beyond(name) is not None and np.all(
-            np.abs(space.inputs(start, n)["x"].view(np.float32)) > ds.undefined_beyond(name))
+        undefined = dref.undefined_beyond(name) is not None and np.all(
+            np.abs(space.inputs(start, n)["x"].view(np.float32)) > dref.undefined_beyond(name))
         assert failing[planted].any() or name in ("log", "log2") or undefined, \
             (name, hex(start))
 
@@ -1053,7 +1054,7 @@ def test_screen_device_refuses_a_built_in_it_cannot_screen(tmp_path):
 
 
 @pytest.mark.device
-@pytest.mark.parametrize("name", sorted(ds.EXACT_RULES))
+@pytest.mark.parametrize("name", sorted(dref.EXACT_RULES))
 @pytest.mark.parametrize("mislabelled", [False, True])
 def test_failures_counted_on_the_device_give_the_host_counts(name, mislabelled, monkeypatch):
     """A chunk where every prescribed zero and infinity comes back with the wrong sign
@@ -1065,8 +1066,8 @@ def test_failures_counted_on_the_device_give_the_host_counts(name, mislabelled, 
     from fuzzfarm.verdict.checker import FINDINGS_PER_RULE
     s = _screen(name, aggregate=True)
     if mislabelled:
-        monkeypatch.setitem(ds.EXACT_RULES, name, tuple(reversed(ds.EXACT_RULES[name]))
-                            if len(ds.EXACT_RULES[name]) > 1 else ("CL.bogus",))
+        monkeypatch.setitem(dref.EXACT_RULES, name, tuple(reversed(dref.EXACT_RULES[name]))
+                            if len(dref.EXACT_RULES[name]) > 1 else ("CL.bogus",))
     space = sw.space_for(name)
     n = 1 << 14
     start = 2 * 0x4A80_0000 + 2 * 1234            # x near 2**22: integers and half-integers

@@ -18,18 +18,19 @@ import pytest
 
 from devices import require_device
 from edgecases import bounds, catalogue
+from fuzzfarm.oracle import device_references as dref
 from fuzzfarm.oracle import device_screen as ds
 from fuzzfarm.verdict.checker import check_batch
 from fuzzfarm.verdict.claims import Claims
 
 #: of several arguments and one output (remquo, of two outputs, with OUT2 below)
-SEVERAL = sorted(ds.SEVERAL_ARGS - set(ds.SECOND_OUTPUT))
-EXACT_SEVERAL = sorted(n for n in SEVERAL if n in ds.BIT_EXACT)
+SEVERAL = sorted(dref.SEVERAL_ARGS - set(dref.SECOND_OUTPUT))
+EXACT_SEVERAL = sorted(n for n in SEVERAL if n in dref.BIT_EXACT)
 UNARY = ["degrees", "radians"]
 #: half_divide and half_powr take divide's and powr's references at their 8192-ULP bound
 NAMES = SEVERAL + UNARY + ["half_divide", "half_powr"]
 #: of a second output (frexp, modf, fract, remquo)
-OUT2 = sorted(ds.SECOND_OUTPUT)
+OUT2 = sorted(dref.SECOND_OUTPUT)
 
 _MP = {
     "add": lambda x, z: x + z, "sub": lambda x, z: x - z, "mul": lambda x, z: x * z,
@@ -73,7 +74,7 @@ def _screen(name):
     if key not in _CACHE:
         if "runner" not in _CACHE:
             _CACHE["runner"] = DeviceRunner(info, "")
-        bound = ds.plain_bound(name, "binary32", Claims())
+        bound = dref.plain_bound(name, "binary32", Claims())
         _CACHE[key] = ds.DeviceScreen(_CACHE["runner"], name, bound, 1 << 16)
     return _CACHE[key]
 
@@ -106,9 +107,9 @@ def _patterns(rng, n, special=True):
 def _arguments(name, rng, n, special=True):
     """The arguments of ``n`` inputs of built-in ``name`` (uint32 patterns, one array per
     argument): one for degrees and radians; ``_pairs`` for two; ``_triples`` for three."""
-    if name in ds.THREE_ARGS:
+    if name in dref.THREE_ARGS:
         return _triples(name, rng, n, special)
-    if ds.reference_name(name) in ds.TWO_ARGS:
+    if dref.reference_name(name) in dref.TWO_ARGS:
         return _pairs(name, rng, n, special)
     return (_patterns(rng, n, special),)
 
@@ -148,9 +149,9 @@ def _pairs(name, rng, n, special=True):
     small and large exponents, those that reach the subnormals and the overflow, and
     (``special``) 0 and the extremes."""
     x, z = _patterns(rng, n, special), _patterns(rng, n, special)
-    if ds.reference_name(name) in ("pown", "rootn", "pow", "powr"):
-        return _power_pairs(ds.reference_name(name), rng, x, z, special)
-    if name in ds.INT_SECOND:
+    if dref.reference_name(name) in ("pown", "rootn", "pow", "powr"):
+        return _power_pairs(dref.reference_name(name), rng, x, z, special)
+    if name in dref.INT_SECOND:
         k = np.concatenate([rng.integers(-300, 301, n // 2), rng.integers(-40, 41, n // 4),
                             rng.integers(-2**31, 2**31, n // 8),
                             [0, 1, -1, 2**31 - 1, -2**31, 127, 128, -126, -149, -150, 277,
@@ -183,7 +184,7 @@ def _power_pairs(name, rng, x, z, special):
     mid = (np.float32(rng.uniform(0.5, 2.0, n)) * np.float32(2.0) ** rng.integers(
         -6, 7, n).astype(np.float32) * rng.choice(np.float32([-1, 1]), n))
     near1 = np.float32(1).view(np.uint32) + rng.integers(-60, 61, n).astype(np.uint32)
-    if name in ds.INT_SECOND:
+    if name in dref.INT_SECOND:
         ints = np.concatenate([rng.integers(-40, 41, n // 2), rng.integers(-300, 301, n // 4),
                                rng.integers(-2 ** 31, 2 ** 31, n // 4),
                                [1, -1, 2, -2, 3, 2 ** 31 - 1, -2 ** 31] if special
@@ -297,20 +298,20 @@ def test_several_argument_bounds_are_the_tables():
     a built-in without a reference or of two outputs without a judge of the second."""
     c = Claims()
     for name in ("add", "sub", "mul", "fdim", "ldexp"):
-        assert ds.plain_bound(name, "binary32", c) == 0.5
+        assert dref.plain_bound(name, "binary32", c) == 0.5
     for name in ("divide", "hypot", "atan2", "atan2pi", "degrees", "radians", "half_divide",
                  "pow", "powr", "pown", "rootn", "half_powr"):
-        assert ds.plain_bound(name, "binary32", c) == float(
+        assert dref.plain_bound(name, "binary32", c) == float(
             bounds.bound(name, "binary32").plain_ulps), name
     for name in ("fma", "mad"):
-        assert ds.plain_bound(name, "binary32", c) == 0.5
+        assert dref.plain_bound(name, "binary32", c) == 0.5
     for name in EXACT_SEVERAL:
-        assert ds.plain_bound(name, "binary32", c) == 0.0, name
-    assert ds.plain_bound("add", "binary64", Claims("binary64")) is None
-    assert ds.plain_bound("divide", "binary32", Claims(relaxed=True)) is None
-    assert ds.plain_bound("add", "binary32", Claims(rounding=("rtz",))) is None
+        assert dref.plain_bound(name, "binary32", c) == 0.0, name
+    assert dref.plain_bound("add", "binary64", Claims("binary64")) is None
+    assert dref.plain_bound("divide", "binary32", Claims(relaxed=True)) is None
+    assert dref.plain_bound("add", "binary32", Claims(rounding=("rtz",))) is None
     for name in ("native_divide", "native_powr", "sincos", "lgamma_r"):
-        assert ds.plain_bound(name, "binary32", c) is None, name
+        assert dref.plain_bound(name, "binary32", c) is None, name
 
 
 def test_a_rule_on_normal_inputs_turns_a_two_argument_screen_off(monkeypatch):
@@ -322,15 +323,15 @@ def test_a_rule_on_normal_inputs_turns_a_two_argument_screen_off(monkeypatch):
     assert any(p == "lt:0" for _, p in extra.when)
     monkeypatch.setattr(catalogue, "rules_for",
                         lambda n: real(n) + ((extra,) if n in ("fmin", "add") else ()))
-    assert ds.plain_bound("fmin", "binary32", Claims()) is None
-    assert ds.plain_bound("add", "binary32", Claims()) is None
-    assert ds.plain_bound("copysign", "binary32", Claims()) == 0.0
+    assert dref.plain_bound("fmin", "binary32", Claims()) is None
+    assert dref.plain_bound("add", "binary32", Claims()) is None
+    assert dref.plain_bound("copysign", "binary32", Claims()) == 0.0
 
 
 def test_special_answers_of_two_argument_built_ins_are_all_the_hosts():
     for name in SEVERAL:
-        a = ds.special_answers(name)
-        assert set(a[:4]) == {ds.ANS_HOST} and not a.nan_any_quiet, name
+        a = dref.special_answers(name)
+        assert set(a[:4]) == {dref.ANS_HOST} and not a.nan_any_quiet, name
 
 
 # --------------------------------------------------------------------------- references
@@ -349,7 +350,7 @@ def test_references_agree_with_mpmath(name):
     with mpmath.workprec(200):
         for i, (xi, zi, ri, ki) in enumerate(zip(x.tolist(), z.tolist(), r.tolist(),
                                                  kind.tolist())):
-            vals = [int(np.uint32(c[i]).view(np.int32)) if (j and name in ds.INT_SECOND)
+            vals = [int(np.uint32(c[i]).view(np.int32)) if (j and name in dref.INT_SECOND)
                     else mpmath.mpf(float(np.uint32(c[i]).view(np.float32)))
                     for j, c in enumerate(cols)]
             nan = len(vals) == 2 and _nan_ruled(name, *vals)
@@ -376,7 +377,7 @@ def test_references_agree_with_mpmath(name):
             assert rel <= 2.0 ** -49, (name, hex(xi), hex(zi), ri, rel)
             worst = max(worst, rel)
     assert worst > 0 or name in ("mul", "ldexp")    # exact products
-    if name in ds.INT_SECOND | {"pow", "powr"}:
+    if name in dref.INT_SECOND | {"pow", "powr"}:
         inside = np.abs(r[kind == 0])
         assert ((inside >= 2.0 ** -149) & (inside < 2.0 ** 128)).mean() > 0.3, name
     if name in ("fma", "mad"):      # cancelling sums were among them
@@ -456,7 +457,7 @@ def _soundness(name, n, seed):
         cands += [un, un + np.uint32(1), un - np.uint32(1)]
     special = lambda v: ((v & np.uint32(0x7FFF_FFFF)) == 0) | (  # noqa: E731
         (v & np.uint32(0x7FFF_FFFF)) >= np.uint32(0x7F80_0000))
-    if name in ds.INT_SECOND:       # an int k: only k = 0 is the host's
+    if name in dref.INT_SECOND:       # an int k: only k = 0 is the host's
         ordinary = ~special(x) & (z != 0)
     else:
         ordinary = ~np.logical_or.reduce([special(c) for c in cols])
@@ -626,11 +627,11 @@ def test_second_output_bounds_and_special_answers():
     remquo's quo modulo 8); every input with a special argument is the host's; a built-in
     of two outputs without a judge of the second (sincos, lgamma_r) has no device screen."""
     for name in OUT2:
-        assert ds.plain_bound(name, "binary32", Claims()) == 0.0, name
-        a = ds.special_answers(name)
-        assert set(a[:4]) == {ds.ANS_HOST} and not a.nan_any_quiet, name
+        assert dref.plain_bound(name, "binary32", Claims()) == 0.0, name
+        a = dref.special_answers(name)
+        assert set(a[:4]) == {dref.ANS_HOST} and not a.nan_any_quiet, name
     for name in ("sincos", "lgamma_r"):
-        assert ds.plain_bound(name, "binary32", Claims()) is None, name
+        assert dref.plain_bound(name, "binary32", Claims()) is None, name
 
 
 @pytest.mark.device

@@ -152,6 +152,12 @@ inline double exp2_core(double t) {
     p = fma(p, t, EXP2_C3);  p = fma(p, t, EXP2_C2);  p = fma(p, t, EXP2_C1);
     return fma(p, t, 1.0);
 }
+// 2**(hi + lo) for |hi| <= 1022 and a small lo (a double-double exponent, lo = 0 for one
+// double): 2**rint(hi) exact, 2**((hi - rint(hi)) + lo) by exp2_core (the difference exact)
+inline double exp2_scaled(double hi, double lo) {
+    double n = rintd(hi);
+    return exp2_core((hi - n) + lo) * pow2d((int)n);
+}
 inline double exp_core(double t) {                 // e**t, |t| <= 0.35, Taylor to t**13
     double p = EXP_C13;
     p = fma(p, t, EXP_C12); p = fma(p, t, EXP_C11); p = fma(p, t, EXP_C10);
@@ -174,8 +180,7 @@ inline double ref_exp2(uint xb, int *kind) {
     *kind = K_VALUE;
     if (x >= 128.0) { *kind = K_OVER; return 1.0; }       // 2**x >= 2**128
     if (x < -151.0) { *kind = K_UNDER; return 0.0; }      // 0 < 2**x < 2**-151
-    double n = rintd(x);
-    return exp2_core(x - n) * pow2d((int)n);
+    return exp2_scaled(x, 0.0);
 }
 
 inline double ref_exp(uint xb, int *kind) {
@@ -266,14 +271,18 @@ inline double ref_exp10(uint xb, int *kind) {
 }
 
 // 2 atanh(s) for |s| <= 0.172 by its odd series to s**21 (truncation below 2**-60)
-inline double atanh2_series(double s) {
-    double s2 = s * s;
+// (2 atanh(s) - 2 s) / (2 s**3) = 1/3 + s**2/5 + ... + s**18/21, of s2 = s**2
+inline double atanh_poly(double s2) {
     double p = LOG_C21;
     p = fma(p, s2, LOG_C19); p = fma(p, s2, LOG_C17); p = fma(p, s2, LOG_C15);
     p = fma(p, s2, LOG_C13); p = fma(p, s2, LOG_C11); p = fma(p, s2, LOG_C9);
     p = fma(p, s2, LOG_C7);  p = fma(p, s2, LOG_C5);  p = fma(p, s2, LOG_C3);
+    return p;
+}
+inline double atanh2_series(double s) {
+    double s2 = s * s;
     double s_2 = s + s;
-    return fma(s_2 * s2, p, s_2);
+    return fma(s_2 * s2, atanh_poly(s2), s_2);
 }
 // log(m) for m in [sqrt(1/2), sqrt(2)]: 2 atanh(s), s = (m - 1)/(m + 1)
 inline double log_core(double m) { return atanh2_series((m - 1.0) / (m + 1.0)); }
@@ -322,8 +331,10 @@ inline double ref_log10(uint xb, int *kind) {
 // device's.  v = m 2**(2k) (sqrt) or m 2**(3k) (cbrt) from v's exponent bits, m in [1, 4)
 // or [1, 8); the iterations start within 25 % and converge quadratically: after the last
 // one, the relative error is the rounding of a few operations, below 2**-51.
+// The unbiased exponent of a normal binary64 number v (|v| = m 2**e, m in [1, 2))
+inline int exponent_of(double v) { return (int)((as_ulong(v) >> 52) & 0x7ffUL) - 1023; }
 inline double scale_root(double v, int root, int *k) {      // v > 0 finite: m, *k
-    int e = (int)((as_ulong(v) >> 52) & 0x7ffUL) - 1023;      // v normal binary64 here
+    int e = exponent_of(v);                                   // v normal binary64 here
     int q = e >= 0 ? e / root : -((-e + root - 1) / root);    // floor(e / root)
     *k = q;
     return as_double((as_ulong(v) & 0x000fffffffffffffUL) | ((ulong)(e - root * q + 1023) << 52));
@@ -416,14 +427,22 @@ inline double ref_asinpi(uint xb, int *kind) { return ref_asin(xb, kind) * INV_P
 inline double ref_acospi(uint xb, int *kind) { return ref_acos(xb, kind) * INV_PI; }
 
 // ---- log1p and the inverse hyperbolic functions (since 2026-11-27)
-// log(u) for a normal binary64 u > 0: u = m 2**e, m in [sqrt(1/2), sqrt(2)) (exact)
-inline double log_double(double u) {
+// A normal binary64 u > 0 as m 2**e, m in [sqrt(1/2), sqrt(2)] (exact: u's fraction bits
+// with the exponent of 1, or of 1/2 above sqrt(2)): returns m, *e
+inline double split_double(double u, int *e) {
     ulong b = as_ulong(u);
-    int e = (int)((b >> 52) & 0x7ffUL) - 1023;
+    int ex = exponent_of(u);
     ulong mb = (b & 0x000fffffffffffffUL) | 0x3ff0000000000000UL;     // [1, 2)
-    if ((b & 0x000fffffffffffffUL) > 0x6a09e667f3bcdUL) { mb -= 0x0010000000000000UL; e += 1; }
+    if ((b & 0x000fffffffffffffUL) > 0x6a09e667f3bcdUL) { mb -= 0x0010000000000000UL; ex += 1; }
+    *e = ex;
+    return as_double(mb);
+}
+// log(u) for a normal binary64 u > 0: u = m 2**e (split_double)
+inline double log_double(double u) {
+    int e;
+    double m = split_double(u, &e);
     double de = (double)e;
-    return de * LN2_HI + (de * LN2_LO + log_core(as_double(mb)));
+    return de * LN2_HI + (de * LN2_LO + log_core(m));
 }
 // log(1 + v), v > -1: where 1 + v is in [sqrt(1/2), sqrt(2)], 2 atanh(v / (2 + v))
 // (|s| <= 0.172; one rounding in 2 + v, one in the quotient), else log(1 + v) (1 + v
@@ -583,7 +602,7 @@ inline double ref_erf(uint xb, int *kind) {
 // ---- The exact built-ins (since 2026-11-27), judged bit for bit: the result is made
 // from x's bits with integer arithmetic and exact operations on binary64 values of at most
 // 24 significant bits (every addition below is exact), K_EXACT everywhere (x finite; the
-// zeros have rules of their own).  BIT_EXACT (device_screen.BIT_EXACT) keeps their passed
+// zeros have rules of their own).  BIT_EXACT (device_references.BIT_EXACT) keeps their passed
 // inputs out of the error statistics, as the host measures no ULP error for them.
 
 // x rounded toward zero to an integer, as a binary32 pattern (its sign kept)
@@ -797,6 +816,12 @@ inline dd_t dd_fast(double h, double l) {           // |h| >= |l| (or h = 0): ex
     dd_t r = { s, l - (s - h) };
     return r;
 }
+inline dd_t dd_sum(double a, double b) {            // a + b exactly (Knuth's two-sum)
+    double s = a + b;
+    double bb = s - a;
+    dd_t r = { s, (a - (s - bb)) + (b - bb) };
+    return r;
+}
 inline dd_t dd_mul(dd_t a, dd_t b) {
     double p = a.hi * b.hi;
     double e = fma(a.hi, b.hi, -p);
@@ -806,7 +831,7 @@ inline dd_t dd_mul(dd_t a, dd_t b) {
 }
 // a 2**E renormalized to hi in [1, 2) (exact scaling by a power of two)
 inline dd_t dd_unit(dd_t a, long *E) {
-    int k = (int)((as_ulong(a.hi) >> 52) & 0x7ffUL) - 1023;
+    int k = exponent_of(a.hi);
     double s = pow2d(-k);
     dd_t r = { a.hi * s, a.lo * s };
     *E += k;
@@ -863,12 +888,10 @@ inline double ref_rootn(uint xb, uint zb, int *kind) {
     double dk = (double)k;
     int e;
     double lm = log_core(split_log(xb & 0x7fffffffu, &e));
-    double t = ((double)e + lm * INV_LN2) / dk;      // log2 y, |t| <= 150
-    double nt = rintd(t);
-    double y0 = exp2_core(t - nt) * pow2d((int)nt);
+    double y0 = exp2_scaled(((double)e + lm * INV_LN2) / dk, 0.0);   // log2 y <= 150
     // |x| = xm 2**ex, xm in [1, 2): y0**k / |x| = (p.hi + p.lo) / xm 2**(E - ex)
     double ax = to_double(xb & 0x7fffffffu);
-    int ex = (int)((as_ulong(ax) >> 52) & 0x7ffUL) - 1023;
+    int ex = exponent_of(ax);
     double xm = ax * pow2d(-ex);
     long E;
     dd_t p = pow_dd(y0, k, &E);
@@ -881,24 +904,25 @@ inline double ref_rootn(uint xb, uint zb, int *kind) {
     if (n < 0) y = 1.0 / y;
     return (xb >> 31) ? negd(y) : y;
 }
+// ln m + extra (a small addend to its low part) for m in [sqrt(1/2), sqrt(2)] as a
+// double-double: 2 s + (2 sl + tail + extra), s + sl = (m - 1)/(m + 1) within 2**-104 (m - 1
+// exact by Sterbenz, m + 1 an exact two-sum, sl from the remainder by fma), the tail 2 s**3
+// atanh_poly(s**2) in binary64 (|s| <= 0.172: at most 0.0098 of 2 s, so its roundings and
+// its truncation below 2**-60 stay below 2**-57 of ln m)
+inline dd_t ln_m_dd(double m, double extra) {
+    double num = m - 1.0;
+    dd_t den = dd_sum(m, 1.0);
+    double s = num / den.hi;
+    double sl = (fma(-s, den.hi, num) - s * den.lo) / den.hi;
+    double s2 = s * s;
+    return dd_fast(2.0 * s, 2.0 * sl + (2.0 * s * s2) * atanh_poly(s2) + extra);
+}
 // log2 |x| of a finite nonzero binary32 x as a double-double: x = m 2**e (split_log),
-// ln m = 2 atanh(s), s = (m - 1)/(m + 1) (numerator and denominator exact) as s + sl
-// (sl by fma: the quotient within 2**-106), 2 s + (2 sl + tail), the tail 2 s**3 (1/3 +
-// s**2/5 + ...) in binary64 (at most 0.0098 of 2 s, its rounding and truncation below
-// 2**-57 of ln m), times 1/ln 2 as a double-double, plus e (exact two-sum: |log2 m| <=
+// ln m by ln_m_dd, times 1/ln 2 as a double-double, plus e (exact two-sum: |log2 m| <=
 // 1/2 <= |e| or e = 0).  Relative error below 2**-56.
 inline dd_t log2_dd(uint xb) {
     int e;
-    double m = split_log(xb & 0x7fffffffu, &e);
-    double num = m - 1.0, den = m + 1.0;
-    double s = num / den;
-    double sl = fma(-s, den, num) / den;
-    double s2 = s * s;
-    double p = LOG_C21;
-    p = fma(p, s2, LOG_C19); p = fma(p, s2, LOG_C17); p = fma(p, s2, LOG_C15);
-    p = fma(p, s2, LOG_C13); p = fma(p, s2, LOG_C11); p = fma(p, s2, LOG_C9);
-    p = fma(p, s2, LOG_C7);  p = fma(p, s2, LOG_C5);  p = fma(p, s2, LOG_C3);
-    dd_t ln_m = dd_fast(2.0 * s, 2.0 * sl + (2.0 * s * s2) * p);
+    dd_t ln_m = ln_m_dd(split_log(xb & 0x7fffffffu, &e), 0.0);
     dd_t inv_ln2 = { INV_LN2_HI, INV_LN2_LO };
     dd_t l2 = dd_mul(ln_m, inv_ln2);
     double de = (double)e;
@@ -917,8 +941,7 @@ inline double pow_abs(uint xb, uint zb) {
     dd_t t = dd_fast(th, fma(y, L.hi, -th) + y * L.lo);
     if (t.hi > 200.0) return pow2d(400);
     if (t.hi < -200.0) return pow2d(-400);
-    double nt = rintd(t.hi);
-    return exp2_core((t.hi - nt) + t.lo) * pow2d((int)nt);
+    return exp2_scaled(t.hi, t.lo);
 }
 // pow(x, y): x = 1 gives 1 exactly (F9.pow.6a); x < 0: a NaN where y is not an integer
 // (F9.pow.8), else |x|**y with the sign of x where y is odd (a binary32 y of magnitude
@@ -949,36 +972,16 @@ inline double ref_powr(uint xb, uint zb, int *kind) {
 // ---- tgamma: Gamma(x) = Gamma(y) / P, y = x + N in [10, 11) (N = 0 for x >= 10), P = x
 // (x + 1) ... (x + N - 1) (each factor an exact two-sum, the product in double-double:
 // below N 2**-103 <= 2**-97), Gamma(y) by Stirling's series in double-double
-inline dd_t dd_sum(double a, double b) {            // a + b exactly (Knuth's two-sum)
-    double s = a + b;
-    double bb = s - a;
-    dd_t r = { s, (a - (s - bb)) + (b - bb) };
-    return r;
-}
 inline dd_t dd_add(dd_t a, dd_t b) {                // within 2**-104 of |a| + |b|
     dd_t s = dd_sum(a.hi, b.hi);
     return dd_fast(s.hi, s.lo + (a.lo + b.lo));
 }
-// ln y of a double-double y in [10, 41): y.hi = m 2**e, m in [1, 2) (exact scaling, e = 3,
-// 4 or 5), m + 1 as an exact two-sum, s = (m - 1)/(m + 1) as s + sl (m - 1 exact by
-// Sterbenz; sl from the remainder by fma, within 2**-104), ln m = 2 s + (2 sl + tail) as
-// in log2_dd (|s| <= 0.172: the series to s**21 truncates below 2**-60), e ln 2 as
-// e (LN2_HI + LN2_LO) (LN2_HI of 32 bits: e LN2_HI exact), and y.lo / y.hi (ln(hi + lo)
-// = ln hi + lo/hi within 2**-106).  Relative error below 2**-56.
+// ln y of a double-double y in [10, 41): y.hi = m 2**e (split_double), ln m by ln_m_dd
+// with y.lo / y.hi added (ln(hi + lo) = ln hi + lo/hi within 2**-106), e ln 2 as
+// e (LN2_HI + LN2_LO) (LN2_HI of 32 bits: e LN2_HI exact).  Relative error below 2**-56.
 inline dd_t ln_dd(dd_t y) {
-    int e = (int)((as_ulong(y.hi) >> 52) & 0x7ffUL) - 1023;
-    double m = y.hi * pow2d(-e);
-    if (m > 1.4142135623730951) { m *= 0.5; e += 1; }  // m in [sqrt(1/2), sqrt(2)]
-    double num = m - 1.0;
-    dd_t den = dd_sum(m, 1.0);
-    double s = num / den.hi;
-    double sl = (fma(-s, den.hi, num) - s * den.lo) / den.hi;
-    double s2 = s * s;
-    double p = LOG_C21;
-    p = fma(p, s2, LOG_C19); p = fma(p, s2, LOG_C17); p = fma(p, s2, LOG_C15);
-    p = fma(p, s2, LOG_C13); p = fma(p, s2, LOG_C11); p = fma(p, s2, LOG_C9);
-    p = fma(p, s2, LOG_C7);  p = fma(p, s2, LOG_C5);  p = fma(p, s2, LOG_C3);
-    dd_t ln_m = dd_fast(2.0 * s, 2.0 * sl + (2.0 * s * s2) * p + y.lo / y.hi);
+    int e;
+    dd_t ln_m = ln_m_dd(split_double(y.hi, &e), y.lo / y.hi);
     dd_t e_ln2 = dd_fast((double)e * LN2_HI, (double)e * LN2_LO);
     return dd_add(e_ln2, ln_m);
 }
@@ -1002,8 +1005,7 @@ inline double gamma_stirling(dd_t y) {
     t = dd_fast(t.hi, t.lo + sp * iy);
     dd_t inv_ln2 = { INV_LN2_HI, INV_LN2_LO };
     dd_t u = dd_mul(t, inv_ln2);
-    double nt = rintd(u.hi);
-    return exp2_core((u.hi - nt) + u.lo) * pow2d((int)nt);
+    return exp2_scaled(u.hi, u.lo);
 }
 // tgamma(x): a NaN at a negative integer (F9.tgamma.2; every binary32 of magnitude 2**24
 // or more is an integer); beyond 40 (Gamma(40) > 2**152) 2**400 and below -50 (|Gamma| <

@@ -71,26 +71,17 @@ import mpmath
 import numpy as np
 
 from edgecases import catalogue
-# the registry of device references and how each built-in is judged: the screen's
-# interface to its callers, defined in device_references (pure)
 from fuzzfarm.oracle.device_references import (
     ANS_ANY_NAN, ANS_HOST, ANS_REF, BIT_EXACT, DEVICE_REFERENCES, ERFC_K, EXACT_RULES,
-    HANDLED_RULES, INT_RESULT, INT_SECOND, REFERENCE_UNDEFINED, ROUNDED_ONCE, SECOND_OUTPUT,
-    SEVERAL_ARGS, THREE_ARGS, TWO_ARGS, UNFUSED, SpecialAnswers, aggregates, plain_bound,
-    reference_name, special_answers, undefined_beyond)
+    INT_RESULT, INT_SECOND, SECOND_OUTPUT, SEVERAL_ARGS, THREE_ARGS, UNFUSED, aggregates,
+    plain_bound, reference_name, special_answers, undefined_beyond)
 from fuzzfarm.oracle.histogram import (HIST_BINS_PER_OCTAVE, HIST_FRAC_BITS, HIST_LOG2_LO,
                                        NBANDS, NBINS, NEAR, NEAR_KINDS, NEAR_POINTS,
                                        NROWS, ROW_NEAR_POLE, ROW_NEAR_ZERO, ROW_SUBNORMAL)
 from fuzzfarm.oracle.screen_answer import (LOCAL, NCLASSES, ScreenChunk,
                                            clean_candidates, words_for)
 
-__all__ = ["DeviceScreen", "screen_for", "screen_source", "REL", "Landing",
-           # from device_references
-           "DEVICE_REFERENCES", "BIT_EXACT", "INT_RESULT", "TWO_ARGS", "INT_SECOND",
-           "THREE_ARGS", "SEVERAL_ARGS", "REFERENCE_UNDEFINED", "UNFUSED", "SECOND_OUTPUT",
-           "ROUNDED_ONCE", "reference_name", "undefined_beyond", "HANDLED_RULES",
-           "EXACT_RULES", "ERFC_K", "aggregates", "plain_bound", "special_answers",
-           "SpecialAnswers", "ANS_ANY_NAN", "ANS_HOST", "ANS_REF"]
+__all__ = ["DeviceScreen", "screen_for", "screen_source", "REL", "Landing"]
 
 #: The assumed relative error of every device reference (as the host's float64 screen:
 #: its margin formula and constants are reused unchanged).  docs/device_screen.md bounds

@@ -339,7 +339,7 @@ class Elementwise(Kind):
 
     def device_screened(self, target):
         # a float argument, and a second float or int, and a third float
-        # (fuzzfarm.oracle.device_screen's TWO_ARGS, INT_SECOND, THREE_ARGS); ``ret``, and
+        # (fuzzfarm.oracle.device_references' TWO_ARGS, INT_SECOND, THREE_ARGS); ``ret``, and
         # a second output (SECOND_OUTPUT: plain_bound refuses a built-in without one)
         fn = target.fn
         kinds = [a.kind for a in fn.inputs]
