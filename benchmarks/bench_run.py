@@ -236,11 +236,12 @@ def _args(argv=None):
     p.add_argument("--makers", type=int, default=None,
                    help="unit-generating actors per device (default: CPUs/4 from 8 CPUs up)")
     p.add_argument("--screen", choices=("auto", "host"), default="auto",
-                   help="auto: binary32 built-ins with a device reference screened on the "
-                        "device; host: every result on the host")
+                   help="auto: binary32 and binary64 built-ins with a device reference "
+                        "screened on the device; host: every result on the host")
     p.add_argument("--inputs", choices=("auto", "host"), default="auto",
-                   help="auto: binary32 one-input built-ins make their inputs on the device "
-                        "(fuzzfarm.device.generate); host: inputs made on the host")
+                   help="auto: binary32 and binary64 one-input built-ins make their inputs "
+                        "on the device (fuzzfarm.device.generate); host: inputs made on the "
+                        "host")
     p.add_argument("--profile", action="store_true",
                    help="cProfile the device actor's loop (written to --out)")
     p.add_argument("--profile-checks", action="store_true",

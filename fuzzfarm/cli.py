@@ -223,14 +223,14 @@ def _line_log(log_format: str, quiet: bool):
                    "gates).")
 @click.option("--screen", type=click.Choice(["auto", "host"]), default="auto",
               show_default=True,
-              help="auto: binary32 results of built-ins with a device reference are screened "
-                   "on the device (docs/device_screen.md), the rest on the host; host: every "
-                   "result on the host.")
+              help="auto: binary32 and binary64 results of built-ins with a device "
+                   "reference are screened on the device (docs/device_screen.md), the rest "
+                   "on the host; host: every result on the host.")
 @click.option("--inputs", "inputs_at", type=click.Choice(["auto", "host"]), default="auto",
               show_default=True,
-              help="auto: drawn units of binary32 one-input built-ins make their inputs on "
-                   "the device from the recipe, with integer operations only, and the host "
-                   "regenerates them to check (fuzzfarm/device/generate.py); host: every "
+              help="auto: drawn units of binary32 and binary64 one-input built-ins make "
+                   "their inputs on the device from the recipe, with integer operations "
+                   "only, and the host regenerates them to check (fuzzfarm/device/generate.py); host: every "
                    "unit's inputs are made on the host and copied to the device.")
 @log_options
 @click.pass_context

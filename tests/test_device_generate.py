@@ -13,7 +13,7 @@ import pytest
 from devices import require_device
 from edgecases import catalogue
 from fuzzfarm.device import generate as gen
-from fuzzfarm.formats import BINARY32
+from fuzzfarm.formats import BINARY32, BINARY64
 from dataclasses import replace
 import pickle
 
@@ -59,7 +59,8 @@ def test_realize_at_gives_the_rows_realize_gives():
         assert lane.repeat == (n == 140_000)      # 2 zeros + 2**16 patterns: repeated
 
 
-@pytest.mark.parametrize("target", [("sin", "binary64", 1), ("sin", "binary32", 4),
+@pytest.mark.parametrize("target", [("sin", "binary16", 1), ("sin", "binary32", 4),
+                                    ("sin", "binary64", 2),
                                     ("atan2", "binary32", 1), ("ldexp", "binary32", 1),
                                     ("convert_int_sat_rte(float)", "binary32", 1),
                                     ("normalize", "binary32", 4)])
@@ -109,36 +110,50 @@ def test_a_unit_plan_covers_its_rows_once():
 
 
 # --------------------------------------------------------------------------- device
-@pytest.fixture(scope="module")
-def made():
-    """(runner, generator, run(plan) -> (patterns, the device's generate.tally))."""
+def _made(fmt):
+    """(runner, generator, run(plan) -> (patterns, the device's generate.tally)) for
+    ``fmt``."""
     pytest.importorskip("pyopencl")
     import pyopencl as cl
 
-    from fuzzfarm.device.runner import DeviceRunner
+    from fuzzfarm.device.runner import DeviceRunner, KernelBuildError
     runner = DeviceRunner(require_device())
-    g = gen.DeviceGenerator(runner)
+    try:
+        g = gen.DeviceGenerator(runner, fmt)
+    except KernelBuildError as exc:     # binary64's tally: cl_khr_int64_base_atomics
+        pytest.skip(f"this device does not build the {fmt.name} generator: {str(exc)[:200]}")
+    size = fmt.bits // 8
 
     def run(plan):
-        buf = cl.Buffer(runner.context, cl.mem_flags.READ_WRITE, size=4 * max(1, plan.n))
+        buf = cl.Buffer(runner.context, cl.mem_flags.READ_WRITE, size=size * max(1, plan.n))
         _, ev, counts = g.enqueue(runner.queue, plan, buf)
         ev.wait()
-        out = np.empty(plan.n, np.uint32)
+        out = np.empty(plan.n, fmt.uint)
         cl.enqueue_copy(runner.queue, out, buf)
         buf.release()
         return out, gen.tally(counts)
     return runner, g, run
 
 
-def _one_lane(recipe: Recipe, n: int):
-    """(device plan of ``recipe``'s n values of sin's x, the numpy values)."""
+@pytest.fixture(scope="module")
+def made():
+    return _made(BINARY32)
+
+
+@pytest.fixture(scope="module")
+def made64():
+    return _made(BINARY64)
+
+
+def _one_lane(recipe: Recipe, n: int, fmt=BINARY32):
+    """(device plan of ``recipe``'s n values of sin's x in ``fmt``, the numpy values)."""
     fn = catalogue.function("sin")
     from strategies import expand_plans
-    lane = expand_plans(recipe, fn, n, BINARY32, 1, Stream(recipe.seed))[0][0]
+    lane = expand_plans(recipe, fn, n, fmt, 1, Stream(recipe.seed))[0][0]
     params = Params(recipe.exponent_window, recipe.nan_payload)
     shuffle = None if lane.shuffle is None else (gen._bits_for(n), *lane.shuffle)
-    plan = gen.UnitPlan(n, (gen.PartPlan(0, n, gen.encode(lane, BINARY32, params), shuffle),))
-    return plan, realize(lane, BINARY32, params)
+    plan = gen.UnitPlan(n, (gen.PartPlan(0, n, gen.encode(lane, fmt, params), shuffle),))
+    return plan, realize(lane, fmt, params)
 
 
 @pytest.mark.device
@@ -153,6 +168,21 @@ def test_every_class_is_made_on_the_device_as_numpy_makes_it(made, cls):
         got, tally = run(plan)
         np.testing.assert_array_equal(got, want, err_msg=f"{cls} n={n}")
         assert tally == class_tally({"x": want}, catalogue.function("sin"), BINARY32)
+
+
+@pytest.mark.device
+@pytest.mark.parametrize("cls", FLOAT_CLASSES)
+def test_every_binary64_class_is_made_on_the_device_as_numpy_makes_it(made64, cls):
+    """The same in binary64: 64-bit patterns, every class, and the tally's 64-bit hash set
+    (its distinct counts those of strategies.class_tally)."""
+    _, _, run = made64
+    for seed, n in ((1, 1), (2, 37), (3, 5000), (4, 70_000)):
+        recipe = Recipe(float_weights={cls: 1.0}, seed=seed)
+        plan, want = _one_lane(recipe, n, BINARY64)
+        got, tally = run(plan)
+        assert got.dtype == np.uint64
+        np.testing.assert_array_equal(got, want, err_msg=f"{cls} n={n}")
+        assert tally == class_tally({"x": want}, catalogue.function("sin"), BINARY64)
 
 
 @pytest.mark.device
@@ -225,13 +255,13 @@ def _landed(session, unit, inputs, every_row=False):
         launch.release()
 
 
-def _both_ways(made, name, serial=2, size=(1 << 17) + 5):
+def _both_ways(made, name, serial=2, size=(1 << 17) + 5, precision="binary32"):
     """The unit launched with host inputs, and twice with inputs made on the device, all
     screened: (unit, claims, the host run's Landed, the marked rows' Landed, every row's
     Landed)."""
     from fuzzfarm.device.runner import KernelBuildError
     session = _session(made)
-    unit = make_unit("d", (name, "binary32", 1), serial, 21, 0, 1, size=size)
+    unit = make_unit("d", (name, precision, 1), serial, 21, 0, 1, size=size)
     plan = gen.unit_plan(unit.target, unit.source)
     try:
         if not session.makes(unit, plan):
@@ -246,15 +276,18 @@ def _both_ways(made, name, serial=2, size=(1 << 17) + 5):
 
 
 @pytest.mark.device
-@pytest.mark.parametrize("name", ["sin", "sinpi", "tanpi", "log", "ilogb", "floor", "half_exp"])
+@pytest.mark.parametrize("name", ["sin", "sinpi", "tanpi", "log", "ilogb", "floor", "half_exp",
+                                  "sin/binary64", "floor/binary64", "sqrt/binary64"])
 def test_a_unit_made_on_the_device_gets_the_verdicts_of_one_made_on_the_host(made, name):
     """fuzzfarm.work.units.check_made_unit, with only the rows the verdict reads gathered
     on the device (as the device actor hands them over) and with every row, against
     check_unit on host inputs: the same outputs, answers, failures per rule, finding rows
-    and stats."""
+    and stats (binary32, and binary64: its 64-bit patterns made, gathered and tallied)."""
     from fuzzfarm.verdict.screened import SparseOutputs
     from fuzzfarm.work.check import check_landed, check_made
-    unit, claims, a, marked, every = _both_ways(made, name)
+    name, _, precision = name.partition("/")
+    unit, claims, a, marked, every = _both_ways(made, name,
+                                                precision=precision or "binary32")
     host = make_inputs(unit)
     out_a = a.outputs
     n = len(host["x"])

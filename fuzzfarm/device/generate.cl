@@ -15,7 +15,7 @@
 #define M1 0xBF58476D1CE4E5B9UL
 #define M2 0x94D049BB133111EBUL
 
-enum { B_TABLE, B_NORMAL, B_BINADE, B_INTCONV, B_OR, B_RANDOM, B_HALFPI };
+enum { B_TABLE, B_NORMAL, B_BINADE, B_INTCONV, B_OR, B_RANDOM, B_HALFPI, B_OFFSET };
 
 static ulong rounds(ulong x, uint k, ulong k0, ulong k1, ulong k2)
 {
@@ -81,6 +81,8 @@ static ulong build(__global const ulong *s, ulong idx, __global const ulong *tab
         return sign | a0 | v[1];
     case B_RANDOM:
         return v[0];
+    case B_OFFSET:                          /* a0 + d (d two's complement: wraps) */
+        return sign | (a0 + v[1]);
     case B_HALFPI: {
         long m = (long)table[a0 + (v[1] - a1)] + (long)v[2];
         m = m < 1 ? 1 : (m > (long)MAX_FINITE ? (long)MAX_FINITE : m);
@@ -130,27 +132,46 @@ __kernel void fuzzfarm_generate(__global PTYPE *out, ulong n, __global const ulo
     out[i] = (PTYPE)build(seg, idx, table);
 }
 
-#if BITS == 32
 /* The unit's inputs by IEEE class (formats.INPUT_CLASSES order) and its distinct inputs
  * by class: every input is inserted into an open-addressing hash set of 2**tbits slots
- * (EMPTY marks a free slot; the pattern EMPTY itself through counts[2 NCLS]); an
- * insertion that takes a free slot is a new distinct input.  counts[c] = inputs of
- * class c, counts[NCLS + c] = distinct inputs of class c. */
+ * (EMPTY, the all-ones pattern, marks a free slot; the pattern EMPTY itself is counted
+ * through counts[2 NCLS]); an insertion that takes a free slot is a new distinct input.
+ * counts[c] = inputs of class c, counts[NCLS + c] = distinct inputs of class c.  binary32
+ * and binary64 (its slots of 64 bits: cl_khr_int64_base_atomics' atom_cmpxchg). */
 #define NCLS 10
+#if BITS == 32
 #define EMPTY 0xFFFFFFFFu
+#define SIGN_BIT 0x80000000u
+#define INF_BITS 0x7F800000u
+#define MIN_NORMAL 0x00800000u
+#define QUIET_BIT 0x00400000u
+#define HASH(v) (((v) * 0x9E3779B1u) >> (32 - tbits))
+#define CMPXCHG(p, c, v) atomic_cmpxchg(p, c, v)
+#elif BITS == 64
+#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
+#define EMPTY 0xFFFFFFFFFFFFFFFFUL
+#define SIGN_BIT 0x8000000000000000UL
+#define INF_BITS 0x7FF0000000000000UL
+#define MIN_NORMAL 0x0010000000000000UL
+#define QUIET_BIT 0x0008000000000000UL
+#define HASH(v) ((uint)(((v) * M0) >> (64 - tbits)))
+#define CMPXCHG(p, c, v) ((ulong)atom_cmpxchg((volatile __global long *)(p), (long)(c), (long)(v)))
+#endif
 
-static uint ieee_class(uint v)
+#if BITS == 32 || BITS == 64
+static uint ieee_class(PTYPE v)
 {
-    uint mag = v & 0x7FFFFFFFu, neg = v >> 31;
+    PTYPE mag = v & ~SIGN_BIT;
+    uint neg = (v & SIGN_BIT) != 0;
     if (mag == 0) return neg;
-    if (mag < 0x00800000u) return 2 + neg;
-    if (mag < 0x7F800000u) return 4 + neg;
-    if (mag == 0x7F800000u) return 6 + neg;
-    return (mag & 0x00400000u) ? 8 : 9;
+    if (mag < MIN_NORMAL) return 2 + neg;
+    if (mag < INF_BITS) return 4 + neg;
+    if (mag == INF_BITS) return 6 + neg;
+    return (mag & QUIET_BIT) ? 8 : 9;
 }
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void fuzzfarm_tally(__global const uint *x, ulong n, __global uint *set, uint tbits,
+void fuzzfarm_tally(__global const PTYPE *x, ulong n, __global PTYPE *set, uint tbits,
                     __global uint *counts)
 {
     __local uint local_counts[2 * NCLS];
@@ -159,14 +180,15 @@ void fuzzfarm_tally(__global const uint *x, ulong n, __global uint *set, uint tb
     barrier(CLK_LOCAL_MEM_FENCE);
     ulong i = get_global_id(0);
     if (i < n) {
-        uint v = x[i], c = ieee_class(v), fresh = 0;
+        PTYPE v = x[i];
+        uint c = ieee_class(v), fresh = 0;
         if (v == EMPTY) {
             fresh = atomic_xchg(counts + 2 * NCLS, 1u) == 0;
         } else {
             uint mask = (1u << tbits) - 1u;
-            uint h = (v * 0x9E3779B1u) >> (32 - tbits);
+            uint h = HASH(v);
             for (;;) {
-                uint old = atomic_cmpxchg(set + h, EMPTY, v);
+                PTYPE old = CMPXCHG(set + h, EMPTY, v);
                 if (old == EMPTY) { fresh = 1; break; }
                 if (old == v) break;
                 h = (h + 1) & mask;

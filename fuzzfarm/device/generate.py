@@ -12,7 +12,8 @@ class variant).
 
 Variants are made on the device by a *builder* (``B_NORMAL`` sign, exponent and fraction
 fields; ``B_INTCONV`` an integer n * a0 + a1 below 2**p, exactly, scaled by 2**-a2;
-``B_OR`` sign | constant | field; ``B_BINADE``; ``B_HALFPI``; ``B_RANDOM``) or, the small
+``B_OR`` sign | constant | field; ``B_OFFSET`` sign | (constant + signed field);
+``B_BINADE``; ``B_HALFPI``; ``B_RANDOM``) or, the small
 ones (at most ``distinct.TABLE_LIMIT`` members), looked up in a table of their members
 built once per format on the host.  No floating-point operation of the device makes an
 input: the device under test is not trusted to make its own inputs.  Nor is its integer
@@ -25,8 +26,8 @@ device (a hash set; the stats row's ``inputs_by_class``, ``distinct_by_class``):
 statistics ``strategies.class_tally`` computes on the host by sorting.
 
 ``unit_plan`` raises ``NotOnDevice`` for a unit the device does not make (special-value
-units, version-1 recipes, several arguments or lanes, formats other than binary32, plans
-that repeat members); the host makes those as before.
+units, version-1 recipes, several arguments or lanes, formats other than binary32 and
+binary64, plans that repeat members); the host makes those as before.
 """
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from fuzzfarm.formats import BINARY32, FloatFormat
+from fuzzfarm.formats import BINARY32, BINARY64, FloatFormat
 from strategies._internal.distinct import _bits_for
 
 __all__ = ["NotOnDevice", "UnitPlan", "unit_plan", "plan_or_none", "lane_plans", "encode", "inputs_at", "tally",
@@ -46,7 +47,7 @@ __all__ = ["NotOnDevice", "UnitPlan", "unit_plan", "plan_or_none", "lane_plans",
 SEGW = 20
 #: work-group size of the generator and the tally (its counts are summed per group first)
 WG = 64
-B_TABLE, B_NORMAL, B_BINADE, B_INTCONV, B_OR, B_RANDOM, B_HALFPI = range(7)
+B_TABLE, B_NORMAL, B_BINADE, B_INTCONV, B_OR, B_RANDOM, B_HALFPI, B_OFFSET = range(8)
 _M64 = (1 << 64) - 1
 
 
@@ -65,7 +66,8 @@ class PartPlan(NamedTuple):
 
 
 class UnitPlan(NamedTuple):
-    """A unit's inputs as the device makes them: ``n`` binary32 patterns of input ``x``."""
+    """A unit's inputs as the device makes them: ``n`` patterns (binary32 or binary64) of
+    input ``x``."""
 
     n: int
     parts: tuple
@@ -87,6 +89,7 @@ def _builders(fmt: FloatFormat) -> dict:
         ("qnan", "random"): (B_OR, fmt.exp_mask | fmt.quiet_bit, 0, 0),
         ("snan", "random"): (B_OR, fmt.exp_mask, 0, 0),
         ("half_pi_multiple", "large"): (B_HALFPI, 0, 0, 0),
+        ("near_one", "wide"): (B_OFFSET, fmt.emax << fmt.frac_bits, 0, 0),    # 1.0 + d
         ("random_bits", "uniform"): (B_RANDOM, 0, 0, 0),
     }
 
@@ -176,12 +179,13 @@ def encode(plan, fmt: FloatFormat, params) -> np.ndarray:
 
 def unit_plan(target, drawn) -> UnitPlan:
     """The device plan of the drawn inputs ``drawn`` (a fuzzfarm.work.unit.Drawn with its
-    recipes) of ``target``, a binary32 built-in with the one input ``x`` at width 1;
-    raises NotOnDevice for any other."""
+    recipes) of ``target``, a binary32 or binary64 built-in with the one input ``x`` at
+    width 1; raises NotOnDevice for any other."""
     if not drawn.recipes:
         raise NotOnDevice("units without recipes are made on the host")
-    if target.kind != "elementwise" or target.width != 1 or target.fmt != BINARY32:
-        raise NotOnDevice("only binary32 scalar element-wise built-ins")
+    if (target.kind != "elementwise" or target.width != 1
+            or target.fmt not in (BINARY32, BINARY64)):
+        raise NotOnDevice("only binary32 and binary64 scalar element-wise built-ins")
     fn = target.fn
     if [a.name for a in fn.inputs] != ["x"] or fn.inputs[0].kind != "float":
         raise NotOnDevice("only built-ins of one float input x")
@@ -212,25 +216,25 @@ def lane_plans(target, drawn) -> list:
         recipe = Recipe.from_dict({k: v for k, v in r.items() if k != "n"})
         if recipe.version < 2:
             raise NotOnDevice("version-1 recipes are made on the host")
-        lane = expand_plans(recipe, target.fn, n, BINARY32, 1, stream)[0][0]
+        lane = expand_plans(recipe, target.fn, n, target.fmt, 1, stream)[0][0]
         out.append((pos, int(n), lane, Params(recipe.exponent_window, recipe.nan_payload)))
         pos += n
     return out
 
 
 def inputs_at(target, drawn, rows: np.ndarray, plans: list | None = None) -> np.ndarray:
-    """The patterns (uint32, shape of ``rows``) of input x at ``rows`` (integers below the
+    """The patterns (target.fmt.uint, shape of ``rows``) of input x at ``rows`` (integers below the
     unit's size) of drawn inputs ``unit_plan`` accepts, as the host makes them
     (fuzzfarm.work.make.make_inputs), without making the others
     (``distinct.realize_at``).  ``plans``: ``lane_plans(target, drawn)``, where the caller
     keeps them."""
     from strategies._internal.distinct import realize_at
     rows = np.asarray(rows, dtype=np.int64)
-    out = np.zeros(rows.shape, np.uint32)
+    out = np.zeros(rows.shape, target.fmt.uint)
     for offset, n, lane, params in (plans if plans is not None else lane_plans(target, drawn)):
         at = np.flatnonzero((rows >= offset) & (rows < offset + n))
         if at.size:
-            out.flat[at] = realize_at(lane, rows.flat[at] - offset, BINARY32, params)
+            out.flat[at] = realize_at(lane, rows.flat[at] - offset, target.fmt, params)
     return out
 
 
@@ -260,9 +264,9 @@ def source(fmt: FloatFormat = BINARY32) -> str:
 
 
 class DeviceGenerator:
-    """The generator and tally kernels built on a DeviceRunner for ``fmt`` (binary32), with
-    the member tables on the device.  Raises KernelBuildError (a finding) where the device
-    does not build them."""
+    """The generator and tally kernels built on a DeviceRunner for ``fmt`` (binary32, or
+    binary64: its tally needs cl_khr_int64_base_atomics), with the member tables on the
+    device.  Raises KernelBuildError (a finding) where the device does not build them."""
 
     def __init__(self, runner, fmt: FloatFormat = BINARY32):
         import pyopencl as cl
@@ -276,13 +280,14 @@ class DeviceGenerator:
         self._set, self._set_bits = None, 0
 
     def _hash_set(self, n: int):
-        """The tally's hash set for ``n`` inputs: 2**bits >= 2 n uint32 slots."""
+        """The tally's hash set for ``n`` inputs: 2**bits >= 2 n slots of a pattern each."""
         import pyopencl as cl
         bits = max(10, (2 * max(1, n) - 1).bit_length())
         if bits > self._set_bits:
             if self._set is not None:
                 self._set.release()
-            self._set = cl.Buffer(self.runner.context, cl.mem_flags.READ_WRITE, size=4 << bits)
+            self._set = cl.Buffer(self.runner.context, cl.mem_flags.READ_WRITE,
+                                  size=(self.fmt.bits // 8) << bits)
             self._set_bits = bits
         return self._set, self._set_bits
 
@@ -313,11 +318,12 @@ class DeviceGenerator:
         return started, ev, counts
 
     def enqueue_tally(self, queue, x, n: int, counts) -> None:
-        """Add the counts of ``n`` binary32 patterns in device buffer ``x`` to device
+        """Add the counts of ``n`` patterns of ``fmt`` in device buffer ``x`` to device
         buffer ``counts`` (uint32 (21,), zeroed by the caller; ``tally`` reads it)."""
         import pyopencl as cl
         hset, bits = self._hash_set(n)
-        cl.enqueue_fill_buffer(queue, hset, np.full(1, 0xFFFFFFFF, np.uint32), 0, 4 << bits)
+        empty = np.full(1, np.iinfo(self.fmt.uint).max, self.fmt.uint)      # EMPTY
+        cl.enqueue_fill_buffer(queue, hset, empty, 0, empty.itemsize << bits)
         items = -(-n // WG) * WG
         self.tally_kernel(queue, (items,), (WG,), x, np.uint64(n), hset, np.uint32(bits),
                           counts)

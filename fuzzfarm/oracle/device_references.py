@@ -1,6 +1,7 @@
 """Which built-ins the device screen judges, and how (issue 17, issue 28): the registry of
 device references (``DEVICE_REFERENCES``: built-in -> its reference function in
-device_screen.cl) and the sets that say how each is judged -- bit for bit
+device_screen.cl; ``BINARY64_REFERENCES``: those of binary64 results, device_screen64.cl)
+and the sets that say how each is judged -- bit for bit
 (``BIT_EXACT``), at 0.5 ULP from a value rounded once (``ROUNDED_ONCE``), with two or
 three arguments (``TWO_ARGS``, ``THREE_ARGS``; an int second one, ``INT_SECOND``), with a
 second output (``SECOND_OUTPUT``), mad's two results (``UNFUSED``) -- the catalogue's
@@ -18,11 +19,11 @@ import numpy as np
 
 from edgecases import bounds, catalogue
 
-__all__ = ["DEVICE_REFERENCES", "BIT_EXACT", "INT_RESULT", "TWO_ARGS", "INT_SECOND",
-           "THREE_ARGS", "SEVERAL_ARGS", "REFERENCE_UNDEFINED", "UNFUSED", "SECOND_OUTPUT",
+__all__ = ["DEVICE_REFERENCES", "BINARY64_REFERENCES", "REL64", "BIT_EXACT", "INT_RESULT",
+           "TWO_ARGS", "INT_SECOND", "THREE_ARGS", "SEVERAL_ARGS", "REFERENCE_UNDEFINED", "UNFUSED", "SECOND_OUTPUT",
            "ROUNDED_ONCE", "reference_name", "undefined_beyond", "HANDLED_RULES",
            "EXACT_RULES", "ERFC_K", "aggregates", "plain_bound", "special_answers",
-           "SpecialAnswers", "ANS_ANY_NAN", "ANS_HOST", "ANS_REF"]
+           "SpecialAnswers", "ANS_ANY_NAN", "ANS_HOST", "ANS_REF", "answer_markers"]
 
 #: built-in -> the reference function in device_screen.cl
 DEVICE_REFERENCES = {
@@ -54,6 +55,26 @@ DEVICE_REFERENCES = {
     # three arguments (THREE_ARGS)
     "fma": "ref_fma", "clamp": "ref_clamp", "mad": "ref_fma",
 }
+#: built-in -> its reference of a binary64 pattern in device_screen64.cl (binary64 results,
+#: issue 28): double-double references within ``REL64`` of f (sin, cos, sqrt, the
+#: exponentials and logarithms: the written budgets there) and the exact built-ins, bit for bit by integer arithmetic.  The sets
+#: below say how each is judged, as for binary32 (BIT_EXACT, TWO_ARGS); a correctly
+#: rounded binary64 built-in (sqrt) is screened at 0.5 ULP.
+BINARY64_REFERENCES = {
+    "sin": "ref64_sin", "cos": "ref64_cos", "sqrt": "ref64_sqrt",
+    "exp": "ref64_exp", "exp2": "ref64_exp2", "exp10": "ref64_exp10", "expm1": "ref64_expm1",
+    "log": "ref64_log", "log2": "ref64_log2", "log10": "ref64_log10", "log1p": "ref64_log1p",
+    "fabs": "ref64_fabs", "floor": "ref64_floor", "ceil": "ref64_ceil",
+    "trunc": "ref64_trunc", "rint": "ref64_rint", "round": "ref64_round",
+    "logb": "ref64_logb", "sign": "ref64_sign",
+    "fmin": "ref64_fmin", "fmax": "ref64_fmax", "min": "ref64_fmin", "max": "ref64_fmax",
+    "maxmag": "ref64_maxmag", "minmag": "ref64_minmag", "copysign": "ref64_copysign",
+    "nextafter": "ref64_nextafter", "step": "ref64_step",
+}
+#: The relative error every binary64 reference's K_VALUE is within (device_screen64.cl's
+#: budgets: below 2**-94 for sin and cos, 2**-93 for exp10, 2**-97 for the other
+#: exponentials and logarithms, 2**-98 for sqrt).
+REL64 = 2.0 ** -90
 #: The exact built-ins among them: their result must be the reference's bit for bit (a
 #: bound of 0 ULP or "correctly rounded" in every table), and no ULP error is measured for
 #: them (the host measures none either).
@@ -171,11 +192,14 @@ ERFC_K = 13
 def plain_bound(name: str, precision: str, claims) -> float | None:
     """The ULP bound the device screen applies to built-in ``name`` in ``precision`` under
     ``claims`` (verdict.claims.Claims), or None where the device screen must not be used
-    (module docstring: no reference, not binary32, a bound that is not one number of ULPs,
+    (module docstring: no reference (binary64: none in BINARY64_REFERENCES), not binary32
+    or binary64, a bound that is not one number of ULPs,
     a rounding mode other than round to nearest, a relaxed or finite-math build, or a rule
     of the catalogue the reference does not handle)."""
     ref = reference_name(name)
-    if ref is None or precision != "binary32":
+    if ref is None or precision not in ("binary32", "binary64"):
+        return None
+    if precision == "binary64" and ref not in BINARY64_REFERENCES:
         return None
     if len(catalogue.function(name).outputs) > 1 and ref not in SECOND_OUTPUT:
         return None
@@ -187,8 +211,9 @@ def plain_bound(name: str, precision: str, claims) -> float | None:
         if not (b.correctly_rounded or b.plain_ulps == 0) or b.pieces[1:]:
             return None
         ulps = 0.0
-    elif b.correctly_rounded and ref in ROUNDED_ONCE and not b.pieces[1:]:
-        ulps = 0.5
+    elif (b.correctly_rounded and not b.pieces[1:]
+          and (ref in ROUNDED_ONCE or precision == "binary64")):
+        ulps = 0.5              # binary64: every reference is within 2**-90 (REL64)
     elif ref in UNFUSED:            # either result correctly rounded
         if not b.fma_or_mul_add:
             return None
@@ -231,18 +256,26 @@ def undefined_beyond(name: str) -> float | None:
     return float(word.split(":", 1)[1])
 
 
-#: ``SpecialAnswers`` words: a NaN is prescribed (a quiet one passes); the host judges; the
-#: reference judges (a zero no rule covers, e.g. acos(+-0) = pi/2).
+#: ``SpecialAnswers`` words of binary32: a NaN is prescribed (a quiet one passes); the host
+#: judges; the reference judges (a zero no rule covers, e.g. acos(+-0) = pi/2).  NaN
+#: patterns, which no rule prescribes bit for bit (a prescribed NaN is ANS_ANY_NAN).
 ANS_ANY_NAN, ANS_HOST, ANS_REF = 0xFFFFFFFF, 0xFFFFFFFE, 0xFFFFFFFD
 
 
+def answer_markers(bits: int) -> tuple[int, int, int]:
+    """(ANS_ANY_NAN, ANS_HOST, ANS_REF) for results of ``bits`` (32 or 64) bits: the three
+    largest patterns, NaNs of that format."""
+    top = (1 << bits) - 1
+    return top, top - 1, top - 2
+
+
 class SpecialAnswers(NamedTuple):
-    """What the device screen passes for x a zero, an infinity or a NaN (binary32): per x
-    in +0, -0, +inf, -inf the result pattern a rule of the catalogue prescribes (uint32),
-    ``ANS_ANY_NAN`` where it prescribes a NaN, ``ANS_HOST`` where the host must judge,
-    ``ANS_REF`` at a zero that no rule covers (the reference judges it, as a finite x:
-    every reference is valid at +-0, and tests/test_device_screen.py checks the answers
-    through the checker); and
+    """What the device screen passes for x a zero, an infinity or a NaN: per x in +0, -0,
+    +inf, -inf the result pattern a rule of the catalogue prescribes (uint32 for binary32,
+    uint64 for binary64), or one of the format's markers (``answer_markers``): ANY_NAN
+    where it prescribes a NaN, HOST where the host must judge, REF at a zero that no rule
+    covers (the reference judges it, as a finite x: every reference is valid at +-0, and
+    tests/test_device_screen.py checks the answers through the checker); and
     whether a NaN x may give any quiet NaN (no rule of the built-in holds on it: F.9's NaN
     propagation and OpenCL's quietness alone apply, which a quiet NaN meets)."""
 
@@ -254,48 +287,52 @@ class SpecialAnswers(NamedTuple):
 
 
 @lru_cache(maxsize=None)
-def special_answers(name: str) -> SpecialAnswers:
-    """The catalogue's prescribed results for built-in ``name`` at binary32 x = +0, -0,
-    +inf, -inf and NaN, as the device screen applies them (all the host's for a built-in
-    of several arguments, ``SEVERAL_ARGS``) (``SpecialAnswers``; OpenCL C
-    7.5 and C99 F.9's rules in edgecases/data).  An x where no rule holds, where rules
-    disagree, or where the one that holds is a note, a set of results other than a NaN,
-    or has a flush-to-zero alternative, is the host's (``ANS_HOST``), except a zero where
-    no rule holds (``ANS_REF``).  Pure; raises
-    KeyError for a built-in outside the catalogue."""
+def special_answers(name: str, precision: str = "binary32") -> SpecialAnswers:
+    """The catalogue's prescribed results for built-in ``name`` at x = +0, -0, +inf, -inf
+    and NaN of ``precision`` (binary32 or binary64), as the device screen applies them
+    (all the host's for a built-in of several arguments, ``SEVERAL_ARGS``)
+    (``SpecialAnswers``; OpenCL C 7.5 and C99 F.9's rules in edgecases/data).  An x where
+    no rule holds, where rules disagree, or where the one that holds is a note, a set of
+    results other than a NaN, or has a flush-to-zero alternative, is the host's (HOST),
+    except a zero where no rule holds (REF).  Pure; raises KeyError for a built-in
+    outside the catalogue or a precision other than those two."""
     from edgecases.predicates import evaluate
-    from fuzzfarm.formats import BINARY32
+    from fuzzfarm.formats import format_named
+    fmt = format_named(precision)
+    if fmt.bits not in (32, 64):
+        raise KeyError(f"no device screen answers in {precision}")
+    any_nan, host, ref = answer_markers(fmt.bits)
     fn = catalogue.function(name)
     if reference_name(name) in SEVERAL_ARGS or len(fn.outputs) > 1:
         # every special input is the host's (of several outputs: the kernel's OUT2)
-        return SpecialAnswers(ANS_HOST, ANS_HOST, ANS_HOST, ANS_HOST, nan_any_quiet=False)
+        return SpecialAnswers(host, host, host, host, nan_any_quiet=False)
     (arg,) = fn.inputs
     float_ret = fn.outputs[0].kind == "float"
-    xs = np.array([0x0000_0000, 0x8000_0000, 0x7F80_0000, 0xFF80_0000, 0x7FC0_0000],
-                  np.uint32)
+    sign, inf = fmt.sign_mask, fmt.pos_inf
+    xs = np.array([0, sign, inf, sign | inf, fmt.default_qnan], fmt.uint)
+    mask = (1 << fmt.bits) - 1
     answers: list[set] = [set() for _ in xs]
     for rule in catalogue.rules_for(name):
         holds = np.ones(xs.size, bool)
         for a, word in rule.when:
-            holds &= evaluate(word, xs, arg.kind, BINARY32)
+            holds &= evaluate(word, xs, arg.kind, fmt)
         for i in np.flatnonzero(holds):
             one = {arg.name: xs[i:i + 1]}
             spec = rule.results.get("ret")
             if (rule.severity != "fail" or rule.ftz_results or set(rule.results) != {"ret"}
                     or spec is None):
-                answers[i].add(ANS_HOST)
+                answers[i].add(host)
             elif spec.kind == "nan":
-                answers[i].add(ANS_ANY_NAN)
+                answers[i].add(any_nan)
             else:
                 try:
-                    bits = spec.expected_bits(one, BINARY32)
+                    bits = spec.expected_bits(one, fmt)
                 except KeyError:        # a device constant (ilogb's FP_ILOGB0)
-                    answers[i].add(ANS_HOST)
+                    answers[i].add(host)
                     continue
-                nan = bits is None or (float_ret and
-                                       (int(bits[0]) & 0x7FFF_FFFF) > 0x7F80_0000)
-                answers[i].add(ANS_HOST if nan else int(bits[0]) & 0xFFFF_FFFF)
-    words = [a.pop() if len(a) == 1 else ANS_REF if not a and i < 2 else ANS_HOST
+                nan = bits is None or (float_ret and (int(bits[0]) & fmt.abs_mask) > inf)
+                answers[i].add(host if nan else int(bits[0]) & mask)
+    words = [a.pop() if len(a) == 1 else ref if not a and i < 2 else host
              for i, a in enumerate(answers[:4])]
     return SpecialAnswers(*words, nan_any_quiet=not answers[4])
 

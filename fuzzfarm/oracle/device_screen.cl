@@ -5,20 +5,8 @@
 // The host prepends the constants (TWO_OVER_PI, the polynomial coefficients) and the
 // defines REF (the reference function, of a binary32 pattern), C_PASS, the answers at
 // zeros, infinities and NaNs (ANS_*, NAN_ANY_QUIET), NBANDS, NROWS, NBINS, NEAR and the
-// NEAR_ZERO_KIND, NEAR_POLE_KIND of the built-in (oracle.histogram.NEAR_POINTS).
-#pragma OPENCL EXTENSION cl_khr_fp64 : enable
-#pragma OPENCL FP_CONTRACT OFF
-
-// What a reference says about f(x) (the kind written next to the value r):
-#define K_VALUE 0      // |r - f| <= REL |f|; r = 0 or NaN: undecided
-#define K_EXACT 1      // f's prescribed result is r exactly, bit for bit (its sign too);
-                       // kind >> 4 is the rule (device_references.EXACT_RULES[name][kind >> 4])
-#define K_OVER 2       // f is beyond the binary32 round-to-nearest overflow threshold, sign of r
-#define K_UNDER 3      // 0 < |f| < 2**-150 (round to nearest gives a zero)
-#define K_NAN 4        // x is outside f's domain: a rule prescribes a NaN (a quiet one passes)
-#define K_ANY 5        // f is undefined at these arguments (clamp with minval > maxval):
-                       // any result passes and no error is measured, as the checker judges
-                       // none there
+// NEAR_ZERO_KIND, NEAR_POLE_KIND of the built-in (oracle.histogram.NEAR_POINTS), and
+// screen_common.cl (the kinds K_*, exact helpers, double-double arithmetic, the gathering).
 
 // A binary32 pattern's value in binary64, exactly, subnormals included: a subnormal is
 // converted from its integer significand (a device that flushes binary32 subnormals in
@@ -27,21 +15,6 @@ inline double to_double(uint b) {
     if ((b & 0x7f800000u) != 0u) return (double)as_float(b);
     double m = (double)(b & 0x7fffffu) * 0x1p-149;            // exact: 23 bits times 2**-149
     return (b >> 31) ? -m : m;
-}
-
-inline double absd(double v) { return as_double(as_ulong(v) & 0x7fffffffffffffffUL); }
-inline double negd(double v) { return as_double(as_ulong(v) ^ 0x8000000000000000UL); }
-inline double copysignd(double v, double s) {
-    return as_double((as_ulong(v) & 0x7fffffffffffffffUL) | (as_ulong(s) & 0x8000000000000000UL));
-}
-// 2**e for -1022 <= e <= 1023, exact
-inline double pow2d(int e) { return as_double((ulong)(e + 1023) << 52); }
-// round to the nearest integer, ties to even, for |v| < 2**51 (one addition and one
-// subtraction in round to nearest); larger v are integers already
-inline double rintd(double v) {
-    if (absd(v) >= 0x1p51) return v;
-    double big = copysignd(0x1.8p52, v);
-    return (v + big) - big;
 }
 
 // sin(z) and cos(z) for |z| <= pi/4: Taylor polynomials to z**17 and z**16 (truncation
@@ -61,16 +34,6 @@ inline double cos_poly(double z) {
     p = fma(p, z2, COS_C8);  p = fma(p, z2, COS_C6);  p = fma(p, z2, COS_C4);
     p = fma(p, z2, COS_C2);
     return fma(z2, p, 1.0);
-}
-
-// bits b .. b+63 (b >= -1) of the little-endian 32-bit limbs L[0..7]
-inline ulong bits64(const uint *L, int b) {
-    int shift = 0;
-    if (b < 0) { shift = -b; b = 0; }
-    int w = b >> 5, off = b & 31;
-    ulong lo = (ulong)L[w] | ((ulong)L[w + 1] << 32);
-    ulong v = off ? (lo >> off) | ((ulong)L[w + 2] << (64 - off)) : lo;
-    return v << shift;
 }
 
 // Reduction of |x| (binary32 bits ax, biased exponent >= 126) modulo pi/2 with exact
@@ -331,8 +294,6 @@ inline double ref_log10(uint xb, int *kind) {
 // device's.  v = m 2**(2k) (sqrt) or m 2**(3k) (cbrt) from v's exponent bits, m in [1, 4)
 // or [1, 8); the iterations start within 25 % and converge quadratically: after the last
 // one, the relative error is the rounding of a few operations, below 2**-51.
-// The unbiased exponent of a normal binary64 number v (|v| = m 2**e, m in [1, 2))
-inline int exponent_of(double v) { return (int)((as_ulong(v) >> 52) & 0x7ffUL) - 1023; }
 inline double scale_root(double v, int root, int *k) {      // v > 0 finite: m, *k
     int e = exponent_of(v);                                   // v normal binary64 here
     int q = e >= 0 ? e / root : -((-e + root - 1) / root);    // floor(e / root)
@@ -807,28 +768,7 @@ inline double ref_remainder(uint xb, uint zb, int *kind) {
     *kind = K_EXACT;
     return remainder_n8(xb, zb, &n8);
 }
-// ---- pown, rootn, pow, powr: double-double arithmetic.  A dd_t is hi + lo with
-// |lo| <= ulp(hi) / 2; the product's error terms are exact by fma (binary64 fma is
-// correctly rounded), so dd_mul is within 2**-103 of the product of its operands' values.
-typedef struct { double hi, lo; } dd_t;
-inline dd_t dd_fast(double h, double l) {           // |h| >= |l| (or h = 0): exact
-    double s = h + l;
-    dd_t r = { s, l - (s - h) };
-    return r;
-}
-inline dd_t dd_sum(double a, double b) {            // a + b exactly (Knuth's two-sum)
-    double s = a + b;
-    double bb = s - a;
-    dd_t r = { s, (a - (s - bb)) + (b - bb) };
-    return r;
-}
-inline dd_t dd_mul(dd_t a, dd_t b) {
-    double p = a.hi * b.hi;
-    double e = fma(a.hi, b.hi, -p);
-    e = fma(a.hi, b.lo, e);
-    e = fma(a.lo, b.hi, e);
-    return dd_fast(p, e);
-}
+// ---- pown, rootn, pow, powr: double-double arithmetic (screen_common.cl's dd_t).
 // a 2**E renormalized to hi in [1, 2) (exact scaling by a power of two)
 inline dd_t dd_unit(dd_t a, long *E) {
     int k = exponent_of(a.hi);
@@ -969,13 +909,11 @@ inline double ref_powr(uint xb, uint zb, int *kind) {
     *kind = K_VALUE;
     return pow_abs(xb, zb);
 }
+
 // ---- tgamma: Gamma(x) = Gamma(y) / P, y = x + N in [10, 11) (N = 0 for x >= 10), P = x
 // (x + 1) ... (x + N - 1) (each factor an exact two-sum, the product in double-double:
-// below N 2**-103 <= 2**-97), Gamma(y) by Stirling's series in double-double
-inline dd_t dd_add(dd_t a, dd_t b) {                // within 2**-104 of |a| + |b|
-    dd_t s = dd_sum(a.hi, b.hi);
-    return dd_fast(s.hi, s.lo + (a.lo + b.lo));
-}
+// below N 2**-103 <= 2**-97), Gamma(y) by Stirling's series in double-double (dd_add:
+// screen_common.cl)
 // ln y of a double-double y in [10, 41): y.hi = m 2**e (split_double), ln m by ln_m_dd
 // with y.lo / y.hi added (ln(hi + lo) = ln hi + lo/hi within 2**-106), e ln 2 as
 // e (LN2_HI + LN2_LO) (LN2_HI of 32 bits: e LN2_HI exact).  Relative error below 2**-56.
@@ -1292,25 +1230,6 @@ inline int screen_any(uint xb, uint zb, uint wb, uint yb, uint y2b, float *err,
 #endif
 }
 
-// Whether x is within NEAR of a point of kind k (oracle.histogram.NEAR_KINDS, numbered
-// from 1; 0: none) and not on it: the histogram's near rows.  IEEE additions only (the
-// nearest integer to y by the 1.5 * 2**52 trick, ties to even, as numpy's rint), exact
-// for the |x| < 2**22 it is asked about.
-inline int near_point(double x, int k)
-{
-    double d;
-    if (k == 0) return 0;
-    if (k == 3) {
-        d = x - 1.0;
-    } else {
-        double y = k == 2 ? x - 0.5 : x;
-        double n = (y + 0x1.8p52) - 0x1.8p52;
-        if ((k == 1 && n == 0.0) || (k == 4 && !(n < 0.0))) return 0;
-        d = y - n;
-    }
-    return d != 0.0 && d <= NEAR && d >= -NEAR;
-}
-
 // The screen of one chunk of a single-argument binary32 sweep (fuzzfarm.orchestrate.sweep's
 // numbering: input g is the pattern (g >> 1) with sign bit (g & 1)), or, with drawn != 0,
 // of drawn inputs: input e is xbits[e] (a `run` unit; start unused).  Each work item judges
@@ -1358,14 +1277,7 @@ __kernel void fuzzfarm_screen(__global const uint *xbits, uint drawn,
         word |= 1u << j;
         if (ruled) continue;
         if (err > best) { best = err; bpos = j; }
-        int bin = 0;
-        if (err > 0.0f) {
-            uint eb = as_uint(err);                   // log2 err in 1/HIST_BINS_PER_OCTAVE octaves
-            int lg = (int)(eb >> 23) - 127;
-            int frac = (int)((eb >> (23 - HIST_FRAC_BITS)) & ((1u << HIST_FRAC_BITS) - 1u));
-            bin = (lg - HIST_LOG2_LO) * HIST_BINS_PER_OCTAVE + frac + 1;
-            bin = bin < 0 ? 0 : (bin > NBINS - 1 ? NBINS - 1 : bin);
-        }
+        uint bin = error_bin(err);
         uint band = ((xb >> 23) & 0xffu) / (256u / NBANDS);
         if ((xb & 0x7f800000u) == 0u && (xb & 0x7fffffu) != 0u)   // zeros: band 0
             band = ROW_SUBNORMAL;
@@ -1376,7 +1288,7 @@ __kernel void fuzzfarm_screen(__global const uint *xbits, uint drawn,
             if (near_point(xd, NEAR_POLE_KIND)) band = ROW_NEAR_POLE;
         }
 #endif
-        atomic_inc(&lh[band * NBINS + (uint)bin]);
+        atomic_inc(&lh[band * NBINS + bin]);
     }
     pass[w] = word;
     agg[w] = aword;
@@ -1416,114 +1328,4 @@ __kernel void fuzzfarm_reference(__global const uint *xbits, __global double *r,
     int k;
     r[i] = REF_OF(xbits[i], SECOND(zbits, i), THIRD(wbits, i), &k);
     kind[i] = k;
-}
-
-// ---- The marked inputs of a drawn unit, gathered on the device (issue 17, item 5) ----
-// The inputs the host's verdict may read (verdict.screened.SparseOutputs.positions): those
-// the screen did not pass (~pass), those whose failure it counted (agg), and the passed
-// input of the largest error (top).  Four launches after fuzzfarm_screen:
-// fuzzfarm_top finds top, fuzzfarm_mark_count counts the marked inputs of each word and
-// group, fuzzfarm_mark_scan turns the group counts into offsets, fuzzfarm_mark_write writes
-// the marked inputs' x and y, in input order, to gx and gy.  hdr[0]: how many inputs are
-// marked (all of them counted even where more than cap: the host then reads every row);
-// hdr[1]: top (0xffffffff where no input passed).  Integer arithmetic only; the host
-// checks the result (the count against its own, every x against the recipe's).
-
-inline uint marked_bits(__global const uint *pass, __global const uint *agg, uint w,
-                        uint count, uint top)
-{
-    uint first = w * 32u;
-    if (first >= count) return 0u;
-    uint m = ~pass[w] | agg[w];
-    if (count - first < 32u) m &= (1u << (count - first)) - 1u;
-    if (top != 0xffffffffu && top / 32u == w) m |= 1u << (top % 32u);
-    return m;
-}
-
-// The inclusive prefix sum (Hillis-Steele) of s[0 .. LOCAL-1] in place, item t holding
-// s[t]; every item of the group calls it.
-inline void local_scan(__local uint *s, uint t)
-{
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint d = 1u; d < LOCAL; d <<= 1) {
-        uint v = t >= d ? s[t - d] : 0u;
-        barrier(CLK_LOCAL_MEM_FENCE);
-        s[t] += v;
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-}
-
-// One work group of LOCAL items: the word of the largest wmax (the first such word, as
-// numpy's argmax) and its wpos.
-__kernel void fuzzfarm_top(__global const float *wmax, __global const uchar *wpos,
-                           uint words, __global uint *hdr)
-{
-    __local float lv[LOCAL];
-    __local uint li[LOCAL];
-    uint t = get_local_id(0);
-    float best = -1.0f;
-    uint bi = 0xffffffffu;
-    for (uint w = t; w < words; w += LOCAL)
-        if (wmax[w] > best) { best = wmax[w]; bi = w; }
-    lv[t] = best;
-    li[t] = bi;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint d = LOCAL / 2; d > 0u; d >>= 1) {
-        if (t < d) {
-            float v = lv[t + d];
-            uint i = li[t + d];
-            if (v > lv[t] || (v == lv[t] && i < li[t])) { lv[t] = v; li[t] = i; }
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    if (t == 0u) hdr[1] = lv[0] >= 0.0f ? li[0] * 32u + (uint)wpos[li[0]] : 0xffffffffu;
-}
-
-// Per word: woff[w] the marked inputs before it in its work group; gtot[g] the group's.
-__kernel void fuzzfarm_mark_count(__global const uint *pass, __global const uint *agg,
-                                  uint count, __global const uint *hdr,
-                                  __global uint *woff, __global uint *gtot)
-{
-    __local uint s[LOCAL];
-    uint w = get_global_id(0), t = get_local_id(0);
-    uint c = popcount(marked_bits(pass, agg, w, count, hdr[1]));
-    s[t] = c;
-    local_scan(s, t);
-    woff[w] = s[t] - c;
-    if (t == LOCAL - 1u) gtot[get_group_id(0)] = s[t];
-}
-
-// One work group of LOCAL items: gtot[g] becomes the marked inputs before group g;
-// hdr[0] their total.
-__kernel void fuzzfarm_mark_scan(__global uint *gtot, uint groups, __global uint *hdr)
-{
-    __local uint s[LOCAL];
-    uint t = get_local_id(0);
-    uint per = (groups + LOCAL - 1u) / LOCAL;
-    uint lo = min(t * per, groups), hi = min(lo + per, groups);
-    uint sum = 0u;
-    for (uint g = lo; g < hi; g++) sum += gtot[g];
-    s[t] = sum;
-    local_scan(s, t);
-    uint acc = s[t] - sum;
-    for (uint g = lo; g < hi; g++) { uint v = gtot[g]; gtot[g] = acc; acc += v; }
-    if (t == LOCAL - 1u) hdr[0] = s[t];
-}
-
-// Per word: its marked inputs' x and y at their offsets (those below cap).
-__kernel void fuzzfarm_mark_write(__global const uint *pass, __global const uint *agg,
-                                  uint count, __global const uint *hdr,
-                                  __global const uint *woff, __global const uint *gtot,
-                                  __global const uint *xbits, __global const uint *ybits,
-                                  uint cap, __global uint *gx, __global uint *gy)
-{
-    uint w = get_global_id(0);
-    uint m = marked_bits(pass, agg, w, count, hdr[1]);
-    uint k = gtot[get_group_id(0)] + woff[w];
-    for (uint j = 0u; j < 32u && m != 0u; j++, m >>= 1) {
-        if (m & 1u) {
-            if (k < cap) { gx[k] = xbits[w * 32u + j]; gy[k] = ybits[w * 32u + j]; }
-            k++;
-        }
-    }
 }

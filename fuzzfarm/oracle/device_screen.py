@@ -59,6 +59,12 @@ every rule of the built-in either confined to non-normal inputs or listed in
 ``HANDLED_RULES`` (a new rule in the catalogue turns the device screen off for that
 built-in until its reference handles it).  ``plain_bound`` decides; otherwise the sweep
 screens on the host as before.
+
+binary64 results (``BINARY64_REFERENCES``: sin, cos, sqrt, the exponentials and
+logarithms, the exact built-ins) are screened by ``device_screen64.cl`` in `run` units
+(drawn inputs; a sweep's binary64 range is the host's): double-double references within
+``REL64`` = 2**-90 and the same inequality in binary64's ULPs (docs/device_screen.md,
+"Binary64 results"); the kernel source of either precision follows ``screen_common.cl``.
 """
 from __future__ import annotations
 
@@ -72,9 +78,9 @@ import numpy as np
 
 from edgecases import catalogue
 from fuzzfarm.oracle.device_references import (
-    ANS_ANY_NAN, ANS_HOST, ANS_REF, BIT_EXACT, DEVICE_REFERENCES, ERFC_K, EXACT_RULES,
-    INT_RESULT, INT_SECOND, SECOND_OUTPUT, SEVERAL_ARGS, THREE_ARGS, UNFUSED, aggregates,
-    plain_bound, reference_name, special_answers, undefined_beyond)
+    BINARY64_REFERENCES, BIT_EXACT, DEVICE_REFERENCES, ERFC_K, EXACT_RULES, INT_RESULT,
+    INT_SECOND, REL64, SECOND_OUTPUT, SEVERAL_ARGS, THREE_ARGS, UNFUSED, aggregates,
+    answer_markers, plain_bound, reference_name, special_answers, undefined_beyond)
 from fuzzfarm.oracle.histogram import (HIST_BINS_PER_OCTAVE, HIST_FRAC_BITS, HIST_LOG2_LO,
                                        NBANDS, NBINS, NEAR, NEAR_KINDS, NEAR_POINTS,
                                        NROWS, ROW_NEAR_POLE, ROW_NEAR_ZERO, ROW_SUBNORMAL)
@@ -89,17 +95,22 @@ __all__ = ["DeviceScreen", "screen_for", "screen_source", "REL", "Landing"]
 REL = 2.0 ** -45
 
 
-def _margin(bound: float) -> float:
-    """The host screen's margin for binary32 against a float64 reference of error REL."""
-    from fuzzfarm.formats import BINARY32
+def _margin(bound: float, precision: str = "binary32") -> float:
+    """The host screen's margin (ULPs) for ``precision`` results against a reference of
+    error REL (binary32: a binary64 value) or REL64 (binary64: a double-double whose
+    distance to the result is rounded once in binary64)."""
+    from fuzzfarm.formats import format_named
     from fuzzfarm.oracle.screen import _margin
-    return _margin(REL, bound, BINARY32, 53)
+    rel = REL64 if precision == "binary64" else REL
+    return _margin(rel, bound, format_named(precision), 53)
 
 
-def _bits32(a) -> np.ndarray:
-    """A contiguous uint32 view of an array of 32-bit patterns (uint32, int32 or float32)."""
+def _bits(a, dtype=np.uint32) -> np.ndarray:
+    """A contiguous view of an array of patterns as ``dtype`` (uint32 for 32-bit patterns:
+    uint32, int32 or float32; uint64 for 64-bit ones)."""
     a = np.ascontiguousarray(a)
-    return a.view(np.uint32) if a.dtype.itemsize == 4 else a.astype(np.uint32)
+    dt = np.dtype(dtype)
+    return a.view(dt) if a.dtype.itemsize == dt.itemsize else a.astype(dt)
 
 
 def _hexf(v: float) -> str:
@@ -109,18 +120,19 @@ def _hexf(v: float) -> str:
 @lru_cache(maxsize=None)
 def _constants() -> str:
     """The OpenCL C definitions of the references' constants, computed with mpmath at 400
-    bits and rounded once to binary64."""
+    bits (2/pi's words at 1400) and rounded once to binary64."""
     with mpmath.workprec(400):
         pi, ln2 = mpmath.pi, mpmath.log(2)
         lines = []
-        t = 2 / pi
-        words = []
-        for _ in range(10):            # 2/pi = sum W_i 2**(-32 (i + 1))
-            t *= 2 ** 32
-            w = int(mpmath.floor(t))
-            words.append(w)
-            t -= w
-        lines.append("__constant uint TWO_OVER_PI[10] = {" +
+        with mpmath.workprec(1400):     # 40 words: 1280 bits of 2/pi
+            t = 2 / mpmath.pi
+            words = []
+            for _ in range(40):        # 2/pi = sum W_i 2**(-32 (i + 1)) (binary64: 38)
+                t *= 2 ** 32
+                w = int(mpmath.floor(t))
+                words.append(w)
+                t -= w
+        lines.append("__constant uint TWO_OVER_PI[40] = {" +
                      ", ".join(f"0x{w:08x}u" for w in words) + "};")
 
         def d(name, v):
@@ -177,19 +189,74 @@ def _constants() -> str:
     return "\n".join(lines)
 
 
-def screen_source(name: str, bound: float, aggregate: bool = False) -> str:
+@lru_cache(maxsize=None)
+def _constants64() -> str:
+    """The OpenCL C definitions of the binary64 references' own constants
+    (device_screen64.cl): Taylor and atanh coefficients and ln 2, log2 10, 1/ln 10 as
+    double-doubles (each part rounded once from mpmath's value at 400 bits), ln 2 in three
+    parts for exact products with exponents below 2**11."""
+    with mpmath.workprec(400):
+        ln2 = mpmath.log(2)
+        lines = []
+
+        def d(name, v):
+            lines.append(f"#define {name} {_hexf(float(v))}")
+
+        def dd_array(name, values):     # double-double pairs (hi, lo), each rounded once
+            pairs = []
+            for v in values:
+                hi = float(v)
+                pairs += [_hexf(hi), _hexf(float(v - hi))]
+            lines.append(f"__constant double {name}[] = {{" + ", ".join(pairs) + "};")
+
+        # sin and cos: z**(2 i + 3) / (2 i + 3)! and z**(2 i + 2) / (2 i + 2)!, i = 0 .. 11,
+        # signs alternating
+        dd_array("SIN64_C", [(-1) ** (i + 1) / mpmath.factorial(2 * i + 3) for i in range(12)])
+        dd_array("COS64_C", [(-1) ** (i + 1) / mpmath.factorial(2 * i + 2) for i in range(12)])
+        dd_array("EXP64_C", [1 / mpmath.factorial(k) for k in range(23)])      # 1/k!
+        dd_array("ATANH64_C", [mpmath.mpf(1) / (2 * k + 1) for k in range(22)])
+        ln2_hi64 = math.ldexp(math.floor(math.ldexp(float(ln2), 42)), -42)     # 42 bits
+        ln2_mid64 = math.ldexp(math.floor(math.ldexp(float(ln2 - ln2_hi64), 84)), -84)
+        d("LN2_HI64", ln2_hi64)
+        d("LN2_MID64", ln2_mid64)
+        d("LN2_LO64", ln2 - ln2_hi64 - ln2_mid64)
+        d("LN2_DD_HI", ln2)                     # ln 2 as a double-double (2**-107)
+        d("LN2_DD_LO", ln2 - float(ln2))
+        log2_10, inv_ln10 = mpmath.log(10, 2), 1 / mpmath.log(10)
+        d("LOG2_10_HI", log2_10)
+        d("LOG2_10_LO", log2_10 - float(log2_10))
+        d("INV_LN10_HI", inv_ln10)
+        d("INV_LN10_LO", inv_ln10 - float(inv_ln10))
+    return "\n".join(lines)
+
+
+def screen_source(name: str, bound: float, aggregate: bool = False,
+                  precision: str = "binary32") -> str:
     """The OpenCL C source of the screen kernel ``fuzzfarm_screen`` for built-in ``name``
-    (a key of DEVICE_REFERENCES) at ``bound`` ULPs; ``aggregate``: count the failures of
-    prescribed zeros and infinities on the device (``aggregates``).  Raises KeyError for
-    a built-in without a device reference."""
+    (a key of DEVICE_REFERENCES; in binary64, of BINARY64_REFERENCES) at ``bound`` ULPs
+    for ``precision`` results (binary32: device_screen.cl; binary64: device_screen64.cl;
+    both after screen_common.cl); ``aggregate``: count the failures of prescribed zeros
+    and infinities on the device (``aggregates``; binary32 only).  Raises KeyError for a
+    built-in without a device reference in ``precision``."""
     base = reference_name(name)
-    if base is None:
-        raise KeyError(f"no device reference for {name}")
-    ref = DEVICE_REFERENCES[base]
-    answers = special_answers(name)
-    c_pass = (bound - _margin(bound)) * 2.0 ** -23
+    wide = precision == "binary64"
+    refs = BINARY64_REFERENCES if wide else DEVICE_REFERENCES
+    if base is None or base not in refs or precision not in ("binary32", "binary64"):
+        raise KeyError(f"no device reference for {name} in {precision}")
+    answers = special_answers(name, precision)
+    markers = answer_markers(64 if wide else 32)
+    suffix = "UL" if wide else "u"
+    digits = 16 if wide else 8
+    if wide:
+        pass_defines = [f"#define C_PASS64 {_hexf(bound - _margin(bound, precision))}",
+                        f"#define R_LO {_hexf(1 - 2.0 ** -50)}",
+                        f"#define R_HI {_hexf(1 + 2.0 ** -50)}"]
+    else:
+        pass_defines = [f"#define C_PASS {_hexf((bound - _margin(bound)) * 2.0 ** -23)}",
+                        f"#define REL_LO {_hexf(1 - 4 * REL)}",
+                        f"#define REL_HI {_hexf(1 + 4 * REL)}"]
     defines = [
-        *(["#define AGGREGATE 1"] if aggregate else []),
+        *(["#define AGGREGATE 1"] if aggregate and not wide else []),
         *(["#define BIT_EXACT 1"] if base in BIT_EXACT else []),
         *(["#define TWO_ARGS 1"] if base in SEVERAL_ARGS else []),
         *(["#define THREE_ARGS 1"] if base in THREE_ARGS else []),
@@ -200,18 +267,18 @@ def screen_source(name: str, bound: float, aggregate: bool = False) -> str:
         *(["#define HALF_FLUSH 1"] if catalogue.function(name).family == "half" else []),
         *([f"#define UNDEFINED_BEYOND {_hexf(undefined_beyond(name))}"]
           if undefined_beyond(name) is not None else []),
+        f"#define PATTERN {'ulong' if wide else 'uint'}",
         f"#define NCLASSES {NCLASSES}",
-        *(f"#define ANS_{k} 0x{v:08x}u" for k, v in (
-            ("ANY_NAN", ANS_ANY_NAN), ("HOST", ANS_HOST), ("REF", ANS_REF),
+        *(f"#define ANS_{k} 0x{v:0{digits}x}{suffix}" for k, v in (
+            *zip(("ANY_NAN", "HOST", "REF"), markers),
             *zip(("PZERO", "NZERO", "PINF", "NINF"), answers[:4]))),
         f"#define NAN_ANY_QUIET {int(answers.nan_any_quiet)}",
         f"#define LOCAL {LOCAL}u",
         "#pragma OPENCL EXTENSION cl_khr_fp64 : enable",
         _constants(),
-        f"#define REF {ref}",
-        f"#define C_PASS {_hexf(c_pass)}",
-        f"#define REL_LO {_hexf(1 - 4 * REL)}",
-        f"#define REL_HI {_hexf(1 + 4 * REL)}",
+        *([_constants64()] if wide else []),
+        f"#define REF {refs[base]}",
+        *pass_defines,
         f"#define NBANDS {NBANDS}",
         f"#define NROWS {NROWS}",
         f"#define ROW_SUBNORMAL {ROW_SUBNORMAL}u",
@@ -225,8 +292,9 @@ def screen_source(name: str, bound: float, aggregate: bool = False) -> str:
         f"#define HIST_BINS_PER_OCTAVE {HIST_BINS_PER_OCTAVE}",
         f"#define HIST_FRAC_BITS {HIST_FRAC_BITS}",
     ]
-    body = resources.files("fuzzfarm.oracle").joinpath("device_screen.cl").read_text()
-    return "\n".join(defines) + "\n" + body
+    files = resources.files("fuzzfarm.oracle")
+    body = files.joinpath("device_screen64.cl" if wide else "device_screen.cl").read_text()
+    return "\n".join([*defines, files.joinpath("screen_common.cl").read_text(), body])
 
 
 def screen_for(runner, name: str, precision: str, claims, chunk: int):
@@ -239,24 +307,30 @@ def screen_for(runner, name: str, precision: str, claims, chunk: int):
         return None, f"no device screen for {name} in {precision} with these build options"
     if not runner.info.has_fp64:
         return None, "the device lacks cl_khr_fp64, which the device screen computes in"
-    return DeviceScreen(runner, name, bound, chunk, aggregate=aggregates(name, claims)), ""
+    return DeviceScreen(runner, name, bound, chunk, aggregate=aggregates(name, claims),
+                        precision=precision), ""
 
 
 class DeviceScreen:
-    """The screen kernel of built-in ``name`` at ``bound`` ULPs built on ``runner`` (a
-    device.runner.DeviceRunner) for chunks of up to ``chunk`` inputs.  Built without the
+    """The screen kernel of built-in ``name`` at ``bound`` ULPs for ``precision`` results
+    (binary32, or binary64: ``BINARY64_REFERENCES``, drawn units only, no sweep numbering
+    and no failures counted on the device) built on ``runner`` (a
+    device.runner.DeviceRunner) for chunks of up to ``chunk`` inputs.  ``pattern``: the
+    dtype of its inputs' and results' bit patterns (uint32 or uint64).  Built without the
     sweep's build options (the screen's arithmetic must be IEEE's).  Raises
     device.runner.KernelBuildError if the device cannot build it (no cl_khr_fp64, a
     compiler fault): the caller screens on the host instead."""
 
     def __init__(self, runner, name: str, bound: float, chunk: int,
-                 aggregate: bool = False):
+                 aggregate: bool = False, precision: str = "binary32"):
         from fuzzfarm.device import commands
         self.runner, self.name, self.bound = runner, name, bound
+        self.precision = precision
+        self.pattern = np.dtype(np.uint64 if precision == "binary64" else np.uint32)
         self.chunk = int(chunk)
-        self.aggregate = aggregate and name in EXACT_RULES
-        source = screen_source(name, bound, self.aggregate)
-        program = runner.build(source, f"device screen of {name}", options="")
+        self.aggregate = aggregate and name in EXACT_RULES and precision == "binary32"
+        source = screen_source(name, bound, self.aggregate, precision)
+        program = runner.build(source, f"device screen of {name} ({precision})", options="")
         # Oclgrind builds sinpi's, then cannot make its kernel (llvm.fshl.i32)
         made = commands.kernels(runner, program, ["fuzzfarm_screen"] + [
             f"fuzzfarm_{k}" for k in ("top", "mark_count", "mark_scan", "mark_write",
@@ -377,11 +451,11 @@ class DeviceScreen:
         from fuzzfarm.device.commands import buffer, copy, launch
         r = self.runner
         if self._marks is None:
-            w = words_for(self.chunk)
+            w, size = words_for(self.chunk), self.chunk * self.pattern.itemsize
             self._marks = {
                 **self._mark_kernels, "hdr": buffer(r, 8), "woff": buffer(r, w * 4),
-                "gtot": buffer(r, max(1, w // LOCAL) * 4), "gx": buffer(r, self.chunk * 4),
-                "gy": buffer(r, self.chunk * 4)}
+                "gtot": buffer(r, max(1, w // LOCAL) * 4), "gx": buffer(r, size),
+                "gy": buffer(r, size)}
         m = self._marks
         w = words_for(count)
         n, cap = np.uint32(count), np.uint32(land.x.size)
@@ -419,29 +493,32 @@ class DeviceScreen:
         from fuzzfarm.device.commands import buffer
         n = int(ybits.size)
         out = ScreenChunk.empty(n)
-        x, y, z, w, y2 = (buffer(self.runner, host=_bits32(ybits if a is None else a),
-                                 read_only=True)
+        x, y, z, w, y2 = (buffer(self.runner, host=_bits(ybits if a is None else a,
+                                                          self.pattern), read_only=True)
                           for a in (xbits, ybits, zbits, wbits, y2bits))
         self.enqueue(y, 0, n, out, xbuf=x, zbuf=z, wbuf=w, y2buf=y2)
         return out
 
     def references(self, xbits: np.ndarray, zbits: np.ndarray | None = None,
                    wbits: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """The device reference at binary32 patterns ``xbits`` (and second and third
-        arguments ``zbits``, ``wbits``, ``TWO_ARGS``, ``THREE_ARGS``) (uint32, (n,)), for
-        tests: (r float64 (n,), kind int32 (n,): 0 value, 1 exact, 2 beyond the overflow
-        threshold, 3 below half the smallest subnormal, 4 a NaN prescribed, 5 undefined;
-        device_screen.cl)."""
+        """The device reference at patterns ``xbits`` (and second and third arguments
+        ``zbits``, ``wbits``, ``TWO_ARGS``, ``THREE_ARGS``) (uint32 (n,), or uint64 for a
+        binary64 screen), for tests: (r float64 (n,) -- for binary64 (n, 2), the
+        double-double's high and low parts --, kind int32 (n,): 0 value, 1 exact, 2 beyond
+        the overflow threshold, 3 below half the smallest subnormal, 4 a NaN prescribed,
+        5 undefined; screen_common.cl)."""
         from fuzzfarm.device.commands import buffer, copy, launch
-        xb = np.ascontiguousarray(xbits, np.uint32)
+        wide = self.pattern.itemsize == 8
+        xb = _bits(xbits, self.pattern) if wide else np.ascontiguousarray(xbits, np.uint32)
         n = int(xb.size)
-        r, kind = np.empty(n, np.float64), np.empty(n, np.int32)
+        r = np.empty((n, 2) if wide else n, np.float64)
+        kind = np.empty(n, np.int32)
         if n == 0:
             return r, kind
         dev = self.runner
         xbuf = buffer(dev, host=xb, read_only=True)     # kept alive until the copies end
         zbuf, wbuf = (xbuf if a is None else buffer(
-            dev, host=np.ascontiguousarray(a, np.uint32), read_only=True)
+            dev, host=np.ascontiguousarray(a, self.pattern), read_only=True)
             for a in (zbits, wbits))
         rbuf, kbuf = buffer(dev, r.nbytes), buffer(dev, kind.nbytes)
         k = self._test_kernels["reference"]
@@ -454,8 +531,8 @@ class DeviceScreen:
     def screen_pairs(self, xbits: np.ndarray, ybits: np.ndarray,
                      zbits: np.ndarray | None = None, wbits: np.ndarray | None = None,
                      y2bits: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """The screen's verdicts on arbitrary pairs of binary32 patterns (32-bit patterns,
-        (n,) each; with ``zbits``, ``wbits``, the second and third arguments,
+        """The screen's verdicts on arbitrary pairs of patterns (32-bit, or 64-bit for a
+        binary64 screen; (n,) each; with ``zbits``, ``wbits``, the second and third arguments,
         ``TWO_ARGS``, ``THREE_ARGS``; ``y2bits``, the second outputs, ``SECOND_OUTPUT``),
         for tests: (passed bool
         (n,), err float32 (n,) in ULPs where passed).
@@ -463,14 +540,14 @@ class DeviceScreen:
         failure of rule c)."""
         from fuzzfarm.device.commands import buffer, copy, launch
         dev = self.runner
-        xb = np.ascontiguousarray(xbits, np.uint32)
-        yb = np.ascontiguousarray(ybits, np.uint32)
+        xb, yb = _bits(xbits, self.pattern), _bits(ybits, self.pattern)
         n = int(xb.size)
         passed, err = np.zeros(n, np.uint8), np.zeros(n, np.float32)
         self.last_verdicts = passed
         if n == 0:
             return passed.astype(bool), err
-        zb, wb, y2b = (yb if a is None else _bits32(a) for a in (zbits, wbits, y2bits))
+        zb, wb, y2b = (yb if a is None else _bits(a, self.pattern)
+                       for a in (zbits, wbits, y2bits))
         bufs = [buffer(dev, host=a, read_only=True) for a in (xb, yb, zb, wb, y2b)]
         pbuf, ebuf = buffer(dev, passed.nbytes), buffer(dev, err.nbytes)
         k = self._test_kernels["screen_pairs"]
@@ -494,24 +571,28 @@ class Landing:
     chunk and reused (``DeviceScreen.landing``, ``release``).  After ``use(count)``:
     ``answer`` (ScreenChunk views for ``count`` inputs), ``hdr`` uint32 (2,): the marked
     inputs' count and the position of the passed input of the largest error (0xffffffff:
-    none), ``x``, ``y`` uint32 (count * GATHER_FRACTION,): the gathered x and y.  The
+    none), ``x``, ``y`` (count * GATHER_FRACTION,) of the screen's ``pattern`` dtype
+    (uint32, or uint64 for binary64): the gathered x and y.  The
     answer's ``agg_c0``, ``agg_c1`` are stale where the screen does not aggregate (the
     device does not write them; work.session.DeviceSession.land sends them empty)."""
 
     def __init__(self, screen: DeviceScreen):
         self.screen = screen
         self.answer_bytes = -(-ScreenChunk.nbytes(screen.chunk) // 8) * 8
+        self.pattern = screen.pattern
         gcap = max(1, int(screen.chunk * GATHER_FRACTION))
-        self._buf, self._mem = screen.runner.host_array(self.answer_bytes + 8 + 8 * gcap)
+        self._buf, self._mem = screen.runner.host_array(
+            self.answer_bytes + 8 + 2 * self.pattern.itemsize * gcap)
 
     def use(self, count: int) -> None:
         """Lay the memory out for a unit of ``count`` inputs."""
         a, g = self.answer_bytes, max(1, int(count * GATHER_FRACTION))
+        size = self.pattern.itemsize
         self.count = int(count)
         self.answer = ScreenChunk.views(self._buf, 0, count)
         self.hdr = np.frombuffer(self._buf, np.uint32, 2, a)
-        self.x = np.frombuffer(self._buf, np.uint32, g, a + 8)
-        self.y = np.frombuffer(self._buf, np.uint32, g, a + 8 + 4 * g)
+        self.x = np.frombuffer(self._buf, self.pattern, g, a + 8)
+        self.y = np.frombuffer(self._buf, self.pattern, g, a + 8 + size * g)
 
     def marked(self) -> tuple[int, int, np.ndarray | None, np.ndarray | None]:
         """(marked inputs, top position or -1, their x, their y) once the copies are done;
@@ -537,5 +618,6 @@ _LANDINGS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 def _idle_landings(screen: DeviceScreen) -> list:
-    """The idle Landings that fit ``screen`` (its runner's, for its chunk)."""
-    return _LANDINGS.setdefault(screen.runner, {}).setdefault(screen.chunk, [])
+    """The idle Landings that fit ``screen`` (its runner's, for its chunk and patterns)."""
+    return _LANDINGS.setdefault(screen.runner, {}).setdefault(
+        (screen.chunk, screen.pattern.itemsize), [])

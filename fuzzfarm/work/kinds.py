@@ -195,9 +195,9 @@ class Kind:
         None where the host makes them."""
         return None
 
-    def make_generator(self, runner):
-        """The kind's input generator built on ``runner``.  Raises KernelBuildError where
-        the device does not build it."""
+    def make_generator(self, runner, fmt):
+        """The kind's input generator built on ``runner`` for targets of FloatFormat
+        ``fmt``.  Raises KernelBuildError where the device does not build it."""
         raise NotImplementedError
 
     def launch_made(self, runner, target: Target, plan, screen, generator) -> tuple:
@@ -378,9 +378,9 @@ class Elementwise(Kind):
         from fuzzfarm.device.generate import plan_or_none
         return plan_or_none(target, drawn)
 
-    def make_generator(self, runner):
+    def make_generator(self, runner, fmt):
         from fuzzfarm.device.generate import DeviceGenerator
-        return DeviceGenerator(runner)
+        return DeviceGenerator(runner, fmt)
 
     def launch_made(self, runner, target, plan, screen, generator):
         land = screen.landing(plan.n)
@@ -564,9 +564,9 @@ class Conversion(Kind):
         from fuzzfarm.device.conversion_generate import conversion_plan
         return conversion_plan(target.conversion, drawn)
 
-    def make_generator(self, runner):
+    def make_generator(self, runner, fmt):
         from fuzzfarm.device.conversion_generate import ConversionGenerator
-        return ConversionGenerator(runner)
+        return ConversionGenerator(runner)          # every conversion's, whatever fmt
 
     def launch_made(self, runner, target, plan, screen, generator):
         src, kname, dtype = self._program(target)

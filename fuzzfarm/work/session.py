@@ -137,7 +137,7 @@ class DeviceSession:
                                 if info.supports(format_named(p)))
         self._runners: dict = {}
         self._claims: dict = {}         # build options -> {precision: Claims}
-        self._generators: dict = {}     # (build options, kind) -> its generator or None
+        self._generators: dict = {}     # (build options, kind, precision) -> generator or None
         self._screens: dict = {}        # (bo, name, precision) -> (DeviceScreen|None, size)
         self._sweeps: dict = {}         # (bo, name, precision) -> SweepKernel
         self._hosts: dict = {}          # (bo, slot index) -> HostSlot or None
@@ -229,6 +229,9 @@ class DeviceSession:
         if self.screen_mode == "host" or not kind_of(t).device_screened(t):
             return self._no_screen(key, "host" if self.screen_mode == "host" else
                                    f"{t.name} does not fit the device screen")
+        if isinstance(unit.source, IndexRange) and t.precision != "binary32":
+            # the screen recomputes a range's inputs from their numbers in binary32 only
+            return self._no_screen(key, f"no device screen for a {t.precision} range")
         screen, have = self._screens.get(key, (None, -1))
         if have >= size:
             return screen
@@ -253,14 +256,16 @@ class DeviceSession:
             raise ScreenUnavailable(f"--screen device: {why}")
         return None
 
-    def _generator(self, build_options: str, kind):
-        """``kind``'s input generator for ``build_options``, or None where it does not
-        build."""
-        key = (build_options, kind.name)
+    def _generator(self, build_options: str, target: Target):
+        """The input generator of ``target``'s kind and format for ``build_options``, or
+        None where it does not build."""
+        kind = kind_of(target)
+        key = (build_options, kind.name, target.precision)
         if key not in self._generators:
             from fuzzfarm.device.runner import KernelBuildError
             try:
-                self._generators[key] = kind.make_generator(self.runner(build_options))
+                self._generators[key] = kind.make_generator(self.runner(build_options),
+                                                            target.fmt)
             except KernelBuildError:
                 self._generators[key] = None
         return self._generators[key]
@@ -272,7 +277,7 @@ class DeviceSession:
         if not self.makes_inputs:
             return False
         try:
-            return (self._generator(unit.build_options, kind_of(unit.target)) is not None
+            return (self._generator(unit.build_options, unit.target) is not None
                     and self.screen(unit, plan.n) is not None)
         except Exception:           # noqa: BLE001 - the host makes them; launch records
             return False            # what the device does wrong
@@ -312,7 +317,7 @@ class DeviceSession:
         target = unit.target
         kind = kind_of(target)
         screen = self.screen(unit, plan.n)
-        generator = self._generator(unit.build_options, kind)
+        generator = self._generator(unit.build_options, target)
         pending, answer, landing, tally = kind.launch_made(runner, target, plan, screen,
                                                            generator)
         return Launch(unit, "made", pending, answer=answer, landing=landing, tally=tally)

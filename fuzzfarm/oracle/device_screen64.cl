@@ -1,0 +1,605 @@
+// fuzzfarm's device screen for binary64 results (fuzzfarm/oracle/device_screen.py; the
+// argument in docs/device_screen.md, "Binary64 results").  References of binary64 built-ins
+// made of IEEE basic operations (+ - * / fma) in double-double and integer arithmetic: no
+// built-in math function of the device is called.  A reference of a binary64 pattern (and
+// a second one, TWO_ARGS) returns a dd_t r and its kind (screen_common.cl's K_*): for
+// K_VALUE, |r.hi + r.lo - f| <= REL64 |f| (REL64 = 2**-90, the written budgets below);
+// for K_EXACT, f is r.hi exactly, bit for bit.  The host prepends its defines (REF,
+// C_PASS64, R_LO, R_HI, the answers ANS_* at zeros, infinities and NaNs as 64-bit patterns,
+// NBANDS ...), the constants (TWO_OVER_PI, the double-double coefficients) and
+// screen_common.cl.
+
+#define ABS64 0x7fffffffffffffffUL
+#define SIGN64 0x8000000000000000UL
+#define INF64 0x7ff0000000000000UL
+#define QUIET64 0x7ff8000000000000UL
+
+// x finite and nonzero: x = m 2**k with the integer significand m (53 bits for a normal x,
+// fewer for a subnormal)
+inline ulong significand64(ulong ax, int *k) {
+    int e = (int)(ax >> 52);
+    *k = (e ? e : 1) - 1075;
+    return e ? (ax & 0x000fffffffffffffUL) | 0x0010000000000000UL : ax;
+}
+// a total order of finite binary64 patterns by value (+0 and -0 apart: never asked)
+inline long order64(ulong b) { return (b >> 63) ? -(long)(b & ABS64) : (long)b; }
+
+// ---- The exact built-ins, judged bit for bit: integer arithmetic on the patterns.
+// x rounded toward zero to an integer, x's sign kept
+inline ulong trunc64(ulong xb) {
+    int e = (int)((xb >> 52) & 0x7ffUL);
+    if (e >= 1075) return xb;                        // |x| >= 2**52: an integer already
+    if (e < 1023) return xb & SIGN64;                // |x| < 1: a zero of x's sign
+    return xb & ~((1UL << (1075 - e)) - 1UL);        // clear the fraction's bits
+}
+// the integer next away from zero of a non-integer t's magnitude: |t| + 1 as a pattern
+// (t = trunc(x) != x; |t| < 2**52): the exact sum of an integer below 2**52 and 1
+inline ulong away64(ulong tb) {
+    double a = as_double(tb & ABS64) + 1.0;          // exact: integers below 2**53
+    return as_ulong(a) | (tb & SIGN64);
+}
+#define EXACT(v) do { *kind = K_EXACT; dd_t r_ = { as_double(v), 0.0 }; return r_; } while (0)
+inline dd_t ref64_fabs(ulong xb, int *kind) { EXACT(xb & ABS64); }
+inline dd_t ref64_trunc(ulong xb, int *kind) { EXACT(trunc64(xb)); }
+inline dd_t ref64_floor(ulong xb, int *kind) {
+    ulong t = trunc64(xb);
+    EXACT(((xb >> 63) && t != xb) ? away64(t) : t);  // floor(-0.5) = -1
+}
+inline dd_t ref64_ceil(ulong xb, int *kind) {
+    ulong t = trunc64(xb);
+    EXACT((!(xb >> 63) && t != xb) ? away64(t) : t); // ceil(-0.5) = -0
+}
+// to the nearest integer, ties to even (rint) or away from zero (round), x's sign kept:
+// from the fraction's bits (f: the bits below the units bit, h: the half)
+inline ulong round64(ulong xb, int even) {
+    ulong ax = xb & ABS64;
+    int e = (int)(ax >> 52);
+    if (e >= 1075) return xb;
+    if (e < 1022) return xb & SIGN64;                // |x| < 1/2
+    ulong t = trunc64(xb);
+    if (e == 1022) {                                 // 1/2 <= |x| < 1
+        int up = ax != 0x3fe0000000000000UL || !even;
+        return up ? (0x3ff0000000000000UL | (xb & SIGN64)) : (xb & SIGN64);
+    }
+    ulong f = ax & ((1UL << (1075 - e)) - 1UL), h = 1UL << (1074 - e);
+    int odd = (int)((ax >> (1075 - e)) & 1UL);
+    int up = f > h || (f == h && (!even || odd));
+    return up ? away64(t) : t;
+}
+inline dd_t ref64_rint(ulong xb, int *kind) { EXACT(round64(xb, 1)); }
+inline dd_t ref64_round(ulong xb, int *kind) { EXACT(round64(xb, 0)); }
+// floor(log2 |x|): the unbiased exponent, a subnormal's as if normalized (-1023 .. -1074)
+inline dd_t ref64_logb(ulong xb, int *kind) {
+    ulong ax = xb & ABS64;
+    int e = (int)(ax >> 52);
+    *kind = K_EXACT;
+    dd_t r = { (double)(e ? e - 1023 : -1011 - (int)clz(ax)), 0.0 };
+    return r;
+}
+inline dd_t ref64_sign(ulong xb, int *kind) { EXACT((xb & SIGN64) | 0x3ff0000000000000UL); }
+inline dd_t ref64_copysign(ulong xb, ulong zb, int *kind) { EXACT((xb & ABS64) | (zb & SIGN64)); }
+inline dd_t ref64_fmin(ulong xb, ulong zb, int *kind) {   // x == z: the same pattern
+    EXACT(order64(zb) < order64(xb) ? zb : xb);
+}
+inline dd_t ref64_fmax(ulong xb, ulong zb, int *kind) {
+    EXACT(order64(xb) < order64(zb) ? zb : xb);
+}
+// maxmag / minmag: the argument of the larger / smaller magnitude, fmax / fmin where the
+// magnitudes are equal (OpenCL C 3.0 §6.15.2)
+inline dd_t ref64_maxmag(ulong xb, ulong zb, int *kind) {
+    ulong ax = xb & ABS64, az = zb & ABS64;
+    if (ax != az) EXACT(ax > az ? xb : zb);
+    return ref64_fmax(xb, zb, kind);
+}
+inline dd_t ref64_minmag(ulong xb, ulong zb, int *kind) {
+    ulong ax = xb & ABS64, az = zb & ABS64;
+    if (ax != az) EXACT(ax < az ? xb : zb);
+    return ref64_fmin(xb, zb, kind);
+}
+// nextafter(x, z): z where x == z, else the next binary64 number from x toward z (its
+// magnitude one pattern up or down: from the largest finite number up, the infinity; from
+// the smallest subnormal down, the zero of x's sign)
+inline dd_t ref64_nextafter(ulong xb, ulong zb, int *kind) {
+    if (xb == zb) EXACT(zb);
+    int up = (order64(xb) < order64(zb)) == !(xb >> 63);     // the magnitude grows
+    EXACT(up ? xb + 1UL : xb - 1UL);
+}
+// step(edge, x) = 0.0 where x < edge, else 1.0
+inline dd_t ref64_step(ulong xb, ulong zb, int *kind) {
+    EXACT(order64(zb) < order64(xb) ? 0UL : 0x3ff0000000000000UL);
+}
+
+// ---- sqrt, correctly rounded (screened at 0.5 ULP).  x = m 2**(2q), m in [1, 4) (a
+// subnormal x scaled by 2**108 first); y0 within 2**-50 of sqrt(m) by Newton's iterations
+// from a linear start (within 10 %: five steps, each squaring the relative error, reach
+// the rounding of the step, below 2**-51); then one step in double-double: the residual
+// m - y0**2 is exact by fma up to one rounding (its magnitude is below 2**-48 m), so
+// y0 + (m - y0**2) / (2 y0) is within (2**-50)**2 / 2 + 2**-100 < 2**-98 of sqrt(m).
+// The scalings by powers of two are exact.  A negative x: a NaN (F9.sqrt.D3, K_NAN).
+inline dd_t ref64_sqrt(ulong xb, int *kind) {
+    dd_t r = { NAN, 0.0 };
+    if (xb >> 63) { *kind = K_NAN; return r; }
+    *kind = K_VALUE;
+    int k;
+    ulong sig = significand64(xb, &k);               // x = sig 2**k
+    int lz = (int)clz(sig) - 11;                      // normalize: sig 2**lz in [2**52, 2**53)
+    int ex = k - lz + 52;                             // x = (sig 2**lz 2**-52) 2**ex
+    if (ex & 1) ex -= 1;                              // m in [1, 4), ex even
+    double m = (double)(sig << lz) * pow2d(k - lz - ex);
+    double y = 1.0 + (m - 1.0) * 0.3333333333333333;
+    for (int i = 0; i < 5; i++) y = 0.5 * (y + m / y);
+    double res = fma(-y, y, m);                       // m - y**2, one rounding
+    r = dd_fast(y, res / (2.0 * y));
+    int h = ex / 2;                                   // sqrt(x) = sqrt(m) 2**h, |h| <= 537
+    r.hi *= pow2d(h); r.lo *= pow2d(h);
+    return r;
+}
+
+// ---- sin and cos: x reduced modulo pi/2 with exact integer arithmetic (Payne and Hanek)
+// to z = t pi/2, |t| <= 1/2, t within 2**-169 (absolute) of the exact x 2/pi - (4 j + q)
+// (eight words of 2/pi past those whose products with x are multiples of 4: the tail
+// below m 2**(k - 32 (i0 + 8)) < 2**(87 - 256)); the closest binary64 number to a multiple
+// of pi/2 leaves |t| >= 2**-62, so t's relative error is below 2**-106, its rounding to a
+// double-double 2**-106, the product by pi/2 (PIO2 as a double-double, 2**-107) 2**-103:
+// z within 2**-101.  Then sin(z) and cos(z) by their Taylor series in double-double
+// (Horner, each step within 2**-103; the terms from z**17 (sin) and z**16 (cos) on, below
+// 2**-50 relative together, in double (their rounding below 2**-100); truncation after
+// z**25 and z**24 below 2**-96): below 2**-95 relative, and z's error moves sin(z) by at
+// most |z cot z| <= 1 times it and cos(z) by |z tan z| <= pi/4 times it: within 2**-94 of
+// sin(x) or cos(x).
+
+// The bits of x 2/pi for |x| = m 2**k >= 1/2: *q = (the integer part) mod 4 and the
+// fraction's two's complement t in [-1/2, 1/2) as a double-double
+inline dd_t reduce64(ulong ax, int *q) {
+    int k;
+    ulong m = significand64(ax, &k);
+    int i0 = k <= 33 ? 0 : (k - 2) / 32;             // words of 2/pi that reach below 2**2
+    uint L[12];
+    ulong carry = 0UL;
+    for (int j = 3; j >= 0; j--) {                    // S = m * (W[i0] .. W[i0+7]), 64 bits a step
+        ulong v = ((ulong)TWO_OVER_PI[i0 + 2 * j] << 32) | (ulong)TWO_OVER_PI[i0 + 2 * j + 1];
+        ulong lo = m * v, hi = mul_hi(m, v);
+        lo += carry;
+        hi += lo < carry ? 1UL : 0UL;
+        L[2 * (3 - j)] = (uint)lo; L[2 * (3 - j) + 1] = (uint)(lo >> 32);
+        carry = hi;
+    }
+    L[8] = (uint)carry; L[9] = (uint)(carry >> 32); L[10] = 0u; L[11] = 0u;
+    int p0 = 256 + 32 * i0 - k;                       // bit p0 of S is the units bit
+    int quad = (int)(bits64(L, p0) & 3UL);
+    ulong fh = bits64(L, p0 - 64), fm = bits64(L, p0 - 128), fl = bits64(L, p0 - 192);
+    int neg = 0;
+    if (fh >> 63) {                                   // t = fraction - 1: negate 192 bits
+        fl = ~fl + 1UL;
+        fm = ~fm + (fl == 0UL ? 1UL : 0UL);
+        fh = ~fh + ((fl == 0UL && fm == 0UL) ? 1UL : 0UL);
+        quad = (quad + 1) & 3;
+        neg = 1;
+    }
+    *q = quad;
+    int e = -64;                                      // t = (fh fm fl) 2**-64 (in units of fh)
+    if (fh == 0UL) { fh = fm; fm = fl; fl = 0UL; e -= 64; }      // |t| >= 2**-62: fh != 0
+    if (fh == 0UL) { dd_t nan = { NAN, 0.0 }; return nan; }        // never: the host's
+    int lz = (int)clz(fh);
+    ulong top = lz ? (fh << lz) | (fm >> (64 - lz)) : fh;
+    ulong next = lz ? (fm << lz) | (fl >> (64 - lz)) : fm;
+    // top's 64 bits then next's: hi takes top's first 53 bits (exactly: the conversion of
+    // top >> 11), lo the following 64 (rounded once)
+    double hi = (double)(top >> 11) * pow2d(e - lz + 11);
+    double lo = ((double)(top & 0x7ffUL) * 0x1p64 + (double)next) * pow2d(e - lz - 64);
+    dd_t t = dd_fast(hi, lo);
+    if (neg) { t.hi = negd(t.hi); t.lo = negd(t.lo); }
+    return t;
+}
+
+// Horner in double-double over the coefficients C[from], C[from - 1] .. C[to] (double-double
+// pairs: C[2 i] the high part, C[2 i + 1] the low) in powers of s, starting from p
+inline dd_t dd_horner(dd_t p, dd_t s, __constant const double *C, int from, int to) {
+    for (int i = from; i >= to; i--) {
+        dd_t c = { C[2 * i], C[2 * i + 1] };
+        p = dd_add(dd_mul(p, s), c);
+    }
+    return p;
+}
+// sin(z) = z + z**3 P(z**2), cos(z) = 1 + z**2 Q(z**2) for |z| <= pi/4 (SIN64_C[i], COS64_C[i]:
+// the Taylor coefficients of z**(2 i + 3) and z**(2 i + 2))
+inline dd_t sin_dd(dd_t z) {
+    dd_t s = dd_mul(z, z);
+    double p = SIN64_C[2 * 11];
+    for (int i = 10; i >= 7; i--) p = fma(p, s.hi, SIN64_C[2 * i]);
+    dd_t pp = { p, 0.0 };
+    pp = dd_horner(pp, s, SIN64_C, 6, 0);
+    return dd_add(z, dd_mul(dd_mul(z, s), pp));
+}
+inline dd_t cos_dd(dd_t z) {
+    dd_t s = dd_mul(z, z);
+    double p = COS64_C[2 * 11];
+    for (int i = 10; i >= 7; i--) p = fma(p, s.hi, COS64_C[2 * i]);
+    dd_t pp = { p, 0.0 };
+    pp = dd_horner(pp, s, COS64_C, 6, 0);
+    dd_t one = { 1.0, 0.0 };
+    return dd_add(one, dd_mul(s, pp));
+}
+
+// sin(x) (cosine 0) or cos(x) (cosine 1) of a finite nonzero x: no reduction below 1/2;
+// sin(x) = x (1 - x**2 / 6 ...) for |x| < 2**-30, the rest below 2**-120 relative (x**3 / 6
+// in double: normal for |x| >= 2**-300; below that sin(x) = x within 2**-600)
+inline dd_t sin_or_cos64(ulong xb, int cosine) {
+    ulong ax = xb & ABS64;
+    dd_t r;
+    if (ax < 0x3e10000000000000UL) {                  // |x| < 2**-30
+        double a = as_double(ax);
+        if (cosine) r = dd_fast(1.0, -0.5 * a * a);   // 1 - x**2/2, x**4/24 < 2**-122
+        else r = dd_fast(a, ax < 0x2d30000000000000UL ? 0.0 : -(a * a * a) / 6.0);
+    } else if (ax < 0x3fe0000000000000UL) {           // |x| < 1/2
+        dd_t z = { as_double(ax), 0.0 };
+        r = cosine ? cos_dd(z) : sin_dd(z);
+    } else {
+        int q;
+        dd_t t = reduce64(ax, &q);
+        dd_t pio2 = { PIO2_HI, PIO2_LO };
+        dd_t z = dd_mul(t, pio2);
+        q += cosine;
+        r = (q & 1) ? cos_dd(z) : sin_dd(z);
+        if (q & 2) { r.hi = negd(r.hi); r.lo = negd(r.lo); }
+    }
+    if (!cosine && (xb >> 63)) { r.hi = negd(r.hi); r.lo = negd(r.lo); }     // sin odd
+    return r;
+}
+inline dd_t ref64_sin(ulong xb, int *kind) { *kind = K_VALUE; return sin_or_cos64(xb, 0); }
+inline dd_t ref64_cos(ulong xb, int *kind) { *kind = K_VALUE; return sin_or_cos64(xb, 1); }
+
+// ---- exp, exp2, exp10, expm1: f = e**u 2**n with n an integer and u a double-double,
+// |u| <= ln 2 / 2 + 2**-40.  e**u by its Taylor series (EXP64_C[k] = 1/k! as double-doubles):
+// Horner in double-double for k <= 11 (each step within 2**-103), the terms from k = 12
+// on (below 2**-47 relative together) in double (their rounding below 2**-99),
+// truncation after k = 22 below 2**-109: e**u within 2**-97.  The scaling by 2**n is exact
+// where n >= -968 (the result and its low part normal); results that would be below
+// 2**-968 are the host's (NaN), those provably below 2**-1075 K_UNDER (round to nearest
+// gives a zero), those provably beyond the overflow threshold K_OVER.
+inline dd_t dd_two_prod(double a, double b) {          // a b exactly (by fma)
+    double p = a * b;
+    dd_t r = { p, fma(a, b, -p) };
+    return r;
+}
+// sum_{k >= first} u**(k - first) / k!  (first 0: e**u; first 1: (e**u - 1) / u)
+inline dd_t exp_series(dd_t u, int first) {
+    double p = EXP64_C[2 * 22];
+    for (int k = 21; k >= 12; k--) p = fma(p, u.hi, EXP64_C[2 * k]);
+    dd_t q = { p, 0.0 };
+    for (int k = 11; k >= first; k--) {
+        dd_t c = { EXP64_C[2 * k], EXP64_C[2 * k + 1] };
+        q = dd_add(dd_mul(q, u), c);
+    }
+    return q;
+}
+// r 2**n in two exact steps (n <= 1024; the caller keeps n >= -968)
+inline dd_t dd_scale(dd_t r, int n) {
+    int h = n / 2;
+    double a = pow2d(h), b = pow2d(n - h);
+    dd_t s = { (r.hi * a) * b, (r.lo * a) * b };
+    return s;
+}
+#define DD_NAN(kind) do { *kind = K_VALUE; dd_t n_ = { NAN, 0.0 }; return n_; } while (0)
+#define DD_KIND(kind, k, v) do { *kind = (k); dd_t n_ = { (v), 0.0 }; return n_; } while (0)
+
+// e**x - x = n ln 2 + t: n = rint(x / ln 2), t = x - n LN2_HI64 - n LN2_MID64 - n LN2_LO64
+// (n LN2_HI64 and n LN2_MID64 exact: 42-bit constants, |n| < 2**11; the first difference
+// an exact two-sum, the rest within 2**-104 of 0.35): t within 2**-104 (absolute)
+inline dd_t ln2_reduce(double x, double n) {
+    dd_t s = dd_sum(x, -n * LN2_HI64);
+    dd_t m = { -n * LN2_MID64, -n * LN2_LO64 };
+    return dd_add(s, m);
+}
+inline dd_t ref64_exp(ulong xb, int *kind) {
+    double x = as_double(xb);
+    if (x > 709.79) DD_KIND(kind, K_OVER, 1.0);            // e**709.79 > 2**1024
+    if (x < -745.14) DD_KIND(kind, K_UNDER, 0.0);          // e**-745.14 < 2**-1075
+    double n = rintd(x * INV_LN2);
+    if (n < -968.0) DD_NAN(kind);
+    *kind = K_VALUE;
+    return dd_scale(exp_series(ln2_reduce(x, n), 0), (int)n);
+}
+// 2**x = 2**n e**(t ln 2), n = rint(x), t = x - n exact
+inline dd_t ref64_exp2(ulong xb, int *kind) {
+    double x = as_double(xb);
+    if (x >= 1024.0) DD_KIND(kind, K_OVER, 1.0);
+    if (x < -1075.0) DD_KIND(kind, K_UNDER, 0.0);
+    double n = rintd(x);
+    if (n < -968.0) DD_NAN(kind);
+    *kind = K_VALUE;
+    dd_t t = { x - n, 0.0 };
+    dd_t ln2 = { LN2_DD_HI, LN2_DD_LO };
+    return dd_scale(exp_series(dd_mul(t, ln2), 0), (int)n);
+}
+// 10**x = 2**(x log2 10): p = x LOG2_10 in double-double (within 2**-104 relative, so
+// within 2**-93 absolute for |x| < 310), n = rint(p.hi), t = (p.hi - n) + p.lo
+inline dd_t ref64_exp10(ulong xb, int *kind) {
+    double x = as_double(xb);
+    if (x > 308.26) DD_KIND(kind, K_OVER, 1.0);            // 10**308.26 > 2**1024
+    if (x < -323.61) DD_KIND(kind, K_UNDER, 0.0);          // 10**-323.61 < 2**-1075
+    dd_t xx = { x, 0.0 }, l = { LOG2_10_HI, LOG2_10_LO }, ln2 = { LN2_DD_HI, LN2_DD_LO };
+    dd_t p = dd_mul(xx, l);
+    double n = rintd(p.hi);
+    if (n < -968.0) DD_NAN(kind);
+    *kind = K_VALUE;
+    dd_t t = dd_sum(p.hi - n, p.lo);
+    return dd_scale(exp_series(dd_mul(t, ln2), 0), (int)n);
+}
+// e**x - 1: x (e**x - 1) / x by the series for |x| <= 0.35 (no cancellation); else e**x
+// from ref64_exp's reduction minus 1 (|e**x + 1| <= 6 |e**x - 1| there: within 2**-100);
+// -1 + e**x for x < -40 (e**x < 2**-57; below e**-700, 0 within 2**-1000)
+inline dd_t ref64_expm1(ulong xb, int *kind) {
+    double x = as_double(xb);
+    if (x > 709.79) DD_KIND(kind, K_OVER, 1.0);
+    *kind = K_VALUE;
+    dd_t xx = { x, 0.0 }, m1 = { -1.0, 0.0 };
+    if (absd(x) <= 0.35) return dd_mul(xx, exp_series(xx, 1));
+    if (x < -40.0) {
+        double e = 0.0;
+        if (x > -700.0) {
+            double n = rintd(x * INV_LN2);
+            e = dd_scale(exp_series(ln2_reduce(x, n), 0), (int)n).hi;
+        }
+        return dd_fast(-1.0, e);
+    }
+    double n = rintd(x * INV_LN2);
+    return dd_add(dd_scale(exp_series(ln2_reduce(x, n), 0), (int)n), m1);
+}
+
+// ---- log, log2, log10, log1p: x = m 2**e, m in [sqrt(1/2), sqrt(2)) (exact), ln m =
+// 2 atanh(s), s = (m - 1) / (m + 1) (m - 1 exact, m + 1 an exact two-sum, the quotient
+// refined by its remainder (exact by fma): s within 2**-104), |s| <= 0.1716; atanh(s) / s =
+// sum s**(2k) / (2k + 1) (ATANH64_C): Horner in double-double for k <= 7, the terms from
+// k = 8 on (below 2**-47 relative together) in double, truncation after k = 21 below
+// 2**-104: ln m within 2**-99.  ln x = e (LN2_HI64 + LN2_MID64 + LN2_LO64) + ln m: where e
+// != 0, |e ln 2| >= 2 |ln m|, so the sum is within 2**-97; where e = 0 it is ln m itself
+// (0 exactly at x = 1: the host's, F9.log.2).
+inline dd_t ln_m64(double m) {                   // m in [sqrt(1/2), sqrt(2))
+    double num = m - 1.0;
+    dd_t den = dd_sum(m, 1.0);
+    double q = num / den.hi;
+    double rem = fma(-q, den.hi, num) - q * den.lo;
+    dd_t s = dd_fast(q, rem / den.hi);
+    dd_t s2 = dd_mul(s, s);
+    double p = ATANH64_C[2 * 21];
+    for (int k = 20; k >= 8; k--) p = fma(p, s2.hi, ATANH64_C[2 * k]);
+    dd_t a = { p, 0.0 };
+    for (int k = 7; k >= 0; k--) {
+        dd_t c = { ATANH64_C[2 * k], ATANH64_C[2 * k + 1] };
+        a = dd_add(dd_mul(a, s2), c);
+    }
+    dd_t r = dd_mul(s, a);
+    r.hi *= 2.0; r.lo *= 2.0;
+    return r;
+}
+// a positive finite x: m and e (x = m 2**e, m in [sqrt(1/2), sqrt(2)))
+inline double split64(ulong xb, int *e) {
+    int k;
+    ulong sig = significand64(xb & ABS64, &k);
+    int lz = (int)clz(sig) - 11;                       // sig 2**lz in [2**52, 2**53)
+    double m = (double)(sig << lz) * 0x1p-52;          // [1, 2), exact
+    *e = k - lz + 52;
+    if (m > 0x1.6a09e667f3bcdp0) { m *= 0.5; *e += 1; }   // above sqrt(2): [0.707, 1)
+    return m;
+}
+inline dd_t ln64(ulong xb) {
+    int e;
+    dd_t lm = ln_m64(split64(xb, &e));
+    if (e == 0) return lm;
+    double de = (double)e;
+    dd_t el = dd_sum(de * LN2_HI64, de * LN2_MID64);   // both products exact
+    el = dd_add(el, dd_two_prod(de, LN2_LO64));
+    return dd_add(el, lm);
+}
+inline dd_t ref64_log(ulong xb, int *kind) {
+    if (xb >> 63) DD_KIND(kind, K_NAN, NAN);             // F9.log.3: x < 0
+    *kind = K_VALUE;
+    return ln64(xb);
+}
+// log2 x = e + ln m / ln 2 (INV_LN2 as a double-double: within 2**-103); where e != 0,
+// |e| >= 2 |ln m / ln 2|
+inline dd_t ref64_log2(ulong xb, int *kind) {
+    if (xb >> 63) DD_KIND(kind, K_NAN, NAN);             // F9.log2.3
+    *kind = K_VALUE;
+    int e;
+    dd_t inv = { INV_LN2_HI, INV_LN2_LO }, de = { 0.0, 0.0 };
+    dd_t l = dd_mul(ln_m64(split64(xb, &e)), inv);
+    de.hi = (double)e;
+    return e ? dd_add(de, l) : l;
+}
+inline dd_t ref64_log10(ulong xb, int *kind) {
+    if (xb >> 63) DD_KIND(kind, K_NAN, NAN);             // F9.log10.3
+    *kind = K_VALUE;
+    dd_t inv = { INV_LN10_HI, INV_LN10_LO };
+    return dd_mul(ln64(xb), inv);
+}
+// log1p(x) = x - x**2/2 + x**3/3 - x**4/4 for |x| < 2**-30 (x**2 exact by fma; the rest
+// below 2**-119 relative); else 1 + x = hi + lo exactly (two-sum), ln hi + ln(1 + d),
+// d = lo / hi as a double-double (|d| <= 2**-53: ln(1 + d) = d - d**2 / 2 within 2**-159),
+// where |ln hi| is at most 1.5 times |log1p(x)| + 2**-53 (a cancellation by at most 3)
+inline dd_t ref64_log1p(ulong xb, int *kind) {
+    double x = as_double(xb);
+    if (x < -1.0) DD_KIND(kind, K_NAN, NAN);             // F9.log1p.3
+    if (x == -1.0) DD_NAN(kind);                          // F9.log1p.2 (-inf): the host's
+    *kind = K_VALUE;
+    if (absd(x) < 0x1p-30) {
+        dd_t sq = dd_two_prod(x, x);
+        dd_t t = { -0.5 * sq.hi, -0.5 * sq.lo + x * x * x * (1.0 / 3.0 - 0.25 * x) };
+        dd_t xx = { x, 0.0 };
+        return dd_add(xx, t);
+    }
+    dd_t hl = dd_sum(1.0, x);
+    double d = hl.lo / hl.hi;
+    dd_t dl = { d, fma(-d, hl.hi, hl.lo) / hl.hi - 0.5 * d * d };
+    return dd_add(ln64(as_ulong(hl.hi)), dl);
+}
+
+// ---- The screen
+#if defined(TWO_ARGS)
+#define REF_OF(x, z, k) REF(x, z, k)
+#define SECOND(zbits, i) ((zbits)[i])
+#else
+#define REF_OF(x, z, k) REF(x, k)
+#define SECOND(zbits, i) 0UL
+#endif
+
+// Whether the finite nonzero binary64 result y is provably within the bound of f, given
+// its reference r (|r.hi + r.lo - f| <= REL64 |f|; err: the error in ULPs, d / u_lo):
+// case (1) of docs/device_screen.md for binary64.  lo = |r.hi| R_LO is below |f| (R_LO =
+// 1 - 2**-50 covers r.hi's own rounding and REL64), so u_lo = P 2**-52 <= ulp(f) with P =
+// 2**floor(log2 lo), or 2**-1022 below the normal range; d = |(y - r.hi) - r.lo| (the
+// first difference exact where y is within a factor 2 of r.hi, the second rounded once)
+// is scaled to ULPs by powers of two in two exact steps (no subnormal rounding).  A zero,
+// infinite or NaN y, one of the other sign than r, or |r| near the overflow threshold, is
+// the host's; a NaN r fails every test.
+inline int within_bound64(dd_t r, ulong yb, float *err) {
+    if ((yb & ABS64) == 0UL || (yb & INF64) == INF64) return 0;
+    if ((yb >> 63) != (as_ulong(r.hi) >> 63)) return 0;
+    double ar = absd(r.hi);
+    double lo = ar * R_LO;
+    if (!(lo > 0.0) || !(ar * R_HI < 0x1.fffffffffffffp1023)) return 0;
+    int ep = lo >= 0x1p-1022 ? exponent_of(lo) : -1022;
+    double d = absd((as_double(yb) - r.hi) - r.lo);
+    double e = (d * pow2d(-(ep >> 1))) * pow2d(52 - ep + (ep >> 1));     // d / (P 2**-52)
+    if (!(e < C_PASS64)) return 0;
+    *err = (float)e;
+    return 1;
+}
+
+// The screen of one input of finite nonzero arguments: 1 where y is proven within the
+// bound (err: its error in ULPs) or is f's exact result bit for bit, or a NaN is
+// prescribed and y is a quiet NaN, or f is provably beyond the overflow threshold and y
+// the infinity of its sign, or provably below 2**-1075 and y a zero (err 0); 0 where the
+// host must judge.
+inline int screen_one64(ulong xb, ulong zb, ulong yb, float *err) {
+    int kind;
+    dd_t r = REF_OF(xb, zb, &kind);
+    *err = 0.0f;
+    if (kind == K_EXACT) return yb == as_ulong(r.hi);
+    if (kind == K_NAN) return (yb & QUIET64) == QUIET64;
+    if (kind == K_OVER) return yb == ((as_ulong(r.hi) >> 63) ? (SIGN64 | INF64) : INF64);
+    if (kind == K_UNDER) return (yb & ABS64) == 0UL;
+    if (kind != K_VALUE) return 0;
+    return within_bound64(r, yb, err);
+}
+
+inline int not_finite_nonzero64(ulong b) {
+    ulong a = b & ABS64;
+    return a == 0UL || a >= INF64;
+}
+inline int prescribed64(ulong ans, ulong yb) {
+    if (ans == ANS_HOST) return 0;
+    if (ans == ANS_ANY_NAN) return (yb & QUIET64) == QUIET64;
+    return yb == ans;
+}
+// x a zero, an infinity or a NaN: what the catalogue prescribes (device_screen.cl's
+// screen_special, for 64-bit patterns)
+inline int is_special64(ulong xb) {
+    ulong ax = xb & ABS64;
+    if (ax == 0UL) return ((xb >> 63) ? ANS_NZERO : ANS_PZERO) != ANS_REF;
+    return ax >= INF64;
+}
+inline int screen_special64(ulong xb, ulong yb) {
+    ulong ax = xb & ABS64;
+    int neg = (int)(xb >> 63);
+    if (ax == 0UL) return prescribed64(neg ? ANS_NZERO : ANS_PZERO, yb);
+    if (ax == INF64) return prescribed64(neg ? ANS_NINF : ANS_PINF, yb);
+    return NAN_ANY_QUIET && (yb & QUIET64) == QUIET64;
+}
+
+// The screen of any input; *ruled: 1 where no error is binned (a rule decided it, or an
+// exact built-in)
+inline int screen_any64(ulong xb, ulong zb, ulong yb, float *err, int *ruled) {
+#ifdef TWO_ARGS
+    *ruled = not_finite_nonzero64(xb) || not_finite_nonzero64(zb);
+    if (*ruled) { *err = 0.0f; return 0; }
+#else
+    *ruled = is_special64(xb);
+    if (*ruled) { *err = 0.0f; return screen_special64(xb, yb); }
+#endif
+#ifdef BIT_EXACT
+    *ruled = 1;
+#endif
+    return screen_one64(xb, zb, yb, err);
+}
+
+// The screen of one drawn `run` unit of binary64 inputs (device_screen.cl's fuzzfarm_screen,
+// the same answer; no sweep numbering: drawn and start are unused, every x is xbits[e]):
+// the histogram's bands by x's biased exponent (NBANDS equal shares of 2048), its near rows
+// for |x| < 2**51.  No failure is counted on the device (no AGGREGATE in binary64).
+__kernel void fuzzfarm_screen(__global const ulong *xbits, uint drawn,
+                              __global const ulong *ybits, ulong start, uint count,
+                              __global uint *pass, __global float *wmax,
+                              __global uchar *wpos, __global uint *hist,
+                              __global uint *agg, __global uint *agg_count,
+                              __global uint *agg_c0, __global uint *agg_c1,
+                              __global const ulong *zbits, __global const ulong *wbits,
+                              __global const ulong *y2bits)
+{
+    __local uint lh[NROWS * NBINS];
+    for (uint i = get_local_id(0); i < NROWS * NBINS; i += get_local_size(0)) lh[i] = 0u;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    uint w = get_global_id(0);
+    uint word = 0u, bpos = 0u;
+    float best = -1.0f;
+    for (uint j = 0; j < 32u; j++) {
+        uint e = w * 32u + j;
+        if (e >= count) break;
+        ulong xb = xbits[e];
+        float err;
+        int ruled;
+        if (!screen_any64(xb, SECOND(zbits, e), ybits[e], &err, &ruled)) continue;
+        word |= 1u << j;
+        if (ruled) continue;
+        if (err > best) { best = err; bpos = j; }
+        uint band = (uint)((xb >> 52) & 0x7ffUL) / (2048u / NBANDS);
+        if ((xb & INF64) == 0UL && (xb & 0x000fffffffffffffUL) != 0UL)
+            band = ROW_SUBNORMAL;
+#if NEAR_ZERO_KIND || NEAR_POLE_KIND
+        if ((xb & ABS64) < 0x4320000000000000UL) {    // |x| < 2**51
+            double xd = as_double(xb);
+            if (near_point(xd, NEAR_ZERO_KIND)) band = ROW_NEAR_ZERO;
+            if (near_point(xd, NEAR_POLE_KIND)) band = ROW_NEAR_POLE;
+        }
+#endif
+        atomic_inc(&lh[band * NBINS + error_bin(err)]);
+    }
+    pass[w] = word;
+    agg[w] = 0u;
+    agg_c0[w] = 0u;
+    agg_c1[w] = 0u;
+    wmax[w] = best;
+    wpos[w] = (uchar)bpos;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint i = get_local_id(0); i < NROWS * NBINS; i += get_local_size(0))
+        if (lh[i]) atomic_add(&hist[i], lh[i]);
+}
+
+// The screen of arbitrary (x, y) pairs (with z, TWO_ARGS), for the tests: verdict[i] as
+// screen_any64's, err[i] in ULPs.
+__kernel void fuzzfarm_screen_pairs(__global const ulong *xbits, __global const ulong *ybits,
+                                    __global uchar *verdict, __global float *err,
+                                    __global const ulong *zbits, __global const ulong *wbits,
+                                    __global const ulong *y2bits)
+{
+    uint i = get_global_id(0);
+    float e = 0.0f;
+    int ruled;
+    verdict[i] = (uchar)screen_any64(xbits[i], SECOND(zbits, i), ybits[i], &e, &ruled);
+    err[i] = e;
+}
+
+// The references themselves, for the tests: r[2 i], r[2 i + 1] (hi, lo) and kind[i] of REF
+// at binary64 xbits[i] (and zbits[i], TWO_ARGS).
+__kernel void fuzzfarm_reference(__global const ulong *xbits, __global double *r,
+                                 __global int *kind, __global const ulong *zbits,
+                                 __global const ulong *wbits)
+{
+    uint i = get_global_id(0);
+    int k;
+    dd_t v = REF_OF(xbits[i], SECOND(zbits, i), &k);
+    r[2 * i] = v.hi;
+    r[2 * i + 1] = v.lo;
+    kind[i] = k;
+}

@@ -1,0 +1,221 @@
+// fuzzfarm's device screen, the part every precision shares (fuzzfarm/oracle/device_screen.py
+// puts it between the host's defines and the references of device_screen.cl (binary32
+// results) or device_screen64.cl (binary64 results); the argument in
+// docs/device_screen.md): what a reference's kind means, exact operations on binary64
+// values, double-double arithmetic, the error histogram's bins, the near rows and the
+// gathering of a drawn unit's marked inputs.  PATTERN is the unsigned integer type of the
+// result's and arguments' bit patterns (uint for binary32, ulong for binary64).
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#pragma OPENCL FP_CONTRACT OFF
+
+// What a reference says about f(x) (the kind written next to the value r):
+#define K_VALUE 0      // |r - f| <= REL |f|; r = 0 or NaN: undecided
+#define K_EXACT 1      // f's prescribed result is r exactly, bit for bit (its sign too);
+                       // kind >> 4 is the rule (device_references.EXACT_RULES[name][kind >> 4])
+#define K_OVER 2       // f is beyond the round-to-nearest overflow threshold of the result's
+                       // format, of r's sign
+#define K_UNDER 3      // 0 < |f| < half the smallest subnormal (round to nearest gives a zero)
+#define K_NAN 4        // x is outside f's domain: a rule prescribes a NaN (a quiet one passes)
+#define K_ANY 5        // f is undefined at these arguments (clamp with minval > maxval):
+                       // any result passes and no error is measured, as the checker judges
+                       // none there
+
+inline double absd(double v) { return as_double(as_ulong(v) & 0x7fffffffffffffffUL); }
+inline double negd(double v) { return as_double(as_ulong(v) ^ 0x8000000000000000UL); }
+inline double copysignd(double v, double s) {
+    return as_double((as_ulong(v) & 0x7fffffffffffffffUL) | (as_ulong(s) & 0x8000000000000000UL));
+}
+// 2**e for -1022 <= e <= 1023, exact
+inline double pow2d(int e) { return as_double((ulong)(e + 1023) << 52); }
+// round to the nearest integer, ties to even, for |v| < 2**51 (one addition and one
+// subtraction in round to nearest); larger v are integers already
+inline double rintd(double v) {
+    if (absd(v) >= 0x1p51) return v;
+    double big = copysignd(0x1.8p52, v);
+    return (v + big) - big;
+}
+
+// bits b .. b+63 (b >= -1) of the little-endian 32-bit limbs L[0 .. (b >> 5) + 2]
+inline ulong bits64(const uint *L, int b) {
+    int shift = 0;
+    if (b < 0) { shift = -b; b = 0; }
+    int w = b >> 5, off = b & 31;
+    ulong lo = (ulong)L[w] | ((ulong)L[w + 1] << 32);
+    ulong v = off ? (lo >> off) | ((ulong)L[w + 2] << (64 - off)) : lo;
+    return v << shift;
+}
+
+// The unbiased exponent of a normal binary64 number v (|v| = m 2**e, m in [1, 2))
+inline int exponent_of(double v) { return (int)((as_ulong(v) >> 52) & 0x7ffUL) - 1023; }
+
+// Double-double arithmetic: a dd_t is hi + lo with |lo| <= ulp(hi) / 2; the product's
+// error terms are exact by fma (binary64 fma is correctly rounded), so dd_mul is within
+// 2**-103 of the product of its operands' values (where no partial product underflows).
+typedef struct { double hi, lo; } dd_t;
+inline dd_t dd_fast(double h, double l) {           // |h| >= |l| (or h = 0): exact
+    double s = h + l;
+    dd_t r = { s, l - (s - h) };
+    return r;
+}
+inline dd_t dd_sum(double a, double b) {            // a + b exactly (Knuth's two-sum)
+    double s = a + b;
+    double bb = s - a;
+    dd_t r = { s, (a - (s - bb)) + (b - bb) };
+    return r;
+}
+inline dd_t dd_mul(dd_t a, dd_t b) {
+    double p = a.hi * b.hi;
+    double e = fma(a.hi, b.hi, -p);
+    e = fma(a.hi, b.lo, e);
+    e = fma(a.lo, b.hi, e);
+    return dd_fast(p, e);
+}
+
+inline dd_t dd_add(dd_t a, dd_t b) {                // within 2**-104 of |a| + |b|
+    dd_t s = dd_sum(a.hi, b.hi);
+    return dd_fast(s.hi, s.lo + (a.lo + b.lo));
+}
+
+// Whether x is within NEAR of a point of kind k (oracle.histogram.NEAR_KINDS, numbered
+// from 1; 0: none) and not on it: the histogram's near rows.  IEEE additions only (the
+// nearest integer to y by the 1.5 * 2**52 trick, ties to even, as numpy's rint), exact
+// for the |x| < 2**51 it is asked about.
+inline int near_point(double x, int k)
+{
+    double d;
+    if (k == 0) return 0;
+    if (k == 3) {
+        d = x - 1.0;
+    } else {
+        double y = k == 2 ? x - 0.5 : x;
+        double n = (y + 0x1.8p52) - 0x1.8p52;
+        if ((k == 1 && n == 0.0) || (k == 4 && !(n < 0.0))) return 0;
+        d = y - n;
+    }
+    return d != 0.0 && d <= NEAR && d >= -NEAR;
+}
+
+// The histogram column of a passed input's error err (ULPs, >= 0): log-spaced,
+// HIST_BINS_PER_OCTAVE per octave from 2**HIST_LOG2_LO ULP; bin 0 below that and exact
+// results, the top bin open above (oracle.histogram.error_bins computes the same on the
+// float32 bits)
+inline uint error_bin(float err)
+{
+    if (!(err > 0.0f)) return 0u;
+    uint eb = as_uint(err);                       // log2 err in 1/HIST_BINS_PER_OCTAVE octaves
+    int lg = (int)(eb >> 23) - 127;
+    int frac = (int)((eb >> (23 - HIST_FRAC_BITS)) & ((1u << HIST_FRAC_BITS) - 1u));
+    int bin = (lg - HIST_LOG2_LO) * HIST_BINS_PER_OCTAVE + frac + 1;
+    return (uint)(bin < 0 ? 0 : (bin > NBINS - 1 ? NBINS - 1 : bin));
+}
+
+// ---- The marked inputs of a drawn unit, gathered on the device (issue 17, item 5) ----
+// The inputs the host's verdict may read (verdict.screened.SparseOutputs.positions): those
+// the screen did not pass (~pass), those whose failure it counted (agg), and the passed
+// input of the largest error (top).  Four launches after fuzzfarm_screen:
+// fuzzfarm_top finds top, fuzzfarm_mark_count counts the marked inputs of each word and
+// group, fuzzfarm_mark_scan turns the group counts into offsets, fuzzfarm_mark_write writes
+// the marked inputs' x and y, in input order, to gx and gy.  hdr[0]: how many inputs are
+// marked (all of them counted even where more than cap: the host then reads every row);
+// hdr[1]: top (0xffffffff where no input passed).  Integer arithmetic only; the host
+// checks the result (the count against its own, every x against the recipe's).
+
+inline uint marked_bits(__global const uint *pass, __global const uint *agg, uint w,
+                        uint count, uint top)
+{
+    uint first = w * 32u;
+    if (first >= count) return 0u;
+    uint m = ~pass[w] | agg[w];
+    if (count - first < 32u) m &= (1u << (count - first)) - 1u;
+    if (top != 0xffffffffu && top / 32u == w) m |= 1u << (top % 32u);
+    return m;
+}
+
+// The inclusive prefix sum (Hillis-Steele) of s[0 .. LOCAL-1] in place, item t holding
+// s[t]; every item of the group calls it.
+inline void local_scan(__local uint *s, uint t)
+{
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint d = 1u; d < LOCAL; d <<= 1) {
+        uint v = t >= d ? s[t - d] : 0u;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        s[t] += v;
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+}
+
+// One work group of LOCAL items: the word of the largest wmax (the first such word, as
+// numpy's argmax) and its wpos.
+__kernel void fuzzfarm_top(__global const float *wmax, __global const uchar *wpos,
+                           uint words, __global uint *hdr)
+{
+    __local float lv[LOCAL];
+    __local uint li[LOCAL];
+    uint t = get_local_id(0);
+    float best = -1.0f;
+    uint bi = 0xffffffffu;
+    for (uint w = t; w < words; w += LOCAL)
+        if (wmax[w] > best) { best = wmax[w]; bi = w; }
+    lv[t] = best;
+    li[t] = bi;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint d = LOCAL / 2; d > 0u; d >>= 1) {
+        if (t < d) {
+            float v = lv[t + d];
+            uint i = li[t + d];
+            if (v > lv[t] || (v == lv[t] && i < li[t])) { lv[t] = v; li[t] = i; }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (t == 0u) hdr[1] = lv[0] >= 0.0f ? li[0] * 32u + (uint)wpos[li[0]] : 0xffffffffu;
+}
+
+// Per word: woff[w] the marked inputs before it in its work group; gtot[g] the group's.
+__kernel void fuzzfarm_mark_count(__global const uint *pass, __global const uint *agg,
+                                  uint count, __global const uint *hdr,
+                                  __global uint *woff, __global uint *gtot)
+{
+    __local uint s[LOCAL];
+    uint w = get_global_id(0), t = get_local_id(0);
+    uint c = popcount(marked_bits(pass, agg, w, count, hdr[1]));
+    s[t] = c;
+    local_scan(s, t);
+    woff[w] = s[t] - c;
+    if (t == LOCAL - 1u) gtot[get_group_id(0)] = s[t];
+}
+
+// One work group of LOCAL items: gtot[g] becomes the marked inputs before group g;
+// hdr[0] their total.
+__kernel void fuzzfarm_mark_scan(__global uint *gtot, uint groups, __global uint *hdr)
+{
+    __local uint s[LOCAL];
+    uint t = get_local_id(0);
+    uint per = (groups + LOCAL - 1u) / LOCAL;
+    uint lo = min(t * per, groups), hi = min(lo + per, groups);
+    uint sum = 0u;
+    for (uint g = lo; g < hi; g++) sum += gtot[g];
+    s[t] = sum;
+    local_scan(s, t);
+    uint acc = s[t] - sum;
+    for (uint g = lo; g < hi; g++) { uint v = gtot[g]; gtot[g] = acc; acc += v; }
+    if (t == LOCAL - 1u) hdr[0] = s[t];
+}
+
+// Per word: its marked inputs' x and y at their offsets (those below cap).
+__kernel void fuzzfarm_mark_write(__global const uint *pass, __global const uint *agg,
+                                  uint count, __global const uint *hdr,
+                                  __global const uint *woff, __global const uint *gtot,
+                                  __global const PATTERN *xbits,
+                                  __global const PATTERN *ybits, uint cap,
+                                  __global PATTERN *gx, __global PATTERN *gy)
+{
+    uint w = get_global_id(0);
+    uint m = marked_bits(pass, agg, w, count, hdr[1]);
+    uint k = gtot[get_group_id(0)] + woff[w];
+    for (uint j = 0u; j < 32u && m != 0u; j++, m >>= 1) {
+        if (m & 1u) {
+            if (k < cap) { gx[k] = xbits[w * 32u + j]; gy[k] = ybits[w * 32u + j]; }
+            k++;
+        }
+    }
+}

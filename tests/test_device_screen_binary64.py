@@ -1,0 +1,430 @@
+"""The device screen of binary64 results (issue 28; docs/device_screen.md "Binary64
+results"): the double-double references of sin, cos, sqrt, the exponentials and the
+logarithms against mpmath on hard inputs (the binary64 numbers closest to multiples of
+pi/2, every binade, subnormals, the thresholds between the references' ranges), the
+exact built-ins' references against the checker bit for bit, the screen's verdicts against the checker's (nothing the checker
+fails is passed; the correct results are), and `run` units of binary64 screened on the
+device with faults planted giving the host-screened unit's verdicts.
+
+``device`` tests build the screens on the test device (PyPI's PoCL has cl_khr_fp64)."""
+from __future__ import annotations
+
+import zlib
+
+import mpmath
+import numpy as np
+import pytest
+
+from devices import require_device
+from edgecases import bounds, catalogue
+from fuzzfarm.oracle import device_references as dref
+from fuzzfarm.oracle import device_screen as ds
+from fuzzfarm.verdict.checker import check_batch
+from fuzzfarm.verdict.claims import Claims
+
+B64 = Claims("binary64")
+NAMES = sorted(dref.BINARY64_REFERENCES)
+ROUNDED = sorted(n for n in NAMES if n not in dref.BIT_EXACT)
+EXACT = sorted(n for n in NAMES if n in dref.BIT_EXACT)
+_CACHE: dict = {}
+SIGN = np.uint64(1 << 63)
+ABS = np.uint64((1 << 63) - 1)
+INF = np.uint64(0x7FF0_0000_0000_0000)
+
+
+def _screen(name):
+    from fuzzfarm.device.runner import DeviceRunner
+    info = require_device()
+    if not info.has_fp64:
+        pytest.skip("the test device lacks cl_khr_fp64")
+    key = ("screen", name)
+    if key not in _CACHE:
+        if "runner" not in _CACHE:
+            _CACHE["runner"] = DeviceRunner(info, "")
+        bound = dref.plain_bound(name, "binary64", B64)
+        _CACHE[key] = ds.DeviceScreen(_CACHE["runner"], name, bound, 1 << 16,
+                                      precision="binary64")
+    return _CACHE[key]
+
+
+def _f64(bits) -> np.ndarray:
+    return np.asarray(bits, np.uint64).view(np.float64)
+
+
+def _near_multiples_of_pio2() -> np.ndarray:
+    """binary64 numbers closest to multiples of pi/2: the hardest of all for the reduction
+    (6381956970095103 2**797 within 2**-60.9 of one: Muller, "Elementary Functions",
+    table 11.1), the nearest doubles to k pi/2 for small and huge k, and their
+    neighbours."""
+    xs = [6381956970095103 * 2.0 ** 797, 5191479698446521 * 2.0 ** -40]
+    with mpmath.workprec(2000):
+        for k in [1, 2, 3, 4, 5, 7, 10, 100, 355, 1000, 10 ** 6, 10 ** 9, 2 ** 40, 10 ** 15,
+                  2 ** 60, 10 ** 22, 2 ** 100, 10 ** 200, 10 ** 300]:
+            v = float(mpmath.mpf(k) * mpmath.pi / 2)
+            if np.isfinite(v):
+                xs += [v, np.nextafter(v, np.inf), np.nextafter(v, -np.inf)]
+    return np.array(xs, np.float64).view(np.uint64)
+
+
+def _patterns(rng, n, special=True):
+    """binary64 patterns: normals of every binade, subnormals, values near 1, 2**k and the
+    references' thresholds (2**-300, 2**-30, 1/2, multiples of pi/2), and (``special``)
+    zeros, infinities and NaNs."""
+    normal = (rng.integers(0x0010_0000_0000_0000, 0x7FF0_0000_0000_0000, n, dtype=np.uint64)
+              | (rng.integers(0, 2, n, dtype=np.uint64) << np.uint64(63)))
+    sub = rng.integers(1, 0x0010_0000_0000_0000, n // 8, dtype=np.uint64) | (
+        rng.integers(0, 2, n // 8, dtype=np.uint64) << np.uint64(63))
+    near = np.concatenate([np.float64(rng.uniform(0.5, 2.0, n // 8)) * s
+                           for s in (1.0, 2.0 ** -300, 2.0 ** -30, 0.5, 1e6)]).view(np.uint64)
+    near = near + rng.integers(-3, 4, near.size).astype(np.uint64)
+    small = np.float64(rng.uniform(-8, 8, n // 4)).view(np.uint64)
+    parts = [normal, sub, near, small, _near_multiples_of_pio2()]
+    if special:
+        parts.append(np.array([0, SIGN, INF, SIGN | INF, 0x7FF8_0000_0000_0000,
+                               0x7FF0_0000_0000_0001, 0xFFF8_0000_0000_1234, 1, SIGN | 1,
+                               0x7FEF_FFFF_FFFF_FFFF, 0xFFEF_FFFF_FFFF_FFFF,
+                               0x0010_0000_0000_0000], np.uint64))
+    x = np.concatenate(parts)
+    return x[rng.permutation(x.size)][:max(n, 1)]
+
+
+def _arguments(name, rng, n, special=True):
+    """One uint64 array per argument: two for the selections (equal, opposite and
+    neighbouring arguments among them)."""
+    x = _patterns(rng, n, special)
+    if name not in dref.TWO_ARGS:
+        return (x,)
+    z = _patterns(rng, x.size, special)
+    k = x.size // 8
+    z[:k] = x[:k]
+    z[k:2 * k] = x[k:2 * k] ^ SIGN
+    z[2 * k:3 * k] = x[2 * k:3 * k] + np.uint64(1)
+    z[3 * k:4 * k] = (x[3 * k:4 * k] ^ SIGN) + np.uint64(1)
+    return x, z
+
+
+def _special(b):
+    a = b & ABS
+    return (a == 0) | (a >= INF)
+
+
+def _exact(name, *cols) -> np.ndarray:
+    """The exact built-ins' results (uint64 patterns) by numpy's exact binary64 operations,
+    for finite nonzero arguments."""
+    x = _f64(cols[0])
+    z = _f64(cols[-1])
+    with np.errstate(all="ignore"):
+        if name == "round":         # away from zero at halves: x - trunc(x) is exact
+            t = np.trunc(x)
+            v = np.where(np.abs(x - t) >= 0.5, t + np.sign(x), t)
+        elif name == "logb":
+            v = (np.frexp(x)[1] - 1).astype(np.float64)
+        elif name in ("maxmag", "minmag"):
+            ax, az = np.abs(x), np.abs(z)
+            pick = (ax > az) if name == "maxmag" else (ax < az)
+            tie = np.fmax(x, z) if name == "maxmag" else np.fmin(x, z)
+            v = np.where(ax == az, tie, np.where(pick, x, z))
+        elif name == "step":
+            v = np.where(z < x, 0.0, 1.0)
+        else:
+            v = {"fabs": np.fabs, "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc,
+                 "rint": np.rint, "sign": np.sign, "copysign": np.copysign,
+                 "fmin": np.fmin, "fmax": np.fmax, "min": np.fmin, "max": np.fmax,
+                 "nextafter": np.nextafter}[name](*(_f64(c) for c in cols))
+    return np.asarray(v, np.float64).view(np.uint64)
+
+
+_MP = {"sin": mpmath.sin, "cos": mpmath.cos, "sqrt": mpmath.sqrt, "exp": mpmath.exp,
+       "exp2": lambda v: mpmath.power(2, v), "exp10": lambda v: mpmath.power(10, v),
+       "expm1": mpmath.expm1, "log": mpmath.log, "log2": lambda v: mpmath.log(v, 2),
+       "log10": mpmath.log10, "log1p": mpmath.log1p}
+
+
+def _mp(name, v):
+    return _MP[name](v)
+
+
+def _rn(name, x) -> np.ndarray:
+    """The correctly rounded binary64 results of a rounded built-in (mpmath at 300 bits;
+    sqrt: numpy's, which IEEE rounds correctly); NaN where f is not real."""
+    if name == "sqrt":
+        with np.errstate(all="ignore"):
+            return np.sqrt(_f64(x)).view(np.uint64)
+    out = np.empty(x.size, np.float64)
+    with mpmath.workprec(300):
+        for i, v in enumerate(_f64(x)):
+            f = _mp(name, mpmath.mpf(float(v))) if np.isfinite(v) else mpmath.nan
+            out[i] = float(f) if isinstance(f, mpmath.mpf) else np.nan     # complex: NaN
+    return out.view(np.uint64)
+
+
+def _args(name, *cols):
+    return {a.name: c for a, c in zip(catalogue.function(name).inputs, cols)}
+
+
+# --------------------------------------------------------------------------- the registry
+def test_binary64_bounds_are_the_tables():
+    """sin and cos at the full profile's 4 ULP, sqrt correctly rounded (0.5 ULP), the exact
+    built-ins bit for bit; none for a built-in without a binary64 reference, under relaxed
+    math or another rounding mode; and the binary32 screen's choices unchanged."""
+    for name in ("sin", "cos"):
+        assert dref.plain_bound(name, "binary64", B64) == float(
+            bounds.bound(name, "binary64").plain_ulps) == 4.0
+    assert bounds.bound("sqrt", "binary64").correctly_rounded
+    assert dref.plain_bound("sqrt", "binary64", B64) == 0.5
+    for name in EXACT:
+        assert dref.plain_bound(name, "binary64", B64) == 0.0, name
+    for name in ("tan", "atan", "add", "fmod", "frexp", "ilogb"):
+        assert dref.plain_bound(name, "binary64", B64) is None, name
+    assert dref.plain_bound("sin", "binary64", Claims("binary64", relaxed=True)) is None
+    assert dref.plain_bound("sin", "binary64", Claims("binary64", rounding=("rtz",))) is None
+    assert dref.plain_bound("sqrt", "binary32", Claims()) == float(
+        bounds.bound("sqrt", "binary32").plain_ulps)
+    assert dref.plain_bound("sin", "binary16", Claims("binary16")) is None
+
+
+def test_binary64_special_answers_are_the_binary32_ones_widened():
+    """The prescribed results at +-0, +-inf and NaN in binary64 are the binary32 ones in
+    the wider format (sin(+-0) = +-0, cos(+-0) = 1, sqrt(+inf) = +inf, sqrt(-inf) a NaN),
+    the markers the format's largest patterns."""
+    any64, host64, ref64 = dref.answer_markers(64)
+    assert (any64, host64, ref64) == (2 ** 64 - 1, 2 ** 64 - 2, 2 ** 64 - 3)
+    assert dref.answer_markers(32) == (dref.ANS_ANY_NAN, dref.ANS_HOST, dref.ANS_REF)
+    assert dref.special_answers("sin", "binary64")[:4] == (0, 1 << 63, any64, any64)
+    assert dref.special_answers("cos", "binary64")[:2] == (0x3FF0 << 48, 0x3FF0 << 48)
+    assert dref.special_answers("sqrt", "binary64")[2:4] == (0x7FF0 << 48, any64)
+    for name in NAMES:
+        a32, a64 = dref.special_answers(name), dref.special_answers(name, "binary64")
+        assert a32.nan_any_quiet == a64.nan_any_quiet, name
+    with pytest.raises(KeyError):
+        dref.special_answers("sin", "binary16")
+
+
+def test_a_binary64_screen_source_names_its_reference():
+    src = ds.screen_source("sin", 4.0, precision="binary64")
+    assert "#define REF ref64_sin" in src and "#define PATTERN ulong" in src
+    assert "ANS_PZERO 0x0000000000000000UL" in src
+    with pytest.raises(KeyError):
+        ds.screen_source("tan", 5.0, precision="binary64")
+
+
+# --------------------------------------------------------------------------- references
+#: Inputs at the references' thresholds: the ranges of exp's reductions and results
+#: (overflow, results below 2**-968 left to the host, below 2**-1075), expm1's series,
+#: log's m about sqrt(2), log1p's series and 1 + x, the neighbours of 1.
+_EDGES = np.array([1.0, 0.5, 2.0, 0.35, -0.35, 0.35000000000000003, 709.78, 709.7, -708.3,
+                   -745.0, -745.2, -40.0, -40.1, 1023.9, 1024.0, -1021.4, -968.1, -967.9,
+                   -1075.5, 1e-300, -1e-300, 2.0 ** -30, -2.0 ** -30, 0.7071067811865476,
+                   1.4142135623730951, 1.0000000000000002, 0.9999999999999999,
+                   -0.9999999999999999, 308.2, 308.3, -307.0, -323.7, 1e300, 5e-324],
+                  np.float64).view(np.uint64)
+
+
+@pytest.mark.device
+@pytest.mark.parametrize("name", ROUNDED)
+def test_references_agree_with_mpmath(name):
+    """Every rounded binary64 reference within REL64 = 2**-90 of mpmath's (at 2,000 bits
+    for the hard reductions) on every class of input, the closest numbers to multiples of
+    pi/2 and the references' thresholds included; its other answers true: a NaN
+    prescribed (K_NAN) only where f is not real, beyond the overflow threshold (K_OVER)
+    only where f >= 2**1024 (1 - 2**-54), below 2**-1075 (K_UNDER) only where f is, and
+    a NaN (the host's) for few inputs; an exact zero where f is zero (log(1))."""
+    s = _screen(name)
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
+    x = _patterns(rng, 3000, special=False)
+    x = np.concatenate([_near_multiples_of_pio2(), _EDGES, x])
+    x = x[~_special(x)]
+    r, kind = s.references(x)
+    assert set(np.unique(kind)) <= {0, 2, 3, 4}, name
+    host = (kind == 0) & np.isnan(r[:, 0])
+    assert host.sum() < x.size // 20, (name, host.sum())
+    worst = mpmath.mpf(0)
+    over = mpmath.mpf(2) ** 1024 * (1 - mpmath.mpf(2) ** -54)
+    with mpmath.workprec(2000):
+        for i, v in enumerate(_f64(x)):
+            f = _mp(name, mpmath.mpf(float(v)))
+            if kind[i] == 4:
+                assert not isinstance(f, mpmath.mpf), (name, hex(int(x[i])))
+                continue
+            assert isinstance(f, mpmath.mpf), (name, hex(int(x[i])))
+            if kind[i] == 2:
+                assert f >= over, (name, hex(int(x[i])))
+            elif kind[i] == 3:
+                assert 0 < f < mpmath.mpf(2) ** -1075, (name, hex(int(x[i])))
+            elif f == 0:                # log(1): an exact zero (the host's, F9.log.2)
+                assert r[i, 0] == 0 and r[i, 1] == 0, (name, hex(int(x[i])))
+            elif not host[i]:
+                e = abs((mpmath.mpf(float(r[i, 0])) + mpmath.mpf(float(r[i, 1])) - f) / f)
+                assert e <= dref.REL64, (name, hex(int(x[i])), float(e))
+                worst = max(worst, e)
+    assert worst > 0                # the references are not mpmath itself
+
+
+@pytest.mark.device
+@pytest.mark.parametrize("name", EXACT)
+def test_exact_references_are_the_checkers_results(name):
+    """The exact references at finite nonzero arguments (subnormals, equal and opposite
+    arguments, neighbours, the largest values, halves) are numpy's exact results and what
+    the checker accepts, bit for bit, and the screen passes them; one pattern off or the
+    other sign, the screen passes nothing the checker fails."""
+    s = _screen(name)
+    rng = np.random.default_rng(zlib.crc32(name.encode()) + 1)
+    cols = _arguments(name, rng, 3000, special=False)
+    if name in ("round", "rint", "floor", "ceil", "trunc"):     # halves and near-integers
+        h = np.float64(rng.integers(-2 ** 20, 2 ** 20, 400)) + 0.5
+        cols = (np.concatenate([cols[0], h.view(np.uint64), (h.view(np.uint64) + 1),
+                                (h.view(np.uint64) - 1), np.array(
+                                    [0x3FDF_FFFF_FFFF_FFFF, 0x3FE0_0000_0000_0000,
+                                     0xBFE0_0000_0000_0000, 0x4330_0000_0000_0001],
+                                    np.uint64)]),)
+    r, kind = s.references(*cols)
+    assert (kind == 1).all(), name
+    y = r[:, 0].view(np.uint64)
+    assert (y == _exact(name, *cols)).all(), name
+    fn = catalogue.function(name)
+    res = check_batch(fn, _args(name, *cols), {"ret": y}, B64)
+    assert not res.findings, (name, [(hex(int(cols[0][f.index])), f.rule_id)
+                                     for f in res.findings[:4]])
+    passed, _ = s.screen_pairs(cols[0], y, *cols[1:])
+    assert passed.all(), name
+    for off in (y + np.uint64(1), y - np.uint64(1), y ^ SIGN):
+        passed, _ = s.screen_pairs(cols[0], off, *cols[1:])
+        assert not (passed & (off != y)).any(), name
+
+
+# --------------------------------------------------------------------------- soundness
+@pytest.mark.device
+@pytest.mark.parametrize("name", NAMES)
+def test_the_screen_passes_no_failure_and_the_correct_results(name):
+    """Against results near f moved by 0 .. bound + 2 ULPs either way, of the other sign,
+    zeros, infinities, NaNs and the argument itself, on inputs of every class: the screen
+    passes no result the checker fails, and passes the correct results of finite nonzero
+    arguments (99 %; sqrt's near midpoints are the host's by design)."""
+    s = _screen(name)
+    fn = catalogue.function(name)
+    rng = np.random.default_rng(zlib.crc32(name.encode()) + 2)
+    cols = _arguments(name, rng, 600)
+    x = cols[0]
+    rn = _rn(name, x) if name in ROUNDED else _exact(name, *cols)
+    b = int(s.bound)
+    full = lambda v: np.full(x.size, v, np.uint64)   # noqa: E731
+    cands = [(rn.astype(np.int64) + k).astype(np.uint64)
+             for k in (0, 1, -1, b, -b, b + 1, -(b + 1), b + 2)]
+    cands += [rn ^ SIGN, x, full(0), full(SIGN), full(INF), full(SIGN | INF),
+              full(0x7FF8_0000_0000_0000), full(0x7FF0_0000_0000_0001)]
+    args = _args(name, *cols)
+    for y in cands:
+        passed, _ = s.screen_pairs(x, y, *cols[1:])
+        res = check_batch(fn, args, {"ret": y}, B64)
+        wrong = {f.index for f in res.findings}
+        bad = [j for j in np.flatnonzero(passed) if j in wrong]
+        assert not bad, (name, [(hex(int(x[j])), hex(int(y[j]))) for j in bad[:5]])
+    ordinary = ~np.logical_or.reduce([_special(c) for c in cols]) & ~_special(rn)
+    if name == "sqrt":              # a negative x: a NaN is prescribed
+        ordinary &= (x >> np.uint64(63)) == 0
+    res = check_batch(fn, args, {"ret": rn}, B64)
+    right = np.ones(x.size, bool)
+    right[[f.index for f in res.findings]] = False
+    passed, err = s.screen_pairs(x, rn, *cols[1:])
+    judged = right & ordinary
+    if name == "sqrt":              # within 2**-20 ULP of a midpoint: the host's
+        with mpmath.workprec(300):
+            far = np.array([not judged[i] or abs(
+                (mpmath.sqrt(mpmath.mpf(float(v))) - float(_f64(rn[i:i + 1])[0]))
+                / mpmath.mpf(np.spacing(float(_f64(rn[i:i + 1])[0])))) < 0.5 - 2 ** -20
+                for i, v in enumerate(_f64(x))])
+        judged &= far
+    assert judged.sum() > x.size // 3, name
+    assert passed[judged].mean() > 0.99, (name, [
+        hex(int(x[j])) for j in np.flatnonzero(judged & ~passed)[:5]])
+    if name in ROUNDED:             # the measured errors of correct results: below 0.5 ULP
+        assert (err[judged & passed] <= 0.5 + 1e-6).all(), name
+
+
+# --------------------------------------------------------------------------- run units
+@pytest.mark.device
+@pytest.mark.parametrize("name", ["sin", "cos", "sqrt", "exp", "expm1", "log1p", "log10",
+                                  "floor", "rint", "fmin", "nextafter", "copysign"])
+def test_screened_binary64_run_units_give_the_host_verdicts(name):
+    """`run` units of binary64 (drawn: specials, subnormals, NaN payloads ...) screened on
+    the device -- the session chooses the device screen for them -- and again with faults
+    planted among the results (1 ULP beyond the bound, a flipped sign, a NaN for a number,
+    a zero for a number), give the host-screened unit's findings, counts and maximum
+    error, and every planted fault the checker fails is a recorded failure."""
+    from fuzzfarm.verdict.checker import FINDINGS_PER_RULE
+    from fuzzfarm.work.check import check_result
+    from fuzzfarm.work.make import make_inputs, make_unit
+    from fuzzfarm.work.session import DeviceSession
+    s = _screen(name)
+    fn = catalogue.function(name)
+    names = [a.name for a in fn.inputs]
+    session = DeviceSession(s.runner.info)
+    rng = np.random.default_rng(zlib.crc32(name.encode()) + 3)
+    caught = 0
+    for serial in (0, 1):
+        unit = make_unit("t", (name, "binary64", 1), serial, 5, 0, 1, size=1 << 12)
+        inputs = make_inputs(unit)
+        landed = session.land(session.launch(unit, inputs))
+        assert landed.answer is not None, name
+        outs = {k: np.array(v) for k, v in landed.outputs.items()}
+        y = outs["ret"].view(np.uint64)
+        dev = check_result(unit, inputs, outs, B64, landed.answer)
+        host = check_result(unit, inputs, outs, B64)
+        assert dev.counts_by_rule(None) == host.counts_by_rule(None), (name, serial)
+        assert dev.screened > 0, name
+        outs0 = {k: v.copy() for k, v in outs.items()}
+        pos = rng.choice(y.size, 40, replace=False)
+        step = np.uint64(int(s.bound) + 1)
+        for k, p in enumerate(pos):
+            mag = int(y[p]) & int(ABS)
+            if k % 4 == 0 and 0 < mag < 0x7FE0_0000_0000_0000:
+                y[p] += step
+            elif k % 4 == 1:
+                y[p] ^= SIGN
+            elif k % 4 == 2:
+                y[p] = np.uint64(0x7FF8_0000_0000_0000)
+            else:
+                y[p] = np.uint64(0) if mag else np.uint64(0x3FF0_0000_0000_0000)
+        xs = [np.ascontiguousarray(inputs[a]).view(np.uint64) for a in names]
+        answer = s.screen_drawn(xs[0], y, *xs[1:])
+        dev = check_result(unit, inputs, outs, B64, answer)
+        host = check_result(unit, inputs, outs, B64)
+        assert dev.n == host.n == y.size
+        assert dev.counts_by_rule(None) == host.counts_by_rule(None), (name, serial)
+        key = lambda f: (f.index, f.rule_id, f.severity)   # noqa: E731
+        assert sorted(map(key, dev.findings)) == sorted(map(key, host.findings)), name
+        assert dev.max_ulp_error == pytest.approx(host.max_ulp_error, abs=1e-9) or (
+            np.isnan(dev.max_ulp_error) and np.isnan(host.max_ulp_error))
+        failed = {f.index for f in dev.findings if f.severity == "fail"}
+        full = {r for r, c in host.counts_by_rule("fail").items() if c >= FINDINGS_PER_RULE}
+        for p in pos:
+            one = {a: inputs[a][p:p + 1] for a in names}
+            was, now = (check_batch(fn, one, {k: v[p:p + 1] for k, v in o.items()}, B64)
+                        for o in (outs0, outs))
+            fails = {f.rule_id for f in now.findings if f.severity == "fail"}
+            if was.findings or not fails or fails & full:
+                continue
+            assert p in failed, (name, [hex(int(v[p])) for v in xs], hex(int(y[p])))
+            caught += 1
+    assert caught > 0, name
+
+
+@pytest.mark.device
+def test_a_binary64_range_is_screened_on_the_host():
+    """A sweep's range of binary64 inputs is numbered by the sweep kernel, which the
+    binary64 screen does not follow: the session screens it on the host and says why,
+    while a drawn unit of the same target still gets the device screen."""
+    from fuzzfarm.target import Target
+    from fuzzfarm.work.make import make_unit
+    from fuzzfarm.work.session import DeviceSession
+    from fuzzfarm.work.unit import IndexRange, WorkUnit
+    info = require_device()
+    if not info.has_fp64:
+        pytest.skip("the test device lacks cl_khr_fp64")
+    session = DeviceSession(info)
+    target = Target.of(("sin", "binary64", 1))
+    span = WorkUnit("t-range", target, IndexRange(0, 1024), "")
+    assert session.screen(span, 1024) is None
+    assert "binary64 range" in session.screen_choices[("", "sin", "binary64")]
+    drawn = make_unit("t", target, 0, 5, 0, 1, size=1024)
+    assert session.screen(drawn, 1024) is not None
