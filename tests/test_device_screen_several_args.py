@@ -18,6 +18,7 @@ import pytest
 
 from devices import require_device
 from edgecases import bounds, catalogue
+from planted_faults import planted_faults_caught, screened_run_unit
 from fuzzfarm.oracle import device_references as dref
 from fuzzfarm.oracle import device_screen as ds
 from fuzzfarm.verdict.checker import check_batch
@@ -513,27 +514,16 @@ def test_screened_run_units_give_the_host_verdicts(name):
     bound, a flipped sign, a NaN for a number, a zero for a number; a second output one
     off or of the other sign), give the host-screened unit's findings, counts and maximum
     error, and every planted fault the checker fails is a recorded failure."""
-    from fuzzfarm.verdict.checker import FINDINGS_PER_RULE
-    from fuzzfarm.work.check import check_result
-    from fuzzfarm.work.make import make_inputs, make_unit
     from fuzzfarm.work.session import DeviceSession
     s = _screen(name)
-    fn = catalogue.function(name)
-    names = [a.name for a in fn.inputs]
+    names = [a.name for a in catalogue.function(name).inputs]
     session = DeviceSession(s.runner.info)
     rng = np.random.default_rng(zlib.crc32(name.encode()) + 3)
     caught = 0
     for serial in (0, 1):
-        unit = make_unit("t", (name, "binary32", 1), serial, 5, 0, 1, size=1 << 13)
-        inputs = make_inputs(unit)
-        landed = session.land(session.launch(unit, inputs))
-        assert landed.answer is not None, name
-        outs = {k: np.array(v) for k, v in landed.outputs.items()}
+        unit, inputs, outs = screened_run_unit(session, name, "binary32", serial, 1 << 13,
+                                               Claims())
         y = outs["ret"]
-        dev = check_result(unit, inputs, outs, Claims(), landed.answer)
-        host = check_result(unit, inputs, outs, Claims())
-        assert dev.counts_by_rule(None) == host.counts_by_rule(None), (name, serial)
-        assert dev.screened > 0, name
         outs0 = {k: v.copy() for k, v in outs.items()}
         second = [v for k, v in outs.items() if k != "ret"]
         pos = rng.choice(y.size, 40, replace=False)
@@ -553,25 +543,7 @@ def test_screened_run_units_give_the_host_verdicts(name):
                 y2[p] = y2[p] + np.uint32(1) if k % 16 == 7 else y2[p] ^ np.uint32(1 << 31)
         xs = [np.ascontiguousarray(inputs[a]).view(np.uint32) for a in names]
         answer = s.screen_drawn(xs[0], y, *xs[1:], y2bits=second[0] if second else None)
-        dev = check_result(unit, inputs, outs, Claims(), answer)
-        host = check_result(unit, inputs, outs, Claims())
-        assert dev.n == host.n == y.size
-        assert dev.counts_by_rule(None) == host.counts_by_rule(None), (name, serial)
-        key = lambda f: (f.index, f.rule_id, f.severity)   # noqa: E731
-        assert sorted(map(key, dev.findings)) == sorted(map(key, host.findings)), name
-        assert dev.max_ulp_error == pytest.approx(host.max_ulp_error, abs=1e-9) or (
-            np.isnan(dev.max_ulp_error) and np.isnan(host.max_ulp_error))
-        failed = {f.index for f in dev.findings if f.severity == "fail"}
-        full = {r for r, c in host.counts_by_rule("fail").items() if c >= FINDINGS_PER_RULE}
-        for p in pos:
-            one = {a: inputs[a][p:p + 1] for a in names}
-            was, now = (check_batch(fn, one, {k: v[p:p + 1] for k, v in o.items()}, Claims())
-                        for o in (outs0, outs))
-            fails = {f.rule_id for f in now.findings if f.severity == "fail"}
-            if was.findings or not fails or fails & full:
-                continue
-            assert p in failed, (name, [hex(int(v[p])) for v in xs], hex(int(y[p])))
-            caught += 1
+        caught += planted_faults_caught(unit, inputs, outs0, outs, answer, Claims(), pos)
     assert caught > 0, name
 
 

@@ -192,33 +192,29 @@ inline dd_t reduce64(ulong ax, int *q) {
     return t;
 }
 
-// Horner in double-double over the coefficients C[from], C[from - 1] .. C[to] (double-double
-// pairs: C[2 i] the high part, C[2 i + 1] the low) in powers of s, starting from p
-inline dd_t dd_horner(dd_t p, dd_t s, __constant const double *C, int from, int to) {
-    for (int i = from; i >= to; i--) {
-        dd_t c = { C[2 * i], C[2 * i + 1] };
-        p = dd_add(dd_mul(p, s), c);
+// sum_{first <= k <= top} C[k] s**(k - first) (C: double-double pairs, C[2 k] the high
+// part, C[2 k + 1] the low): Horner in double for the terms above ``split`` (s.hi, the
+// coefficients' high parts: used where those terms are small enough for their rounding,
+// each caller's budget), then in double-double down to ``first``
+inline dd_t dd_series(dd_t s, __constant const double *C, int top, int split, int first) {
+    double p = C[2 * top];
+    for (int k = top - 1; k > split; k--) p = fma(p, s.hi, C[2 * k]);
+    dd_t q = { p, 0.0 };
+    for (int k = split; k >= first; k--) {
+        dd_t c = { C[2 * k], C[2 * k + 1] };
+        q = dd_add(dd_mul(q, s), c);
     }
-    return p;
+    return q;
 }
 // sin(z) = z + z**3 P(z**2), cos(z) = 1 + z**2 Q(z**2) for |z| <= pi/4 (SIN64_C[i], COS64_C[i]:
-// the Taylor coefficients of z**(2 i + 3) and z**(2 i + 2))
+// the Taylor coefficients of z**(2 i + 3) and z**(2 i + 2), i <= 11; double-double to i = 6)
 inline dd_t sin_dd(dd_t z) {
     dd_t s = dd_mul(z, z);
-    double p = SIN64_C[2 * 11];
-    for (int i = 10; i >= 7; i--) p = fma(p, s.hi, SIN64_C[2 * i]);
-    dd_t pp = { p, 0.0 };
-    pp = dd_horner(pp, s, SIN64_C, 6, 0);
-    return dd_add(z, dd_mul(dd_mul(z, s), pp));
+    return dd_add(z, dd_mul(dd_mul(z, s), dd_series(s, SIN64_C, 11, 6, 0)));
 }
 inline dd_t cos_dd(dd_t z) {
-    dd_t s = dd_mul(z, z);
-    double p = COS64_C[2 * 11];
-    for (int i = 10; i >= 7; i--) p = fma(p, s.hi, COS64_C[2 * i]);
-    dd_t pp = { p, 0.0 };
-    pp = dd_horner(pp, s, COS64_C, 6, 0);
-    dd_t one = { 1.0, 0.0 };
-    return dd_add(one, dd_mul(s, pp));
+    dd_t s = dd_mul(z, z), one = { 1.0, 0.0 };
+    return dd_add(one, dd_mul(s, dd_series(s, COS64_C, 11, 6, 0)));
 }
 
 // sin(x) (cosine 0) or cos(x) (cosine 1) of a finite nonzero x: no reduction below 1/2;
@@ -263,16 +259,7 @@ inline dd_t dd_two_prod(double a, double b) {          // a b exactly (by fma)
     return r;
 }
 // sum_{k >= first} u**(k - first) / k!  (first 0: e**u; first 1: (e**u - 1) / u)
-inline dd_t exp_series(dd_t u, int first) {
-    double p = EXP64_C[2 * 22];
-    for (int k = 21; k >= 12; k--) p = fma(p, u.hi, EXP64_C[2 * k]);
-    dd_t q = { p, 0.0 };
-    for (int k = 11; k >= first; k--) {
-        dd_t c = { EXP64_C[2 * k], EXP64_C[2 * k + 1] };
-        q = dd_add(dd_mul(q, u), c);
-    }
-    return q;
-}
+inline dd_t exp_series(dd_t u, int first) { return dd_series(u, EXP64_C, 22, 11, first); }
 // r 2**n in two exact steps (n <= 1024; the caller keeps n >= -968)
 inline dd_t dd_scale(dd_t r, int n) {
     int h = n / 2;
@@ -361,15 +348,7 @@ inline dd_t ln_m64(double m) {                   // m in [sqrt(1/2), sqrt(2))
     double q = num / den.hi;
     double rem = fma(-q, den.hi, num) - q * den.lo;
     dd_t s = dd_fast(q, rem / den.hi);
-    dd_t s2 = dd_mul(s, s);
-    double p = ATANH64_C[2 * 21];
-    for (int k = 20; k >= 8; k--) p = fma(p, s2.hi, ATANH64_C[2 * k]);
-    dd_t a = { p, 0.0 };
-    for (int k = 7; k >= 0; k--) {
-        dd_t c = { ATANH64_C[2 * k], ATANH64_C[2 * k + 1] };
-        a = dd_add(dd_mul(a, s2), c);
-    }
-    dd_t r = dd_mul(s, a);
+    dd_t r = dd_mul(s, dd_series(dd_mul(s, s), ATANH64_C, 21, 7, 0));
     r.hi *= 2.0; r.lo *= 2.0;
     return r;
 }

@@ -1,0 +1,66 @@
+"""The comparison behind the device screen's planted-fault tests (test_device_screen_*):
+a `run` unit whose results have faults planted, judged with the device screen's answer
+and on the host, must give the same findings, counts and maximum error, and every planted
+fault the checker fails must be a recorded failure."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from edgecases import catalogue
+from fuzzfarm.verdict.checker import FINDINGS_PER_RULE, check_batch
+
+
+def planted_faults_caught(unit, inputs: dict, before: dict, after: dict, answer, claims,
+                          pos) -> int:
+    """``unit`` (a drawn WorkUnit) with its ``inputs``, results ``before`` the faults and
+    ``after`` them ({output name: array}), the device screen's ``answer`` on ``after``,
+    judged under ``claims``; ``pos``: the rows where faults were planted.  Asserts the
+    screened verdict is the host's (findings, counts by rule, maximum ULP error) and that
+    every planted fault the checker fails -- on a row that was right before, of a rule not
+    already at FINDINGS_PER_RULE -- is a recorded failure; returns how many were."""
+    from fuzzfarm.work.check import check_result
+    fn = catalogue.function(unit.target.name)
+    names = [a.name for a in fn.inputs]
+    dev = check_result(unit, inputs, after, claims, answer)
+    host = check_result(unit, inputs, after, claims)
+    assert dev.n == host.n == len(after["ret"])
+    assert dev.counts_by_rule(None) == host.counts_by_rule(None), unit.unit_id
+    key = lambda f: (f.index, f.rule_id, f.severity)   # noqa: E731
+    assert sorted(map(key, dev.findings)) == sorted(map(key, host.findings)), unit.unit_id
+    assert dev.max_ulp_error == pytest.approx(host.max_ulp_error, abs=1e-9) or (
+        np.isnan(dev.max_ulp_error) and np.isnan(host.max_ulp_error))
+    failed = {f.index for f in dev.findings if f.severity == "fail"}
+    full = {r for r, c in host.counts_by_rule("fail").items() if c >= FINDINGS_PER_RULE}
+    caught = 0
+    for p in pos:
+        one = {a: inputs[a][p:p + 1] for a in names}
+        was, now = (check_batch(fn, one, {k: v[p:p + 1] for k, v in o.items()}, claims)
+                    for o in (before, after))
+        fails = {f.rule_id for f in now.findings if f.severity == "fail"}
+        if was.findings or not fails or fails & full:
+            continue
+        assert p in failed, (unit.unit_id, [hex(int(np.asarray(inputs[a])[p])) for a in names],
+                             hex(int(after["ret"][p])))
+        caught += 1
+    return caught
+
+
+def screened_run_unit(session, name: str, precision: str, serial: int, size: int, claims):
+    """A drawn `run` unit of built-in ``name`` in ``precision`` (serial ``serial``, seed
+    5, ``size`` inputs) launched and landed on DeviceSession ``session``, which must have
+    screened it on the device, its verdict under ``claims`` with the screen's answer the
+    host's (counts by rule; some inputs passed on the device): (unit, its inputs, its
+    outputs copied out)."""
+    from fuzzfarm.work.check import check_result
+    from fuzzfarm.work.make import make_inputs, make_unit
+    unit = make_unit("t", (name, precision, 1), serial, 5, 0, 1, size=size)
+    inputs = make_inputs(unit)
+    landed = session.land(session.launch(unit, inputs))
+    assert landed.answer is not None, (name, precision)
+    outs = {k: np.array(v) for k, v in landed.outputs.items()}
+    dev = check_result(unit, inputs, outs, claims, landed.answer)
+    host = check_result(unit, inputs, outs, claims)
+    assert dev.counts_by_rule(None) == host.counts_by_rule(None), (name, serial)
+    assert dev.screened > 0, name
+    return unit, inputs, outs
