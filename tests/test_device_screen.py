@@ -77,7 +77,7 @@ def test_plain_bound_is_the_catalogues_bound_for_a_plain_build():
     ("fmod", "binary64", Claims(precision="binary64")),    # no binary64 reference (yet)
     ("floor", "binary32", Claims(rounding=("rtz",))),
     ("sin", "binary16", Claims(precision="binary16")),
-    ("exp", "binary64", Claims(precision="binary64")),
+    ("tan", "binary64", Claims(precision="binary64")),     # no binary64 reference (yet)
     ("sin", "binary64", Claims(precision="binary64", relaxed=True)),
     ("sin", "binary32", Claims(rounding=("rtz",))),
     ("sin", "binary32", Claims(relaxed=True)),
