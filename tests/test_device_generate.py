@@ -157,32 +157,21 @@ def _one_lane(recipe: Recipe, n: int, fmt=BINARY32):
 
 
 @pytest.mark.device
+@pytest.mark.parametrize("fmt", [BINARY32, BINARY64], ids=lambda f: f.name)
 @pytest.mark.parametrize("cls", FLOAT_CLASSES)
-def test_every_class_is_made_on_the_device_as_numpy_makes_it(made, cls):
+def test_every_class_is_made_on_the_device_as_numpy_makes_it(request, fmt, cls):
     """One class at a time, small batches (whole small variants taken in order) and large
-    ones (keyed bijections, cycle walks, spills into random_bits)."""
-    _, _, run = made
+    ones (keyed bijections, cycle walks, spills into random_bits), in binary32 and binary64
+    (64-bit patterns and the tally's 64-bit hash set: its distinct counts those of
+    strategies.class_tally)."""
+    _, _, run = request.getfixturevalue("made64" if fmt is BINARY64 else "made")
     for seed, n in ((1, 1), (2, 37), (3, 5000), (4, 70_000)):
         recipe = Recipe(float_weights={cls: 1.0}, seed=seed)
-        plan, want = _one_lane(recipe, n)
+        plan, want = _one_lane(recipe, n, fmt)
         got, tally = run(plan)
+        assert got.dtype == fmt.uint
         np.testing.assert_array_equal(got, want, err_msg=f"{cls} n={n}")
-        assert tally == class_tally({"x": want}, catalogue.function("sin"), BINARY32)
-
-
-@pytest.mark.device
-@pytest.mark.parametrize("cls", FLOAT_CLASSES)
-def test_every_binary64_class_is_made_on_the_device_as_numpy_makes_it(made64, cls):
-    """The same in binary64: 64-bit patterns, every class, and the tally's 64-bit hash set
-    (its distinct counts those of strategies.class_tally)."""
-    _, _, run = made64
-    for seed, n in ((1, 1), (2, 37), (3, 5000), (4, 70_000)):
-        recipe = Recipe(float_weights={cls: 1.0}, seed=seed)
-        plan, want = _one_lane(recipe, n, BINARY64)
-        got, tally = run(plan)
-        assert got.dtype == np.uint64
-        np.testing.assert_array_equal(got, want, err_msg=f"{cls} n={n}")
-        assert tally == class_tally({"x": want}, catalogue.function("sin"), BINARY64)
+        assert tally == class_tally({"x": want}, catalogue.function("sin"), fmt)
 
 
 @pytest.mark.device

@@ -20,7 +20,8 @@ import numpy as np
 from edgecases import bounds, catalogue
 
 __all__ = ["DEVICE_REFERENCES", "BINARY64_REFERENCES", "REL64", "BIT_EXACT", "INT_RESULT",
-           "TWO_ARGS", "INT_SECOND", "THREE_ARGS", "SEVERAL_ARGS", "REFERENCE_UNDEFINED", "UNFUSED", "SECOND_OUTPUT",
+           "TWO_ARGS", "INT_SECOND", "THREE_ARGS", "SEVERAL_ARGS", "REFERENCE_UNDEFINED",
+           "UNFUSED", "SECOND_OUTPUT",
            "ROUNDED_ONCE", "reference_name", "undefined_beyond", "HANDLED_RULES",
            "EXACT_RULES", "ERFC_K", "aggregates", "plain_bound", "special_answers",
            "SpecialAnswers", "ANS_ANY_NAN", "ANS_HOST", "ANS_REF", "answer_markers"]
@@ -57,9 +58,10 @@ DEVICE_REFERENCES = {
 }
 #: built-in -> its reference of a binary64 pattern in device_screen64.cl (binary64 results,
 #: issue 28): double-double references within ``REL64`` of f (sin, cos, sqrt, the
-#: exponentials and logarithms: the written budgets there) and the exact built-ins, bit for bit by integer arithmetic.  The sets
-#: below say how each is judged, as for binary32 (BIT_EXACT, TWO_ARGS); a correctly
-#: rounded binary64 built-in (sqrt) is screened at 0.5 ULP.
+#: exponentials and logarithms: the written budgets there) and the exact built-ins, bit
+#: for bit by integer arithmetic.  The sets below say how each is judged, as for binary32
+#: (BIT_EXACT, TWO_ARGS); a correctly rounded binary64 built-in (sqrt) is screened at
+#: 0.5 ULP.
 BINARY64_REFERENCES = {
     "sin": "ref64_sin", "cos": "ref64_cos", "sqrt": "ref64_sqrt",
     "exp": "ref64_exp", "exp2": "ref64_exp2", "exp10": "ref64_exp10", "expm1": "ref64_expm1",
@@ -193,9 +195,9 @@ def plain_bound(name: str, precision: str, claims) -> float | None:
     """The ULP bound the device screen applies to built-in ``name`` in ``precision`` under
     ``claims`` (verdict.claims.Claims), or None where the device screen must not be used
     (module docstring: no reference (binary64: none in BINARY64_REFERENCES), not binary32
-    or binary64, a bound that is not one number of ULPs,
-    a rounding mode other than round to nearest, a relaxed or finite-math build, or a rule
-    of the catalogue the reference does not handle)."""
+    or binary64, a bound that is not one number of ULPs, a rounding mode other than round
+    to nearest, a relaxed or finite-math build, or a rule of the catalogue the reference
+    does not handle)."""
     ref = reference_name(name)
     if ref is None or precision not in ("binary32", "binary64"):
         return None
@@ -256,17 +258,17 @@ def undefined_beyond(name: str) -> float | None:
     return float(word.split(":", 1)[1])
 
 
-#: ``SpecialAnswers`` words of binary32: a NaN is prescribed (a quiet one passes); the host
-#: judges; the reference judges (a zero no rule covers, e.g. acos(+-0) = pi/2).  NaN
-#: patterns, which no rule prescribes bit for bit (a prescribed NaN is ANS_ANY_NAN).
-ANS_ANY_NAN, ANS_HOST, ANS_REF = 0xFFFFFFFF, 0xFFFFFFFE, 0xFFFFFFFD
-
-
 def answer_markers(bits: int) -> tuple[int, int, int]:
-    """(ANS_ANY_NAN, ANS_HOST, ANS_REF) for results of ``bits`` (32 or 64) bits: the three
-    largest patterns, NaNs of that format."""
+    """The ``SpecialAnswers`` markers for results of ``bits`` (32 or 64) bits: a NaN is
+    prescribed (a quiet one passes); the host judges; the reference judges (a zero no rule
+    covers, e.g. acos(+-0) = pi/2).  The format's three largest patterns: NaNs, which no
+    rule prescribes bit for bit (a prescribed NaN is the first marker)."""
     top = (1 << bits) - 1
     return top, top - 1, top - 2
+
+
+#: binary32's markers (``answer_markers``): 0xFFFFFFFF, 0xFFFFFFFE, 0xFFFFFFFD
+ANS_ANY_NAN, ANS_HOST, ANS_REF = answer_markers(32)
 
 
 class SpecialAnswers(NamedTuple):

@@ -77,6 +77,7 @@ import mpmath
 import numpy as np
 
 from edgecases import catalogue
+from fuzzfarm.formats import format_named
 from fuzzfarm.oracle.device_references import (
     BINARY64_REFERENCES, BIT_EXACT, DEVICE_REFERENCES, ERFC_K, EXACT_RULES, INT_RESULT,
     INT_SECOND, REL64, SECOND_OUTPUT, SEVERAL_ARGS, THREE_ARGS, UNFUSED, aggregates,
@@ -99,7 +100,6 @@ def _margin(bound: float, precision: str = "binary32") -> float:
     """The host screen's margin (ULPs) for ``precision`` results against a reference of
     error REL (binary32: a binary64 value) or REL64 (binary64: a double-double whose
     distance to the result is rounded once in binary64)."""
-    from fuzzfarm.formats import format_named
     from fuzzfarm.oracle.screen import _margin
     rel = REL64 if precision == "binary64" else REL
     return _margin(rel, bound, format_named(precision), 53)
@@ -326,7 +326,7 @@ class DeviceScreen:
         from fuzzfarm.device import commands
         self.runner, self.name, self.bound = runner, name, bound
         self.precision = precision
-        self.pattern = np.dtype(np.uint64 if precision == "binary64" else np.uint32)
+        self.pattern = np.dtype(format_named(precision).uint)
         self.chunk = int(chunk)
         self.aggregate = aggregate and name in EXACT_RULES and precision == "binary32"
         source = screen_source(name, bound, self.aggregate, precision)
@@ -508,18 +508,17 @@ class DeviceScreen:
         the overflow threshold, 3 below half the smallest subnormal, 4 a NaN prescribed,
         5 undefined; screen_common.cl)."""
         from fuzzfarm.device.commands import buffer, copy, launch
-        wide = self.pattern.itemsize == 8
-        xb = _bits(xbits, self.pattern) if wide else np.ascontiguousarray(xbits, np.uint32)
+        xb = _bits(xbits, self.pattern)
         n = int(xb.size)
-        r = np.empty((n, 2) if wide else n, np.float64)
+        r = np.empty((n, 2) if self.pattern.itemsize == 8 else n, np.float64)
         kind = np.empty(n, np.int32)
         if n == 0:
             return r, kind
         dev = self.runner
         xbuf = buffer(dev, host=xb, read_only=True)     # kept alive until the copies end
-        zbuf, wbuf = (xbuf if a is None else buffer(
-            dev, host=np.ascontiguousarray(a, self.pattern), read_only=True)
-            for a in (zbits, wbits))
+        zbuf, wbuf = (xbuf if a is None else buffer(dev, host=_bits(a, self.pattern),
+                                                    read_only=True)
+                      for a in (zbits, wbits))
         rbuf, kbuf = buffer(dev, r.nbytes), buffer(dev, kind.nbytes)
         k = self._test_kernels["reference"]
         k.set_args(xbuf, rbuf, kbuf, zbuf, wbuf)

@@ -195,9 +195,16 @@ class Kind:
         None where the host makes them."""
         return None
 
+    def generator_format(self, target: Target):
+        """The FloatFormat the kind's input generator is built for, for ``target``
+        (``make_generator``): the target's; None where one generator serves every
+        format."""
+        return target.fmt
+
     def make_generator(self, runner, fmt):
         """The kind's input generator built on ``runner`` for targets of FloatFormat
-        ``fmt``.  Raises KernelBuildError where the device does not build it."""
+        ``fmt`` (``generator_format``).  Raises KernelBuildError where the device does not
+        build it."""
         raise NotImplementedError
 
     def launch_made(self, runner, target: Target, plan, screen, generator) -> tuple:
@@ -564,9 +571,12 @@ class Conversion(Kind):
         from fuzzfarm.device.conversion_generate import conversion_plan
         return conversion_plan(target.conversion, drawn)
 
+    def generator_format(self, target):
+        return None                     # one generator makes every conversion's sources
+
     def make_generator(self, runner, fmt):
         from fuzzfarm.device.conversion_generate import ConversionGenerator
-        return ConversionGenerator(runner)          # every conversion's, whatever fmt
+        return ConversionGenerator(runner)
 
     def launch_made(self, runner, target, plan, screen, generator):
         src, kname, dtype = self._program(target)

@@ -137,7 +137,7 @@ class DeviceSession:
                                 if info.supports(format_named(p)))
         self._runners: dict = {}
         self._claims: dict = {}         # build options -> {precision: Claims}
-        self._generators: dict = {}     # (build options, kind, precision) -> generator or None
+        self._generators: dict = {}     # (build options, kind, format) -> generator or None
         self._screens: dict = {}        # (bo, name, precision) -> (DeviceScreen|None, size)
         self._sweeps: dict = {}         # (bo, name, precision) -> SweepKernel
         self._hosts: dict = {}          # (bo, slot index) -> HostSlot or None
@@ -257,15 +257,16 @@ class DeviceSession:
         return None
 
     def _generator(self, build_options: str, target: Target):
-        """The input generator of ``target``'s kind and format for ``build_options``, or
-        None where it does not build."""
+        """The input generator of ``target``'s kind (for its format, where the kind's
+        generator depends on it: ``generator_format``) for ``build_options``, or None where
+        it does not build."""
         kind = kind_of(target)
-        key = (build_options, kind.name, target.precision)
+        fmt = kind.generator_format(target)
+        key = (build_options, kind.name, fmt)
         if key not in self._generators:
             from fuzzfarm.device.runner import KernelBuildError
             try:
-                self._generators[key] = kind.make_generator(self.runner(build_options),
-                                                            target.fmt)
+                self._generators[key] = kind.make_generator(self.runner(build_options), fmt)
             except KernelBuildError:
                 self._generators[key] = None
         return self._generators[key]
