@@ -57,11 +57,12 @@ DEVICE_REFERENCES = {
     "fma": "ref_fma", "clamp": "ref_clamp", "mad": "ref_fma",
 }
 #: built-in -> its reference of a binary64 pattern in device_screen64.cl (binary64 results,
-#: issue 28): double-double references within ``REL64`` of f (sin, cos, sqrt, the
-#: exponentials and logarithms: the written budgets there) and the exact built-ins, bit
-#: for bit by integer arithmetic.  The sets below say how each is judged, as for binary32
-#: (BIT_EXACT, TWO_ARGS); a correctly rounded binary64 built-in (sqrt) is screened at
-#: 0.5 ULP.
+#: issue 28): double-double references within ``REL64`` of f (the trigonometric,
+#: hyperbolic and inverse ones, roots, exponentials, logarithms, +, -, *, /, fdim, hypot,
+#: atan2: the written budgets there) and the exact built-ins, bit for bit by integer
+#: arithmetic.  The sets below say how each is judged, as for binary32 (BIT_EXACT,
+#: TWO_ARGS); a correctly rounded binary64 built-in (sqrt, add, sub, mul, divide, fdim)
+#: is screened at 0.5 ULP.
 BINARY64_REFERENCES = {
     "sin": "ref64_sin", "cos": "ref64_cos", "sqrt": "ref64_sqrt",
     "exp": "ref64_exp", "exp2": "ref64_exp2", "exp10": "ref64_exp10", "expm1": "ref64_expm1",
@@ -72,10 +73,23 @@ BINARY64_REFERENCES = {
     "fmin": "ref64_fmin", "fmax": "ref64_fmax", "min": "ref64_fmin", "max": "ref64_fmax",
     "maxmag": "ref64_maxmag", "minmag": "ref64_minmag", "copysign": "ref64_copysign",
     "nextafter": "ref64_nextafter", "step": "ref64_step",
+    # since 2026-11-28: the rest of the trigonometric, hyperbolic and root built-ins and
+    # the two-argument ones whose references are IEEE operations in double-double
+    "tan": "ref64_tan", "sinpi": "ref64_sinpi", "cospi": "ref64_cospi",
+    "tanpi": "ref64_tanpi", "rsqrt": "ref64_rsqrt", "cbrt": "ref64_cbrt",
+    "sinh": "ref64_sinh", "cosh": "ref64_cosh", "tanh": "ref64_tanh",
+    "asinh": "ref64_asinh", "acosh": "ref64_acosh", "atanh": "ref64_atanh",
+    "atan": "ref64_atan", "asin": "ref64_asin", "acos": "ref64_acos",
+    "atanpi": "ref64_atanpi", "asinpi": "ref64_asinpi", "acospi": "ref64_acospi",
+    "degrees": "ref64_degrees", "radians": "ref64_radians",
+    "add": "ref64_add", "sub": "ref64_sub", "mul": "ref64_mul", "divide": "ref64_divide",
+    "fdim": "ref64_fdim", "hypot": "ref64_hypot", "atan2": "ref64_atan2",
+    "atan2pi": "ref64_atan2pi",
 }
 #: The relative error every binary64 reference's K_VALUE is within (device_screen64.cl's
-#: budgets: below 2**-94 for sin and cos, 2**-93 for exp10, 2**-97 for the other
-#: exponentials and logarithms, 2**-98 for sqrt).
+#: budgets: below 2**-94 for sin and cos, 2**-93 for exp10, tan and tanpi, 2**-97 for
+#: the other exponentials and logarithms, 2**-98 for sqrt, 2**-95 for the hyperbolic and
+#: inverse hyperbolic ones, 2**-96 for the inverse trigonometric ones).
 REL64 = 2.0 ** -90
 #: The exact built-ins among them: their result must be the reference's bit for bit (a
 #: bound of 0 ULP or "correctly rounded" in every table), and no ULP error is measured for

@@ -60,8 +60,9 @@ every rule of the built-in either confined to non-normal inputs or listed in
 built-in until its reference handles it).  ``plain_bound`` decides; otherwise the sweep
 screens on the host as before.
 
-binary64 results (``BINARY64_REFERENCES``: sin, cos, sqrt, the exponentials and
-logarithms, the exact built-ins) are screened by ``device_screen64.cl`` in `run` units
+binary64 results (``BINARY64_REFERENCES``: the trigonometric, hyperbolic and inverse
+ones, roots, the exponentials and logarithms, +, -, *, /, fdim, hypot, atan2, the exact
+built-ins) are screened by ``device_screen64.cl`` in `run` units
 (drawn inputs; a sweep's binary64 range is the host's): double-double references within
 ``REL64`` = 2**-90 and the same inequality in binary64's ULPs (docs/device_screen.md,
 "Binary64 results"); the kernel source of either precision follows ``screen_common.cl``.
@@ -192,7 +193,8 @@ def _constants() -> str:
 @lru_cache(maxsize=None)
 def _constants64() -> str:
     """The OpenCL C definitions of the binary64 references' own constants
-    (device_screen64.cl): Taylor and atanh coefficients and ln 2, log2 10, 1/ln 10 as
+    (device_screen64.cl): Taylor and atanh coefficients and ln 2, log2 10, 1/ln 10, 1/pi,
+    180/pi, pi/180 as
     double-doubles (each part rounded once from mpmath's value at 400 bits), ln 2 in three
     parts for exact products with exponents below 2**11."""
     with mpmath.workprec(400):
@@ -227,6 +229,10 @@ def _constants64() -> str:
         d("LOG2_10_LO", log2_10 - float(log2_10))
         d("INV_LN10_HI", inv_ln10)
         d("INV_LN10_LO", inv_ln10 - float(inv_ln10))
+        pi = mpmath.pi
+        for name, v in (("INV_PI64", 1 / pi), ("DEG64", 180 / pi), ("RAD64", pi / 180)):
+            d(f"{name}_HI", v)                  # 1/pi, 180/pi, pi/180 as double-doubles
+            d(f"{name}_LO", v - float(v))
     return "\n".join(lines)
 
 

@@ -352,13 +352,17 @@ inline dd_t ln_m64(double m) {                   // m in [sqrt(1/2), sqrt(2))
     r.hi *= 2.0; r.lo *= 2.0;
     return r;
 }
-// a positive finite x: m and e (x = m 2**e, m in [sqrt(1/2), sqrt(2)))
-inline double split64(ulong xb, int *e) {
+// a finite nonzero x: m in [1, 2) with x's sign and e, x = m 2**e (exact)
+inline double unit64(ulong xb, int *e) {
     int k;
     ulong sig = significand64(xb & ABS64, &k);
     int lz = (int)clz(sig) - 11;                       // sig 2**lz in [2**52, 2**53)
-    double m = (double)(sig << lz) * 0x1p-52;          // [1, 2), exact
     *e = k - lz + 52;
+    return copysignd((double)(sig << lz) * 0x1p-52, as_double(xb));
+}
+// a positive finite x: m and e (x = m 2**e, m in [sqrt(1/2), sqrt(2)))
+inline double split64(ulong xb, int *e) {
+    double m = unit64(xb & ABS64, e);                  // [1, 2), exact
     if (m > 0x1.6a09e667f3bcdp0) { m *= 0.5; *e += 1; }   // above sqrt(2): [0.707, 1)
     return m;
 }
@@ -412,6 +416,422 @@ inline dd_t ref64_log1p(ulong xb, int *kind) {
     double d = hl.lo / hl.hi;
     dd_t dl = { d, fma(-d, hl.hi, hl.lo) / hl.hi - 0.5 * d * d };
     return dd_add(ln64(as_ulong(hl.hi)), dl);
+}
+
+// ---- Double-double division and roots, and log1p of a double-double (issue 28, since
+// 2026-11-28: the references below).  Each is within the relative error written beside it
+// where no partial result underflows: the callers leave results below 2**-968 to the host.
+inline dd_t dd_d(double v) { dd_t r = { v, 0.0 }; return r; }
+inline dd_t dd_neg(dd_t a) { a.hi = negd(a.hi); a.lo = negd(a.lo); return a; }
+// a / b within 2**-101 of the quotient of a's and b's values: q1 = a.hi / b.hi (2**-52),
+// the remainder a - q1 b within 2**-102 |a| (q1 b by dd_mul, the difference exact in its
+// high parts by Sterbenz), q2 its quotient rounded once (2**-52 of 2**-51 |a / b|)
+inline dd_t dd_div(dd_t a, dd_t b) {
+    double q1 = a.hi / b.hi;
+    dd_t rem = dd_add(a, dd_neg(dd_mul(dd_d(q1), b)));
+    return dd_fast(q1, rem.hi / b.hi);
+}
+// sqrt(a) for a double-double a > 0 (a.hi >= 2**-968): ref64_sqrt's root of a.hi (within
+// 2**-98) times 1 + a.lo / (2 a.hi) (the next term, (a.lo / a.hi)**2 / 8, below 2**-109)
+inline dd_t sqrt_dd(dd_t a) {
+    int k;
+    dd_t r = ref64_sqrt(as_ulong(a.hi), &k);
+    return dd_add(r, dd_d(r.hi * (0.5 * (a.lo / a.hi))));
+}
+// ln(1 + u) for a double-double u >= 2**-31: 1 + u = h + l.hi + l.lo exactly (two two-sums),
+// ln h by ln64 and ln(1 + d), d = (l.hi + l.lo) / h (|d| <= 2**-52; its quotient refined
+// by the exact remainder), as d - d**2 / 2 (within 2**-155); ln h is at most 1.5 times
+// ln(1 + u) + 2**-53 (log1p's argument in ref64_log1p): within 2**-96
+inline dd_t log1p_dd(dd_t u) {
+    dd_t hl = dd_sum(1.0, u.hi);
+    dd_t l = dd_sum(hl.lo, u.lo);
+    double d = l.hi / hl.hi;
+    double dlo = (fma(-d, hl.hi, l.hi) + l.lo) / hl.hi;
+    return dd_add(ln64(as_ulong(hl.hi)), dd_fast(d, dlo - 0.5 * d * d));
+}
+inline dd_t pio2_dd(void) { dd_t r = { PIO2_HI, PIO2_LO }; return r; }
+inline dd_t pi_dd(void) { dd_t r = { 2.0 * PIO2_HI, 2.0 * PIO2_LO }; return r; }
+#define DD_SIGN(xb, r) (((xb) >> 63) ? dd_neg(r) : (r))
+// results below 2**-968 in magnitude: the host's (a double-double there loses bits)
+#define TINY64 0x1p-968
+
+// ---- tan: tan(z) = sin(z) / cos(z) of the reduced z of sin_or_cos64 (even quadrant), or
+// -cos(z) / sin(z) (odd): each within 2**-95, z's error 2**-101 moved by 2 z / sin(2 z)
+// <= pi/2, the quotient 2**-101: within 2**-93.  tan(x) = x + x**3/3 for |x| < 2**-30
+// (2 x**5 / 15 below 2**-122 relative); odd in x.
+inline dd_t ref64_tan(ulong xb, int *kind) {
+    ulong ax = xb & ABS64;
+    dd_t r;
+    *kind = K_VALUE;
+    if (ax < 0x3e10000000000000UL) {                  // |x| < 2**-30
+        double a = as_double(ax);
+        r = dd_fast(a, ax < 0x2d30000000000000UL ? 0.0 : (a * a * a) / 3.0);
+    } else if (ax < 0x3fe0000000000000UL) {           // |x| < 1/2
+        dd_t z = dd_d(as_double(ax));
+        r = dd_div(sin_dd(z), cos_dd(z));
+    } else {
+        int q;
+        dd_t z = dd_mul(reduce64(ax, &q), pio2_dd());
+        r = (q & 1) ? dd_neg(dd_div(cos_dd(z), sin_dd(z))) : dd_div(sin_dd(z), cos_dd(z));
+    }
+    return DD_SIGN(xb, r);
+}
+
+// ---- sinpi, cospi, tanpi: x = n + y, n = rint(x) (round64: integer arithmetic) and
+// y = x - n exact, |y| <= 1/2; z = pi |y| (|y| <= 1/4) or pi (1/2 - |y|) (1/2 - |y| exact),
+// a double times pi_dd() within 2**-103; sin_dd and cos_dd within 2**-95: within 2**-94
+// (tanpi: the quotient, 2**-93).  The prescribed zeros and infinities at integers and
+// halves (CL.sinpi.*_integer, CL.cospi.half_integer, CL.tanpi.*) are K_EXACT; |x| >= 2**52
+// is an integer (y = 0); results below 2**-968 (|y| < 2**-970) are the host's.
+inline double split_pi64(ulong xb, int *odd) {
+    double x = as_double(xb), n = as_double(round64(xb, 1));
+    double an = absd(n);
+    *odd = an < 0x1p53 ? (int)((ulong)an & 1UL) : 0;
+    return x - n;
+}
+inline dd_t sinpi_core(double ay) {                   // sin(pi ay), 0 < ay <= 1/2
+    return ay <= 0.25 ? sin_dd(dd_mul(dd_d(ay), pi_dd()))
+                      : cos_dd(dd_mul(dd_d(0.5 - ay), pi_dd()));
+}
+inline dd_t cospi_core(double ay) {                   // cos(pi ay), 0 <= ay < 1/2
+    return ay <= 0.25 ? cos_dd(dd_mul(dd_d(ay), pi_dd()))
+                      : sin_dd(dd_mul(dd_d(0.5 - ay), pi_dd()));
+}
+inline dd_t ref64_sinpi(ulong xb, int *kind) {
+    int odd;
+    double y = split_pi64(xb, &odd), ay = absd(y);
+    if (ay == 0.0) DD_KIND(kind, K_EXACT, (xb >> 63) ? -0.0 : 0.0);  // CL.sinpi.*_integer
+    if (ay < 0x1p-970) DD_NAN(kind);
+    *kind = K_VALUE;
+    dd_t s = sinpi_core(ay);
+    return ((y < 0.0) != (odd != 0)) ? dd_neg(s) : s;
+}
+inline dd_t ref64_cospi(ulong xb, int *kind) {
+    int odd;
+    double y = split_pi64(xb, &odd), ay = absd(y);
+    if (ay == 0.5) DD_KIND(kind, K_EXACT, 0.0);      // CL.cospi.half_integer: +0
+    *kind = K_VALUE;
+    dd_t c = cospi_core(ay);
+    return odd ? dd_neg(c) : c;
+}
+inline dd_t ref64_tanpi(ulong xb, int *kind) {
+    int odd;
+    double y = split_pi64(xb, &odd), ay = absd(y);
+    if (ay == 0.0)                                    // CL.tanpi.even_integer / odd_integer
+        DD_KIND(kind, K_EXACT, ((int)(xb >> 63) != odd) ? -0.0 : 0.0);
+    if (ay == 0.5)                                    // CL.tanpi.half_integer_even_n / odd_n
+        DD_KIND(kind, K_EXACT, ((y > 0.0) != (odd != 0)) ? INFINITY : -INFINITY);
+    if (ay < 0x1p-970) DD_NAN(kind);
+    *kind = K_VALUE;
+    dd_t t = dd_div(sinpi_core(ay), cospi_core(ay));
+    return y < 0.0 ? dd_neg(t) : t;
+}
+
+// ---- rsqrt = 1 / sqrt(x) (ref64_sqrt's root, 2**-98, and dd_div: 2**-97); cbrt(x) =
+// cbrt(m) 2**(e / 3), x = m 2**e, m in [1, 8) (exact scalings), cbrt(m) by Newton's
+// iterations in double from a linear start (within 2**-50) and one correction in
+// double-double: y + (m - y**3) / (3 y**2), the residual within 2**-104 m (y**2 exact by
+// fma, y y**2's high product exact, m minus it exact by Sterbenz): within 2**-98; odd in x.
+inline dd_t ref64_rsqrt(ulong xb, int *kind) {
+    if (xb >> 63) DD_KIND(kind, K_NAN, NAN);         // F9.rsqrt.D4: x < 0
+    dd_t r = ref64_sqrt(xb, kind);
+    return dd_div(dd_d(1.0), r);
+}
+inline dd_t ref64_cbrt(ulong xb, int *kind) {
+    *kind = K_VALUE;
+    int k;
+    ulong sig = significand64(xb & ABS64, &k);
+    int lz = (int)clz(sig) - 11;
+    int ex = k - lz + 52;                             // x = (sig 2**lz 2**-52) 2**ex
+    int rm = ((ex % 3) + 3) % 3;
+    ex -= rm;                                         // m = sig 2**(lz - 52 + rm), [1, 8)
+    double m = (double)(sig << lz) * pow2d(rm - 52);
+    double y = 0.75 + 0.18 * m;
+    for (int i = 0; i < 7; i++) y = y - (y * y * y - m) / (3.0 * y * y);
+    dd_t y2 = dd_two_prod(y, y);
+    dd_t y3 = dd_two_prod(y, y2.hi);
+    double res = ((m - y3.hi) - y3.lo) - y * y2.lo;
+    dd_t r = dd_fast(y, res / (3.0 * y2.hi));
+    r = dd_scale(r, ex / 3);
+    return DD_SIGN(xb, r);
+}
+
+// ---- sinh, cosh, tanh from e**a, a = |x|: E = e**a as ref64_exp computes it (2**-97).
+// sinh: a + a**3 / 6 below 2**-30; (m + m / (1 + m)) / 2 for a <= 0.35, m = e**a - 1 by
+// expm1's series (every term positive); (E - 1 / E) / 2 up to 40 (the difference loses
+// less than a factor 3 at a = 0.35: 2**-95); E / 2 beyond (e**-2a below 2**-115), with
+// 2**(n - 1) so that no step overflows, K_OVER beyond 1025 ln 2 (710.4759).  cosh: (E +
+// 1 / E) / 2, E / 2 beyond 40.  tanh: a - a**3 / 3 below 2**-30; sinh / cosh for a <= 0.35
+// (both as above); (E2 - 1) / (E2 + 1), E2 = e**(2 a) (the subtraction: a factor 3 at most)
+// up to 40; 1 beyond (1 - tanh(40) < 2**-114).  sinh and tanh odd, cosh even.
+inline dd_t exp_pos(double a, int scale_down) {       // e**a 2**-scale_down, a <= 710.48
+    double n = rintd(a * INV_LN2);
+    return dd_scale(exp_series(ln2_reduce(a, n), 0), (int)n - scale_down);
+}
+inline dd_t expm1_small(double a) {                   // e**a - 1, |a| <= 0.35
+    return dd_mul(dd_d(a), exp_series(dd_d(a), 1));
+}
+inline dd_t dd_half(dd_t r) { r.hi *= 0.5; r.lo *= 0.5; return r; }
+inline dd_t sinh_small(double a) {                    // 2**-30 <= a <= 0.35
+    dd_t m = expm1_small(a);
+    return dd_half(dd_add(m, dd_div(m, dd_add(dd_d(1.0), m))));
+}
+inline dd_t cosh_pos(double a) {                      // a <= 40
+    dd_t e = exp_pos(a, 0);
+    return dd_half(dd_add(e, dd_div(dd_d(1.0), e)));
+}
+inline dd_t ref64_sinh(ulong xb, int *kind) {
+    double a = absd(as_double(xb));
+    dd_t r;
+    if (a > 710.48) DD_KIND(kind, K_OVER, (xb >> 63) ? -1.0 : 1.0);
+    *kind = K_VALUE;
+    if (a < 0x1p-30) r = dd_fast(a, a < 0x1p-300 ? 0.0 : (a * a * a) / 6.0);
+    else if (a <= 0.35) r = sinh_small(a);
+    else if (a <= 40.0) {
+        dd_t e = exp_pos(a, 0);
+        r = dd_half(dd_add(e, dd_neg(dd_div(dd_d(1.0), e))));
+    } else r = exp_pos(a, 1);
+    return DD_SIGN(xb, r);
+}
+inline dd_t ref64_cosh(ulong xb, int *kind) {
+    double a = absd(as_double(xb));
+    if (a > 710.48) DD_KIND(kind, K_OVER, 1.0);
+    *kind = K_VALUE;
+    return a <= 40.0 ? cosh_pos(a) : exp_pos(a, 1);
+}
+inline dd_t ref64_tanh(ulong xb, int *kind) {
+    double a = absd(as_double(xb));
+    dd_t r;
+    *kind = K_VALUE;
+    if (a < 0x1p-30) r = dd_fast(a, a < 0x1p-300 ? 0.0 : -(a * a * a) / 3.0);
+    else if (a <= 0.35) r = dd_div(sinh_small(a), cosh_pos(a));
+    else if (a <= 40.0) {
+        dd_t e2 = exp_pos(a + a, 0), one = { 1.0, 0.0 };
+        r = dd_div(dd_add(e2, dd_neg(one)), dd_add(e2, one));
+    } else r = dd_d(1.0);
+    return DD_SIGN(xb, r);
+}
+
+// ---- asinh, acosh, atanh by log1p_dd (its relative condition number u / ((1 + u)
+// ln(1 + u)) is at most 1 for u > 0).  asinh(a) = log1p(a + a**2 / (1 + sqrt(1 + a**2))),
+// a = |x| (every term positive; a**2 exact by fma) for 2**-30 <= a <= 2**28; a - a**3 / 6
+// below (the next term below 2**-117 relative); ln a + ln 2 + 1 / (4 a**2) above (the next
+// below 2**-117 relative).  acosh(x) = log1p(t + sqrt(t**2 + 2 t)), t = x - 1 exact, for
+// 1 < x <= 2**28; ln x + ln 2 - 1 / (4 x**2) above; acosh(1) = +0 exactly (the host's,
+// F9.acosh.1), a NaN for x < 1 (F9.acosh.2).  atanh(a) = a atanh(a)/a by the atanh series
+// (ln_m64's, |a| <= 0.1716) and log1p(2 a / (1 - a)) / 2 (1 - a an exact two-sum) above;
+// a + a**3 / 3 below 2**-30; a NaN for a > 1 (F9.atanh.3), the host's at 1 (F9.atanh.2).
+// Each within 2**-95.
+inline dd_t ln_big(double a, double corr) {           // ln a + ln 2 + corr, a > 2**28
+    dd_t ln2 = { LN2_DD_HI, LN2_DD_LO };
+    return dd_add(dd_add(ln64(as_ulong(a)), ln2), dd_d(corr));
+}
+inline dd_t ref64_asinh(ulong xb, int *kind) {
+    double a = absd(as_double(xb));
+    dd_t r;
+    *kind = K_VALUE;
+    if (a < 0x1p-30) r = dd_fast(a, a < 0x1p-300 ? 0.0 : -(a * a * a) / 6.0);
+    else if (a > 0x1p28) r = ln_big(a, 0.25 / a / a);
+    else {
+        dd_t a2 = dd_two_prod(a, a), one = { 1.0, 0.0 };
+        dd_t den = dd_add(one, sqrt_dd(dd_add(one, a2)));
+        r = log1p_dd(dd_add(dd_d(a), dd_div(a2, den)));
+    }
+    return DD_SIGN(xb, r);
+}
+inline dd_t ref64_acosh(ulong xb, int *kind) {
+    double x = as_double(xb);
+    if (!(x >= 1.0)) DD_KIND(kind, K_NAN, NAN);      // F9.acosh.2: x < 1
+    *kind = K_VALUE;
+    if (x == 1.0) return dd_d(0.0);                   // F9.acosh.1: +0, the host's
+    if (x > 0x1p28) return ln_big(x, -0.25 / x / x);
+    double t = x - 1.0;
+    dd_t w = dd_add(dd_two_prod(t, t), dd_d(t + t));
+    return log1p_dd(dd_add(dd_d(t), sqrt_dd(w)));
+}
+inline dd_t ref64_atanh(ulong xb, int *kind) {
+    double a = absd(as_double(xb));
+    dd_t r;
+    if (a > 1.0) DD_KIND(kind, K_NAN, NAN);          // F9.atanh.3: |x| > 1
+    if (a == 1.0) DD_NAN(kind);                       // F9.atanh.2 (inf): the host's
+    *kind = K_VALUE;
+    if (a < 0x1p-30) r = dd_fast(a, a < 0x1p-300 ? 0.0 : (a * a * a) / 3.0);
+    else if (a <= 0.1716) {
+        dd_t s = dd_d(a);
+        r = dd_mul(s, dd_series(dd_mul(s, s), ATANH64_C, 21, 7, 0));
+    } else {
+        r = dd_half(log1p_dd(dd_div(dd_d(a + a), dd_sum(1.0, -a))));
+    }
+    return DD_SIGN(xb, r);
+}
+
+// ---- atan and the inverse sines and cosines.  atan_dd(v), v >= 0 a double-double:
+// v - v**3 / 3 below 2**-30; beyond 1 by pi/2 - atan(1 / v); three halvings z -> z / (1 +
+// sqrt(1 + z**2)) (relative condition number below 1; each within 2**-99) bring z <= 1 to
+// z <= tan(pi/32) < 0.0985; then z times the series of atan(z)/z = atanh's at -z**2
+// (ATANH64_C: truncation far below 2**-110 there) and 8: within 2**-96 (pi/2 minus a value
+// at most pi/4: no cancellation).  asin(x) = atan(|x| / sqrt((1 - |x|)(1 + |x|))) (both
+// factors exact two-sums), pi/2 at |x| = 1, |x| + |x|**3 / 6 below 2**-30; acos(x) =
+// 2 atan(sqrt((1 - x) / (1 + x))), pi at -1, +0 at 1 (F9.acos.1: the host's); a NaN for
+// |x| > 1 (F9.asin.2, F9.acos.2).  atanpi, asinpi, acospi: times 1/pi (INV_PI64 as a
+// double-double, 2**-103); their results below 2**-968 are the host's.
+inline dd_t atan_dd(dd_t v) {
+    if (v.hi < 0x1p-30) {
+        double a = v.hi;
+        return dd_add(v, dd_d(a < 0x1p-300 ? 0.0 : -(a * a * a) / 3.0));
+    }
+    dd_t one = { 1.0, 0.0 };
+    int inv = v.hi > 1.0;
+    dd_t z = inv ? dd_div(one, v) : v;
+    for (int i = 0; i < 3; i++)
+        z = dd_div(z, dd_add(one, sqrt_dd(dd_add(one, dd_mul(z, z)))));
+    dd_t r = dd_mul(z, dd_series(dd_neg(dd_mul(z, z)), ATANH64_C, 21, 7, 0));
+    r.hi *= 8.0; r.lo *= 8.0;
+    return inv ? dd_add(pio2_dd(), dd_neg(r)) : r;
+}
+inline dd_t asin_pos(double a, int *kind) {           // asin(a), a = |x| (kind: K_NAN)
+    *kind = K_VALUE;
+    if (a > 1.0) { *kind = K_NAN; return dd_d(NAN); }
+    if (a == 1.0) return pio2_dd();
+    if (a < 0x1p-30) return dd_fast(a, a < 0x1p-300 ? 0.0 : (a * a * a) / 6.0);
+    dd_t c = dd_mul(dd_sum(1.0, -a), dd_sum(1.0, a));
+    return atan_dd(dd_div(dd_d(a), sqrt_dd(c)));
+}
+inline dd_t acos_of(double x, int *kind) {            // acos(x) (kind: K_NAN)
+    *kind = K_VALUE;
+    if (absd(x) > 1.0) { *kind = K_NAN; return dd_d(NAN); }
+    if (x == 1.0) return dd_d(0.0);                   // F9.acos.1, CL.acospi.one: the host's
+    if (x == -1.0) return pi_dd();
+    dd_t r = atan_dd(sqrt_dd(dd_div(dd_sum(1.0, -x), dd_sum(1.0, x))));
+    r.hi *= 2.0; r.lo *= 2.0;
+    return r;
+}
+inline dd_t over_pi(dd_t r, int *kind) {              // r / pi; below 2**-968: the host's
+    if (*kind == K_VALUE && absd(r.hi) < 0x1p-966) DD_NAN(kind);
+    dd_t inv = { INV_PI64_HI, INV_PI64_LO };
+    return dd_mul(r, inv);
+}
+inline dd_t ref64_atan(ulong xb, int *kind) {
+    *kind = K_VALUE;
+    return DD_SIGN(xb, atan_dd(dd_d(absd(as_double(xb)))));
+}
+inline dd_t ref64_asin(ulong xb, int *kind) {
+    return DD_SIGN(xb, asin_pos(absd(as_double(xb)), kind));
+}
+inline dd_t ref64_acos(ulong xb, int *kind) { return acos_of(as_double(xb), kind); }
+inline dd_t ref64_atanpi(ulong xb, int *kind) {
+    dd_t r = ref64_atan(xb, kind);
+    return over_pi(r, kind);
+}
+inline dd_t ref64_asinpi(ulong xb, int *kind) {
+    dd_t r = ref64_asin(xb, kind);
+    return over_pi(r, kind);
+}
+inline dd_t ref64_acospi(ulong xb, int *kind) {
+    dd_t r = ref64_acos(xb, kind);
+    return over_pi(r, kind);
+}
+
+// ---- degrees, radians: x times 180/pi or pi/180 as a double-double (2**-103); results
+// below 2**-968 the host's (an infinite product too, through within_bound64)
+inline dd_t scaled64(ulong xb, dd_t c, int *kind) {
+    dd_t r = dd_mul(dd_d(as_double(xb)), c);
+    if (absd(r.hi) < TINY64) DD_NAN(kind);
+    *kind = K_VALUE;
+    return r;
+}
+inline dd_t ref64_degrees(ulong xb, int *kind) {
+    dd_t c = { DEG64_HI, DEG64_LO };
+    return scaled64(xb, c, kind);
+}
+inline dd_t ref64_radians(ulong xb, int *kind) {
+    dd_t c = { RAD64_HI, RAD64_LO };
+    return scaled64(xb, c, kind);
+}
+
+// ---- Two arguments (TWO_ARGS: both finite and nonzero, every other input the host's).
+// x + z, x - z exactly (two-sum), x z exactly (two_prod, where x z >= 2**-968), x / z
+// (dd_div, 2**-101), fdim: x - z where x > z, else +0 exactly; screened at their bound
+// of 0.5 ULP (correctly rounded).  hypot(x, z): a = max(|x|, |z|), b = min: a + b (b / a) / 2
+// where b < 2**-60 a (the next term below 2**-240 relative); else a 2**s sqrt((a 2**-s)**2 +
+// (b 2**-s)**2) (scalings by 2**-s, s a's exponent, exact: b 2**-s >= 2**-61), the squares
+// exact, their sum 2**-104, the root 2**-98.  atan2(y, x) (y the first argument):
+// atan(|y| / |x|) where |y| <= |x|, else pi/2 - atan(|x| / |y|) (atan_dd, the quotient
+// 2**-101 with a condition number at most 1), pi minus that where x < 0 (no
+// cancellation: pi - a >= pi/2), y's sign; atan2pi: divided by pi.  Results below 2**-968
+// are the host's.
+inline dd_t ref64_add(ulong xb, ulong zb, int *kind) {
+    *kind = K_VALUE;
+    return dd_sum(as_double(xb), as_double(zb));
+}
+inline dd_t ref64_sub(ulong xb, ulong zb, int *kind) {
+    *kind = K_VALUE;
+    return dd_sum(as_double(xb), negd(as_double(zb)));
+}
+inline dd_t ref64_mul(ulong xb, ulong zb, int *kind) {
+    dd_t r = dd_two_prod(as_double(xb), as_double(zb));
+    if (absd(r.hi) < TINY64) DD_NAN(kind);
+    *kind = K_VALUE;
+    return r;
+}
+// x / z of finite nonzero x and z: the quotient of their significands (in [1, 2), exact
+// scalings: no partial product of dd_div underflows) and *e, the power of two it is scaled by
+inline dd_t quotient64(ulong xb, ulong zb, int *e) {
+    int ex, ez;
+    double mx = unit64(xb, &ex), mz = unit64(zb, &ez);
+    *e = ex - ez;
+    return dd_div(dd_d(mx), dd_d(mz));
+}
+inline dd_t ref64_divide(ulong xb, ulong zb, int *kind) {
+    int e;
+    dd_t q = quotient64(xb, zb, &e);
+    if (e < -966 || e > 1024) DD_NAN(kind);          // below 2**-966, or beyond 2**1024
+    dd_t r = dd_scale(q, e);
+    if (absd(r.hi) < TINY64) DD_NAN(kind);
+    *kind = K_VALUE;
+    return r;
+}
+inline dd_t ref64_fdim(ulong xb, ulong zb, int *kind) {
+    double x = as_double(xb), z = as_double(zb);
+    if (!(x > z)) DD_KIND(kind, K_EXACT, 0.0);
+    *kind = K_VALUE;
+    return dd_sum(x, negd(z));
+}
+inline dd_t ref64_hypot(ulong xb, ulong zb, int *kind) {
+    double x = absd(as_double(xb)), z = absd(as_double(zb));
+    double a = x > z ? x : z, b = x > z ? z : x;
+    if (a < TINY64) DD_NAN(kind);
+    *kind = K_VALUE;
+    if (b < a * 0x1p-60) return dd_fast(a, 0.5 * b * (b / a));
+    int s = exponent_of(a);
+    double d1 = pow2d(-(s / 2)), d2 = pow2d(-(s - s / 2));
+    double sa = (a * d1) * d2, sb = (b * d1) * d2;
+    dd_t q = dd_add(dd_two_prod(sa, sa), dd_two_prod(sb, sb));
+    return dd_scale(sqrt_dd(q), s);
+}
+// the quotient of the smaller magnitude by the larger (<= 1): 0 where it is below 2**-966
+inline dd_t ratio64(ulong sb, ulong bb) {
+    int e;
+    dd_t q = quotient64(sb & ABS64, bb & ABS64, &e);
+    return e < -966 ? dd_d(0.0) : dd_scale(q, e);
+}
+inline dd_t atan2_dd(ulong yb, ulong xb) {
+    double y = as_double(yb), x = as_double(xb);
+    dd_t r = absd(y) <= absd(x) ? atan_dd(ratio64(yb, xb))
+                                : dd_add(pio2_dd(), dd_neg(atan_dd(ratio64(xb, yb))));
+    if (x < 0.0) r = dd_add(pi_dd(), dd_neg(r));
+    return y < 0.0 ? dd_neg(r) : r;
+}
+inline dd_t ref64_atan2(ulong xb, ulong zb, int *kind) {
+    dd_t r = atan2_dd(xb, zb);
+    if (absd(r.hi) < TINY64) DD_NAN(kind);
+    *kind = K_VALUE;
+    return r;
+}
+inline dd_t ref64_atan2pi(ulong xb, ulong zb, int *kind) {
+    dd_t r = atan2_dd(xb, zb);
+    *kind = K_VALUE;
+    return over_pi(r, kind);
 }
 
 // ---- The screen
