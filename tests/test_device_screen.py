@@ -54,6 +54,58 @@ def _base(name: str) -> str:
 
 
 # --------------------------------------------------------------------------- pure
+_TOY = """#define REF ref_a
+#define TWICE(v) (helper_m(v) * 2.0)
+typedef struct { double hi, lo; } pair_t;
+inline double leaf(double v) { return v; }
+inline double ref_a(double v) { return leaf(v) + TWICE(v); }   // ref_b( in a comment
+inline double helper_m(double v)
+{
+#ifdef WIDE
+    if (v > 0.0) { return v; }
+#else
+    if (v < 0.0) { return -v; }
+#endif
+    return 0.0;
+}
+inline double ref_b(double v) { return unused_leaf(v); }      /* leaf { */
+inline double unused_leaf(double v) { return v + 1.0; }
+__kernel void k(__global double *x) { x[0] = REF(x[0]); }
+"""
+
+
+def test_pruning_keeps_what_the_kernels_and_macros_reach_and_nothing_else():
+    """prune_unused drops the functions no kernel, macro or constant reaches (ref_b and
+    its callee), keeps those reached through a macro, a call or a macro's body (ref_a,
+    leaf, helper_m with its preprocessor branches), and every other line as it was."""
+    out = ds.prune_unused(_TOY)
+    assert "ref_b" not in out.replace("ref_b( in a comment", "")
+    assert "unused_leaf" not in out
+    for kept in ("inline double leaf(", "inline double ref_a(", "inline double helper_m(",
+                 "#ifdef WIDE", "#else", "#endif", "typedef struct", "__kernel void k(",
+                 "#define TWICE"):
+        assert kept in out, kept
+    dropped = ("inline double ref_b(double v) { return unused_leaf(v); }",
+               "inline double unused_leaf(double v) { return v + 1.0; }")
+    assert out == _TOY.replace(dropped[0], "").replace(dropped[1], "")
+    assert ds.prune_unused(out) == out
+    with pytest.raises(ValueError):
+        ds.prune_unused("inline int f(int v) { return v;\n")
+
+
+def test_a_pruned_screen_source_keeps_its_reference_and_drops_the_others():
+    """Each precision's screen source holds its own reference and what it calls, not the
+    other references (a device compiles less: the build time of a screen program does
+    not grow with the catalogue)."""
+    sin32 = ds.screen_source("sin", 4.0)
+    assert "inline double ref_sin(" in sin32 and "inline double reduce_pio2(" in sin32
+    assert "ref_erfc(" not in sin32 and "ref_tgamma(" not in sin32
+    tan64 = ds.screen_source("tan", 5.0, precision="binary64")
+    assert "inline dd_t ref64_tan(" in tan64 and "inline dd_t reduce64(" in tan64
+    assert "inline dd_t dd_div(" in tan64
+    assert "ref64_atan2(" not in tan64 and "inline dd_t log1p_dd(" not in tan64
+
+
 def test_plain_bound_is_the_catalogues_bound_for_a_plain_build():
     for name in ROUNDED + HALF:
         assert dref.plain_bound(name, "binary32", Claims()) == \

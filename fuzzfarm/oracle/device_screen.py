@@ -70,6 +70,7 @@ built-ins) are screened by ``device_screen64.cl`` in `run` units
 from __future__ import annotations
 
 import math
+import re
 import weakref
 from functools import lru_cache
 from importlib import resources
@@ -236,6 +237,55 @@ def _constants64() -> str:
     return "\n".join(lines)
 
 
+_FUNCTION_START = re.compile(r"^inline\s+[\w\s*]*?\b(\w+)\s*\(", re.M)
+_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+_IDENTIFIER = re.compile(r"\b[A-Za-z_]\w*\b")
+
+
+def prune_unused(source: str) -> str:
+    """``source`` (OpenCL C) without the ``inline`` functions that nothing outside the
+    functions (kernels, macros, constants) reaches through calls: the screen kernels'
+    sources hold every reference of a precision, of which a program uses one, and a
+    device's compiler would parse and optimize them all (the build time of each screen
+    program grows with the catalogue).  A function is a line starting with ``inline`` up to
+    the brace that closes its body (braces counted outside comments, over every branch of
+    a preprocessor conditional -- each branch balanced in the screens' sources); the text
+    between functions, comments and preprocessor lines included, is kept as it is.  Pure
+    text: the kept functions are those the compiler would see, unchanged, so a program
+    built from the pruned source is the same program."""
+    code = _COMMENT.sub(lambda m: " " * len(m.group()), source)     # offsets kept
+    spans = {}
+    for m in _FUNCTION_START.finditer(code):
+        i = code.index("{", code.index(")", m.end()))
+        depth = 0
+        for j in range(i, len(code)):
+            depth += {"{": 1, "}": -1}.get(code[j], 0)
+            if depth == 0:
+                break
+        else:
+            raise ValueError(f"no end of the body of {m.group(1)}")
+        spans[m.group(1)] = (m.start(), j + 1)
+    calls = {name: set(_IDENTIFIER.findall(code[a:b])) & spans.keys()
+             for name, (a, b) in spans.items()}
+    outside, at = [], 0
+    for a, b in sorted(spans.values()):
+        outside.append(code[at:a])
+        at = b
+    outside.append(code[at:])
+    keep = set(_IDENTIFIER.findall("".join(outside))) & spans.keys()
+    todo = list(keep)
+    while todo:
+        for callee in calls[todo.pop()] - keep:
+            keep.add(callee)
+            todo.append(callee)
+    out, at = [], 0
+    for a, b in sorted(v for k, v in spans.items() if k not in keep):
+        out.append(source[at:a])
+        at = b
+    out.append(source[at:])
+    return "".join(out)
+
+
 def screen_source(name: str, bound: float, aggregate: bool = False,
                   precision: str = "binary32") -> str:
     """The OpenCL C source of the screen kernel ``fuzzfarm_screen`` for built-in ``name``
@@ -300,7 +350,8 @@ def screen_source(name: str, bound: float, aggregate: bool = False,
     ]
     files = resources.files("fuzzfarm.oracle")
     body = files.joinpath("device_screen64.cl" if wide else "device_screen.cl").read_text()
-    return "\n".join([*defines, files.joinpath("screen_common.cl").read_text(), body])
+    return prune_unused("\n".join([*defines, files.joinpath("screen_common.cl").read_text(),
+                                    body]))
 
 
 def screen_for(runner, name: str, precision: str, claims, chunk: int):
