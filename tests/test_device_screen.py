@@ -125,11 +125,11 @@ def test_plain_bound_is_the_catalogues_bound_for_a_plain_build():
     ("native_sin", "binary32", Claims()),                     # implementation-defined
     ("sincos", "binary32", Claims()),                         # two outputs, no reference
     ("half_powr", "binary32", Claims(relaxed=True)),          # relaxed
-    ("atan2", "binary64", Claims(precision="binary64")),
+    ("pow", "binary64", Claims(precision="binary64")),     # no binary64 reference (yet)
     ("fmod", "binary64", Claims(precision="binary64")),    # no binary64 reference (yet)
     ("floor", "binary32", Claims(rounding=("rtz",))),
     ("sin", "binary16", Claims(precision="binary16")),
-    ("tan", "binary64", Claims(precision="binary64")),     # no binary64 reference (yet)
+    ("erf", "binary64", Claims(precision="binary64")),     # no binary64 reference (yet)
     ("sin", "binary64", Claims(precision="binary64", relaxed=True)),
     ("sin", "binary32", Claims(rounding=("rtz",))),
     ("sin", "binary32", Claims(relaxed=True)),

@@ -90,9 +90,18 @@ def _patterns(rng, n, special=True):
 
 
 def _arguments(name, rng, n, special=True):
-    """One uint64 array per argument: two for the selections (equal, opposite and
-    neighbouring arguments among them)."""
+    """One uint64 array per argument: for two, equal, opposite and neighbouring arguments
+    among them; for three (fma, mad, clamp), a third about -x z in a quarter of fma's and
+    mad's rows (their cancellations; clamp's bounds come in either order)."""
     x = _patterns(rng, n, special)
+    if name in dref.THREE_ARGS:
+        z, w = _patterns(rng, x.size, special), _patterns(rng, x.size, special)
+        with np.errstate(all="ignore"):
+            p = (_f64(x) * _f64(z)).view(np.uint64)
+        k = x.size // 4 if name in ("fma", "mad") else 0
+        near = (p[:k] ^ SIGN) + rng.integers(-2, 3, k).astype(np.uint64)
+        w[:k] = np.where(_special(p[:k]) | _special(near), w[:k], near)
+        return x, z, w
     if name not in dref.TWO_ARGS:
         return (x,)
     z = _patterns(rng, x.size, special)
@@ -125,6 +134,8 @@ def _exact(name, *cols) -> np.ndarray:
             pick = (ax > az) if name == "maxmag" else (ax < az)
             tie = np.fmax(x, z) if name == "maxmag" else np.fmin(x, z)
             v = np.where(ax == az, tie, np.where(pick, x, z))
+        elif name == "clamp":       # where minval <= maxval (else undefined: K_ANY)
+            v = np.minimum(np.maximum(x, _f64(cols[1])), z)
         elif name == "step":
             v = np.where(z < x, 0.0, 1.0)
         else:
@@ -160,7 +171,8 @@ _MP = {"sin": mpmath.sin, "cos": mpmath.cos, "sqrt": mpmath.sqrt, "exp": mpmath.
        "add": lambda v, w: v + w, "sub": lambda v, w: v - w, "mul": lambda v, w: v * w,
        "divide": lambda v, w: v / w, "fdim": lambda v, w: max(v - w, mpmath.mpf(0)),
        "hypot": mpmath.hypot, "atan2": mpmath.atan2,
-       "atan2pi": lambda v, w: mpmath.atan2(v, w) / mpmath.pi}
+       "atan2pi": lambda v, w: mpmath.atan2(v, w) / mpmath.pi,
+       "fma": lambda v, w, u: v * w + u, "mad": lambda v, w, u: v * w + u}
 
 
 def _mp(name, *v):
@@ -296,15 +308,17 @@ def test_references_agree_with_mpmath(name):
                 assert abs(f) >= over and (f < 0) == (r[i, 0] < 0), where
             elif kind[i] == 3:
                 assert 0 < f < mpmath.mpf(2) ** -1075, where
-            elif host[i]:
-                assert abs(f) < TINY64 or abs(f) >= over, where
+            elif host[i]:               # fma, mad: a product below 2**-968 beside |w| < 2**-900
+                small = name in ("fma", "mad") and abs(vs[0] * mpmath.mpf(vs[1])) < TINY64 \
+                    and abs(vs[2]) < 2.0 ** -900
+                assert abs(f) < TINY64 or abs(f) >= over or small, where
             elif f == 0:                # log(1): an exact zero (the host's, F9.log.2)
                 assert r[i, 0] == 0 and r[i, 1] == 0, where
             else:
                 e = abs((mpmath.mpf(float(r[i, 0])) + mpmath.mpf(float(r[i, 1])) - f) / f)
                 assert e <= dref.REL64, (*where, float(e))
                 worst = max(worst, e)
-    if name not in ("add", "sub", "mul", "fdim"):   # exact: two-sum, two-product
+    if name not in ("add", "sub", "mul", "fdim", "fma", "mad"):     # exact, or nearly
         assert worst > 0            # the references are not mpmath itself
 
 
@@ -326,6 +340,11 @@ def test_exact_references_are_the_checkers_results(name):
                                      0xBFE0_0000_0000_0000, 0x4330_0000_0000_0001],
                                     np.uint64)]),)
     r, kind = s.references(*cols)
+    if name == "clamp":             # minval > maxval: undefined, any result passes
+        undefined = _f64(cols[1]) > _f64(cols[2])
+        assert (kind[undefined] == 5).all() and undefined.any(), name
+        cols = tuple(c[~undefined] for c in cols)
+        r, kind = r[~undefined], kind[~undefined]
     assert (kind == 1).all(), name
     y = r[:, 0].view(np.uint64)
     assert (y == _exact(name, *cols)).all(), name
@@ -394,11 +413,36 @@ def test_the_screen_passes_no_failure_and_the_correct_results(name):
         assert (err[judged & passed] <= 1.0 + 1e-6).all(), name
 
 
+@pytest.mark.device
+def test_mad_passes_its_unfused_result_and_fma_does_not():
+    """mad's result may be the correctly rounded fma or the product rounded then the sum
+    rounded (OpenCL's table): where the two differ, the screen passes the unfused one for
+    mad, the checker accepts it, and fma's screen does not pass it."""
+    rng = np.random.default_rng(7)
+    x, z, w = _arguments("mad", rng, 3000, special=False)
+    with np.errstate(all="ignore"):
+        unfused = (_f64(x) * _f64(z) + _f64(w)).view(np.uint64)    # numpy does not fuse
+        normal = np.abs(_f64(x) * _f64(z)) >= 2.0 ** -1022
+    fused = _rn("fma", x, z, w)
+    differ = (unfused != fused) & ~_special(unfused) & ~_special(fused) & normal
+    differ &= np.abs(_f64(fused)) >= float(TINY64)
+    assert differ.sum() > 20
+    cols = tuple(c[differ] for c in (x, z, w))
+    y = unfused[differ]
+    passed, _ = _screen("mad").screen_pairs(cols[0], y, *cols[1:])
+    assert passed.mean() > 0.99
+    res = check_batch(catalogue.function("mad"), _args("mad", *cols), {"ret": y}, B64)
+    assert not res.findings
+    passed, _ = _screen("fma").screen_pairs(cols[0], y, *cols[1:])
+    assert not passed.any()
+
+
 # --------------------------------------------------------------------------- run units
 @pytest.mark.device
 @pytest.mark.parametrize("name", ["sin", "cos", "sqrt", "exp", "expm1", "log1p", "log10",
                                   "floor", "rint", "fmin", "nextafter", "copysign", "tan",
-                                  "tanpi", "acosh", "atan2", "divide", "hypot"])
+                                  "tanpi", "acosh", "atan2", "divide", "hypot", "fma",
+                                  "clamp"])
 def test_screened_binary64_run_units_give_the_host_verdicts(name):
     """`run` units of binary64 (drawn: specials, subnormals, NaN payloads ...) screened on
     the device -- the session chooses the device screen for them -- and again with faults

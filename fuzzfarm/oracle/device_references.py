@@ -59,10 +59,10 @@ DEVICE_REFERENCES = {
 #: built-in -> its reference of a binary64 pattern in device_screen64.cl (binary64 results,
 #: issue 28): double-double references within ``REL64`` of f (the trigonometric,
 #: hyperbolic and inverse ones, roots, exponentials, logarithms, +, -, *, /, fdim, hypot,
-#: atan2: the written budgets there) and the exact built-ins, bit for bit by integer
-#: arithmetic.  The sets below say how each is judged, as for binary32 (BIT_EXACT,
-#: TWO_ARGS); a correctly rounded binary64 built-in (sqrt, add, sub, mul, divide, fdim)
-#: is screened at 0.5 ULP.
+#: atan2, fma and mad: the written budgets there) and the exact built-ins, bit for bit by
+#: integer arithmetic.  The sets below say how each is judged, as for binary32
+#: (BIT_EXACT, TWO_ARGS, THREE_ARGS, UNFUSED); a correctly rounded binary64 built-in
+#: (sqrt, add, sub, mul, divide, fdim, fma) is screened at 0.5 ULP.
 BINARY64_REFERENCES = {
     "sin": "ref64_sin", "cos": "ref64_cos", "sqrt": "ref64_sqrt",
     "exp": "ref64_exp", "exp2": "ref64_exp2", "exp10": "ref64_exp10", "expm1": "ref64_expm1",
@@ -85,6 +85,8 @@ BINARY64_REFERENCES = {
     "add": "ref64_add", "sub": "ref64_sub", "mul": "ref64_mul", "divide": "ref64_divide",
     "fdim": "ref64_fdim", "hypot": "ref64_hypot", "atan2": "ref64_atan2",
     "atan2pi": "ref64_atan2pi",
+    # three arguments
+    "fma": "ref64_fma", "mad": "ref64_fma", "clamp": "ref64_clamp",
 }
 #: The relative error every binary64 reference's K_VALUE is within (device_screen64.cl's
 #: budgets: below 2**-94 for sin and cos, 2**-93 for exp10, tan and tanpi, 2**-97 for

@@ -834,13 +834,62 @@ inline dd_t ref64_atan2pi(ulong xb, ulong zb, int *kind) {
     return over_pi(r, kind);
 }
 
+// ---- Three arguments (THREE_ARGS, with TWO_ARGS: every argument finite and nonzero).
+// fma(x, z, w): x z = p.hi + p.lo exactly (two_prod, where |x z| >= 2**-968), p.hi + w =
+// s.hi + s.lo exactly, s.lo + p.lo = t.hi + t.lo exactly: f = s.hi + t.hi + t.lo, summed as
+// a double-double (dd_add: 2**-104 of |s.hi| + |t|, and |t| <= 2**-52 |s.hi| unless
+// p.hi + w cancels by more than a factor 2, where Sterbenz makes s.lo = 0 and t = p.lo
+// exactly): within 2**-103; screened at 0.5 ULP (correctly rounded).  mad: the same
+// reference, and its unfused value fl(fl(x z) + w) passes too (``unfused_mad64``).
+// clamp(x, minval, maxval) = fmin(fmax(x, minval), maxval) by the patterns' order, bit for
+// bit; undefined where minval > maxval (K_ANY: OpenCL C 3.0 §6.15.4).
+inline dd_t ref64_fma(ulong xb, ulong zb, ulong wb, int *kind) {
+    double w = as_double(wb);
+    dd_t p = dd_two_prod(as_double(xb), as_double(zb));
+    // a product below 2**-968 (p.lo rounded, by 2**-1075 at most) only beside |w| >=
+    // 2**-900: then |f| > 2**-901 and the error is below 2**-174 of it
+    if (absd(p.hi) < TINY64 && absd(w) < 0x1p-900) DD_NAN(kind);
+    dd_t s = dd_sum(p.hi, w);
+    dd_t r = dd_add(dd_d(s.hi), dd_sum(s.lo, p.lo));
+    if (absd(r.hi) < TINY64) DD_NAN(kind);           // a zero or tiny f: the host's
+    *kind = K_VALUE;
+    return r;
+}
+inline dd_t ref64_clamp(ulong xb, ulong lob, ulong hib, int *kind) {
+    if (order64(hib) < order64(lob)) DD_KIND(kind, K_ANY, 0.0);
+    ulong m = order64(xb) < order64(lob) ? lob : xb;       // equal: the same pattern
+    EXACT(order64(hib) < order64(m) ? hib : m);
+}
+// mad's unfused value: x z rounded once, then its sum with w rounded once (the device's own
+// binary64 multiply and add, FP_CONTRACT OFF); NaN (no second choice) where the product is
+// not a normal number or is infinite
+inline dd_t unfused_mad64(ulong xb, ulong zb, ulong wb) {
+    double p = as_double(xb) * as_double(zb);
+    double ap = absd(p);
+    if (!(ap >= 0x1p-1022) || !(ap <= 0x1.fffffffffffffp1023)) return dd_d(NAN);
+    return dd_d(p + as_double(wb));
+}
+
 // ---- The screen
-#if defined(TWO_ARGS)
-#define REF_OF(x, z, k) REF(x, z, k)
+// REF_OF(x, z, w, k): the reference at the arguments x (and z, TWO_ARGS; and w,
+// THREE_ARGS); SECOND(zbits, i), THIRD(wbits, i): the second and third argument of input
+// i (0, unread, for a built-in of fewer)
+#if defined(THREE_ARGS)
+#define REF_OF(x, z, w, k) REF(x, z, w, k)
+#elif defined(TWO_ARGS)
+#define REF_OF(x, z, w, k) REF(x, z, k)
+#else
+#define REF_OF(x, z, w, k) REF(x, k)
+#endif
+#ifdef TWO_ARGS
 #define SECOND(zbits, i) ((zbits)[i])
 #else
-#define REF_OF(x, z, k) REF(x, k)
 #define SECOND(zbits, i) 0UL
+#endif
+#ifdef THREE_ARGS
+#define THIRD(wbits, i) ((wbits)[i])
+#else
+#define THIRD(wbits, i) 0UL
 #endif
 
 // Whether the finite nonzero binary64 result y is provably within the bound of f, given
@@ -871,16 +920,21 @@ inline int within_bound64(dd_t r, ulong yb, float *err) {
 // prescribed and y is a quiet NaN, or f is provably beyond the overflow threshold and y
 // the infinity of its sign, or provably below 2**-1075 and y a zero (err 0); 0 where the
 // host must judge.
-inline int screen_one64(ulong xb, ulong zb, ulong yb, float *err) {
+inline int screen_one64(ulong xb, ulong zb, ulong wb, ulong yb, float *err) {
     int kind;
-    dd_t r = REF_OF(xb, zb, &kind);
+    dd_t r = REF_OF(xb, zb, wb, &kind);
     *err = 0.0f;
+    if (kind == K_ANY) return 1;
     if (kind == K_EXACT) return yb == as_ulong(r.hi);
     if (kind == K_NAN) return (yb & QUIET64) == QUIET64;
     if (kind == K_OVER) return yb == ((as_ulong(r.hi) >> 63) ? (SIGN64 | INF64) : INF64);
     if (kind == K_UNDER) return (yb & ABS64) == 0UL;
     if (kind != K_VALUE) return 0;
+#ifdef MAD
+    return within_bound64(r, yb, err) || within_bound64(unfused_mad64(xb, zb, wb), yb, err);
+#else
     return within_bound64(r, yb, err);
+#endif
 }
 
 inline int not_finite_nonzero64(ulong b) {
@@ -909,18 +963,21 @@ inline int screen_special64(ulong xb, ulong yb) {
 
 // The screen of any input; *ruled: 1 where no error is binned (a rule decided it, or an
 // exact built-in)
-inline int screen_any64(ulong xb, ulong zb, ulong yb, float *err, int *ruled) {
+inline int screen_any64(ulong xb, ulong zb, ulong wb, ulong yb, float *err, int *ruled) {
 #ifdef TWO_ARGS
     *ruled = not_finite_nonzero64(xb) || not_finite_nonzero64(zb);
+#ifdef THREE_ARGS
+    *ruled = *ruled || not_finite_nonzero64(wb);
+#endif
     if (*ruled) { *err = 0.0f; return 0; }
 #else
     *ruled = is_special64(xb);
     if (*ruled) { *err = 0.0f; return screen_special64(xb, yb); }
 #endif
-#ifdef BIT_EXACT
-    *ruled = 1;
+#if defined(BIT_EXACT) || defined(MAD)
+    *ruled = 1;                                    // no error statistics (as in binary32)
 #endif
-    return screen_one64(xb, zb, yb, err);
+    return screen_one64(xb, zb, wb, yb, err);
 }
 
 // The screen of one drawn `run` unit of binary64 inputs (device_screen.cl's fuzzfarm_screen,
@@ -948,7 +1005,8 @@ __kernel void fuzzfarm_screen(__global const ulong *xbits, uint drawn,
         ulong xb = xbits[e];
         float err;
         int ruled;
-        if (!screen_any64(xb, SECOND(zbits, e), ybits[e], &err, &ruled)) continue;
+        if (!screen_any64(xb, SECOND(zbits, e), THIRD(wbits, e), ybits[e], &err, &ruled))
+            continue;
         word |= 1u << j;
         if (ruled) continue;
         if (err > best) { best = err; bpos = j; }
@@ -975,7 +1033,7 @@ __kernel void fuzzfarm_screen(__global const ulong *xbits, uint drawn,
         if (lh[i]) atomic_add(&hist[i], lh[i]);
 }
 
-// The screen of arbitrary (x, y) pairs (with z, TWO_ARGS), for the tests: verdict[i] as
+// The screen of arbitrary (x, y) pairs (with z, TWO_ARGS; w, THREE_ARGS), for the tests: verdict[i] as
 // screen_any64's, err[i] in ULPs.
 __kernel void fuzzfarm_screen_pairs(__global const ulong *xbits, __global const ulong *ybits,
                                     __global uchar *verdict, __global float *err,
@@ -985,19 +1043,20 @@ __kernel void fuzzfarm_screen_pairs(__global const ulong *xbits, __global const 
     uint i = get_global_id(0);
     float e = 0.0f;
     int ruled;
-    verdict[i] = (uchar)screen_any64(xbits[i], SECOND(zbits, i), ybits[i], &e, &ruled);
+    verdict[i] = (uchar)screen_any64(xbits[i], SECOND(zbits, i), THIRD(wbits, i), ybits[i],
+                                     &e, &ruled);
     err[i] = e;
 }
 
 // The references themselves, for the tests: r[2 i], r[2 i + 1] (hi, lo) and kind[i] of REF
-// at binary64 xbits[i] (and zbits[i], TWO_ARGS).
+// at binary64 xbits[i] (and zbits[i], TWO_ARGS; wbits[i], THREE_ARGS).
 __kernel void fuzzfarm_reference(__global const ulong *xbits, __global double *r,
                                  __global int *kind, __global const ulong *zbits,
                                  __global const ulong *wbits)
 {
     uint i = get_global_id(0);
     int k;
-    dd_t v = REF_OF(xbits[i], SECOND(zbits, i), &k);
+    dd_t v = REF_OF(xbits[i], SECOND(zbits, i), THIRD(wbits, i), &k);
     r[2 * i] = v.hi;
     r[2 * i + 1] = v.lo;
     kind[i] = k;
