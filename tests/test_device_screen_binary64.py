@@ -288,7 +288,6 @@ def test_references_agree_with_mpmath(name):
     cols = tuple(np.concatenate([edges, c]) for c in cols)
     keep = ~np.logical_or.reduce([_special(c) for c in cols])
     cols = tuple(c[keep] for c in cols)
-    x = cols[0]
     r, kind = s.references(*cols)
     assert set(np.unique(kind)) <= {0, 1, 2, 3, 4}, name
     host = (kind == 0) & ~np.isfinite(r[:, 0])
