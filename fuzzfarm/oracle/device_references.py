@@ -85,6 +85,7 @@ BINARY64_REFERENCES = {
     "add": "ref64_add", "sub": "ref64_sub", "mul": "ref64_mul", "divide": "ref64_divide",
     "fdim": "ref64_fdim", "hypot": "ref64_hypot", "atan2": "ref64_atan2",
     "atan2pi": "ref64_atan2pi",
+    "fmod": "ref64_fmod", "remainder": "ref64_remainder",
     # three arguments
     "fma": "ref64_fma", "mad": "ref64_fma", "clamp": "ref64_clamp",
 }

@@ -834,6 +834,50 @@ inline dd_t ref64_atan2pi(ulong xb, ulong zb, int *kind) {
     return over_pi(r, kind);
 }
 
+// |x| mod |z| of finite nonzero binary64 magnitudes ax, az, exactly (a binary64 number:
+// C99 7.12.10.1), by long division of the integer significands: x = mx 2**(ex - 1075),
+// z = mz 2**(ez - 1075) (a subnormal's exponent field counted as 1); the remainder of
+// mx 2**(ex - ez) by mz taken 11 bits at a time (r < 2**53, so r 2**11 < 2**64).  *q8: the
+// integer quotient floor(|x| / |z|) modulo 8 (remainder's tie).  Where ex < ez, |x| < |z|
+// (z is normal then, mz >= 2**52 > mx / 2): the quotient is 0 and the remainder |x|.  The
+// result r 2**(ez - 1075), a multiple of 2**-1074 below |z|, is exact: scaled in two steps.
+inline double mod_abs64(ulong ax, ulong az, int *q8) {
+    int ex = (int)(ax >> 52), ez = (int)(az >> 52);
+    ulong mx = (ax & 0x000fffffffffffffUL) | (ex ? 0x0010000000000000UL : 0UL);
+    ulong mz = (az & 0x000fffffffffffffUL) | (ez ? 0x0010000000000000UL : 0UL);
+    ex = ex ? ex : 1;
+    ez = ez ? ez : 1;
+    *q8 = 0;
+    if (ex < ez) return as_double(ax);
+    ulong q = mx / mz, r = mx % mz;
+    for (int d = ex - ez; d > 0; ) {
+        int sh = d < 11 ? d : 11;
+        ulong t = r << sh;
+        q = ((q << sh) + t / mz) & 7UL;                 // the quotient so far, mod 8
+        r = t % mz;
+        d -= sh;
+    }
+    *q8 = (int)(q & 7UL);
+    int e = ez - 1075;                                  // exact: r < 2**53, r 2**e < |z|
+    return e >= -1022 ? (double)r * pow2d(e) : ((double)r * pow2d(e + 52)) * 0x1p-52;
+}
+// fmod(x, z) = x - trunc(x / z) z: |x| mod |z| with x's sign (a zero of x's sign too);
+// remainder(x, z) = x - n z, n the integer nearest x / z, ties to the even one (C99
+// 7.12.10.2): the remainder r less |z| where 2 r > |z| or 2 r = |z| with an odd quotient
+// (r - |z| exact), x's sign; both bit for bit (BIT_EXACT), as in binary32
+inline dd_t ref64_fmod(ulong xb, ulong zb, int *kind) {
+    int q8;
+    double r = mod_abs64(xb & ABS64, zb & ABS64, &q8);
+    EXACT(as_ulong(r) | (xb & SIGN64));
+}
+inline dd_t ref64_remainder(ulong xb, ulong zb, int *kind) {
+    int q8;
+    double r = mod_abs64(xb & ABS64, zb & ABS64, &q8);
+    double a = as_double(zb & ABS64);
+    if (2.0 * r > a || (2.0 * r == a && (q8 & 1))) r -= a;
+    EXACT(as_ulong(r) ^ (xb & SIGN64));
+}
+
 // ---- Three arguments (THREE_ARGS, with TWO_ARGS: every argument finite and nonzero).
 // fma(x, z, w): x z = p.hi + p.lo exactly (two_prod, where |x z| >= 2**-968), p.hi + w =
 // s.hi + s.lo exactly, s.lo + p.lo = t.hi + t.lo exactly: f = s.hi + t.hi + t.lo, summed as
