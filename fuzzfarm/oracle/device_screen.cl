@@ -734,15 +734,7 @@ inline double mod_abs(uint ax, uint az, int *q8) {
     ez = ez ? ez : 1;
     *q8 = 0;
     if (ex < ez) return to_double(ax);
-    ulong q = mx / mz, r = mx % mz;
-    for (int d = ex - ez; d > 0; ) {
-        int s = d < 39 ? d : 39;
-        ulong t = r << s;
-        q = ((s < 3 ? q << s : 0UL) + t / mz) & 7UL;    // the quotient so far, mod 8
-        r = t % mz;
-        d -= s;
-    }
-    *q8 = (int)(q & 7UL);
+    ulong r = long_mod(mx, mz, ex - ez, 39, q8);
     return (double)r * pow2d(ez - 150);              // r < 2**24: exact
 }
 // fmod(x, z) = x - trunc(x / z) z: |x| mod |z| with x's sign (a zero of x's sign too)
@@ -1061,26 +1053,7 @@ inline double unfused_mad(uint xb, uint zb, uint wb) {
     return (double)(float)p + to_double(wb);
 }
 
-// REF_OF(x, z, w, k): the reference at the arguments x (and z, TWO_ARGS; and w,
-// THREE_ARGS); SECOND(zbits, i), THIRD(wbits, i): the second and third argument of input
-// i (0, unread, for a built-in of fewer)
-#if defined(THREE_ARGS)
-#define REF_OF(x, z, w, k) REF(x, z, w, k)
-#elif defined(TWO_ARGS)
-#define REF_OF(x, z, w, k) REF(x, z, k)
-#else
-#define REF_OF(x, z, w, k) REF(x, k)
-#endif
-#ifdef TWO_ARGS
-#define SECOND(zbits, i) ((zbits)[i])
-#else
-#define SECOND(zbits, i) 0u
-#endif
-#ifdef THREE_ARGS
-#define THIRD(wbits, i) ((wbits)[i])
-#else
-#define THIRD(wbits, i) 0u
-#endif
+// (REF_OF, SECOND, THIRD: screen_common.cl)
 // OUT2_OF(y2bits, i): the second output of input i (OUT2: a built-in of two outputs)
 #ifdef OUT2
 #define OUT2_OF(y2bits, i) ((y2bits)[i])

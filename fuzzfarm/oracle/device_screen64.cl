@@ -849,15 +849,7 @@ inline double mod_abs64(ulong ax, ulong az, int *q8) {
     ez = ez ? ez : 1;
     *q8 = 0;
     if (ex < ez) return as_double(ax);
-    ulong q = mx / mz, r = mx % mz;
-    for (int d = ex - ez; d > 0; ) {
-        int sh = d < 11 ? d : 11;
-        ulong t = r << sh;
-        q = ((q << sh) + t / mz) & 7UL;                 // the quotient so far, mod 8
-        r = t % mz;
-        d -= sh;
-    }
-    *q8 = (int)(q & 7UL);
+    ulong r = long_mod(mx, mz, ex - ez, 11, q8);
     int e = ez - 1075;                                  // exact: r < 2**53, r 2**e < |z|
     return e >= -1022 ? (double)r * pow2d(e) : ((double)r * pow2d(e + 52)) * 0x1p-52;
 }
@@ -915,26 +907,7 @@ inline dd_t unfused_mad64(ulong xb, ulong zb, ulong wb) {
 }
 
 // ---- The screen
-// REF_OF(x, z, w, k): the reference at the arguments x (and z, TWO_ARGS; and w,
-// THREE_ARGS); SECOND(zbits, i), THIRD(wbits, i): the second and third argument of input
-// i (0, unread, for a built-in of fewer)
-#if defined(THREE_ARGS)
-#define REF_OF(x, z, w, k) REF(x, z, w, k)
-#elif defined(TWO_ARGS)
-#define REF_OF(x, z, w, k) REF(x, z, k)
-#else
-#define REF_OF(x, z, w, k) REF(x, k)
-#endif
-#ifdef TWO_ARGS
-#define SECOND(zbits, i) ((zbits)[i])
-#else
-#define SECOND(zbits, i) 0UL
-#endif
-#ifdef THREE_ARGS
-#define THIRD(wbits, i) ((wbits)[i])
-#else
-#define THIRD(wbits, i) 0UL
-#endif
+// (REF_OF, SECOND, THIRD: screen_common.cl)
 
 // Whether the finite nonzero binary64 result y is provably within the bound of f, given
 // its reference r (|r.hi + r.lo - f| <= REL64 |f|; err: the error in ULPs, d / u_lo):

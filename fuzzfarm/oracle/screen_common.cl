@@ -20,6 +20,27 @@
                        // any result passes and no error is measured, as the checker judges
                        // none there
 
+// REF_OF(x, z, w, k): the reference at the arguments x (and z, TWO_ARGS; and w,
+// THREE_ARGS); SECOND(zbits, i), THIRD(wbits, i): the second and third argument of input
+// i (0, unread, for a built-in of fewer)
+#if defined(THREE_ARGS)
+#define REF_OF(x, z, w, k) REF(x, z, w, k)
+#elif defined(TWO_ARGS)
+#define REF_OF(x, z, w, k) REF(x, z, k)
+#else
+#define REF_OF(x, z, w, k) REF(x, k)
+#endif
+#ifdef TWO_ARGS
+#define SECOND(zbits, i) ((zbits)[i])
+#else
+#define SECOND(zbits, i) ((PATTERN)0)
+#endif
+#ifdef THREE_ARGS
+#define THIRD(wbits, i) ((wbits)[i])
+#else
+#define THIRD(wbits, i) ((PATTERN)0)
+#endif
+
 inline double absd(double v) { return as_double(as_ulong(v) & 0x7fffffffffffffffUL); }
 inline double negd(double v) { return as_double(as_ulong(v) ^ 0x8000000000000000UL); }
 inline double copysignd(double v, double s) {
@@ -43,6 +64,23 @@ inline ulong bits64(const uint *L, int b) {
     ulong lo = (ulong)L[w] | ((ulong)L[w + 1] << 32);
     ulong v = off ? (lo >> off) | ((ulong)L[w + 2] << (64 - off)) : lo;
     return v << shift;
+}
+
+// The remainder of mx 2**d by mz > 0 (integer significands), taken ``step`` bits at a time
+// (the caller's mz 2**step <= 2**64, so that r 2**step, r < mz, fits); *q8: the quotient
+// floor(mx 2**d / mz) modulo 8, kept from every step's quotient (fmod's and remainder's
+// long division in either precision)
+inline ulong long_mod(ulong mx, ulong mz, int d, int step, int *q8) {
+    ulong q = mx / mz, r = mx % mz;
+    while (d > 0) {
+        int s = d < step ? d : step;
+        ulong t = r << s;
+        q = ((s < 3 ? q << s : 0UL) + t / mz) & 7UL;    // the quotient so far, mod 8
+        r = t % mz;
+        d -= s;
+    }
+    *q8 = (int)(q & 7UL);
+    return r;
 }
 
 // The unbiased exponent of a normal binary64 number v (|v| = m 2**e, m in [1, 2))
