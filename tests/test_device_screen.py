@@ -803,15 +803,15 @@ def test_rare_inputs_are_passed_only_where_the_checker_passes_them(name):
              rn ^ np.uint32(0x8000_0000), x, full(0x3F80_0000), full(0), full(0x8000_0000),
              full(0x7F80_0000), full(0xFF80_0000), full(0x7FC0_0000), full(0x7F80_0001)]
     passed_any = 0
-    for y in cands:
+    for y in cands:                 # the checker judges the rows the screen passed
         passed, _ = s.screen_pairs(x, y)
         passed_any += int(passed.sum())
-        for claims in (Claims(), Claims(denormals=False)):
-            res = check_batch(fn, {"x": x}, {"ret": _out(name, y)}, claims)
-            wrong = {f.index for f in res.findings}
-            bad = [j for j in np.flatnonzero(passed) if j in wrong]
-            assert not bad, (name, claims.denormals, [(hex(int(x[j])), hex(int(y[j])))
-                                                      for j in bad[:5]])
+        at = np.flatnonzero(passed)
+        for claims in (Claims(), Claims(denormals=False)) if at.size else ():
+            res = check_batch(fn, {"x": x[at]}, {"ret": _out(name, y)[at]}, claims)
+            bad = at[sorted({f.index for f in res.findings})]
+            assert not bad.size, (name, claims.denormals, [(hex(int(x[j])), hex(int(y[j])))
+                                                           for j in bad[:5]])
     ok = check_batch(fn, {"x": x}, {"ret": _out(name, rn)}, Claims())
     right = np.ones(x.size, bool)
     right[[f.index for f in ok.findings]] = False

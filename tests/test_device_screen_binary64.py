@@ -386,23 +386,25 @@ def test_the_screen_passes_no_failure_and_the_correct_results(name):
     b = int(s.bound)
     full = lambda v: np.full(x.size, v, np.uint64)   # noqa: E731
     cands = [(rn.astype(np.int64) + k).astype(np.uint64)
-             for k in (0, 1, -1, b, -b, b + 1, -(b + 1), b + 2)]
+             for k in (1, -1, b, -b, b + 1, -(b + 1), b + 2)]
     cands += [rn ^ SIGN, x, full(0), full(SIGN), full(INF), full(SIGN | INF),
               full(0x7FF8_0000_0000_0000), full(0x7FF0_0000_0000_0001)]
     args = _args(name, *cols)
-    for y in cands:
-        passed, _ = s.screen_pairs(x, y, *cols[1:])
-        res = check_batch(fn, args, {"ret": y}, B64)
-        wrong = {f.index for f in res.findings}
-        bad = [j for j in np.flatnonzero(passed) if j in wrong]
-        assert not bad, (name, [(hex(int(x[j])), hex(int(y[j]))) for j in bad[:5]])
-    ordinary = ~np.logical_or.reduce([_special(c) for c in cols]) & ~_special(rn)
-    if name == "sqrt":              # a negative x: a NaN is prescribed
-        ordinary &= (x >> np.uint64(63)) == 0
-    res = check_batch(fn, args, {"ret": rn}, B64)
+    res = check_batch(fn, args, {"ret": rn}, B64)       # the correct results: every row
     right = np.ones(x.size, bool)
     right[[f.index for f in res.findings]] = False
     passed, err = s.screen_pairs(x, rn, *cols[1:])
+    assert not (passed & ~right).any(), name
+    for y in cands:                 # the others: the checker judges the rows the screen passed
+        at = np.flatnonzero(s.screen_pairs(x, y, *cols[1:])[0])
+        if not at.size:
+            continue
+        res = check_batch(fn, {k: v[at] for k, v in args.items()}, {"ret": y[at]}, B64)
+        bad = at[sorted({f.index for f in res.findings})]
+        assert not bad.size, (name, [(hex(int(x[j])), hex(int(y[j]))) for j in bad[:5]])
+    ordinary = ~np.logical_or.reduce([_special(c) for c in cols]) & ~_special(rn)
+    if name == "sqrt":              # a negative x: a NaN is prescribed
+        ordinary &= (x >> np.uint64(63)) == 0
     judged = right & ordinary & (np.abs(_f64(rn)) >= float(TINY64))   # below: the host's
     if s.bound == 0.5:              # correctly rounded: near a midpoint, the host's
         with mpmath.workprec(2200), np.errstate(over="ignore"):    # x + z, x z exact

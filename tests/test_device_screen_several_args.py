@@ -469,11 +469,14 @@ def _soundness(name, n, seed):
         if two:
             assert not (passed & ~ordinary).any(), name
         # a device without subnormals: where results near f are (the flushed zeros)
+        at = np.flatnonzero(passed)     # the checker judges the rows the screen passed
         for claims in (Claims(), Claims(denormals=False))[:1 + (k < 3 or k >= 8)]:
-            res = check_batch(fn, args, {"ret": y}, claims)
-            wrong = {f.index for f in res.findings}
-            bad = [j for j in np.flatnonzero(passed) if j in wrong]
-            assert not bad, (name, claims.denormals, [
+            if not at.size:
+                break
+            res = check_batch(fn, {a: v[at] for a, v in args.items()}, {"ret": y[at]},
+                              claims)
+            bad = at[sorted({f.index for f in res.findings})]
+            assert not bad.size, (name, claims.denormals, [
                 (hex(int(x[j])), hex(int(z[j])), hex(int(y[j]))) for j in bad[:5]])
     # the correct results: the checker's own verdict on rn, passed where it is right
     res = check_batch(fn, args, {"ret": rn}, Claims())
