@@ -21,6 +21,14 @@ inline ulong significand64(ulong ax, int *k) {
     *k = (e ? e : 1) - 1075;
     return e ? (ax & 0x000fffffffffffffUL) | 0x0010000000000000UL : ax;
 }
+// a finite nonzero x: m in [1, 2) with x's sign and e, x = m 2**e (exact)
+inline double unit64(ulong xb, int *e) {
+    int k;
+    ulong sig = significand64(xb & ABS64, &k);
+    int lz = (int)clz(sig) - 11;                       // sig 2**lz in [2**52, 2**53)
+    *e = k - lz + 52;
+    return copysignd((double)(sig << lz) * 0x1p-52, as_double(xb));
+}
 // a total order of finite binary64 patterns by value (+0 and -0 apart: never asked)
 inline long order64(ulong b) { return (b >> 63) ? -(long)(b & ABS64) : (long)b; }
 
@@ -120,12 +128,9 @@ inline dd_t ref64_sqrt(ulong xb, int *kind) {
     dd_t r = { NAN, 0.0 };
     if (xb >> 63) { *kind = K_NAN; return r; }
     *kind = K_VALUE;
-    int k;
-    ulong sig = significand64(xb, &k);               // x = sig 2**k
-    int lz = (int)clz(sig) - 11;                      // normalize: sig 2**lz in [2**52, 2**53)
-    int ex = k - lz + 52;                             // x = (sig 2**lz 2**-52) 2**ex
-    if (ex & 1) ex -= 1;                              // m in [1, 4), ex even
-    double m = (double)(sig << lz) * pow2d(k - lz - ex);
+    int ex;
+    double m = unit64(xb, &ex);                       // x = m 2**ex, m in [1, 2)
+    if (ex & 1) { m *= 2.0; ex -= 1; }                // m in [1, 4), ex even
     double y = 1.0 + (m - 1.0) * 0.3333333333333333;
     for (int i = 0; i < 5; i++) y = 0.5 * (y + m / y);
     double res = fma(-y, y, m);                       // m - y**2, one rounding
@@ -133,6 +138,12 @@ inline dd_t ref64_sqrt(ulong xb, int *kind) {
     int h = ex / 2;                                   // sqrt(x) = sqrt(m) 2**h, |h| <= 537
     r.hi *= pow2d(h); r.lo *= pow2d(h);
     return r;
+}
+
+// a + a**3 / d for the small a of the odd series (|a| < 2**-30; the next term below
+// 2**-117 relative): a alone below 2**-300, where a**3 would lose bits (a**2 / |d| < 2**-600)
+inline dd_t cubic_term(double a, double d) {
+    return dd_fast(a, absd(a) < 0x1p-300 ? 0.0 : (a * a * a) / d);
 }
 
 // ---- sin and cos: x reduced modulo pi/2 with exact integer arithmetic (Payne and Hanek)
@@ -226,7 +237,7 @@ inline dd_t sin_or_cos64(ulong xb, int cosine) {
     if (ax < 0x3e10000000000000UL) {                  // |x| < 2**-30
         double a = as_double(ax);
         if (cosine) r = dd_fast(1.0, -0.5 * a * a);   // 1 - x**2/2, x**4/24 < 2**-122
-        else r = dd_fast(a, ax < 0x2d30000000000000UL ? 0.0 : -(a * a * a) / 6.0);
+        else r = cubic_term(a, -6.0);
     } else if (ax < 0x3fe0000000000000UL) {           // |x| < 1/2
         dd_t z = { as_double(ax), 0.0 };
         r = cosine ? cos_dd(z) : sin_dd(z);
@@ -278,6 +289,15 @@ inline dd_t ln2_reduce(double x, double n) {
     dd_t m = { -n * LN2_MID64, -n * LN2_LO64 };
     return dd_add(s, m);
 }
+// e**x 2**-down, n = rint(x / ln 2) given (the scaling exact where n - down >= -968)
+inline dd_t exp_n(double x, double n, int down) {
+    return dd_scale(exp_series(ln2_reduce(x, n), 0), (int)n - down);
+}
+// e**x - 1 by the series of (e**x - 1) / x, |x| <= 0.35 (no cancellation)
+inline dd_t expm1_small(double x) {
+    dd_t xx = { x, 0.0 };
+    return dd_mul(xx, exp_series(xx, 1));
+}
 inline dd_t ref64_exp(ulong xb, int *kind) {
     double x = as_double(xb);
     if (x > 709.79) DD_KIND(kind, K_OVER, 1.0);            // e**709.79 > 2**1024
@@ -285,7 +305,7 @@ inline dd_t ref64_exp(ulong xb, int *kind) {
     double n = rintd(x * INV_LN2);
     if (n < -968.0) DD_NAN(kind);
     *kind = K_VALUE;
-    return dd_scale(exp_series(ln2_reduce(x, n), 0), (int)n);
+    return exp_n(x, n, 0);
 }
 // 2**x = 2**n e**(t ln 2), n = rint(x), t = x - n exact
 inline dd_t ref64_exp2(ulong xb, int *kind) {
@@ -320,18 +340,11 @@ inline dd_t ref64_expm1(ulong xb, int *kind) {
     double x = as_double(xb);
     if (x > 709.79) DD_KIND(kind, K_OVER, 1.0);
     *kind = K_VALUE;
-    dd_t xx = { x, 0.0 }, m1 = { -1.0, 0.0 };
-    if (absd(x) <= 0.35) return dd_mul(xx, exp_series(xx, 1));
-    if (x < -40.0) {
-        double e = 0.0;
-        if (x > -700.0) {
-            double n = rintd(x * INV_LN2);
-            e = dd_scale(exp_series(ln2_reduce(x, n), 0), (int)n).hi;
-        }
-        return dd_fast(-1.0, e);
-    }
+    dd_t m1 = { -1.0, 0.0 };
+    if (absd(x) <= 0.35) return expm1_small(x);
     double n = rintd(x * INV_LN2);
-    return dd_add(dd_scale(exp_series(ln2_reduce(x, n), 0), (int)n), m1);
+    if (x < -40.0) return dd_fast(-1.0, x > -700.0 ? exp_n(x, n, 0).hi : 0.0);
+    return dd_add(exp_n(x, n, 0), m1);
 }
 
 // ---- log, log2, log10, log1p: x = m 2**e, m in [sqrt(1/2), sqrt(2)) (exact), ln m =
@@ -351,14 +364,6 @@ inline dd_t ln_m64(double m) {                   // m in [sqrt(1/2), sqrt(2))
     dd_t r = dd_mul(s, dd_series(dd_mul(s, s), ATANH64_C, 21, 7, 0));
     r.hi *= 2.0; r.lo *= 2.0;
     return r;
-}
-// a finite nonzero x: m in [1, 2) with x's sign and e, x = m 2**e (exact)
-inline double unit64(ulong xb, int *e) {
-    int k;
-    ulong sig = significand64(xb & ABS64, &k);
-    int lz = (int)clz(sig) - 11;                       // sig 2**lz in [2**52, 2**53)
-    *e = k - lz + 52;
-    return copysignd((double)(sig << lz) * 0x1p-52, as_double(xb));
 }
 // a positive finite x: m and e (x = m 2**e, m in [sqrt(1/2), sqrt(2)))
 inline double split64(ulong xb, int *e) {
@@ -465,7 +470,7 @@ inline dd_t ref64_tan(ulong xb, int *kind) {
     *kind = K_VALUE;
     if (ax < 0x3e10000000000000UL) {                  // |x| < 2**-30
         double a = as_double(ax);
-        r = dd_fast(a, ax < 0x2d30000000000000UL ? 0.0 : (a * a * a) / 3.0);
+        r = cubic_term(a, 3.0);
     } else if (ax < 0x3fe0000000000000UL) {           // |x| < 1/2
         dd_t z = dd_d(as_double(ax));
         r = dd_div(sin_dd(z), cos_dd(z));
@@ -539,13 +544,11 @@ inline dd_t ref64_rsqrt(ulong xb, int *kind) {
 }
 inline dd_t ref64_cbrt(ulong xb, int *kind) {
     *kind = K_VALUE;
-    int k;
-    ulong sig = significand64(xb & ABS64, &k);
-    int lz = (int)clz(sig) - 11;
-    int ex = k - lz + 52;                             // x = (sig 2**lz 2**-52) 2**ex
+    int ex;
+    double m = unit64(xb & ABS64, &ex);               // |x| = m 2**ex, m in [1, 2)
     int rm = ((ex % 3) + 3) % 3;
-    ex -= rm;                                         // m = sig 2**(lz - 52 + rm), [1, 8)
-    double m = (double)(sig << lz) * pow2d(rm - 52);
+    m *= pow2d(rm);                                   // [1, 8), ex a multiple of 3
+    ex -= rm;
     double y = 0.75 + 0.18 * m;
     for (int i = 0; i < 7; i++) y = y - (y * y * y - m) / (3.0 * y * y);
     dd_t y2 = dd_two_prod(y, y);
@@ -565,11 +568,7 @@ inline dd_t ref64_cbrt(ulong xb, int *kind) {
 // (both as above); (E2 - 1) / (E2 + 1), E2 = e**(2 a) (the subtraction: a factor 3 at most)
 // up to 40; 1 beyond (1 - tanh(40) < 2**-114).  sinh and tanh odd, cosh even.
 inline dd_t exp_pos(double a, int scale_down) {       // e**a 2**-scale_down, a <= 710.48
-    double n = rintd(a * INV_LN2);
-    return dd_scale(exp_series(ln2_reduce(a, n), 0), (int)n - scale_down);
-}
-inline dd_t expm1_small(double a) {                   // e**a - 1, |a| <= 0.35
-    return dd_mul(dd_d(a), exp_series(dd_d(a), 1));
+    return exp_n(a, rintd(a * INV_LN2), scale_down);
 }
 inline dd_t dd_half(dd_t r) { r.hi *= 0.5; r.lo *= 0.5; return r; }
 inline dd_t sinh_small(double a) {                    // 2**-30 <= a <= 0.35
@@ -585,7 +584,7 @@ inline dd_t ref64_sinh(ulong xb, int *kind) {
     dd_t r;
     if (a > 710.48) DD_KIND(kind, K_OVER, (xb >> 63) ? -1.0 : 1.0);
     *kind = K_VALUE;
-    if (a < 0x1p-30) r = dd_fast(a, a < 0x1p-300 ? 0.0 : (a * a * a) / 6.0);
+    if (a < 0x1p-30) r = cubic_term(a, 6.0);
     else if (a <= 0.35) r = sinh_small(a);
     else if (a <= 40.0) {
         dd_t e = exp_pos(a, 0);
@@ -603,7 +602,7 @@ inline dd_t ref64_tanh(ulong xb, int *kind) {
     double a = absd(as_double(xb));
     dd_t r;
     *kind = K_VALUE;
-    if (a < 0x1p-30) r = dd_fast(a, a < 0x1p-300 ? 0.0 : -(a * a * a) / 3.0);
+    if (a < 0x1p-30) r = cubic_term(a, -3.0);
     else if (a <= 0.35) r = dd_div(sinh_small(a), cosh_pos(a));
     else if (a <= 40.0) {
         dd_t e2 = exp_pos(a + a, 0), one = { 1.0, 0.0 };
@@ -630,7 +629,7 @@ inline dd_t ref64_asinh(ulong xb, int *kind) {
     double a = absd(as_double(xb));
     dd_t r;
     *kind = K_VALUE;
-    if (a < 0x1p-30) r = dd_fast(a, a < 0x1p-300 ? 0.0 : -(a * a * a) / 6.0);
+    if (a < 0x1p-30) r = cubic_term(a, -6.0);
     else if (a > 0x1p28) r = ln_big(a, 0.25 / a / a);
     else {
         dd_t a2 = dd_two_prod(a, a), one = { 1.0, 0.0 };
@@ -655,7 +654,7 @@ inline dd_t ref64_atanh(ulong xb, int *kind) {
     if (a > 1.0) DD_KIND(kind, K_NAN, NAN);          // F9.atanh.3: |x| > 1
     if (a == 1.0) DD_NAN(kind);                       // F9.atanh.2 (inf): the host's
     *kind = K_VALUE;
-    if (a < 0x1p-30) r = dd_fast(a, a < 0x1p-300 ? 0.0 : (a * a * a) / 3.0);
+    if (a < 0x1p-30) r = cubic_term(a, 3.0);
     else if (a <= 0.1716) {
         dd_t s = dd_d(a);
         r = dd_mul(s, dd_series(dd_mul(s, s), ATANH64_C, 21, 7, 0));
@@ -693,7 +692,7 @@ inline dd_t asin_pos(double a, int *kind) {           // asin(a), a = |x| (kind:
     *kind = K_VALUE;
     if (a > 1.0) { *kind = K_NAN; return dd_d(NAN); }
     if (a == 1.0) return pio2_dd();
-    if (a < 0x1p-30) return dd_fast(a, a < 0x1p-300 ? 0.0 : (a * a * a) / 6.0);
+    if (a < 0x1p-30) return cubic_term(a, 6.0);
     dd_t c = dd_mul(dd_sum(1.0, -a), dd_sum(1.0, a));
     return atan_dd(dd_div(dd_d(a), sqrt_dd(c)));
 }
@@ -837,20 +836,18 @@ inline dd_t ref64_atan2pi(ulong xb, ulong zb, int *kind) {
 // |x| mod |z| of finite nonzero binary64 magnitudes ax, az, exactly (a binary64 number:
 // C99 7.12.10.1), by long division of the integer significands: x = mx 2**(ex - 1075),
 // z = mz 2**(ez - 1075) (a subnormal's exponent field counted as 1); the remainder of
-// mx 2**(ex - ez) by mz taken 11 bits at a time (r < 2**53, so r 2**11 < 2**64).  *q8: the
-// integer quotient floor(|x| / |z|) modulo 8 (remainder's tie).  Where ex < ez, |x| < |z|
-// (z is normal then, mz >= 2**52 > mx / 2): the quotient is 0 and the remainder |x|.  The
-// result r 2**(ez - 1075), a multiple of 2**-1074 below |z|, is exact: scaled in two steps.
+// mx 2**(ex - ez) by mz taken 11 bits at a time (r < 2**53, so r 2**11 < 2**64).  *q8:
+// the integer quotient floor(|x| / |z|) modulo 8 (remainder's tie).  Where ex < ez,
+// |x| < |z| (z is normal then, mz >= 2**52 > mx / 2): the quotient is 0 and the remainder
+// |x|.  The result r 2**(ez - 1075), a multiple of 2**-1074 below |z|, is exact: scaled in
+// two steps.
 inline double mod_abs64(ulong ax, ulong az, int *q8) {
-    int ex = (int)(ax >> 52), ez = (int)(az >> 52);
-    ulong mx = (ax & 0x000fffffffffffffUL) | (ex ? 0x0010000000000000UL : 0UL);
-    ulong mz = (az & 0x000fffffffffffffUL) | (ez ? 0x0010000000000000UL : 0UL);
-    ex = ex ? ex : 1;
-    ez = ez ? ez : 1;
+    int kx, kz;                                         // significand64: ex - 1075, ez - 1075
+    ulong mx = significand64(ax, &kx), mz = significand64(az, &kz);
     *q8 = 0;
-    if (ex < ez) return as_double(ax);
-    ulong r = long_mod(mx, mz, ex - ez, 11, q8);
-    int e = ez - 1075;                                  // exact: r < 2**53, r 2**e < |z|
+    if (kx < kz) return as_double(ax);
+    ulong r = long_mod(mx, mz, kx - kz, 11, q8);
+    int e = kz;                                         // exact: r < 2**53, r 2**e < |z|
     return e >= -1022 ? (double)r * pow2d(e) : ((double)r * pow2d(e + 52)) * 0x1p-52;
 }
 // fmod(x, z) = x - trunc(x / z) z: |x| mod |z| with x's sign (a zero of x's sign too);
@@ -1050,8 +1047,8 @@ __kernel void fuzzfarm_screen(__global const ulong *xbits, uint drawn,
         if (lh[i]) atomic_add(&hist[i], lh[i]);
 }
 
-// The screen of arbitrary (x, y) pairs (with z, TWO_ARGS; w, THREE_ARGS), for the tests: verdict[i] as
-// screen_any64's, err[i] in ULPs.
+// The screen of arbitrary (x, y) pairs (with z, TWO_ARGS; w, THREE_ARGS), for the tests:
+// verdict[i] as screen_any64's, err[i] in ULPs.
 __kernel void fuzzfarm_screen_pairs(__global const ulong *xbits, __global const ulong *ybits,
                                     __global uchar *verdict, __global float *err,
                                     __global const ulong *zbits, __global const ulong *wbits,
