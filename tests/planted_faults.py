@@ -1,7 +1,9 @@
-"""The comparison behind the device screen's planted-fault tests (test_device_screen_*):
-a `run` unit whose results have faults planted, judged with the device screen's answer
-and on the host, must give the same findings, counts and maximum error, and every planted
-fault the checker fails must be a recorded failure."""
+"""The screen-against-checker comparisons the device screen's tests share
+(test_device_screen_*): the rows the screen passed that the checker fails
+(``passed_failures``, the soundness tests), and the planted-fault comparison -- a `run`
+unit whose results have faults planted, judged with the device screen's answer and on the
+host, must give the same findings, counts and maximum error, and every planted fault the
+checker fails must be a recorded failure."""
 from __future__ import annotations
 
 import numpy as np
@@ -9,6 +11,17 @@ import pytest
 
 from edgecases import catalogue
 from fuzzfarm.verdict.checker import FINDINGS_PER_RULE, check_batch
+
+
+def passed_failures(fn, args: dict, y: np.ndarray, passed: np.ndarray, claims) -> np.ndarray:
+    """The rows (int64, sorted) among those the screen ``passed`` (bool, per row) where the
+    checker fails result ``y`` of built-in ``fn`` at ``args`` ({input name: array}) under
+    ``claims``: the checker judges only those rows (a row's verdict is its own)."""
+    at = np.flatnonzero(passed)
+    if not at.size:
+        return at
+    res = check_batch(fn, {k: v[at] for k, v in args.items()}, {"ret": y[at]}, claims)
+    return at[sorted({f.index for f in res.findings})]
 
 
 def planted_faults_caught(unit, inputs: dict, before: dict, after: dict, answer, claims,
