@@ -348,14 +348,14 @@ def test_a_source_the_device_made_wrong_is_a_device_fault(runner):
     check_landed(landed, claims, {}, "r")                             # known good
     m = landed.made
     assert m.marked and m.count >= (1 << 14) // 1024                 # the sample at least
-    x = m.x.copy()
+    x = m.inputs["x"].copy()
     x[m.count // 2] ^= 1
     with pytest.raises(InputsDisagree) as err:
-        check_landed(replace(landed, made=replace(m, x=x)), claims, {}, "r")
+        check_landed(replace(landed, made=replace(m, inputs={"x": x})), claims, {}, "r")
     detail = err.value.detail()
     assert detail["kernel_name"] == "fuzzfarm_convert_make"
     assert f"row {int(m.pos[m.count // 2])}:" in detail["error"]
-    short = replace(m, x=m.x[1:], outputs={"ret": m.outputs["ret"][1:]}, pos=m.pos[1:],
+    short = replace(m, inputs={"x": m.inputs["x"][1:]}, outputs={"ret": m.outputs["ret"][1:]}, pos=m.pos[1:],
                     count=m.count - 1)
     with pytest.raises(InputsDisagree) as err:
         check_landed(replace(landed, made=short), claims, {}, "r")

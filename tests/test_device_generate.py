@@ -60,8 +60,8 @@ def test_realize_at_gives_the_rows_realize_gives():
 
 
 @pytest.mark.parametrize("target", [("sin", "binary16", 1), ("sin", "binary32", 4),
-                                    ("sin", "binary64", 2),
-                                    ("atan2", "binary32", 1), ("ldexp", "binary32", 1),
+                                    ("sin", "binary64", 2), ("atan2", "binary32", 2),
+                                    ("ldexp", "binary32", 1), ("pown", "binary64", 1),
                                     ("convert_int_sat_rte(float)", "binary32", 1),
                                     ("normalize", "binary32", 4)])
 def test_units_the_device_does_not_make_are_refused(target):
@@ -103,9 +103,11 @@ def test_special_value_and_version_1_units_are_refused():
 def test_a_unit_plan_covers_its_rows_once():
     unit = make_unit("d", ("sinpi", "binary32", 1), 5, 2, 0, 1, size=10_000)
     plan = gen.unit_plan(unit.target, unit.source)
-    assert plan.n == 10_000 == sum(p.n for p in plan.parts)
-    assert [p.offset for p in plan.parts] == list(np.cumsum([0] + [p.n for p in plan.parts])[:-1])
-    for p in plan.parts:
+    (parts,) = plan.columns
+    assert plan.names == ("x",) and plan.ties == ()
+    assert plan.n == 10_000 == sum(p.n for p in parts)
+    assert [p.offset for p in parts] == list(np.cumsum([0] + [p.n for p in parts])[:-1])
+    for p in parts:
         assert p.segments[-1, 0] == p.n          # the last segment ends at the part's end
 
 
@@ -125,13 +127,17 @@ def _made(fmt):
     size = fmt.bits // 8
 
     def run(plan):
-        buf = cl.Buffer(runner.context, cl.mem_flags.READ_WRITE, size=size * max(1, plan.n))
-        _, ev, counts = g.enqueue(runner.queue, plan, buf)
+        """(x's patterns, or {argument: patterns} for several, the device's tally)"""
+        bufs = [cl.Buffer(runner.context, cl.mem_flags.READ_WRITE, size=size * max(1, plan.n))
+                for _ in plan.names]
+        _, ev, counts = g.enqueue(runner.queue, plan, bufs)
         ev.wait()
-        out = np.empty(plan.n, fmt.uint)
-        cl.enqueue_copy(runner.queue, out, buf)
-        buf.release()
-        return out, gen.tally(counts)
+        out = {}
+        for name, buf in zip(plan.names, bufs):
+            out[name] = np.empty(plan.n, fmt.uint)
+            cl.enqueue_copy(runner.queue, out[name], buf)
+            buf.release()
+        return (out["x"] if len(out) == 1 else out), gen.tally(counts, plan.names)
     return runner, g, run
 
 
@@ -152,7 +158,7 @@ def _one_lane(recipe: Recipe, n: int, fmt=BINARY32):
     lane = expand_plans(recipe, fn, n, fmt, 1, Stream(recipe.seed))[0][0]
     params = Params(recipe.exponent_window, recipe.nan_payload)
     shuffle = None if lane.shuffle is None else (gen._bits_for(n), *lane.shuffle)
-    plan = gen.UnitPlan(n, (gen.PartPlan(0, n, gen.encode(lane, fmt, params), shuffle),))
+    plan = gen.UnitPlan(n, ("x",), ((gen.PartPlan(0, n, gen.encode(lane, fmt, params), shuffle),),))
     return plan, realize(lane, fmt, params)
 
 
@@ -206,6 +212,85 @@ def test_drawn_units_match_make_inputs_with_their_parts(made, name):
         np.testing.assert_array_equal(
             want[:unit.recipes[0]["n"]],
             expand(r0, fn, unit.recipes[0]["n"], BINARY32, stream=Stream(unit.source.seed))["x"])
+
+
+#: built-ins of two and three float arguments, both formats
+SEVERAL = ["atan2", "fmin", "fma", "nextafter", "hypot/binary64", "fma/binary64",
+           "copysign/binary64"]
+
+
+@pytest.mark.device
+@pytest.mark.parametrize("name", SEVERAL)
+def test_units_of_several_arguments_are_made_on_the_device_as_the_host_makes_them(request, name):
+    """Every argument made from its own plan, the later ones tied to the first where the
+    recipe ties (version 3: strategies.tie_masks, on the device by fuzzfarm_ties), the
+    tallies (classes per argument, distinct rows by fuzzfarm_tally_rows) the host's, and
+    ``inputs_at`` gives any row's arguments alone."""
+    name, _, precision = name.partition("/")
+    _, _, run = request.getfixturevalue("made64" if precision else "made")
+    precision = precision or "binary32"
+    tied = 0
+    for serial in range(1, 7):
+        unit = make_unit("d", (name, precision, 1), serial, 9, 0, 1, size=(1 << 14) + serial)
+        plan = gen.unit_plan(unit.target, unit.source)
+        want = make_inputs(unit)
+        got, tally = run(plan)
+        assert plan.names == tuple(want) and len(plan.names) > 1
+        for k in want:
+            np.testing.assert_array_equal(got[k], want[k])
+        assert tally == class_tally(want, unit.target.fn, unit.target.fmt)
+        rows = np.random.default_rng(serial).integers(0, plan.n, 300)
+        at = gen.inputs_at(unit.target, unit.source, rows)
+        for k in want:
+            np.testing.assert_array_equal(at[k], want[k][rows])
+        tied += bool(plan.ties)
+        if plan.ties:       # some rows tie: the later arguments equal +-x there
+            x = want[plan.names[0]]
+            expected = sum(r["n"] * r["tie_rate"] for r in unit.recipes)
+            for k in plan.names[1:]:
+                assert ((want[k] == x) | (want[k] == x ^ unit.target.fmt.uint(
+                    unit.target.fmt.sign_mask))).sum() > 0.8 * expected
+    assert tied, "no unit of these seeds ties: choose others"
+
+
+def test_version_2_units_that_tie_are_made_on_the_host():
+    """A stored version-2 recipe ties by numpy's generator over the whole part: the
+    device does not make it (the host does, as it always did); untied ones it makes."""
+    unit = make_unit("d", ("atan2", "binary32", 1), 3, 9, 0, 1, size=4096)
+    recipes = tuple({**r, "version": 2, "tie_rate": 0.5} for r in unit.recipes)
+    with pytest.raises(gen.NotOnDevice, match="version-2"):
+        gen.unit_plan(unit.target, replace(unit.source, recipes=recipes))
+    untied = tuple({**r, "version": 2, "tie_rate": 0.0} for r in unit.recipes)
+    assert gen.unit_plan(unit.target, replace(unit.source, recipes=untied)).ties == ()
+
+
+@pytest.mark.device
+@pytest.mark.parametrize("columns", [2, 3])
+def test_the_row_tally_counts_rows_not_arguments(made, columns):
+    """Known bad for the distinct rows: rows repeated whole, rows equal in one argument
+    and not another (distinct), the all-ones pattern and zeros: the count is
+    class_tally's, exact (the set compares the rows themselves)."""
+    import pyopencl as cl
+    runner, g, _ = made
+    rng = np.random.default_rng(columns)
+    n = 6000
+    cols = [rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
+            for _ in range(columns)]
+    for c in cols:
+        c[100:200] = c[0:100]                   # 100 rows repeated whole
+        c[700] = c[701] = np.uint32(0xFFFFFFFF)
+    cols[1][300:400] = cols[1][0:100]           # equal y, another x: new rows
+    cols[0][500:520] = 0                        # equal x, other y: new rows
+    mf = cl.mem_flags
+    bufs = [cl.Buffer(runner.context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=c)
+            for c in cols]
+    counts = np.zeros(1, np.uint32)
+    cbuf = cl.Buffer(runner.context, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=counts)
+    g.enqueue_rows(runner.queue, bufs, n, cbuf, 0)
+    cl.enqueue_copy(runner.queue, counts, cbuf)
+    fn = catalogue.function("fma" if columns == 3 else "atan2")
+    want = class_tally(dict(zip([a.name for a in fn.inputs], cols)), fn, BINARY32)[2]
+    assert int(counts[0]) == want == n - 101
 
 
 # --------------------------------------------------------------------------- the run path
@@ -266,12 +351,15 @@ def _both_ways(made, name, serial=2, size=(1 << 17) + 5, precision="binary32"):
 
 @pytest.mark.device
 @pytest.mark.parametrize("name", ["sin", "sinpi", "tanpi", "log", "ilogb", "floor", "half_exp",
-                                  "sin/binary64", "floor/binary64", "sqrt/binary64"])
+                                  "sin/binary64", "floor/binary64", "sqrt/binary64",
+                                  "atan2", "fmin", "fma", "pow", "hypot/binary64",
+                                  "fmod/binary64", "mad/binary64"])
 def test_a_unit_made_on_the_device_gets_the_verdicts_of_one_made_on_the_host(made, name):
     """fuzzfarm.work.units.check_made_unit, with only the rows the verdict reads gathered
     on the device (as the device actor hands them over) and with every row, against
     check_unit on host inputs: the same outputs, answers, failures per rule, finding rows
-    and stats (binary32, and binary64: its 64-bit patterns made, gathered and tallied)."""
+    and stats (binary32, and binary64: its 64-bit patterns made, gathered and tallied;
+    built-ins of two and three arguments: every argument made, tied and gathered)."""
     from fuzzfarm.verdict.screened import SparseOutputs
     from fuzzfarm.work.check import check_landed, check_made
     name, _, precision = name.partition("/")
@@ -279,8 +367,9 @@ def test_a_unit_made_on_the_device_gets_the_verdicts_of_one_made_on_the_host(mad
                                                 precision=precision or "binary32")
     host = make_inputs(unit)
     out_a = a.outputs
-    n = len(host["x"])
-    np.testing.assert_array_equal(every.made.x, host["x"])
+    n = len(next(iter(host.values())))
+    for k in host:
+        np.testing.assert_array_equal(every.made.inputs[k], host[k])
     for k in out_a:
         np.testing.assert_array_equal(out_a[k], every.made.outputs[k])
     for f in a.answer._fields:
@@ -293,7 +382,8 @@ def test_a_unit_made_on_the_device_gets_the_verdicts_of_one_made_on_the_host(mad
     pos = SparseOutputs.positions(a.answer, n)
     # floor: every input passed bit for bit, nothing (not even a largest error) to read
     assert (0 < pos.size or name == "floor") and pos.size < n and marked.made.count == pos.size
-    np.testing.assert_array_equal(marked.made.x, host["x"][pos])
+    for k in host:
+        np.testing.assert_array_equal(marked.made.inputs[k], host[k][pos])
     for k in out_a:
         np.testing.assert_array_equal(marked.made.outputs[k], out_a[k][pos])
     ta, sa, ra = check_landed(a, claims, {}, "r")
@@ -326,8 +416,8 @@ def test_an_input_the_device_made_wrong_is_a_device_fault_not_a_verdict(made):
     assert sample.size == min(pos.size, VERIFIED_ROWS) and np.isin(sample, pos).all()
     i = int(np.searchsorted(pos, sample[sample.size // 2]))
     row = int(pos[i])
-    made_.made.x[i] ^= np.uint32(1)
-    bad = {row: int(made_.made.x[i])}
+    made_.made.inputs["x"][i] ^= np.uint32(1)
+    bad = {row: int(made_.made.inputs["x"][i])}
     with pytest.raises(InputsDisagree) as err:
         check_made(made_, claims, {}, "r")
     detail = err.value.detail()
@@ -335,6 +425,24 @@ def test_an_input_the_device_made_wrong_is_a_device_fault_not_a_verdict(made):
     finding, stats = fault_rows(unit, {}, "r", "integer_arithmetic", detail)
     assert finding["rule_id"] == "device.integer_arithmetic"
     assert finding["severity"] == "fault" and stats["inputs_tested"] == 0
+
+
+@pytest.mark.device
+@pytest.mark.parametrize("name,argument", [("atan2", "y"), ("fma", "c")])
+def test_a_later_argument_the_device_made_wrong_is_a_device_fault(made, name, argument):
+    """Known bad: one row of a later argument changed in the device's copy (its tie or
+    its own pattern): InputsDisagree naming the argument, not a verdict."""
+    from fuzzfarm.verdict.screened import SparseOutputs
+    from fuzzfarm.work.check import InputsDisagree, check_made, verified_rows
+    unit, claims, _, made_, _ = _both_ways(made, name, size=1 << 16)
+    check_made(made_, claims, {}, "r")                                # known good
+    pos = SparseOutputs.positions(made_.answer, made_.made.n)
+    sample = verified_rows(unit, pos, [])
+    i = int(np.searchsorted(pos, sample[0]))
+    made_.made.inputs[argument][i] ^= np.uint32(1)
+    with pytest.raises(InputsDisagree) as err:
+        check_made(made_, claims, {}, "r")
+    assert f"row {int(pos[i])} ({argument}): device" in err.value.detail()["error"]
 
 
 @pytest.mark.device
@@ -352,7 +460,7 @@ def test_a_finding_on_an_input_the_device_made_wrong_is_a_device_fault(made):
         pytest.skip("this device's sinpi has no finding outside the sample")
     # a result the device got wrong, now on another input: the host must not judge it
     i = int(np.searchsorted(pos, rows[0]))
-    made_.made.x[i] ^= np.uint32(1)
+    made_.made.inputs["x"][i] ^= np.uint32(1)
     with pytest.raises(InputsDisagree):
         check_made(made_, claims, {}, "r")
 
@@ -367,9 +475,10 @@ def test_rows_gathered_other_than_the_screen_marked_are_a_device_fault(made, cha
     check_made(made_, claims, {}, "r")                                # known good
     m = made_.made
     if change == "row_missing":
-        m = replace(m, x=m.x[:-1], outputs={k: v[:-1] for k, v in m.outputs.items()})
+        m = replace(m, inputs={"x": m.inputs["x"][:-1]},
+                    outputs={k: v[:-1] for k, v in m.outputs.items()})
     elif change == "row_added":
-        m = replace(m, x=np.append(m.x, m.x[:1]),
+        m = replace(m, inputs={"x": np.append(m.inputs["x"], m.inputs["x"][:1])},
                     outputs={k: np.append(v, v[:1]) for k, v in m.outputs.items()})
     else:
         m = replace(m, top=m.top + 1)
@@ -404,12 +513,12 @@ def test_the_device_gathers_exactly_the_marked_rows_in_order(made, n):
     ev = screen.enqueue(yb, 0, n, land.answer, xbuf=xb, blocking=False)
     screen.enqueue_marked(xb, yb, n, land, wait_for=[ev]).wait()
     pos = SparseOutputs.positions(land.answer, n)
-    count, top, gx, gy = land.marked()
+    count, top, gins, gy = land.marked()
     assert count == pos.size and top == top_position(land.answer)
-    if gx is None:
+    if gins is None:
         assert count > land.x.size
     else:
-        np.testing.assert_array_equal(gx, x[pos])
+        np.testing.assert_array_equal(gins[0], x[pos])
         np.testing.assert_array_equal(gy, y[pos])
     land.release()
 
@@ -434,7 +543,7 @@ def test_marked_rows_that_do_not_fit_the_landing_come_back_whole(made, monkeypat
         b.release()
         pytest.skip("the device's log left only one row marked: nothing overflows")
     assert not every.made.marked and every.made.count > 1
-    np.testing.assert_array_equal(every.made.x, make_inputs(unit)["x"])
+    np.testing.assert_array_equal(every.made.inputs["x"], make_inputs(unit)["x"])
     _, stats, _ = check_made(every, session.claims(unit), {}, "r")
     assert stats["inputs_tested"] == 1 << 16
     c = session.launch(unit, plan)

@@ -340,11 +340,51 @@ def test_expand_pins_nan_payload_and_exponent_window():
     assert ((e >= -3) & (e <= 5)).all()
 
 
-def test_expand_ties_copy_the_first_float_argument():
-    out = expand(Recipe(tie_rate=0.5, seed=9), POW, 20000)
+@pytest.mark.parametrize("version", [2, 3])
+def test_expand_ties_copy_the_first_float_argument(version):
+    out = expand(Recipe(tie_rate=0.5, seed=9, version=version), POW, 20000)
     x, y = out["x"], out["y"]
     same, negated = (x == y).mean(), (x == (y ^ np.uint32(1 << 31))).mean()
     assert 0.2 < same < 0.3 and 0.2 < negated < 0.3
+
+
+def test_version_2_ties_are_still_numpys_and_version_3_ties_a_hash_of_the_row():
+    """A stored version-2 recipe regenerates its ties bit for bit (numpy's PCG64 over the
+    rows, as it always did); version 3 ties the rows ``tie_masks`` picks, each row's
+    alone, at the rate asked for (a third argument by its own key)."""
+    from strategies._internal.sampler import _rng, tie_masks
+    fma = FNS["fma"]
+    n = 50_000
+    v2 = Recipe(tie_rate=0.1, seed=31, version=2)
+    got = expand(v2, fma, n)
+    untied = expand(Recipe(tie_rate=0.0, seed=31, version=2), fma, n)
+    rng = _rng(31, 1)
+    for name in ("b", "c"):
+        u = rng.random(n)
+        want = untied[name].copy()
+        want[u < 0.1] = untied["a"][u < 0.1]
+        want[u < 0.05] ^= np.uint32(1 << 31)
+        np.testing.assert_array_equal(got[name], want)
+    v3 = Recipe(tie_rate=0.1, seed=31)
+    assert v3.version == 3
+    got = expand(v3, fma, n)
+    untied = expand(Recipe(tie_rate=0.0, seed=31), fma, n)
+    rows = np.arange(n)
+    masks = {}
+    for later, name in enumerate(("b", "c"), 1):
+        tie, flip = masks[name] = tie_masks(v3, later, rows)
+        assert not (flip & ~tie).any() and abs(tie.mean() - 0.1) < 0.01
+        assert abs(flip.mean() - 0.05) < 0.01
+        want = untied[name].copy()
+        want[tie] = untied["a"][tie]
+        want[flip] ^= np.uint32(1 << 31)
+        np.testing.assert_array_equal(got[name], want)
+        some = rows[::7]
+        np.testing.assert_array_equal(tie_masks(v3, later, some)[0], tie[some])
+    assert not np.array_equal(masks["b"][0], masks["c"][0])
+    for rate, share in ((0.0, 0.0), (1.0, 1.0)):
+        tie, flip = tie_masks(Recipe(tie_rate=rate, seed=2), 1, rows)
+        assert tie.mean() == share and abs(flip.mean() - share / 2) < 0.01
 
 
 def test_expand_is_deterministic_per_seed_and_differs_across_seeds():

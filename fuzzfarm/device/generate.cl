@@ -7,9 +7,12 @@
  * the same functions as strategies/_internal/distinct.py, bit for bit -- so no arithmetic
  * of the device under test decides an input.  Defined on the command line: BITS, FB (the
  * fraction bits), EMAX, FRAC_MASK, MAX_FINITE, PTYPE (the pattern's unsigned type), SEGW
- * (ulongs per segment), WG (the work-group size).  fuzzfarm_generate makes a whole unit
- * (its parts: PARTW ulongs each); fuzzfarm_tally counts its inputs and distinct inputs by
- * IEEE class (statistics only: no verdict reads them).
+ * (ulongs per segment), WG (the work-group size).  fuzzfarm_generate makes an argument of
+ * a whole unit (its parts: PARTW ulongs each); fuzzfarm_ties copies the first argument into
+ * a later one at the rows a hash of the row picks (strategies.tie_masks);
+ * fuzzfarm_tally counts an argument's inputs and distinct inputs by IEEE class and
+ * fuzzfarm_tally_rows the distinct rows of two or three arguments (statistics only: no
+ * verdict reads them).
  */
 #define M0 0x9E3779B97F4A7C15UL
 #define M1 0xBF58476D1CE4E5B9UL
@@ -132,12 +135,41 @@ __kernel void fuzzfarm_generate(__global PTYPE *out, ulong n, __global const ulo
     out[i] = (PTYPE)build(seg, idx, table);
 }
 
+/* tie part fields (ulong each): rows off .. off + n; the hash key; the thresholds of the
+ * hash's top 53 bits for a tie and for a tie with the sign flipped */
+#define T_OFF 0
+#define T_N 1
+#define T_KEY 2
+#define T_TIE 3
+#define T_FLIP 4
+#define TIEW 5
+
+/* y[i] = x[i] (its sign flipped at half of them) at the rows of each part whose
+ * splitmix64 hash of (row - off) * M0 + key falls below the part's tie threshold:
+ * strategies.tie_hash and tie_masks, bit for bit */
+__kernel void fuzzfarm_ties(__global PTYPE *y, __global const PTYPE *x, ulong n,
+                            __global const ulong *ties, uint nties)
+{
+    ulong i = get_global_id(0);
+    if (i >= n) return;
+    uint q = 0;
+    while (q + 1 < nties && i >= ties[(q + 1) * TIEW + T_OFF]) ++q;
+    __global const ulong *t = ties + q * TIEW;
+    ulong z = (i - t[T_OFF]) * M0 + t[T_KEY];
+    z ^= z >> 30; z *= M1;
+    z ^= z >> 27; z *= M2;
+    z ^= z >> 31;
+    ulong top = z >> 11;
+    if (top < t[T_TIE])
+        y[i] = x[i] ^ (top < t[T_FLIP] ? (PTYPE)((PTYPE)1 << (BITS - 1)) : (PTYPE)0);
+}
+
 /* The unit's inputs by IEEE class (formats.INPUT_CLASSES order) and its distinct inputs
  * by class: every input is inserted into an open-addressing hash set of 2**tbits slots
  * (EMPTY, the all-ones pattern, marks a free slot; the pattern EMPTY itself is counted
  * through counts[2 NCLS]); an insertion that takes a free slot is a new distinct input.
- * counts[c] = inputs of class c, counts[NCLS + c] = distinct inputs of class c.  binary32
- * and binary64 (its slots of 64 bits: cl_khr_int64_base_atomics' atom_cmpxchg). */
+ * counts[at + c] = inputs of class c, counts[at + NCLS + c] = distinct inputs of class c.
+ * binary32 and binary64 (its slots of 64 bits: cl_khr_int64_base_atomics' atom_cmpxchg). */
 #define NCLS 10
 #if BITS == 32
 #define EMPTY 0xFFFFFFFFu
@@ -172,8 +204,9 @@ static uint ieee_class(PTYPE v)
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void fuzzfarm_tally(__global const PTYPE *x, ulong n, __global PTYPE *set, uint tbits,
-                    __global uint *counts)
+                    __global uint *all_counts, uint at)
 {
+    __global uint *counts = all_counts + at;
     __local uint local_counts[2 * NCLS];
     uint lid = get_local_id(0);
     for (uint c = lid; c < 2 * NCLS; c += WG) local_counts[c] = 0;
@@ -200,5 +233,39 @@ void fuzzfarm_tally(__global const PTYPE *x, ulong n, __global PTYPE *set, uint 
     barrier(CLK_LOCAL_MEM_FENCE);
     for (uint c = lid; c < 2 * NCLS; c += WG)
         if (local_counts[c]) atomic_add(counts + c, local_counts[c]);
+}
+
+/* The distinct rows of ncols (2 or 3) arguments c0, c1, c2 of n rows, added to
+ * all_counts[at]: every row's number + 1 is inserted into an open-addressing hash set of
+ * 2**tbits uint slots (0 marks a free slot) by the hash of its arguments; a slot taken by
+ * another row is compared with this row argument by argument (the columns are complete
+ * before this kernel runs), so the count is exact whatever the patterns' width. */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void fuzzfarm_tally_rows(__global const PTYPE *c0, __global const PTYPE *c1,
+                         __global const PTYPE *c2, uint ncols, ulong n, __global uint *set,
+                         uint tbits, __global uint *all_counts, uint at)
+{
+    __local uint fresh;
+    if (get_local_id(0) == 0) fresh = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    ulong i = get_global_id(0);
+    if (i < n) {
+        ulong a = (ulong)c0[i], b = (ulong)c1[i], c = ncols > 2 ? (ulong)c2[i] : 0UL;
+        ulong z = (a * M0) ^ b;
+        z ^= z >> 29; z = z * M1 + c;
+        z ^= z >> 32; z *= M2;
+        z ^= z >> 29;
+        uint mask = (1u << tbits) - 1u;
+        uint h = (uint)(z >> (64 - tbits));
+        for (;;) {
+            uint old = atomic_cmpxchg(set + h, 0u, (uint)i + 1u);
+            if (old == 0u) { atomic_inc(&fresh); break; }
+            uint j = old - 1u;
+            if (c0[j] == c0[i] && c1[j] == c1[i] && (ncols < 3 || c2[j] == c2[i])) break;
+            h = (h + 1u) & mask;
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (get_local_id(0) == 0 && fresh) atomic_add(all_counts + at, fresh);
 }
 #endif

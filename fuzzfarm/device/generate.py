@@ -25,9 +25,16 @@ The tally kernel counts the unit's inputs and *distinct* inputs per IEEE class o
 device (a hash set; the stats row's ``inputs_by_class``, ``distinct_by_class``): the
 statistics ``strategies.class_tally`` computes on the host by sorting.
 
+A built-in of two or three float arguments has a plan per argument (one column each,
+``UnitPlan.columns``), each made as a one-argument unit's; then, where its recipes tie
+(version 3: ``strategies.tie_masks``, a hash of the row), the ties kernel copies the first
+argument into the later ones at the tied rows (the sign flipped at half of them).  The
+tally counts every argument's classes and the distinct rows (tuples of the arguments) in
+a hash set of row numbers, comparing the rows themselves: exact, whatever the width.
+
 ``unit_plan`` raises ``NotOnDevice`` for a unit the device does not make (special-value
-units, version-1 recipes, several arguments or lanes, formats other than binary32 and
-binary64, plans that repeat members); the host makes those as before.
+units, version-1 recipes, int arguments, lanes, formats other than binary32 and binary64,
+plans that repeat members, version-2 recipes that tie); the host makes those as before.
 """
 from __future__ import annotations
 
@@ -40,7 +47,8 @@ import numpy as np
 from fuzzfarm.formats import BINARY32, BINARY64, FloatFormat
 from strategies._internal.distinct import _bits_for
 
-__all__ = ["NotOnDevice", "UnitPlan", "unit_plan", "plan_or_none", "lane_plans", "encode", "inputs_at", "tally",
+__all__ = ["NotOnDevice", "UnitPlan", "PartPlan", "TiePart", "TALLY_WORDS", "PartLanes",
+           "unit_plan", "plan_or_none", "lane_plans", "encode", "inputs_at", "tally",
            "DeviceGenerator", "SEGW", "WG"]
 
 #: ulongs per segment (layout: generate.cl, S_*)
@@ -56,8 +64,8 @@ class NotOnDevice(Exception):
 
 
 class PartPlan(NamedTuple):
-    """One part (recipe) of a unit: rows ``offset .. offset + n`` of the unit, its
-    segments (uint64, shape (segments, SEGW)) and its shuffle (kbits, keys) or None."""
+    """One part (recipe) of a unit's argument: rows ``offset .. offset + n`` of the unit,
+    its segments (uint64, shape (segments, SEGW)) and its shuffle (kbits, keys) or None."""
 
     offset: int
     n: int
@@ -65,12 +73,29 @@ class PartPlan(NamedTuple):
     shuffle: tuple | None
 
 
+class TiePart(NamedTuple):
+    """The ties of one part for one later argument: at rows ``offset .. offset + n`` of
+    the unit, the argument copies the first where the top 53 bits of
+    ``strategies.tie_hash(key, row - offset)`` are below ``tie``, with the sign flipped
+    where they are below ``flip`` (``strategies.tie_thresholds``; 0, 0: no ties)."""
+
+    offset: int
+    n: int
+    key: int
+    tie: int
+    flip: int
+
+
 class UnitPlan(NamedTuple):
-    """A unit's inputs as the device makes them: ``n`` patterns (binary32 or binary64) of
-    input ``x``."""
+    """A unit's inputs as the device makes them: ``n`` rows of the float arguments
+    ``names`` (binary32 or binary64 patterns), made from ``columns`` (per argument, its
+    PartPlans), then tied by ``ties`` (per later argument, ``names[1:]``, its TieParts;
+    empty where no recipe ties)."""
 
     n: int
-    parts: tuple
+    names: tuple
+    columns: tuple
+    ties: tuple = ()
 
 
 @lru_cache(maxsize=None)
@@ -179,22 +204,34 @@ def encode(plan, fmt: FloatFormat, params) -> np.ndarray:
 
 def unit_plan(target, drawn) -> UnitPlan:
     """The device plan of the drawn inputs ``drawn`` (a fuzzfarm.work.unit.Drawn with its
-    recipes) of ``target``, a binary32 or binary64 built-in with the one input ``x`` at
-    width 1; raises NotOnDevice for any other."""
+    recipes) of ``target``, a binary32 or binary64 built-in of one, two or three float
+    arguments at width 1; raises NotOnDevice for any other."""
+    from strategies._internal.sampler import tie_key, tie_thresholds
     if not drawn.recipes:
         raise NotOnDevice("units without recipes are made on the host")
     if (target.kind != "elementwise" or target.width != 1
             or target.fmt not in (BINARY32, BINARY64)):
         raise NotOnDevice("only binary32 and binary64 scalar element-wise built-ins")
     fn = target.fn
-    if [a.name for a in fn.inputs] != ["x"] or fn.inputs[0].kind != "float":
-        raise NotOnDevice("only built-ins of one float input x")
-    parts = []
-    for offset, n, lane, params in lane_plans(target, drawn):
-        segs = encode(lane, target.fmt, params)
-        shuffle = None if lane.shuffle is None else (_bits_for(n), *lane.shuffle)
-        parts.append(PartPlan(offset, int(n), segs, shuffle))
-    return UnitPlan(sum(p.n for p in parts), tuple(parts))
+    if not 1 <= len(fn.inputs) <= 3 or any(a.kind != "float" for a in fn.inputs):
+        raise NotOnDevice("only built-ins of one to three float arguments")
+    names = tuple(a.name for a in fn.inputs)
+    columns = [[] for _ in names]
+    ties = [[] for _ in names[1:]]
+    for part in lane_plans(target, drawn):
+        recipe, offset, n = part.recipe, part.offset, part.n
+        if recipe.tie_rate > 0 and len(names) > 1 and recipe.version < 3:
+            raise NotOnDevice("version-2 recipes tie by numpy's generator: made on the host")
+        for parts, lane in zip(columns, part.lanes):
+            segs = encode(lane, target.fmt, part.params)
+            shuffle = None if lane.shuffle is None else (_bits_for(n), *lane.shuffle)
+            parts.append(PartPlan(offset, n, segs, shuffle))
+        tie, flip = tie_thresholds(recipe.tie_rate)
+        for later, parts in enumerate(ties, 1):
+            parts.append(TiePart(offset, n, tie_key(recipe.seed, later), tie, flip))
+    any_tie = any(t.tie for parts in ties for t in parts)
+    return UnitPlan(sum(p.n for p in columns[0]), names, tuple(map(tuple, columns)),
+                    tuple(map(tuple, ties)) if any_tie else ())
 
 
 def plan_or_none(target, drawn) -> UnitPlan | None:
@@ -205,9 +242,19 @@ def plan_or_none(target, drawn) -> UnitPlan | None:
         return None
 
 
+class PartLanes(NamedTuple):
+    """One part of drawn inputs: rows ``offset .. offset + n`` of the unit, its Recipe,
+    the distinct.LanePlan of each argument (fn.inputs order) and its class Params."""
+
+    offset: int
+    n: int
+    recipe: object
+    lanes: list
+    params: object
+
+
 def lane_plans(target, drawn) -> list:
-    """(offset, n, distinct.LanePlan, Params) of each part of drawn inputs ``unit_plan``
-    accepts."""
+    """The PartLanes of each part of drawn inputs ``unit_plan`` accepts, in row order."""
     from strategies import Recipe, Stream, expand_plans
     from strategies._internal.classes import Params
     stream = Stream(drawn.seed)
@@ -216,39 +263,62 @@ def lane_plans(target, drawn) -> list:
         recipe = Recipe.from_dict({k: v for k, v in r.items() if k != "n"})
         if recipe.version < 2:
             raise NotOnDevice("version-1 recipes are made on the host")
-        lane = expand_plans(recipe, target.fn, n, target.fmt, 1, stream)[0][0]
-        out.append((pos, int(n), lane, Params(recipe.exponent_window, recipe.nan_payload)))
+        lanes = [arg[0] for arg in expand_plans(recipe, target.fn, n, target.fmt, 1, stream)]
+        out.append(PartLanes(pos, int(n), recipe, lanes,
+                             Params(recipe.exponent_window, recipe.nan_payload)))
         pos += n
     return out
 
 
-def inputs_at(target, drawn, rows: np.ndarray, plans: list | None = None) -> np.ndarray:
-    """The patterns (target.fmt.uint, shape of ``rows``) of input x at ``rows`` (integers below the
-    unit's size) of drawn inputs ``unit_plan`` accepts, as the host makes them
-    (fuzzfarm.work.make.make_inputs), without making the others
-    (``distinct.realize_at``).  ``plans``: ``lane_plans(target, drawn)``, where the caller
-    keeps them."""
+def inputs_at(target, drawn, rows: np.ndarray, plans: list | None = None) -> dict:
+    """{argument name: patterns (target.fmt.uint, shape of ``rows``)} at ``rows``
+    (integers below the unit's size) of drawn inputs ``unit_plan`` accepts, as the host
+    makes them (fuzzfarm.work.make.make_inputs), without making the others
+    (``distinct.realize_at``; the ties by ``strategies.tie_masks``).  ``plans``:
+    ``lane_plans(target, drawn)``, where the caller keeps them."""
     from strategies._internal.distinct import realize_at
+    from strategies._internal.sampler import tie_masks
     rows = np.asarray(rows, dtype=np.int64)
-    out = np.zeros(rows.shape, target.fmt.uint)
-    for offset, n, lane, params in (plans if plans is not None else lane_plans(target, drawn)):
-        at = np.flatnonzero((rows >= offset) & (rows < offset + n))
-        if at.size:
-            out.flat[at] = realize_at(lane, rows.flat[at] - offset, target.fmt, params)
+    names = [a.name for a in target.fn.inputs]
+    out = {k: np.zeros(rows.shape, target.fmt.uint) for k in names}
+    flip = target.fmt.uint(target.fmt.sign_mask)
+    for part in (plans if plans is not None else lane_plans(target, drawn)):
+        at = np.flatnonzero((rows >= part.offset) & (rows < part.offset + part.n))
+        if not at.size:
+            continue
+        local = rows.flat[at] - part.offset
+        cols = [realize_at(lane, local, target.fmt, part.params) for lane in part.lanes]
+        if part.recipe.tie_rate > 0:
+            for later, col in enumerate(cols[1:], 1):
+                tie, flipped = tie_masks(part.recipe, later, local)
+                col[tie] = cols[0][tie]
+                col[flipped] ^= flip
+        for name, col in zip(names, cols):
+            out[name].flat[at] = col
     return out
 
 
-def tally(counts: np.ndarray) -> tuple[dict, dict, int]:
-    """(inputs per IEEE class, distinct inputs per class, distinct inputs) of input x from
-    the tally kernel's ``counts`` (uint32 (21,): counts by class, distinct counts by class,
-    whether the all-ones pattern was seen): the keys and values ``strategies.class_tally``
-    gives for a one-input built-in."""
+#: uint32 counts per argument in the tally's output: by class, distinct by class, whether
+#: the all-ones pattern was seen (generate.cl, fuzzfarm_tally)
+TALLY_WORDS = 21
+
+
+def tally(counts: np.ndarray, names=("x",)) -> tuple[dict, dict, int]:
+    """(inputs per IEEE class, distinct inputs per class, distinct input rows) of the
+    arguments ``names`` from the tally kernels' ``counts`` (uint32 (TALLY_WORDS * k + 1,)
+    for k arguments: each argument's counts by class, distinct counts by class and
+    whether the all-ones pattern was seen, then the distinct rows where k > 1): the keys
+    and values ``strategies.class_tally`` gives."""
     from fuzzfarm.formats import INPUT_CLASSES
     c = np.asarray(counts, dtype=np.int64)
     k = len(INPUT_CLASSES)
-    by = {f"x:{name}": int(v) for name, v in zip(INPUT_CLASSES, c[:k])}
-    distinct = {f"x:{name}": int(v) for name, v in zip(INPUT_CLASSES, c[k:2 * k])}
-    return by, distinct, int(c[k:2 * k].sum())
+    by, distinct = {}, {}
+    for i, name in enumerate(names):
+        col = c[i * TALLY_WORDS:(i + 1) * TALLY_WORDS]
+        by.update({f"{name}:{cls}": int(v) for cls, v in zip(INPUT_CLASSES, col[:k])})
+        distinct.update({f"{name}:{cls}": int(v) for cls, v in zip(INPUT_CLASSES, col[k:2 * k])})
+    rows = int(c[k:2 * k].sum()) if len(names) == 1 else int(c[TALLY_WORDS * len(names)])
+    return by, distinct, rows
 
 
 def source(fmt: FloatFormat = BINARY32) -> str:
@@ -273,14 +343,17 @@ class DeviceGenerator:
         self.runner, self.fmt = runner, fmt
         program = runner.build(source(fmt), "the input generator", options="")
         self.kernel = cl.Kernel(program, "fuzzfarm_generate")
+        self.ties_kernel = cl.Kernel(program, "fuzzfarm_ties")
         self.tally_kernel = cl.Kernel(program, "fuzzfarm_tally")
+        self.rows_kernel = cl.Kernel(program, "fuzzfarm_tally_rows")
         blob, _ = _tables(fmt)
         mf = cl.mem_flags
         self.table = cl.Buffer(runner.context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=blob)
         self._set, self._set_bits = None, 0
 
     def _hash_set(self, n: int):
-        """The tally's hash set for ``n`` inputs: 2**bits >= 2 n slots of a pattern each."""
+        """The tallies' hash set for ``n`` inputs: 2**bits >= 2 n slots of a pattern each
+        (of a row number, uint32, in ``enqueue_rows``)."""
         import pyopencl as cl
         bits = max(10, (2 * max(1, n) - 1).bit_length())
         if bits > self._set_bits:
@@ -291,39 +364,71 @@ class DeviceGenerator:
             self._set_bits = bits
         return self._set, self._set_bits
 
-    def enqueue(self, queue, plan: UnitPlan, out) -> tuple:
-        """Make ``plan``'s patterns into device buffer ``out`` (rows 0 .. plan.n) and count
-        them.  Returns (first event, last event, counts): ``counts`` a uint32 array (21,)
-        for ``tally``, complete once the last event is."""
+    def _table_buffer(self, rows: list) -> object:
+        """A read-only device buffer of ``rows`` (lists of integers) as uint64."""
+        import pyopencl as cl
+        table = np.array(rows, dtype=np.uint64)
+        return cl.Buffer(self.runner.context, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
+                         hostbuf=table)
+
+    def enqueue(self, queue, plan: UnitPlan, outs) -> tuple:
+        """Make ``plan``'s rows into device buffers ``outs`` (one per argument of
+        ``plan.names``, rows 0 .. plan.n), tie them (``plan.ties``) and count them.
+        Returns (first event, last event, counts): ``counts`` a uint32 array
+        (TALLY_WORDS * k + 1,) for ``tally`` (k arguments), complete once the last event
+        is."""
         import pyopencl as cl
         mf = cl.mem_flags
-        ctx = self.runner.context
-        rows, first = [], 0
-        for p in plan.parts:
-            kb, k0, k1, k2 = p.shuffle if p.shuffle is not None else (1, 0, 0, 0)
-            rows.append([p.offset, p.n, first, len(p.segments), int(p.shuffle is not None),
-                         kb, k0, k1, k2])
-            first += len(p.segments)
-        parts = np.array(rows, dtype=np.uint64)
-        segs = np.ascontiguousarray(np.concatenate([p.segments for p in plan.parts]))
-        part_buf = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=parts)
-        seg_buf = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=segs)
-        counts = np.zeros(21, np.uint32)
-        count_buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=counts)
+        k = len(plan.names)
+        outs = list(outs)[:k]
+        counts = np.zeros(TALLY_WORDS * k + 1, np.uint32)
+        count_buf = cl.Buffer(self.runner.context, mf.READ_WRITE | mf.COPY_HOST_PTR,
+                              hostbuf=counts)
         items = -(-plan.n // WG) * WG
-        started = self.kernel(queue, (items,), (WG,), out, np.uint64(plan.n), part_buf,
-                              np.uint32(len(plan.parts)), seg_buf, self.table)
-        self.enqueue_tally(queue, out, plan.n, count_buf)
+        started = None
+        for parts, out in zip(plan.columns, outs):
+            rows, first = [], 0
+            for p in parts:
+                kb, k0, k1, k2 = p.shuffle if p.shuffle is not None else (1, 0, 0, 0)
+                rows.append([p.offset, p.n, first, len(p.segments),
+                             int(p.shuffle is not None), kb, k0, k1, k2])
+                first += len(p.segments)
+            segs = np.ascontiguousarray(np.concatenate([p.segments for p in parts]))
+            ev = self.kernel(queue, (items,), (WG,), out, np.uint64(plan.n),
+                             self._table_buffer(rows), np.uint32(len(parts)),
+                             self._table_buffer(segs), self.table)
+            started = started or ev
+        for parts, out in zip(plan.ties, outs[1:]):
+            self.ties_kernel(queue, (items,), (WG,), out, outs[0], np.uint64(plan.n),
+                             self._table_buffer([list(t) for t in parts]),
+                             np.uint32(len(parts)))
+        for i, out in enumerate(outs):
+            self.enqueue_tally(queue, out, plan.n, count_buf, TALLY_WORDS * i)
+        if k > 1:
+            self.enqueue_rows(queue, outs, plan.n, count_buf, TALLY_WORDS * k)
         ev = cl.enqueue_copy(queue, counts, count_buf, is_blocking=False)
         return started, ev, counts
 
-    def enqueue_tally(self, queue, x, n: int, counts) -> None:
+    def enqueue_tally(self, queue, x, n: int, counts, at: int = 0) -> None:
         """Add the counts of ``n`` patterns of ``fmt`` in device buffer ``x`` to device
-        buffer ``counts`` (uint32 (21,), zeroed by the caller; ``tally`` reads it)."""
+        buffer ``counts`` (uint32, zeroed by the caller; words ``at .. at + TALLY_WORDS``,
+        ``tally`` reads them)."""
         import pyopencl as cl
         hset, bits = self._hash_set(n)
         empty = np.full(1, np.iinfo(self.fmt.uint).max, self.fmt.uint)      # EMPTY
         cl.enqueue_fill_buffer(queue, hset, empty, 0, empty.itemsize << bits)
         items = -(-n // WG) * WG
         self.tally_kernel(queue, (items,), (WG,), x, np.uint64(n), hset, np.uint32(bits),
-                          counts)
+                          counts, np.uint32(at))
+
+    def enqueue_rows(self, queue, columns, n: int, counts, at: int) -> None:
+        """Add the number of distinct rows of the 2 or 3 device buffers ``columns`` (``n``
+        patterns of ``fmt`` each) to word ``at`` of device buffer ``counts`` (uint32)."""
+        import pyopencl as cl
+        hset, bits = self._hash_set(n)
+        free = np.zeros(1, np.uint32)                                       # no row
+        cl.enqueue_fill_buffer(queue, hset, free, 0, 4 << bits)
+        items = -(-n // WG) * WG
+        cols = list(columns) + [columns[0]] * (3 - len(columns))
+        self.rows_kernel(queue, (items,), (WG,), *cols, np.uint32(len(columns)),
+                         np.uint64(n), hset, np.uint32(bits), counts, np.uint32(at))

@@ -486,25 +486,29 @@ class DeviceScreen:
         """``clean_candidates`` of this screen's ``answer`` for ``count`` inputs."""
         return clean_candidates(answer, count)
 
-    def landing(self, count: int) -> "Landing":
+    def landing(self, count: int, arguments: int = 1) -> "Landing":
         """Host memory (pinned where the driver allows it) for the answer and the gathered
-        inputs of one drawn unit of ``count`` <= chunk inputs (``enqueue_marked``): an
-        idle one of this screen's, or a new one.  Give it back with ``Landing.release``."""
+        rows of one drawn unit of ``count`` <= chunk inputs of ``arguments`` (1 to 3)
+        arguments each (``enqueue_marked``): an idle one of this screen's, or a new one.
+        Give it back with ``Landing.release``."""
         if count > self.chunk:
             raise ValueError(f"device screen: {count} inputs in a screen built for "
                              f"{self.chunk}")
-        idle = _idle_landings(self)
-        land = idle.pop() if idle else Landing(self)
+        idle = _idle_landings(self, arguments)
+        land = idle.pop() if idle else Landing(self, arguments)
         land.screen = self
         land.use(count)
         return land
 
-    def enqueue_marked(self, xbuf, ybuf, count: int, land: "Landing", wait_for=None):
+    def enqueue_marked(self, xbuf, ybuf, count: int, land: "Landing", wait_for=None,
+                       more=()):
         """After ``enqueue`` of a drawn unit (``xbuf``, ``ybuf``: its device buffers of
-        uint32 patterns; ``count`` inputs): gather on the device the x and y of every
-        input the host's verdict may read (verdict.screened.SparseOutputs.positions), in
-        input order, and copy them and the count into ``land`` (``Landing.marked``).
-        Returns the event of the last copy (``land`` is complete once it is)."""
+        the first argument's and the result's patterns; ``more``: the later arguments',
+        as many as ``land`` was made for; ``count`` inputs): gather on the device the
+        arguments and y of every input the host's verdict may read
+        (verdict.screened.SparseOutputs.positions), in input order, and copy them and the
+        count into ``land`` (``Landing.marked``).  Returns the event of the last copy
+        (``land`` is complete once it is)."""
         from fuzzfarm.device.commands import buffer, copy, launch
         r = self.runner
         if self._marks is None:
@@ -512,7 +516,10 @@ class DeviceScreen:
             self._marks = {
                 **self._mark_kernels, "hdr": buffer(r, 8), "woff": buffer(r, w * 4),
                 "gtot": buffer(r, max(1, w // LOCAL) * 4), "gx": buffer(r, size),
-                "gy": buffer(r, size)}
+                "gy": buffer(r, size), "gz": None, "gw": None}
+        if more and self._marks["gz"] is None:
+            size = self.chunk * self.pattern.itemsize
+            self._marks.update(gz=buffer(r, size), gw=buffer(r, size))
         m = self._marks
         w = words_for(count)
         n, cap = np.uint32(count), np.uint32(land.x.size)
@@ -527,7 +534,15 @@ class DeviceScreen:
         ev = launch(r, m["mark_write"], w, LOCAL, wait_for=[ev])
         copy(r, land.hdr, m["hdr"], wait_for=[ev])
         copy(r, land.x, m["gx"], wait_for=[ev])
-        return copy(r, land.y, m["gy"], wait_for=[ev])
+        last = copy(r, land.y, m["gy"], wait_for=[ev])
+        if more:                    # the later arguments: the same rows, gathered again
+            zbuf, wbuf = more[0], more[-1]
+            m["mark_write"].set_args(self.passed, self.agg, n, m["hdr"], m["woff"],
+                                     m["gtot"], zbuf, wbuf, cap, m["gz"], m["gw"])
+            ev = launch(r, m["mark_write"], w, LOCAL, wait_for=[ev])
+            for host, dev in zip(land.more, (m["gz"], m["gw"])):
+                last = copy(r, host, dev, wait_for=[ev])
+        return last
 
     def screen_bits(self, start: int, ybits: np.ndarray) -> ScreenChunk:
         """Screen host results ``ybits`` (uint32, (n,)) of inputs ``start ..`` (tests,
@@ -622,23 +637,25 @@ GATHER_FRACTION = 0.5
 
 
 class Landing:
-    """Host memory for one drawn unit's screen answer and gathered inputs, pinned where the
+    """Host memory for one drawn unit's screen answer and gathered rows, pinned where the
     driver allows it (device.runner.DeviceRunner.host_array), sized for its screen's
-    chunk and reused (``DeviceScreen.landing``, ``release``).  After ``use(count)``:
-    ``answer`` (ScreenChunk views for ``count`` inputs), ``hdr`` uint32 (2,): the marked
-    inputs' count and the position of the passed input of the largest error (0xffffffff:
-    none), ``x``, ``y`` (count * GATHER_FRACTION,) of the screen's ``pattern`` dtype
-    (uint32, or uint64 for binary64): the gathered x and y.  The
-    answer's ``agg_c0``, ``agg_c1`` are stale where the screen does not aggregate (the
-    device does not write them; work.session.DeviceSession.land sends them empty)."""
+    chunk and ``arguments`` (1 to 3) and reused (``DeviceScreen.landing``, ``release``).
+    After ``use(count)``: ``answer`` (ScreenChunk views for ``count`` inputs), ``hdr``
+    uint32 (2,): the marked inputs' count and the position of the passed input of the
+    largest error (0xffffffff: none), ``x``, ``y`` and ``more`` (one per later argument)
+    (count * GATHER_FRACTION,) of the screen's ``pattern`` dtype (uint32, or uint64 for
+    binary64): the gathered first argument, result and later arguments.  The answer's
+    ``agg_c0``, ``agg_c1`` are stale where the screen does not aggregate (the device does
+    not write them; work.session.DeviceSession.land sends them empty)."""
 
-    def __init__(self, screen: DeviceScreen):
+    def __init__(self, screen: DeviceScreen, arguments: int = 1):
         self.screen = screen
+        self.arguments = int(arguments)
         self.answer_bytes = -(-ScreenChunk.nbytes(screen.chunk) // 8) * 8
         self.pattern = screen.pattern
         gcap = max(1, int(screen.chunk * GATHER_FRACTION))
         self._buf, self._mem = screen.runner.host_array(
-            self.answer_bytes + 8 + 2 * self.pattern.itemsize * gcap)
+            self.answer_bytes + 8 + (1 + self.arguments) * self.pattern.itemsize * gcap)
 
     def use(self, count: int) -> None:
         """Lay the memory out for a unit of ``count`` inputs."""
@@ -647,24 +664,26 @@ class Landing:
         self.count = int(count)
         self.answer = ScreenChunk.views(self._buf, 0, count)
         self.hdr = np.frombuffer(self._buf, np.uint32, 2, a)
-        self.x = np.frombuffer(self._buf, self.pattern, g, a + 8)
-        self.y = np.frombuffer(self._buf, self.pattern, g, a + 8 + size * g)
+        self.x, self.y, *self.more = (
+            np.frombuffer(self._buf, self.pattern, g, a + 8 + size * g * k)
+            for k in range(1 + self.arguments))
 
-    def marked(self) -> tuple[int, int, np.ndarray | None, np.ndarray | None]:
-        """(marked inputs, top position or -1, their x, their y) once the copies are done;
-        x and y are None where the marked inputs did not fit (then read every row).  The
-        arrays are views of this landing: copy them before ``release``."""
+    def marked(self) -> tuple[int, int, tuple | None, np.ndarray | None]:
+        """(marked inputs, top position or -1, their arguments (a tuple: x, then the later
+        ones), their y) once the copies are done; the arrays are None where the marked
+        inputs did not fit (then read every row).  The arrays are views of this landing:
+        copy them before ``release``."""
         total, top = int(self.hdr[0]), int(self.hdr[1])
         top = -1 if top == 0xFFFFFFFF else top
         if total > self.x.size:
             return total, top, None, None
-        return total, top, self.x[:total], self.y[:total]
+        return total, top, tuple(a[:total] for a in (self.x, *self.more)), self.y[:total]
 
     def release(self) -> None:
         """Give the memory back for the next unit of any screen of the runner and chunk (at
         most 2 are kept: a device actor has at most 2 units on the device; a landing per
         screen had cost 12 ms each of some 150 targets' first units on NVIDIA's H100)."""
-        idle = _idle_landings(self.screen)
+        idle = _idle_landings(self.screen, self.arguments)
         if len(idle) < 2:
             idle.append(self)
 
@@ -673,7 +692,8 @@ class Landing:
 _LANDINGS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
-def _idle_landings(screen: DeviceScreen) -> list:
-    """The idle Landings that fit ``screen`` (its runner's, for its chunk and patterns)."""
+def _idle_landings(screen: DeviceScreen, arguments: int) -> list:
+    """The idle Landings that fit ``screen`` (its runner's, for its chunk and patterns)
+    and units of ``arguments`` arguments."""
     return _LANDINGS.setdefault(screen.runner, {}).setdefault(
-        (screen.chunk, screen.pattern.itemsize), [])
+        (screen.chunk, screen.pattern.itemsize, arguments), [])

@@ -155,7 +155,8 @@ def check_made(landed: Landed, claims, device_meta: dict, run_id: str) -> Checke
     The verdict is on the inputs the device made and the results it computed from them,
     as the screen's own verdicts are (its kind's ``judge_made``); the host makes again the
     inputs of every finding and of a sample of the rows it read (``verified_rows``) from
-    the recipe (the kind's ``made_inputs_at``): they must be the device's.  The class
+    the recipe (the kind's ``made_inputs_at``): they must be the device's, every
+    argument.  The class
     tallies are the device's.  Raises InputsDisagree where they differ, or where the rows
     the device gathered are not those its screen's answer marks (a device fault: no
     verdict)."""
@@ -166,10 +167,12 @@ def check_made(landed: Landed, claims, device_meta: dict, run_id: str) -> Checke
     rows = verified_rows(unit, read, [f.index for f in result.findings] +
                          ([result.max_ulp_element] if result.max_ulp_element >= 0 else []))
     host = kind.made_inputs_at(unit.target, unit.source, rows)
-    dev = inputs_at(rows)["x"]
-    if not np.array_equal(host, dev):
-        bad = np.flatnonzero(host != dev)
-        raise InputsDisagree(rows[bad], host[bad], dev[bad], kernels=kind.made_kernels())
+    dev = inputs_at(rows)
+    for name, want in host.items():
+        if not np.array_equal(want, dev[name]):
+            bad = np.flatnonzero(want != dev[name])
+            raise InputsDisagree(rows[bad], want[bad], dev[name][bad],
+                                 kernels=kind.made_kernels(), argument=name)
     dt = time.perf_counter() - t0
     return Checked(finding_table(result, unit, device_meta, run_id),
                    stats_row(result, unit, None, device_meta, run_id, landed.device_seconds,

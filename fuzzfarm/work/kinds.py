@@ -64,17 +64,17 @@ class Buffer:
 @dataclass
 class MadeRows:
     """The inputs a device made for a drawn unit (``fuzzfarm.device.generate``) and the
-    rows of them its verdict may read: ``n`` rows in all; ``marked``: ``x`` (uint32) and
-    ``outputs`` ({name: array}) hold only the rows the screen marked, gathered on the
-    device in input order, with ``top`` the passed row of the largest error (-1: none)
-    and ``count`` how many it marked; else they hold every row.  ``tally``: the device's
-    class counts of its inputs (uint32 (21,), generate.tally; None where the device counts
-    none); ``pos``: the positions of the gathered rows as the device gave them (int64,
-    sorted), where it gave them (conversions)."""
+    rows of them its verdict may read: ``n`` rows in all; ``marked``: ``inputs`` ({argument
+    name: patterns}) and ``outputs`` ({name: array}) hold only the rows the screen marked,
+    gathered on the device in input order, with ``top`` the passed row of the largest
+    error (-1: none) and ``count`` how many it marked; else they hold every row.
+    ``tally``: the device's class counts of its inputs (uint32, generate.tally; None where
+    the device counts none); ``pos``: the positions of the gathered rows as the device
+    gave them (int64, sorted), where it gave them (conversions)."""
 
     n: int
     marked: bool
-    x: np.ndarray
+    inputs: dict
     outputs: dict
     tally: np.ndarray | None
     top: int = -1
@@ -89,17 +89,19 @@ class InputsDisagree(Exception):
     of the (gathering, generating) kernels the fault names."""
 
     def __init__(self, pos, host, device, why: str = "",
-                 kernels: tuple = ("fuzzfarm_mark_write", "fuzzfarm_generate")):
+                 kernels: tuple = ("fuzzfarm_mark_write", "fuzzfarm_generate"),
+                 argument: str = "x"):
         super().__init__(why or f"{len(pos)} input(s) made on the device differ from the "
                                 f"host's")
         self.pos, self.host, self.device, self.why = pos, host, device, why
-        self.kernels = kernels
+        self.kernels, self.argument = kernels, argument
 
     def detail(self) -> dict:
         """The ``integer_arithmetic`` fault's detail (work.rows.fault_rows)."""
         if self.why:
             return {"kernel_name": self.kernels[0], "error": self.why}
-        shown = ", ".join(f"row {int(p)}: device {int(d):#010x}, host {int(h):#010x}"
+        arg = "" if self.argument == "x" else f" ({self.argument})"
+        shown = ", ".join(f"row {int(p)}{arg}: device {int(d):#010x}, host {int(h):#010x}"
                           for p, h, d in list(zip(self.pos, self.host, self.device))[:4])
         return {"kernel_name": self.kernels[1],
                 "error": f"{len(self.pos)} input(s) the device made differ from the host's "
@@ -219,13 +221,14 @@ class Kind:
         raise NotImplementedError
 
     def judge_made(self, target: Target, made: MadeRows, answer, claims) -> tuple:
-        """(CheckResult over the unit, inputs_at(pos) -> {"x": the device's inputs}, the
-        positions the verdict read) of a made unit.  Raises InputsDisagree where the rows
-        gathered are not those the answer names."""
+        """(CheckResult over the unit, inputs_at(pos) -> {argument name: the device's
+        inputs}, the positions the verdict read) of a made unit.  Raises InputsDisagree
+        where the rows gathered are not those the answer names."""
         raise NotImplementedError
 
-    def made_inputs_at(self, target: Target, drawn: Drawn, rows: np.ndarray) -> np.ndarray:
-        """The inputs ``x`` the recipe gives at ``rows`` (int64), made on the host."""
+    def made_inputs_at(self, target: Target, drawn: Drawn, rows: np.ndarray) -> dict:
+        """{argument name: the inputs the recipe gives at ``rows`` (int64)}, made on the
+        host."""
         raise NotImplementedError
 
     def made_tally(self, made: MadeRows) -> tuple:
@@ -378,8 +381,8 @@ class Elementwise(Kind):
                           len(inputs[target.fn.inputs[0].name]), outputs, answer, claims)
 
     def device_plan(self, target, drawn):
-        # a built-in of two outputs is made on the host: the device-made path gathers x
-        # and the first output only (DeviceScreen.enqueue_marked)
+        # a built-in of two outputs is made on the host: the device-made path gathers the
+        # arguments and the first output only (DeviceScreen.enqueue_marked)
         if len(target.fn.outputs) > 1:
             return None
         from fuzzfarm.device.generate import plan_or_none
@@ -390,17 +393,21 @@ class Elementwise(Kind):
         return DeviceGenerator(runner, fmt)
 
     def launch_made(self, runner, target, plan, screen, generator):
-        land = screen.landing(plan.n)
+        k = len(plan.names)
+        land = screen.landing(plan.n, k)
         box = []
 
         def fill(queue, dev_in, n):
-            first, _, total = generator.enqueue(queue, plan, dev_in[0])
+            first, _, total = generator.enqueue(queue, plan, dev_in[:k])
             box.append(total)
             return first
 
         def after(queue, dev_in, dev_out, n):
-            ev = screen.enqueue(dev_out[0], 0, n, land.answer, xbuf=dev_in[0], blocking=False)
-            return screen.enqueue_marked(dev_in[0], dev_out[0], n, land, wait_for=[ev])
+            ev = screen.enqueue(dev_out[0], 0, n, land.answer, xbuf=dev_in[0], blocking=False,
+                                zbuf=dev_in[1] if k > 1 else None,
+                                wbuf=dev_in[2] if k > 2 else None)
+            return screen.enqueue_marked(dev_in[0], dev_out[0], n, land, wait_for=[ev],
+                                         more=dev_in[1:k])
 
         try:
             pending = runner.submit_made(target.fn, plan.n, fill, target.fmt, target.width,
@@ -419,37 +426,40 @@ class Elementwise(Kind):
         if not landing.screen.aggregate:    # no failure counted: nothing to read there
             a = a._replace(agg_c0=a.agg_c0[:0], agg_c1=a.agg_c1[:0])
         answer = ScreenChunk(*a)
-        count, top, gx, gy = landing.marked()
+        count, top, gins, gy = landing.marked()
         out = target.fn.outputs[0]
+        names = [arg.name for arg in target.fn.inputs]
         tally = np.array(tally)
-        if gx is not None and not every_row:    # gathered as uint32 patterns: ilogb's int
-            return answer, MadeRows(landing.count, True, gx,
+        if gins is not None and not every_row:  # gathered as uint32 patterns: ilogb's int
+            return answer, MadeRows(landing.count, True, dict(zip(names, gins)),
                                     {out.name: gy.view(buffer_dtype(out, target.fmt))},
                                     tally, top, count)
         outputs = pending.read_made()
-        x = pending.made_inputs[0]
-        return answer, MadeRows(len(x), False, x, dict(outputs), tally, top, count)
+        inputs = dict(zip(names, pending.made_inputs))
+        return answer, MadeRows(len(inputs[names[0]]), False, inputs, dict(outputs), tally,
+                                top, count)
 
     def judge_made(self, target, made, answer, claims):
         from fuzzfarm.verdict.screened import (MarkedPositions, SparseOutputs, judge_unit,
                                                outputs_reader, top_position)
         n = made.n
         read = MarkedPositions.of(answer, n)
+        first = next(iter(made.inputs.values()))
         if not made.marked:
-            outputs, device_at = made.outputs, outputs_reader({"x": made.x})
+            outputs, device_at = made.outputs, outputs_reader(made.inputs)
         else:
             top = top_position(answer)
-            if read.size != made.x.size or made.top != top:
+            if read.size != first.size or made.top != top:
                 raise InputsDisagree([], [], [], why=(
-                    f"the device gathered {made.x.size} rows with the passed row of largest "
+                    f"the device gathered {first.size} rows with the passed row of largest "
                     f"error at {made.top}; its screen's answer marks {read.size} with it at "
                     f"{top}"))
             outputs = SparseOutputs(n, read, made.outputs)
-            device_at = SparseOutputs(n, read, {"x": made.x}).at
+            device_at = SparseOutputs(n, read, made.inputs).at
 
         def inputs_at(pos):
             p = pos if isinstance(pos, MarkedPositions) else np.asarray(pos, np.int64)
-            return {"x": np.asarray(device_at(p)["x"])}
+            return {k: np.asarray(v) for k, v in device_at(p).items()}
 
         # nothing counted on the device: the candidates are the marked rows themselves
         cands = read if made.marked and not answer.agg_count.any() else None
@@ -462,7 +472,7 @@ class Elementwise(Kind):
 
     def made_tally(self, made):
         from fuzzfarm.device import generate
-        return generate.tally(made.tally)
+        return generate.tally(made.tally, tuple(made.inputs))
 
 
 class Geometric(Kind):
@@ -607,11 +617,12 @@ class Conversion(Kind):
         rows = None if every_row else landing.rows()
         if rows is not None:
             pos, x, y = rows
-            return answer, MadeRows(landing.n, True, x, {"ret": y}, None, -1, len(pos), pos)
+            return answer, MadeRows(landing.n, True, {"x": x}, {"ret": y}, None, -1,
+                                    len(pos), pos)
         outputs = pending.read_made()
         x = pending.made_inputs[0]
-        return answer, MadeRows(len(x), False, x, {"ret": next(iter(outputs.values()))},
-                                None)
+        return answer, MadeRows(len(x), False, {"x": x},
+                                {"ret": next(iter(outputs.values()))}, None)
 
     def judge_made(self, target, made, answer, claims):
         from fuzzfarm.verdict import conversions
@@ -622,20 +633,20 @@ class Conversion(Kind):
                     f"the device gathered {made.pos.size} rows; its answer leaves "
                     f"{todo.size} undecided"
                     + ("" if made.pos.size != todo.size else ", at other positions")))
-            xs, ys = made.x, made.outputs["ret"]
+            xs, ys = made.inputs["x"], made.outputs["ret"]
         else:
-            xs, ys = made.x[todo], made.outputs["ret"][todo]
+            xs, ys = made.inputs["x"][todo], made.outputs["ret"][todo]
         result = conversions.check_rows(target.conversion, made.n, todo, xs, ys, answer,
                                         claims)
 
         def inputs_at(pos):
             pos = np.asarray(pos, np.int64)
             if not made.marked:
-                return {"x": made.x[pos]}
+                return {"x": made.inputs["x"][pos]}
             k = np.searchsorted(todo, pos)
             if pos.size and (k.max() >= todo.size or not np.array_equal(todo[k], pos)):
                 raise KeyError("a position the device did not gather")
-            return {"x": made.x[k]}
+            return {"x": made.inputs["x"][k]}
 
         return result, inputs_at, todo
 
@@ -650,7 +661,7 @@ class Conversion(Kind):
             if here.any():
                 out[here] = counter_inputs_at(conv, int(r["seed"]), n, rows[here] - start)
             start += n
-        return out
+        return {"x": out}
 
     def made_tally(self, made):
         return {}, {}, None

@@ -11,8 +11,9 @@ the input generator (``fuzzfarm.device.generate``) and the sweep kernels of rang
   results (and the screen's answer) land in host memory the executor gives (a shared-memory
   slot: ``Slot``) or in fresh arrays, cut to the positions the verdict may read where the
   executor asks for that (``sparse``);
-* **made** (a drawn binary32 unit of a one-input built-in the device screens, or a
-  conversion's counter-based unit): the device makes the inputs from the recipe's plan,
+* **made** (a drawn binary32 or binary64 unit of a built-in of one to three float
+  arguments the device screens, or a conversion's counter-based unit): the device makes
+  the inputs from the recipe's plan,
   runs the kernel, screens the results and gathers the rows the verdict may read; only
   those come back (``MadeRows``; the kind's ``launch_made``, ``land_made``);
 * **host** (everything else): the inputs the host made are copied in and every result

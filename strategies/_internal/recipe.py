@@ -18,10 +18,13 @@ __all__ = ["Recipe", "SAMPLER_VERSION", "SAMPLER_VERSIONS", "MAX_SEED",
 
 #: Bumped whenever the class table or the sampler changes what a recipe expands to, so a
 #: stored recipe is never silently regenerated into different inputs.
-SAMPLER_VERSION = 2
+SAMPLER_VERSION = 3
 #: Versions whose recipes ``expand`` still regenerates bit for bit (1: every variant drawn
-#: with replacement; 2: distinct members, small classes exhaustive: ``distinct``).
-SAMPLER_VERSIONS = (1, 2)
+#: with replacement; 2: distinct members, small classes exhaustive: ``distinct``; 3: as 2,
+#: the tied rows chosen by a hash of the row (``sampler.tie_masks``), not by numpy's
+#: generator, so that any row's tie is known alone -- on the device, or at the rows a check
+#: reads).
+SAMPLER_VERSIONS = (1, 2, 3)
 
 MAX_SEED = (1 << 63) - 1
 
@@ -71,7 +74,8 @@ class Recipe:
     ``nan_payload``: one of ``NAN_PAYLOADS``: pins the payload pattern of both NaN classes.
     ``seed``: 0 .. 2**63-1, seeds the numpy generator.
     ``tie_rate``: fraction of rows where each later float argument copies the first one
-        (half of those with the sign flipped): fmin(x, x), atan2(x, -x), nextafter(x, x).
+        (half of those with the sign flipped): fmin(x, x), atan2(x, -x), nextafter(x, x)
+        (version 3: rows whose hash falls below it, ``sampler.tie_masks``).
     ``version``: ``SAMPLER_VERSION`` at creation; versions of ``SAMPLER_VERSIONS`` are
         expanded as they were made, any other is refused.
     """

@@ -13,7 +13,8 @@ from strategies._internal.errors import InvalidArgument
 from strategies._internal.recipe import Recipe
 from strategies._internal.validation import check_fmt, check_function
 
-__all__ = ["expand", "expand_plans", "input_class_counts", "sample_classes", "class_tally", "distinct_count"]
+__all__ = ["expand", "expand_plans", "tie_masks", "tie_key", "tie_thresholds", "tie_hash",
+           "input_class_counts", "sample_classes", "class_tally", "distinct_count"]
 
 
 def _rng(seed: int, *key: int) -> np.random.Generator:
@@ -74,10 +75,12 @@ def expand(recipe: Recipe, fn, n: int, fmt: FloatFormat = BINARY32, lanes: int =
     one.  Each argument draws its classes independently in the recipe's proportions from
     the same class table as ``float_bits``/``int_bits`` (same classes, same variant
     weights); then, if ``recipe.tie_rate > 0``, each later float argument copies the first
-    float argument in that fraction of rows (half of them with the sign flipped).
+    float argument in that fraction of rows (half of them with the sign flipped): rows
+    drawn with numpy's generator up to version 2, from a hash of the row from version 3
+    (``tie_masks``).
 
     Deterministic: numpy ``PCG64`` generators seeded from ``recipe.seed`` (one stream per
-    argument, one for the ties), so the same (recipe, fn, n, fmt) gives the same arrays
+    argument, one for version 2's ties), so the same (recipe, fn, n, fmt) gives the same arrays
     under one numpy version.
     """
     if not isinstance(recipe, Recipe):
@@ -107,13 +110,58 @@ def expand(recipe: Recipe, fn, n: int, fmt: FloatFormat = BINARY32, lanes: int =
         rng = _rng(recipe.seed, 1)
         x = out[floats[0]]
         flip = fmt.uint(fmt.sign_mask)
-        for name in floats[1:]:
-            u = rng.random(int(n))
-            tie = u < recipe.tie_rate
+        for later, name in enumerate(floats[1:], 1):
+            if recipe.version >= 3:
+                tie, flipped = tie_masks(recipe, later, np.arange(int(n), dtype=np.uint64))
+            else:
+                u = rng.random(int(n))
+                tie, flipped = u < recipe.tie_rate, u < recipe.tie_rate / 2
             y = out[name]
             y[tie] = x[tie]
-            y[u < recipe.tie_rate / 2] ^= flip
+            y[flipped] ^= flip
     return out
+
+
+#: splitmix64's increment and finalizer multipliers (the ties' row hash; generate.cl's
+#: M0, M1, M2).
+_SPLITMIX = (0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB)
+
+
+def tie_key(seed: int, later: int) -> int:
+    """The 64-bit key of the ties of the ``later``-th float argument (1: the second) of a
+    version-3 recipe seeded ``seed`` (``tie_masks``)."""
+    return int(np.random.SeedSequence(seed, spawn_key=(1, later)).generate_state(1, np.uint64)[0])
+
+
+def tie_thresholds(tie_rate: float) -> tuple[int, int]:
+    """(tie, flip): a row ties where the top 53 bits of its hash are below ``tie``
+    (floor(tie_rate * 2**53)), and its copy has the sign flipped where they are below
+    ``flip`` (floor(tie_rate * 2**52)) -- tie_rate and half of it, exactly."""
+    return int(tie_rate * 2.0 ** 53), int(tie_rate * 2.0 ** 52)
+
+
+def tie_hash(key: int, rows: np.ndarray) -> np.ndarray:
+    """splitmix64 of ``rows * golden + key`` (uint64, the shape of ``rows``): the hash of
+    rows (integers, a part's own numbering from 0) that decides their ties."""
+    m0, m1, m2 = (np.uint64(m) for m in _SPLITMIX)
+    z = np.asarray(rows).astype(np.uint64) * m0 + np.uint64(key)
+    z ^= z >> np.uint64(30)
+    z *= m1
+    z ^= z >> np.uint64(27)
+    z *= m2
+    z ^= z >> np.uint64(31)
+    return z
+
+
+def tie_masks(recipe: Recipe, later: int, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(tied, flipped) (bool, the shape of ``rows``) of a version-3 ``recipe``'s
+    ``later``-th float argument at ``rows`` of its part: whether the argument copies the
+    first float argument there, and whether the copy has its sign flipped (a subset of
+    the tied rows).  Integer arithmetic only (``tie_hash``), so the device makes the same
+    ties (fuzzfarm.device.generate) and a check makes any row's alone."""
+    top = tie_hash(tie_key(recipe.seed, later), rows) >> np.uint64(11)
+    tie, flip = tie_thresholds(recipe.tie_rate)
+    return top < np.uint64(tie), top < np.uint64(flip)
 
 
 def expand_plans(recipe: Recipe, fn, n: int, fmt: FloatFormat = BINARY32, lanes: int = 1,
