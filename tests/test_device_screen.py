@@ -1395,3 +1395,32 @@ def test_marked_positions_select_and_rank_like_the_listed_positions(count, densi
     if (~held).any():
         with pytest.raises(KeyError):
             got.rank([int(np.flatnonzero(~held)[0])])
+
+
+@pytest.mark.device
+def test_a_larger_chunk_of_a_screen_is_not_built_again():
+    """A unit larger than a screen's chunk gets a screen of new buffers over the program
+    already built on that runner (DeviceSession builds one per size a target's units grow
+    through): one build, and the larger screen's verdicts are the smaller one's."""
+    from fuzzfarm.device.runner import DeviceRunner
+    info = require_device()
+    if not info.has_fp64:
+        pytest.skip("the test device lacks cl_khr_fp64")
+    runner = DeviceRunner(info, "")
+    builds, build = [], runner.build
+    runner.build = lambda source, what, options=None: builds.append(what) or build(
+        source, what, options)
+    bound = dref.plain_bound("exp", "binary32", Claims())
+    small = ds.DeviceScreen(runner, "exp", bound, 1 << 10)
+    big = ds.DeviceScreen(runner, "exp", bound, 1 << 14)
+    assert len(builds) == 1 and big.program is small.program and big.chunk == 1 << 14
+    rng = np.random.default_rng(4)
+    x = rng.uniform(-20, 20, 1 << 10).astype(np.float32).view(np.uint32)
+    y = np.exp(x.view(np.float32).astype(np.float64)).astype(np.float32).view(np.uint32)
+    y[::7] += np.uint32(16)                             # 16 ULPs off: failures to find
+    a, b = small.screen_drawn(x, y), big.screen_drawn(x, y)
+    np.testing.assert_array_equal(a.passed, b.passed)
+    passed = np.unpackbits(a.passed.view(np.uint8), bitorder="little")[:x.size].astype(bool)
+    assert passed.sum() > x.size // 2 and not passed[::7].any()
+    other = ds.DeviceScreen(runner, "exp", bound / 2, 1 << 10)      # another source
+    assert len(builds) == 2 and other.program is not small.program

@@ -69,6 +69,7 @@ built-ins) are screened by ``device_screen64.cl`` in `run` units
 """
 from __future__ import annotations
 
+import bisect
 import math
 import re
 import weakref
@@ -240,6 +241,7 @@ def _constants64() -> str:
 _FUNCTION_START = re.compile(r"^inline\s+[\w\s*]*?\b(\w+)\s*\(", re.M)
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 _IDENTIFIER = re.compile(r"\b[A-Za-z_]\w*\b")
+_BRACE = re.compile(r"[{}]")
 
 
 def prune_unused(source: str) -> str:
@@ -254,12 +256,14 @@ def prune_unused(source: str) -> str:
     text: the kept functions are those the compiler would see, unchanged, so a program
     built from the pruned source is the same program."""
     code = _COMMENT.sub(lambda m: " " * len(m.group()), source)     # offsets kept
+    braces = [(m.start(), 1 if m.group() == "{" else -1) for m in _BRACE.finditer(code)]
+    at_brace = [p for p, _ in braces]
     spans = {}
     for m in _FUNCTION_START.finditer(code):
         i = code.index("{", code.index(")", m.end()))
         depth = 0
-        for j in range(i, len(code)):
-            depth += {"{": 1, "}": -1}.get(code[j], 0)
+        for j, step in braces[bisect.bisect_left(at_brace, i):]:
+            depth += step
             if depth == 0:
                 break
         else:
@@ -368,6 +372,12 @@ def screen_for(runner, name: str, precision: str, claims, chunk: int):
                         precision=precision), ""
 
 
+#: The programs and kernels of the screens built on each runner, by source: a unit larger
+#: than a screen's chunk gets a screen of new buffers over the same kernels (the kernels'
+#: arguments are set at each enqueue, as ``twin`` relies on).
+_BUILT: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
 class DeviceScreen:
     """The screen kernel of built-in ``name`` at ``bound`` ULPs for ``precision`` results
     (binary32, or binary64: ``BINARY64_REFERENCES``, drawn units only, no sweep numbering
@@ -387,12 +397,16 @@ class DeviceScreen:
         self.chunk = int(chunk)
         self.aggregate = aggregate and name in EXACT_RULES and precision == "binary32"
         source = screen_source(name, bound, self.aggregate, precision)
-        program = runner.build(source, f"device screen of {name} ({precision})", options="")
-        # Oclgrind builds sinpi's, then cannot make its kernel (llvm.fshl.i32)
-        made = commands.kernels(runner, program, ["fuzzfarm_screen"] + [
-            f"fuzzfarm_{k}" for k in ("top", "mark_count", "mark_scan", "mark_write",
-                                      "reference", "screen_pairs")],
-            f"the device screen of {name}", source)
+        built = _BUILT.setdefault(runner, {})
+        if source not in built:     # a larger chunk of the same screen: built once
+            program = runner.build(source, f"device screen of {name} ({precision})",
+                                   options="")
+            # Oclgrind builds sinpi's, then cannot make its kernel (llvm.fshl.i32)
+            built[source] = program, commands.kernels(runner, program, ["fuzzfarm_screen"] + [
+                f"fuzzfarm_{k}" for k in ("top", "mark_count", "mark_scan", "mark_write",
+                                          "reference", "screen_pairs")],
+                f"the device screen of {name}", source)
+        program, made = built[source]
         self.kernel = made["fuzzfarm_screen"]
         self._mark_kernels = {k: made[f"fuzzfarm_{k}"]
                               for k in ("top", "mark_count", "mark_scan", "mark_write")}
