@@ -1424,3 +1424,65 @@ def test_a_larger_chunk_of_a_screen_is_not_built_again():
     assert passed.sum() > x.size // 2 and not passed[::7].any()
     other = ds.DeviceScreen(runner, "exp", bound / 2, 1 << 10)      # another source
     assert len(builds) == 2 and other.program is not small.program
+
+
+def _session_and_build_log():
+    """A DeviceSession on the test device whose runner logs what it builds."""
+    from fuzzfarm.work.session import DeviceSession
+    info = require_device()
+    if not info.has_fp64:
+        pytest.skip("the test device lacks cl_khr_fp64")
+    session = DeviceSession(info)
+    runner = session.runner("")
+    builds, build = [], runner.build
+    runner.build = lambda source, what, options=None: builds.append(what) or build(
+        source, what, options)
+    return session, builds
+
+
+@pytest.mark.device
+def test_screens_prepared_at_once_are_not_built_again():
+    """DeviceSession.prepare_screens builds the targets' screens on several threads; the
+    units that follow find them built (the screen of the same source: its verdicts)."""
+    from fuzzfarm.target import Target
+    from fuzzfarm.work.make import make_unit
+    session, builds = _session_and_build_log()
+    targets = [Target.parse(n, p) for n, p in (("sin", "binary32"), ("exp", "binary32"),
+                                               ("atan2", "binary32"), ("sin", "binary64"),
+                                               ("floor", "binary64"))]
+    made = session.prepare_screens("", targets, threads=2)
+    assert made == len(builds) == 5
+    builds.clear()
+    for t in targets:
+        unit = make_unit("p", (t.name, t.precision, 1), 1, 1, 0, 1, size=4096)
+        assert session.screen(unit, 4096) is not None, session.screen_choices
+    assert builds == []
+    assert session.prepare_screens("", targets, threads=2) == 0 and builds == []
+
+
+@pytest.mark.device
+def test_a_screen_that_does_not_build_when_prepared_is_a_fault_at_its_unit():
+    """Known bad: a screen whose build fails during prepare_screens is left unbuilt (no
+    exception there); the first unit that needs it records the device fault and is
+    screened on the host, as without preparing."""
+    from fuzzfarm.device.runner import KernelBuildError
+    from fuzzfarm.target import Target
+    from fuzzfarm.work.make import make_unit
+    session, builds = _session_and_build_log()
+    runner = session.runner("")
+    logged = runner.build
+
+    def failing(source, what, options=None):
+        if "of exp " in what:
+            logged(source, what, options)
+            raise KernelBuildError(f"building {what} failed (planted)")
+        return logged(source, what, options)
+    runner.build = failing
+    targets = [Target.parse("exp", "binary32"), Target.parse("log", "binary32")]
+    assert session.prepare_screens("", targets, threads=2) == 1
+    exp = make_unit("p", ("exp", "binary32", 1), 1, 1, 0, 1, size=4096)
+    assert session.screen(exp, 4096) is None
+    assert [u.target.name for u, _ in session.screen_faults] == ["exp"]
+    assert "did not build" in session.screen_choices[("", "exp", "binary32")]
+    log = make_unit("p", ("log", "binary32", 1), 1, 1, 0, 1, size=4096)
+    assert session.screen(log, 4096) is not None

@@ -72,6 +72,7 @@ from __future__ import annotations
 import bisect
 import math
 import re
+import warnings
 import weakref
 from functools import lru_cache
 from importlib import resources
@@ -358,6 +359,67 @@ def screen_source(name: str, bound: float, aggregate: bool = False,
                                     body]))
 
 
+def screen_key(runner, name: str, precision: str, claims) -> tuple | None:
+    """(name, bound, aggregate, precision): what ``screen_for`` builds a screen of, for
+    built-in ``name`` in ``precision`` on ``runner`` under ``claims``; None where it builds
+    none (``screen_for``'s reasons)."""
+    bound = plain_bound(name, precision, claims)
+    if bound is None or not runner.info.has_fp64:
+        return None
+    return name, bound, aggregates(name, claims), precision
+
+
+def build_screens(runner, keys, threads: int = 8) -> int:
+    """Build the programs of the screens ``keys`` (``screen_key``'s) not yet built on
+    ``runner``, ``threads`` at a time (the driver compiles them at once: a run's first
+    minutes had been its compiler's, one screen after another); ``DeviceScreen`` then
+    finds them built.  A program that does not build is left unbuilt: ``screen_for``
+    raises its KernelBuildError when a unit needs it, where the fault is recorded.
+    Returns how many were built."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from fuzzfarm.device.runner import KernelBuildError
+    built = _BUILT.setdefault(runner, {})
+    todo = {}
+    for name, bound, aggregate, precision in keys:
+        source = screen_source(name, bound, aggregate and name in EXACT_RULES
+                               and precision == "binary32", precision)
+        if source not in built:
+            todo[source] = name, precision
+
+    def build(item):
+        source, (name, precision) = item
+        try:
+            return source, name, runner.build(source, f"device screen of {name} "
+                                                      f"({precision})", options="")
+        except KernelBuildError:
+            return source, name, None
+
+    made = 0
+    # runner.build sets warning filters around each build, which is not thread-safe:
+    # whatever the threads leave, the filters are the caller's again at the end
+    with warnings.catch_warnings(), ThreadPoolExecutor(max(1, int(threads))) as pool:
+        for source, name, program in pool.map(build, list(todo.items())):
+            if program is None or source in built:
+                continue
+            try:
+                built[source] = program, _screen_kernels(runner, program, name, source)
+                made += 1
+            except KernelBuildError:
+                continue
+    return made
+
+
+def _screen_kernels(runner, program, name: str, source: str) -> dict:
+    """{kernel name: kernel} of a built screen program (KernelBuildError where the device
+    cannot make one: Oclgrind builds sinpi's, then cannot make its kernel)."""
+    from fuzzfarm.device import commands
+    return commands.kernels(runner, program, ["fuzzfarm_screen"] + [
+        f"fuzzfarm_{k}" for k in ("top", "mark_count", "mark_scan", "mark_write",
+                                  "reference", "screen_pairs")],
+        f"the device screen of {name}", source)
+
+
 def screen_for(runner, name: str, precision: str, claims, chunk: int):
     """The device screen of built-in ``name`` in ``precision`` for chunks of ``chunk``
     inputs on ``runner`` (a device.runner.DeviceRunner) under ``claims``: (DeviceScreen,
@@ -390,7 +452,6 @@ class DeviceScreen:
 
     def __init__(self, runner, name: str, bound: float, chunk: int,
                  aggregate: bool = False, precision: str = "binary32"):
-        from fuzzfarm.device import commands
         self.runner, self.name, self.bound = runner, name, bound
         self.precision = precision
         self.pattern = np.dtype(format_named(precision).uint)
@@ -401,11 +462,7 @@ class DeviceScreen:
         if source not in built:     # a larger chunk of the same screen: built once
             program = runner.build(source, f"device screen of {name} ({precision})",
                                    options="")
-            # Oclgrind builds sinpi's, then cannot make its kernel (llvm.fshl.i32)
-            built[source] = program, commands.kernels(runner, program, ["fuzzfarm_screen"] + [
-                f"fuzzfarm_{k}" for k in ("top", "mark_count", "mark_scan", "mark_write",
-                                          "reference", "screen_pairs")],
-                f"the device screen of {name}", source)
+            built[source] = program, _screen_kernels(runner, program, name, source)
         program, made = built[source]
         self.kernel = made["fuzzfarm_screen"]
         self._mark_kernels = {k: made[f"fuzzfarm_{k}"]

@@ -192,7 +192,8 @@ class DeviceSession:
         """Build every target's kernel up front, one program per (build options,
         precision, width) (``targets_by_options``: {build options: [Target, ...]});
         targets in a precision the device lacks are skipped.  A kernel that does not
-        build is kept in ``unbuildable`` and raised when a unit of it is launched.
+        build is kept in ``unbuildable`` and raised when a unit of it is launched.  The
+        targets' device screens are built too, several at once (``prepare_screens``).
         Returns the seconds spent."""
         from fuzzfarm.device.runner import KernelBuildError
         t0 = time.perf_counter()
@@ -216,7 +217,31 @@ class DeviceSession:
                     for t in ts:
                         if t.name in exc.failed or (not exc.failed and len(ts) == 1):
                             self.unbuildable[(bo, t)] = exc.failed.get(t.name, exc)
+            self.prepare_screens(bo, [t for ts in groups.values() for t in ts])
         return time.perf_counter() - t0
+
+    def prepare_screens(self, build_options: str, targets: list, threads: int | None = None
+                        ) -> int:
+        """Build the device screens of ``targets`` (built-ins; those ``screen`` would
+        choose a device screen for) on ``threads`` threads at once (default: the host's
+        cores, at most 8), so a run's first units do not wait for the compiler one screen
+        at a time.  Screens that do not build are left to ``screen``, which records the
+        fault when a unit needs them.  Returns how many programs were built."""
+        import os
+
+        from fuzzfarm.oracle.device_screen import build_screens, screen_key
+        if self.screen_mode == "host":
+            return 0
+        runner = self.runner(build_options)
+        keys = set()
+        for t in targets:
+            if kind_of(t).device_screened(t) and t.precision in ("binary32", "binary64"):
+                claims = kind_of(t).claims(self._claims[build_options], t)
+                key = screen_key(runner, t.name, t.precision, claims)
+                if key is not None:
+                    keys.add(key)
+        threads = threads or min(8, os.cpu_count() or 1)
+        return build_screens(runner, sorted(keys), threads)
 
     # ------------------------------------------------------------------ choices
     def screen(self, unit: WorkUnit, size: int):
