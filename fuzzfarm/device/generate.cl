@@ -235,6 +235,44 @@ void fuzzfarm_tally(__global const PTYPE *x, ulong n, __global PTYPE *set, uint 
         if (local_counts[c]) atomic_add(counts + c, local_counts[c]);
 }
 
+/* The int32 values x (an int argument's) by class (formats.INT_CLASSES order: zero,
+ * positive, negative, INT_MIN, INT_MAX) and their distinct values by class, as
+ * fuzzfarm_tally counts patterns: all_counts[at + c], all_counts[at + NCLS + c]; the value
+ * 0xffffffff (-1, the empty slot's marker) counted through all_counts[at + 2 NCLS]. */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void fuzzfarm_tally_int(__global const uint *x, ulong n, __global uint *set, uint tbits,
+                        __global uint *all_counts, uint at)
+{
+    __global uint *counts = all_counts + at;
+    __local uint local_counts[2 * NCLS];
+    uint lid = get_local_id(0);
+    for (uint c = lid; c < 2 * NCLS; c += WG) local_counts[c] = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    ulong i = get_global_id(0);
+    if (i < n) {
+        uint v = x[i], fresh = 0;
+        uint c = v == 0u ? 0u : v == 0x80000000u ? 3u : v == 0x7fffffffu ? 4u
+                 : (int)v > 0 ? 1u : 2u;
+        if (v == 0xffffffffu) {
+            fresh = atomic_xchg(counts + 2 * NCLS, 1u) == 0;
+        } else {
+            uint mask = (1u << tbits) - 1u;
+            uint h = (v * 0x9E3779B1u) >> (32 - tbits);
+            for (;;) {
+                uint old = atomic_cmpxchg(set + h, 0xffffffffu, v);
+                if (old == 0xffffffffu) { fresh = 1; break; }
+                if (old == v) break;
+                h = (h + 1) & mask;
+            }
+        }
+        atomic_inc(local_counts + c);
+        if (fresh) atomic_inc(local_counts + NCLS + c);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint c = lid; c < 2 * NCLS; c += WG)
+        if (local_counts[c]) atomic_add(counts + c, local_counts[c]);
+}
+
 /* The distinct rows of ncols (2 or 3) arguments c0, c1, c2 of n rows, added to
  * all_counts[at]: every row's number + 1 is inserted into an open-addressing hash set of
  * 2**tbits uint slots (0 marks a free slot) by the hash of its arguments; a slot taken by

@@ -47,7 +47,7 @@ import numpy as np
 from fuzzfarm.formats import BINARY32, BINARY64, FloatFormat
 from strategies._internal.distinct import _bits_for
 
-__all__ = ["NotOnDevice", "UnitPlan", "PartPlan", "TiePart", "TALLY_WORDS", "PartLanes",
+__all__ = ["NotOnDevice", "UnitPlan", "PartPlan", "TiePart", "TALLY_WORDS", "PartLanes", "tie_order",
            "unit_plan", "plan_or_none", "lane_plans", "encode", "inputs_at", "tally",
            "DeviceGenerator", "SEGW", "WG"]
 
@@ -87,15 +87,16 @@ class TiePart(NamedTuple):
 
 
 class UnitPlan(NamedTuple):
-    """A unit's inputs as the device makes them: ``n`` rows of the float arguments
-    ``names`` (binary32 or binary64 patterns), made from ``columns`` (per argument, its
-    PartPlans), then tied by ``ties`` (per later argument, ``names[1:]``, its TieParts;
-    empty where no recipe ties)."""
+    """A unit's inputs as the device makes them: ``n`` rows of the arguments ``names``
+    (of ``kinds``: 'float', binary32 or binary64 patterns, or 'int', int32), made from
+    ``columns`` (per argument, its PartPlans), then tied by ``ties`` (per later argument,
+    ``names[1:]``, its TieParts; empty where no recipe ties)."""
 
     n: int
     names: tuple
     columns: tuple
     ties: tuple = ()
+    kinds: tuple = ()
 
 
 @lru_cache(maxsize=None)
@@ -119,27 +120,36 @@ def _builders(fmt: FloatFormat) -> dict:
     }
 
 
+#: (class, variant) -> builder of the int variants built on the device (an int value's
+#: low 32 bits are its int32 pattern: random_bits' field runs over INT32_MIN .. INT32_MAX)
+_INT_BUILDERS = {("random_bits", "uniform"): (B_RANDOM, 0, 0, 0)}
+
+
 @lru_cache(maxsize=None)
 def _tables(fmt: FloatFormat) -> tuple[np.ndarray, dict]:
-    """(the table blob (uint64), {(class, variant): offset}): every float variant without
-    a device builder (their members under default Params, by number), then the
-    magnitudes of k * pi / 2 for the B_HALFPI variant's k range (as classes.py rounds
-    them)."""
+    """(the table blob (uint64), {(class, variant): offset} and {("int", class,
+    variant): offset}): every float variant without a device builder (their members under
+    default Params, by number), every int variant without one (int64 values as their
+    two's complement), then the magnitudes of k * pi / 2 for the B_HALFPI variant's k
+    range (as classes.py rounds them)."""
     import math
 
-    from strategies._internal.classes import FLOAT_DEFS, Params, _mag_of_f64
+    from strategies._internal.classes import FLOAT_DEFS, INT_DEFS, Params, _mag_of_f64
     from strategies._internal.distinct import TABLE_LIMIT, _table, variant_size
     parts, offsets, at = [], {}, 0
-    for cdef in FLOAT_DEFS:
-        for v in cdef.variants:
-            if (v.cls, v.name) in _builders(fmt):
-                continue
-            if variant_size(v, fmt, Params()) > TABLE_LIMIT:
-                continue                    # neither: such a unit is made on the host
-            t = np.asarray(_table("float", v.cls, v.name, fmt, Params()), dtype=np.uint64)
-            offsets[(v.cls, v.name)] = at
-            parts.append(t)
-            at += t.size
+    for kind, defs, builders in (("float", FLOAT_DEFS, _builders(fmt)),
+                                 ("int", INT_DEFS, _INT_BUILDERS)):
+        for cdef in defs:
+            for v in cdef.variants:
+                if (v.cls, v.name) in builders:
+                    continue
+                if variant_size(v, fmt, Params()) > TABLE_LIMIT:
+                    continue                # neither: such a unit is made on the host
+                t = np.asarray(_table(kind, v.cls, v.name, fmt, Params()))
+                t = t.astype(np.int64).view(np.uint64) if kind == "int" else t.astype(np.uint64)
+                offsets[(v.cls, v.name) if kind == "float" else ("int", v.cls, v.name)] = at
+                parts.append(t)
+                at += t.size
     k_field = _halfpi_k(fmt)
     k = np.arange(k_field.lo, k_field.hi + 1, dtype=np.int64)
     parts.append(_mag_of_f64(k.astype(np.float64) * (math.pi / 2), fmt).astype(np.uint64))
@@ -157,8 +167,8 @@ def _halfpi_k(fmt: FloatFormat):
 
 
 def encode(plan, fmt: FloatFormat, params) -> np.ndarray:
-    """A ``distinct.LanePlan`` of a float argument as segments (uint64, shape (segments,
-    SEGW)); raises NotOnDevice where a variant has neither a device builder nor a table
+    """A ``distinct.LanePlan`` of a float or int argument as segments (uint64, shape
+    (segments, SEGW)); raises NotOnDevice where a variant has neither a device builder nor a table
     valid under ``params``, or the plan repeats members."""
     from strategies._internal.classes import Params
     if plan.repeat or not plan.segments:
@@ -168,12 +178,14 @@ def encode(plan, fmt: FloatFormat, params) -> np.ndarray:
     end = 0
     for row, seg in zip(out, plan.segments):
         v, take = seg.variant, seg.take
-        if seg.kind != "float":
-            raise NotOnDevice("int arguments are made on the host")
         key = (v.cls, v.name)
         fields = v.fields(fmt, params)
-        if key in _builders(fmt):
-            builder, a0, a1, a2 = _builders(fmt)[key]
+        if seg.kind == "int":
+            builders, key = _INT_BUILDERS, key if key in _INT_BUILDERS else ("int", *key)
+        else:
+            builders = _builders(fmt)
+        if key in builders:
+            builder, a0, a1, a2 = builders[key]
             if builder == B_HALFPI:
                 if fields != v.fields(fmt, Params()):
                     raise NotOnDevice(f"variant {v.cls}/{v.name}: its table is for default Params")
@@ -204,8 +216,9 @@ def encode(plan, fmt: FloatFormat, params) -> np.ndarray:
 
 def unit_plan(target, drawn) -> UnitPlan:
     """The device plan of the drawn inputs ``drawn`` (a fuzzfarm.work.unit.Drawn with its
-    recipes) of ``target``, a binary32 or binary64 built-in of one, two or three float
-    arguments at width 1; raises NotOnDevice for any other."""
+    recipes) of ``target``, a binary32 or binary64 built-in of one, two or three
+    arguments at width 1, the first a float, the others floats or (binary32) an int;
+    raises NotOnDevice for any other."""
     from strategies._internal.sampler import tie_key, tie_thresholds
     if not drawn.recipes:
         raise NotOnDevice("units without recipes are made on the host")
@@ -213,9 +226,14 @@ def unit_plan(target, drawn) -> UnitPlan:
             or target.fmt not in (BINARY32, BINARY64)):
         raise NotOnDevice("only binary32 and binary64 scalar element-wise built-ins")
     fn = target.fn
-    if not 1 <= len(fn.inputs) <= 3 or any(a.kind != "float" for a in fn.inputs):
-        raise NotOnDevice("only built-ins of one to three float arguments")
+    kinds = tuple(a.kind for a in fn.inputs)
+    if not 1 <= len(kinds) <= 3 or kinds[0] != "float" or not set(kinds) <= {"float", "int"}:
+        raise NotOnDevice("only built-ins of one to three float or int arguments, x a float")
+    if "int" in kinds and target.fmt != BINARY32:
+        # an int column beside 64-bit patterns: no binary64 screen takes one either
+        raise NotOnDevice("int arguments of binary64 built-ins are made on the host")
     names = tuple(a.name for a in fn.inputs)
+    later = tie_order(fn)
     columns = [[] for _ in names]
     ties = [[] for _ in names[1:]]
     for part in lane_plans(target, drawn):
@@ -227,11 +245,23 @@ def unit_plan(target, drawn) -> UnitPlan:
             shuffle = None if lane.shuffle is None else (_bits_for(n), *lane.shuffle)
             parts.append(PartPlan(offset, n, segs, shuffle))
         tie, flip = tie_thresholds(recipe.tie_rate)
-        for later, parts in enumerate(ties, 1):
-            parts.append(TiePart(offset, n, tie_key(recipe.seed, later), tie, flip))
+        for k, parts in zip(later, ties):
+            parts.append(TiePart(offset, n, tie_key(recipe.seed, k), tie, flip) if k else
+                         TiePart(offset, n, 0, 0, 0))
     any_tie = any(t.tie for parts in ties for t in parts)
     return UnitPlan(sum(p.n for p in columns[0]), names, tuple(map(tuple, columns)),
-                    tuple(map(tuple, ties)) if any_tie else ())
+                    tuple(map(tuple, ties)) if any_tie else (), kinds)
+
+
+def tie_order(fn) -> list:
+    """For each argument of ``fn`` after the first: its place among the float arguments
+    (1: the second float, whose ties ``strategies.tie_masks(recipe, 1, ...)`` gives), or 0
+    for an argument that never ties (an int)."""
+    out, k = [], 0
+    for a in fn.inputs[1:]:
+        k += a.kind == "float"
+        out.append(k if a.kind == "float" else 0)
+    return out
 
 
 def plan_or_none(target, drawn) -> UnitPlan | None:
@@ -280,7 +310,8 @@ def inputs_at(target, drawn, rows: np.ndarray, plans: list | None = None) -> dic
     from strategies._internal.sampler import tie_masks
     rows = np.asarray(rows, dtype=np.int64)
     names = [a.name for a in target.fn.inputs]
-    out = {k: np.zeros(rows.shape, target.fmt.uint) for k in names}
+    out = {a.name: np.zeros(rows.shape, target.fmt.uint if a.kind == "float" else np.int32)
+           for a in target.fn.inputs}
     flip = target.fmt.uint(target.fmt.sign_mask)
     for part in (plans if plans is not None else lane_plans(target, drawn)):
         at = np.flatnonzero((rows >= part.offset) & (rows < part.offset + part.n))
@@ -289,10 +320,11 @@ def inputs_at(target, drawn, rows: np.ndarray, plans: list | None = None) -> dic
         local = rows.flat[at] - part.offset
         cols = [realize_at(lane, local, target.fmt, part.params) for lane in part.lanes]
         if part.recipe.tie_rate > 0:
-            for later, col in enumerate(cols[1:], 1):
-                tie, flipped = tie_masks(part.recipe, later, local)
-                col[tie] = cols[0][tie]
-                col[flipped] ^= flip
+            for later, col in zip(tie_order(target.fn), cols[1:]):
+                if later:
+                    tie, flipped = tie_masks(part.recipe, later, local)
+                    col[tie] = cols[0][tie]
+                    col[flipped] ^= flip
         for name, col in zip(names, cols):
             out[name].flat[at] = col
     return out
@@ -303,20 +335,23 @@ def inputs_at(target, drawn, rows: np.ndarray, plans: list | None = None) -> dic
 TALLY_WORDS = 21
 
 
-def tally(counts: np.ndarray, names=("x",)) -> tuple[dict, dict, int]:
-    """(inputs per IEEE class, distinct inputs per class, distinct input rows) of the
-    arguments ``names`` from the tally kernels' ``counts`` (uint32 (TALLY_WORDS * k + 1,)
-    for k arguments: each argument's counts by class, distinct counts by class and
-    whether the all-ones pattern was seen, then the distinct rows where k > 1): the keys
-    and values ``strategies.class_tally`` gives."""
-    from fuzzfarm.formats import INPUT_CLASSES
+def tally(counts: np.ndarray, names=("x",), kinds=()) -> tuple[dict, dict, int]:
+    """(inputs per class, distinct inputs per class, distinct input rows) of the
+    arguments ``names`` (of ``kinds``, 'float' where not given) from the tally kernels'
+    ``counts`` (uint32 (TALLY_WORDS * k + 1,) for k arguments: each argument's counts by
+    class, distinct counts by class -- IEEE classes, formats.INPUT_CLASSES, or for an int
+    formats.INT_CLASSES, in the first words of each half -- and whether the all-ones
+    pattern was seen, then the distinct rows where k > 1): the keys and values
+    ``strategies.class_tally`` gives."""
+    from fuzzfarm.formats import INPUT_CLASSES, INT_CLASSES
     c = np.asarray(counts, dtype=np.int64)
     k = len(INPUT_CLASSES)
     by, distinct = {}, {}
     for i, name in enumerate(names):
         col = c[i * TALLY_WORDS:(i + 1) * TALLY_WORDS]
-        by.update({f"{name}:{cls}": int(v) for cls, v in zip(INPUT_CLASSES, col[:k])})
-        distinct.update({f"{name}:{cls}": int(v) for cls, v in zip(INPUT_CLASSES, col[k:2 * k])})
+        classes = INT_CLASSES if i < len(kinds) and kinds[i] == "int" else INPUT_CLASSES
+        by.update({f"{name}:{cls}": int(v) for cls, v in zip(classes, col[:k])})
+        distinct.update({f"{name}:{cls}": int(v) for cls, v in zip(classes, col[k:2 * k])})
     rows = int(c[k:2 * k].sum()) if len(names) == 1 else int(c[TALLY_WORDS * len(names)])
     return by, distinct, rows
 
@@ -345,6 +380,7 @@ class DeviceGenerator:
         self.kernel = cl.Kernel(program, "fuzzfarm_generate")
         self.ties_kernel = cl.Kernel(program, "fuzzfarm_ties")
         self.tally_kernel = cl.Kernel(program, "fuzzfarm_tally")
+        self.tally_int_kernel = cl.Kernel(program, "fuzzfarm_tally_int")
         self.rows_kernel = cl.Kernel(program, "fuzzfarm_tally_rows")
         blob, _ = _tables(fmt)
         mf = cl.mem_flags
@@ -403,23 +439,27 @@ class DeviceGenerator:
                              self._table_buffer([list(t) for t in parts]),
                              np.uint32(len(parts)))
         for i, out in enumerate(outs):
-            self.enqueue_tally(queue, out, plan.n, count_buf, TALLY_WORDS * i)
+            self.enqueue_tally(queue, out, plan.n, count_buf, TALLY_WORDS * i,
+                               ints=plan.kinds[i:i + 1] == ("int",))
         if k > 1:
             self.enqueue_rows(queue, outs, plan.n, count_buf, TALLY_WORDS * k)
         ev = cl.enqueue_copy(queue, counts, count_buf, is_blocking=False)
         return started, ev, counts
 
-    def enqueue_tally(self, queue, x, n: int, counts, at: int = 0) -> None:
-        """Add the counts of ``n`` patterns of ``fmt`` in device buffer ``x`` to device
-        buffer ``counts`` (uint32, zeroed by the caller; words ``at .. at + TALLY_WORDS``,
-        ``tally`` reads them)."""
+    def enqueue_tally(self, queue, x, n: int, counts, at: int = 0, ints: bool = False
+                      ) -> None:
+        """Add the counts of ``n`` patterns of ``fmt`` (``ints``: int32 values) in device
+        buffer ``x`` to device buffer ``counts`` (uint32, zeroed by the caller; words
+        ``at .. at + TALLY_WORDS``, ``tally`` reads them)."""
         import pyopencl as cl
         hset, bits = self._hash_set(n)
-        empty = np.full(1, np.iinfo(self.fmt.uint).max, self.fmt.uint)      # EMPTY
+        dtype = np.uint32 if ints else self.fmt.uint
+        empty = np.full(1, np.iinfo(dtype).max, dtype)                      # EMPTY
         cl.enqueue_fill_buffer(queue, hset, empty, 0, empty.itemsize << bits)
         items = -(-n // WG) * WG
-        self.tally_kernel(queue, (items,), (WG,), x, np.uint64(n), hset, np.uint32(bits),
-                          counts, np.uint32(at))
+        kernel = self.tally_int_kernel if ints else self.tally_kernel
+        kernel(queue, (items,), (WG,), x, np.uint64(n), hset, np.uint32(bits), counts,
+               np.uint32(at))
 
     def enqueue_rows(self, queue, columns, n: int, counts, at: int) -> None:
         """Add the number of distinct rows of the 2 or 3 device buffers ``columns`` (``n``

@@ -176,7 +176,7 @@ def check_made(landed: Landed, claims, device_meta: dict, run_id: str) -> Checke
     dt = time.perf_counter() - t0
     return Checked(finding_table(result, unit, device_meta, run_id),
                    stats_row(result, unit, None, device_meta, run_id, landed.device_seconds,
-                             dt, tally=kind.made_tally(made), inputs_at=inputs_at),
+                             dt, tally=kind.made_tally(unit.target, made), inputs_at=inputs_at),
                    result)
 
 

@@ -231,8 +231,9 @@ class Kind:
         host."""
         raise NotImplementedError
 
-    def made_tally(self, made: MadeRows) -> tuple:
-        """The stats row's (by class, distinct by class, distinct rows) of a made unit."""
+    def made_tally(self, target: Target, made: MadeRows) -> tuple:
+        """The stats row's (by class, distinct by class, distinct rows) of a made unit of
+        ``target``."""
         raise NotImplementedError
 
     def made_kernels(self) -> tuple:
@@ -430,8 +431,10 @@ class Elementwise(Kind):
         out = target.fn.outputs[0]
         names = [arg.name for arg in target.fn.inputs]
         tally = np.array(tally)
-        if gins is not None and not every_row:  # gathered as uint32 patterns: ilogb's int
-            return answer, MadeRows(landing.count, True, dict(zip(names, gins)),
+        if gins is not None and not every_row:  # gathered as patterns: an int's as uint32
+            inputs = {a.name: g.view(buffer_dtype(a, target.fmt))
+                      for a, g in zip(target.fn.inputs, gins)}
+            return answer, MadeRows(landing.count, True, inputs,
                                     {out.name: gy.view(buffer_dtype(out, target.fmt))},
                                     tally, top, count)
         outputs = pending.read_made()
@@ -470,9 +473,10 @@ class Elementwise(Kind):
         from fuzzfarm.device import generate
         return generate.inputs_at(target, drawn, rows)
 
-    def made_tally(self, made):
+    def made_tally(self, target, made):
         from fuzzfarm.device import generate
-        return generate.tally(made.tally, tuple(made.inputs))
+        return generate.tally(made.tally, tuple(made.inputs),
+                              tuple(a.kind for a in target.fn.inputs))
 
 
 class Geometric(Kind):
@@ -663,7 +667,7 @@ class Conversion(Kind):
             start += n
         return {"x": out}
 
-    def made_tally(self, made):
+    def made_tally(self, target, made):
         return {}, {}, None
 
     def made_kernels(self):
