@@ -355,13 +355,15 @@ def _both_ways(made, name, serial=2, size=(1 << 17) + 5, precision="binary32"):
 @pytest.mark.parametrize("name", ["sin", "sinpi", "tanpi", "log", "ilogb", "floor", "half_exp",
                                   "sin/binary64", "floor/binary64", "sqrt/binary64",
                                   "atan2", "fmin", "fma", "pow", "hypot/binary64",
-                                  "fmod/binary64", "mad/binary64", "pown", "ldexp"])
+                                  "fmod/binary64", "mad/binary64", "pown", "ldexp",
+                                  "frexp", "modf", "fract", "remquo"])
 def test_a_unit_made_on_the_device_gets_the_verdicts_of_one_made_on_the_host(made, name):
     """fuzzfarm.work.units.check_made_unit, with only the rows the verdict reads gathered
     on the device (as the device actor hands them over) and with every row, against
     check_unit on host inputs: the same outputs, answers, failures per rule, finding rows
     and stats (binary32, and binary64: its 64-bit patterns made, gathered and tallied;
-    built-ins of two and three arguments: every argument made, tied and gathered)."""
+    built-ins of two and three arguments: every argument made, tied and gathered; of two
+    outputs: the second gathered too)."""
     from fuzzfarm.verdict.screened import SparseOutputs
     from fuzzfarm.work.check import check_landed, check_made
     name, _, precision = name.partition("/")

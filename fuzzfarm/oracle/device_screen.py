@@ -559,9 +559,9 @@ class DeviceScreen:
 
     def landing(self, count: int, arguments: int = 1) -> "Landing":
         """Host memory (pinned where the driver allows it) for the answer and the gathered
-        rows of one drawn unit of ``count`` <= chunk inputs of ``arguments`` (1 to 3)
-        arguments each (``enqueue_marked``): an idle one of this screen's, or a new one.
-        Give it back with ``Landing.release``."""
+        rows of one drawn unit of ``count`` <= chunk inputs of ``arguments`` columns each
+        besides y (the arguments, and a second output: ``enqueue_marked``): an idle one of
+        this screen's, or a new one.  Give it back with ``Landing.release``."""
         if count > self.chunk:
             raise ValueError(f"device screen: {count} inputs in a screen built for "
                              f"{self.chunk}")
@@ -574,24 +574,25 @@ class DeviceScreen:
     def enqueue_marked(self, xbuf, ybuf, count: int, land: "Landing", wait_for=None,
                        more=()):
         """After ``enqueue`` of a drawn unit (``xbuf``, ``ybuf``: its device buffers of
-        the first argument's and the result's patterns; ``more``: the later arguments',
-        as many as ``land`` was made for; ``count`` inputs): gather on the device the
-        arguments and y of every input the host's verdict may read
+        the first argument's and the result's patterns; ``more``: further columns of the
+        pattern's width -- the later arguments', then a second output's -- as many as
+        ``land`` was made for; ``count`` inputs): gather on the device those columns and
+        y of every input the host's verdict may read
         (verdict.screened.SparseOutputs.positions), in input order, and copy them and the
         count into ``land`` (``Landing.marked``).  Returns the event of the last copy
         (``land`` is complete once it is)."""
         from fuzzfarm.device.commands import buffer, copy, launch
         r = self.runner
+        size = self.chunk * self.pattern.itemsize
         if self._marks is None:
-            w, size = words_for(self.chunk), self.chunk * self.pattern.itemsize
+            w = words_for(self.chunk)
             self._marks = {
                 **self._mark_kernels, "hdr": buffer(r, 8), "woff": buffer(r, w * 4),
                 "gtot": buffer(r, max(1, w // LOCAL) * 4), "gx": buffer(r, size),
-                "gy": buffer(r, size), "gz": None, "gw": None}
-        if more and self._marks["gz"] is None:
-            size = self.chunk * self.pattern.itemsize
-            self._marks.update(gz=buffer(r, size), gw=buffer(r, size))
+                "gy": buffer(r, size), "extra": []}
         m = self._marks
+        while len(m["extra"]) < len(more) + len(more) % 2:    # gathered two at a time
+            m["extra"].append(buffer(r, size))
         w = words_for(count)
         n, cap = np.uint32(count), np.uint32(land.x.size)
         m["top"].set_args(self.wmax, self.wpos, np.uint32(w), m["hdr"])
@@ -606,12 +607,13 @@ class DeviceScreen:
         copy(r, land.hdr, m["hdr"], wait_for=[ev])
         copy(r, land.x, m["gx"], wait_for=[ev])
         last = copy(r, land.y, m["gy"], wait_for=[ev])
-        if more:                    # the later arguments: the same rows, gathered again
-            zbuf, wbuf = more[0], more[-1]
+        for j in range(0, len(more), 2):    # further columns: the same rows, two a launch
+            pair = more[j:j + 2]
             m["mark_write"].set_args(self.passed, self.agg, n, m["hdr"], m["woff"],
-                                     m["gtot"], zbuf, wbuf, cap, m["gz"], m["gw"])
+                                     m["gtot"], pair[0], pair[-1], cap, m["extra"][j],
+                                     m["extra"][j + 1])
             ev = launch(r, m["mark_write"], w, LOCAL, wait_for=[ev])
-            for host, dev in zip(land.more, (m["gz"], m["gw"])):
+            for host, dev in zip(land.more[j:j + 2], m["extra"][j:j + 2]):
                 last = copy(r, host, dev, wait_for=[ev])
         return last
 
@@ -710,12 +712,14 @@ GATHER_FRACTION = 0.5
 class Landing:
     """Host memory for one drawn unit's screen answer and gathered rows, pinned where the
     driver allows it (device.runner.DeviceRunner.host_array), sized for its screen's
-    chunk and ``arguments`` (1 to 3) and reused (``DeviceScreen.landing``, ``release``).
+    chunk and ``arguments`` (columns besides y: 1 to 4) and reused
+    (``DeviceScreen.landing``, ``release``).
     After ``use(count)``: ``answer`` (ScreenChunk views for ``count`` inputs), ``hdr``
     uint32 (2,): the marked inputs' count and the position of the passed input of the
-    largest error (0xffffffff: none), ``x``, ``y`` and ``more`` (one per later argument)
+    largest error (0xffffffff: none), ``x``, ``y`` and ``more`` (one per further column)
     (count * GATHER_FRACTION,) of the screen's ``pattern`` dtype (uint32, or uint64 for
-    binary64): the gathered first argument, result and later arguments.  The answer's
+    binary64): the gathered first argument, result and further columns (the later
+    arguments, then a second output).  The answer's
     ``agg_c0``, ``agg_c1`` are stale where the screen does not aggregate (the device does
     not write them; work.session.DeviceSession.land sends them empty)."""
 
@@ -740,7 +744,7 @@ class Landing:
             for k in range(1 + self.arguments))
 
     def marked(self) -> tuple[int, int, tuple | None, np.ndarray | None]:
-        """(marked inputs, top position or -1, their arguments (a tuple: x, then the later
+        """(marked inputs, top position or -1, their columns (a tuple: x, then the further
         ones), their y) once the copies are done; the arrays are None where the marked
         inputs did not fit (then read every row).  The arrays are views of this landing:
         copy them before ``release``."""

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fuzzfarm import formats
-from fuzzfarm.formats import FloatFormat
+from fuzzfarm.formats import BINARY32, FloatFormat
 from fuzzfarm.target import Target
 from fuzzfarm.work.unit import Drawn, IndexRange, Special, WorkUnit
 
@@ -382,9 +382,10 @@ class Elementwise(Kind):
                           len(inputs[target.fn.inputs[0].name]), outputs, answer, claims)
 
     def device_plan(self, target, drawn):
-        # a built-in of two outputs is made on the host: the device-made path gathers the
-        # arguments and the first output only (DeviceScreen.enqueue_marked)
-        if len(target.fn.outputs) > 1:
+        # a second output is gathered as a column of the patterns' width: binary32 only
+        # (frexp's int exponent beside binary64 patterns is not; no binary64 screen takes
+        # a second output either)
+        if len(target.fn.outputs) > 1 and target.fmt != BINARY32:
             return None
         from fuzzfarm.device.generate import plan_or_none
         return plan_or_none(target, drawn)
@@ -395,7 +396,8 @@ class Elementwise(Kind):
 
     def launch_made(self, runner, target, plan, screen, generator):
         k = len(plan.names)
-        land = screen.landing(plan.n, k)
+        two = len(target.fn.outputs) > 1
+        land = screen.landing(plan.n, k + two)
         box = []
 
         def fill(queue, dev_in, n):
@@ -406,9 +408,10 @@ class Elementwise(Kind):
         def after(queue, dev_in, dev_out, n):
             ev = screen.enqueue(dev_out[0], 0, n, land.answer, xbuf=dev_in[0], blocking=False,
                                 zbuf=dev_in[1] if k > 1 else None,
-                                wbuf=dev_in[2] if k > 2 else None)
+                                wbuf=dev_in[2] if k > 2 else None,
+                                y2buf=dev_out[1] if two else None)
             return screen.enqueue_marked(dev_in[0], dev_out[0], n, land, wait_for=[ev],
-                                         more=dev_in[1:k])
+                                         more=list(dev_in[1:k]) + list(dev_out[1:2]))
 
         try:
             pending = runner.submit_made(target.fn, plan.n, fill, target.fmt, target.width,
@@ -427,16 +430,17 @@ class Elementwise(Kind):
         if not landing.screen.aggregate:    # no failure counted: nothing to read there
             a = a._replace(agg_c0=a.agg_c0[:0], agg_c1=a.agg_c1[:0])
         answer = ScreenChunk(*a)
-        count, top, gins, gy = landing.marked()
-        out = target.fn.outputs[0]
-        names = [arg.name for arg in target.fn.inputs]
+        count, top, cols, gy = landing.marked()
+        fn = target.fn
+        names = [arg.name for arg in fn.inputs]
         tally = np.array(tally)
-        if gins is not None and not every_row:  # gathered as patterns: an int's as uint32
+        if cols is not None and not every_row:  # gathered as patterns: an int's as uint32
+            k = len(fn.inputs)
             inputs = {a.name: g.view(buffer_dtype(a, target.fmt))
-                      for a, g in zip(target.fn.inputs, gins)}
-            return answer, MadeRows(landing.count, True, inputs,
-                                    {out.name: gy.view(buffer_dtype(out, target.fmt))},
-                                    tally, top, count)
+                      for a, g in zip(fn.inputs, cols[:k])}
+            outputs = {o.name: g.view(buffer_dtype(o, target.fmt))
+                       for o, g in zip(fn.outputs, (gy, *cols[k:]))}
+            return answer, MadeRows(landing.count, True, inputs, outputs, tally, top, count)
         outputs = pending.read_made()
         inputs = dict(zip(names, pending.made_inputs))
         return answer, MadeRows(len(inputs[names[0]]), False, inputs, dict(outputs), tally,
