@@ -446,7 +446,9 @@ def test_a_later_argument_the_device_made_wrong_is_a_device_fault(made, name, ar
     made_.made.inputs[argument][i] ^= 1
     with pytest.raises(InputsDisagree) as err:
         check_made(made_, claims, {}, "r")
-    assert f"row {int(pos[i])} ({argument}): device" in err.value.detail()["error"]
+    bits = int(made_.made.inputs[argument][i]) & 0xFFFFFFFF    # an int shown as its pattern
+    assert (f"row {int(pos[i])} ({argument}): device {bits:#010x}, host {bits ^ 1:#010x}"
+            in err.value.detail()["error"])
 
 
 @pytest.mark.device

@@ -25,16 +25,18 @@ The tally kernel counts the unit's inputs and *distinct* inputs per IEEE class o
 device (a hash set; the stats row's ``inputs_by_class``, ``distinct_by_class``): the
 statistics ``strategies.class_tally`` computes on the host by sorting.
 
-A built-in of two or three float arguments has a plan per argument (one column each,
-``UnitPlan.columns``), each made as a one-argument unit's; then, where its recipes tie
+A built-in of two or three arguments (floats; in binary32 also an int, made from the int
+class table) has a plan per argument (one column each, ``UnitPlan.columns``), each made
+as a one-argument unit's; then, where its recipes tie
 (version 3: ``strategies.tie_masks``, a hash of the row), the ties kernel copies the first
 argument into the later ones at the tied rows (the sign flipped at half of them).  The
 tally counts every argument's classes and the distinct rows (tuples of the arguments) in
 a hash set of row numbers, comparing the rows themselves: exact, whatever the width.
 
 ``unit_plan`` raises ``NotOnDevice`` for a unit the device does not make (special-value
-units, version-1 recipes, int arguments, lanes, formats other than binary32 and binary64,
-plans that repeat members, version-2 recipes that tie); the host makes those as before.
+units, version-1 recipes, lanes, int arguments beside binary64 patterns, formats other
+than binary32 and binary64, plans that repeat members, version-2 recipes that tie); the
+host makes those as before.
 """
 from __future__ import annotations
 
@@ -168,8 +170,8 @@ def _halfpi_k(fmt: FloatFormat):
 
 def encode(plan, fmt: FloatFormat, params) -> np.ndarray:
     """A ``distinct.LanePlan`` of a float or int argument as segments (uint64, shape
-    (segments, SEGW)); raises NotOnDevice where a variant has neither a device builder nor a table
-    valid under ``params``, or the plan repeats members."""
+    (segments, SEGW)); raises NotOnDevice where a variant has neither a device builder
+    nor a table valid under ``params``, or the plan repeats members."""
     from strategies._internal.classes import Params
     if plan.repeat or not plan.segments:
         raise NotOnDevice("the plan repeats members (every variant exhausted)")

@@ -171,7 +171,9 @@ def check_made(landed: Landed, claims, device_meta: dict, run_id: str) -> Checke
     for name, want in host.items():
         if not np.array_equal(want, dev[name]):
             bad = np.flatnonzero(want != dev[name])
-            raise InputsDisagree(rows[bad], want[bad], dev[name][bad],
+            h, d = want[bad], np.asarray(dev[name])[bad]     # an int's shown as its pattern
+            raise InputsDisagree(rows[bad], h.view(f"u{h.dtype.itemsize}"),
+                                 d.view(f"u{d.dtype.itemsize}"),
                                  kernels=kind.made_kernels(), argument=name)
     dt = time.perf_counter() - t0
     return Checked(finding_table(result, unit, device_meta, run_id),
