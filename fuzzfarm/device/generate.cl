@@ -202,76 +202,72 @@ static uint ieee_class(PTYPE v)
     return (mag & QUIET_BIT) ? 8 : 9;
 }
 
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void fuzzfarm_tally(__global const PTYPE *x, ulong n, __global PTYPE *set, uint tbits,
-                    __global uint *all_counts, uint at)
+/* Work-group counts by class: zeroed, one input counted (and, if fresh, as distinct),
+ * added to counts[0 .. 2 NCLS) -- every work item of the group calls begin and end */
+inline void local_counts_begin(__local uint *lc, uint lid)
 {
-    __global uint *counts = all_counts + at;
-    __local uint local_counts[2 * NCLS];
-    uint lid = get_local_id(0);
-    for (uint c = lid; c < 2 * NCLS; c += WG) local_counts[c] = 0;
+    for (uint c = lid; c < 2 * NCLS; c += WG) lc[c] = 0;
     barrier(CLK_LOCAL_MEM_FENCE);
-    ulong i = get_global_id(0);
-    if (i < n) {
-        PTYPE v = x[i];
-        uint c = ieee_class(v), fresh = 0;
-        if (v == EMPTY) {
-            fresh = atomic_xchg(counts + 2 * NCLS, 1u) == 0;
-        } else {
-            uint mask = (1u << tbits) - 1u;
-            uint h = HASH(v);
-            for (;;) {
-                PTYPE old = CMPXCHG(set + h, EMPTY, v);
-                if (old == EMPTY) { fresh = 1; break; }
-                if (old == v) break;
-                h = (h + 1) & mask;
-            }
-        }
-        atomic_inc(local_counts + c);
-        if (fresh) atomic_inc(local_counts + NCLS + c);
-    }
+}
+inline void local_count(__local uint *lc, uint c, uint fresh)
+{
+    atomic_inc(lc + c);
+    if (fresh) atomic_inc(lc + NCLS + c);
+}
+inline void local_counts_end(__local uint *lc, uint lid, __global uint *counts)
+{
     barrier(CLK_LOCAL_MEM_FENCE);
     for (uint c = lid; c < 2 * NCLS; c += WG)
-        if (local_counts[c]) atomic_add(counts + c, local_counts[c]);
+        if (lc[c]) atomic_add(counts + c, lc[c]);
 }
 
-/* The int32 values x (an int argument's) by class (formats.INT_CLASSES order: zero,
- * positive, negative, INT_MIN, INT_MAX) and their distinct values by class, as
- * fuzzfarm_tally counts patterns: all_counts[at + c], all_counts[at + NCLS + c]; the value
- * 0xffffffff (-1, the empty slot's marker) counted through all_counts[at + 2 NCLS]. */
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void fuzzfarm_tally_int(__global const uint *x, ulong n, __global uint *set, uint tbits,
-                        __global uint *all_counts, uint at)
-{
-    __global uint *counts = all_counts + at;
-    __local uint local_counts[2 * NCLS];
-    uint lid = get_local_id(0);
-    for (uint c = lid; c < 2 * NCLS; c += WG) local_counts[c] = 0;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    ulong i = get_global_id(0);
-    if (i < n) {
-        uint v = x[i], fresh = 0;
-        uint c = v == 0u ? 0u : v == 0x80000000u ? 3u : v == 0x7fffffffu ? 4u
-                 : (int)v > 0 ? 1u : 2u;
-        if (v == 0xffffffffu) {
-            fresh = atomic_xchg(counts + 2 * NCLS, 1u) == 0;
-        } else {
-            uint mask = (1u << tbits) - 1u;
-            uint h = (v * 0x9E3779B1u) >> (32 - tbits);
-            for (;;) {
-                uint old = atomic_cmpxchg(set + h, 0xffffffffu, v);
-                if (old == 0xffffffffu) { fresh = 1; break; }
-                if (old == v) break;
-                h = (h + 1) & mask;
-            }
-        }
-        atomic_inc(local_counts + c);
-        if (fresh) atomic_inc(local_counts + NCLS + c);
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint c = lid; c < 2 * NCLS; c += WG)
-        if (local_counts[c]) atomic_add(counts + c, local_counts[c]);
+/* NAME(set, tbits, v, seen_empty): whether v (of type T) is new to the open-addressing
+ * hash set of 2**tbits slots of T (EMPTY_V marks a free one; v == EMPTY_V itself goes to
+ * *seen_empty instead), hashed by HASH_F(v), inserted by CAS(p, expected, new) */
+#define HASH_SET_INSERT(NAME, T, EMPTY_V, HASH_F, CAS)                              \
+inline uint NAME(__global T *set, uint tbits, T v, __global uint *seen_empty)       \
+{                                                                                   \
+    if (v == (EMPTY_V)) return atomic_xchg(seen_empty, 1u) == 0;                   \
+    uint mask = (1u << tbits) - 1u;                                                 \
+    uint h = HASH_F(v);                                                             \
+    for (;;) {                                                                      \
+        T old = CAS(set + h, (EMPTY_V), v);                                         \
+        if (old == (EMPTY_V)) return 1;                                             \
+        if (old == v) return 0;                                                     \
+        h = (h + 1) & mask;                                                         \
+    }                                                                               \
 }
+#define HASH32(v) (((v) * 0x9E3779B1u) >> (32 - tbits))
+HASH_SET_INSERT(insert_pattern, PTYPE, EMPTY, HASH, CMPXCHG)   /* an argument's patterns */
+HASH_SET_INSERT(insert_u32, uint, 0xffffffffu, HASH32, atomic_cmpxchg)   /* int32 values */
+
+/* formats.INT_CLASSES of an int32 value: zero, positive, negative, INT_MIN, INT_MAX */
+inline uint int_class(uint v)
+{
+    return v == 0u ? 0u : v == 0x80000000u ? 3u : v == 0x7fffffffu ? 4u
+           : (int)v > 0 ? 1u : 2u;
+}
+
+/* NAME: the n values x (of type T) by class (CLASS_F) and their distinct values by class
+ * (INSERT_F into the hash set), added to all_counts[at + c] and all_counts[at + NCLS + c];
+ * the set's empty marker counted through all_counts[at + 2 NCLS].  fuzzfarm_tally: an
+ * argument's patterns by IEEE class; fuzzfarm_tally_int: an int argument's values. */
+#define TALLY_KERNEL(NAME, T, CLASS_F, INSERT_F)                                    \
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))                            \
+void NAME(__global const T *x, ulong n, __global T *set, uint tbits,                \
+          __global uint *all_counts, uint at)                                       \
+{                                                                                   \
+    __global uint *counts = all_counts + at;                                        \
+    __local uint lc[2 * NCLS];                                                      \
+    uint lid = get_local_id(0);                                                     \
+    local_counts_begin(lc, lid);                                                    \
+    ulong i = get_global_id(0);                                                     \
+    if (i < n)                                                                      \
+        local_count(lc, CLASS_F(x[i]), INSERT_F(set, tbits, x[i], counts + 2 * NCLS)); \
+    local_counts_end(lc, lid, counts);                                              \
+}
+TALLY_KERNEL(fuzzfarm_tally, PTYPE, ieee_class, insert_pattern)
+TALLY_KERNEL(fuzzfarm_tally_int, uint, int_class, insert_u32)
 
 /* The distinct rows of ncols (2 or 3) arguments c0, c1, c2 of n rows, added to
  * all_counts[at]: every row's number + 1 is inserted into an open-addressing hash set of
