@@ -228,10 +228,13 @@ def _line_log(log_format: str, quiet: bool):
                    "on the host; host: every result on the host.")
 @click.option("--inputs", "inputs_at", type=click.Choice(["auto", "host"]), default="auto",
               show_default=True,
-              help="auto: drawn units of binary32 and binary64 one-input built-ins make "
-                   "their inputs on the device from the recipe, with integer operations "
-                   "only, and the host regenerates them to check (fuzzfarm/device/generate.py); host: every "
-                   "unit's inputs are made on the host and copied to the device.")
+              help="auto: drawn units that the device screens (binary32 and binary64 "
+                   "built-ins of one to three float arguments, in binary32 also of an int "
+                   "argument or a second output; conversions) make their inputs on the "
+                   "device from the recipe, with integer operations only, and the host "
+                   "regenerates those it judges to check (fuzzfarm/device/generate.py); "
+                   "host: every unit's inputs are made on the host and copied to the "
+                   "device.")
 @log_options
 @click.pass_context
 def run(ctx, functions, precisions, widths, build_options, device, budget, seed, out, address,
