@@ -16,6 +16,7 @@ import numpy as np
 from edgecases.conversions import INT_TYPES, Conversion, int_range, type_dtype
 from fuzzfarm.formats import FloatFormat
 from fuzzfarm.rounding import round_to_bits
+from strategies._internal.distinct import GOLDEN, mix64
 
 __all__ = ["special_inputs", "inputs", "counter_inputs", "counter_inputs_at", "counter_shape",
            "counter_key", "pool_patterns", "CounterShape", "COUNTER_RECIPE"]
@@ -308,7 +309,6 @@ def inputs(conv: Conversion, n: int, seed: int) -> np.ndarray:
 COUNTER_RECIPE = 2
 
 _M64 = (1 << 64) - 1
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 #: Constants that separate the draws of one row (r1, r2, r3 from r0).
 _SALTS = (np.uint64(0xD1B54A32D192ED03), np.uint64(0x8CB92BA72F3D8DD7),
           np.uint64(0xABC98388FB8FAC03))
@@ -361,15 +361,7 @@ def counter_key(conv: Conversion, seed: int) -> int:
     """The 64-bit key of a part's rows: its seed mixed with the conversion's id."""
     z = np.array([(int(seed) * 0x9E3779B97F4A7C15 + zlib.crc32(conv.id.encode())) & _M64],
                  np.uint64)
-    return int(_mix(z)[0])
-
-
-def _mix(z: np.ndarray) -> np.ndarray:
-    """splitmix64's finalizer on uint64 (wrapping arithmetic)."""
-    with np.errstate(over="ignore"):
-        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return z ^ (z >> np.uint64(31))
+    return int(mix64(z)[0])
 
 
 def pool_patterns(conv: Conversion) -> np.ndarray:
@@ -416,10 +408,10 @@ def counter_inputs_at(conv: Conversion, seed: int, n: int, rows) -> np.ndarray:
     P = np.uint64(pool.size)
     u = rows.astype(np.uint64)
     with np.errstate(over="ignore"):
-        r0 = _mix(np.uint64(counter_key(conv, seed)) + (u + np.uint64(1)) * _GOLDEN)
-    r1 = _mix(r0 ^ _SALTS[0])
-    r2 = _mix(r1 ^ _SALTS[1])
-    r3 = _mix(r2 ^ _SALTS[2])
+        r0 = mix64(np.uint64(counter_key(conv, seed)) + (u + np.uint64(1)) * GOLDEN)
+    r1 = mix64(r0 ^ _SALTS[0])
+    r2 = mix64(r1 ^ _SALTS[1])
+    r3 = mix64(r2 ^ _SALTS[2])
     wmask = np.uint64((1 << sh.bits) - 1) if sh.bits < 64 else np.uint64(_M64)
     member = pool[((r0 >> np.uint64(8)) % P).astype(np.int64)]
     out = np.where((r0 & np.uint64(3)) == 0, member, r3 & wmask)

@@ -49,7 +49,7 @@ import numpy as np
 from fuzzfarm.formats import BINARY32, BINARY64, FloatFormat
 from strategies._internal.distinct import _bits_for
 
-__all__ = ["NotOnDevice", "UnitPlan", "PartPlan", "TiePart", "TALLY_WORDS", "PartLanes", "tie_order",
+__all__ = ["NotOnDevice", "UnitPlan", "PartPlan", "TiePart", "TALLY_WORDS", "PartLanes",
            "unit_plan", "plan_or_none", "lane_plans", "encode", "inputs_at", "tally",
            "DeviceGenerator", "SEGW", "WG"]
 
@@ -221,7 +221,7 @@ def unit_plan(target, drawn) -> UnitPlan:
     recipes) of ``target``, a binary32 or binary64 built-in of one, two or three
     arguments at width 1, the first a float, the others floats or (binary32) an int;
     raises NotOnDevice for any other."""
-    from strategies._internal.sampler import tie_key, tie_thresholds
+    from strategies._internal.sampler import tie_key, tie_order, tie_thresholds
     if not drawn.recipes:
         raise NotOnDevice("units without recipes are made on the host")
     if (target.kind != "elementwise" or target.width != 1
@@ -235,7 +235,7 @@ def unit_plan(target, drawn) -> UnitPlan:
         # an int column beside 64-bit patterns: no binary64 screen takes one either
         raise NotOnDevice("int arguments of binary64 built-ins are made on the host")
     names = tuple(a.name for a in fn.inputs)
-    later = tie_order(fn)
+    later = tie_order(fn)[1:]                 # x, the first float, is the one copied
     columns = [[] for _ in names]
     ties = [[] for _ in names[1:]]
     for part in lane_plans(target, drawn):
@@ -253,17 +253,6 @@ def unit_plan(target, drawn) -> UnitPlan:
     any_tie = any(t.tie for parts in ties for t in parts)
     return UnitPlan(sum(p.n for p in columns[0]), names, tuple(map(tuple, columns)),
                     tuple(map(tuple, ties)) if any_tie else (), kinds)
-
-
-def tie_order(fn) -> list:
-    """For each argument of ``fn`` after the first: its place among the float arguments
-    (1: the second float, whose ties ``strategies.tie_masks(recipe, 1, ...)`` gives), or 0
-    for an argument that never ties (an int)."""
-    out, k = [], 0
-    for a in fn.inputs[1:]:
-        k += a.kind == "float"
-        out.append(k if a.kind == "float" else 0)
-    return out
 
 
 def plan_or_none(target, drawn) -> UnitPlan | None:
@@ -309,25 +298,21 @@ def inputs_at(target, drawn, rows: np.ndarray, plans: list | None = None) -> dic
     (``distinct.realize_at``; the ties by ``strategies.tie_masks``).  ``plans``:
     ``lane_plans(target, drawn)``, where the caller keeps them."""
     from strategies._internal.distinct import realize_at
-    from strategies._internal.sampler import tie_masks
+    from strategies._internal.sampler import tie_columns
     rows = np.asarray(rows, dtype=np.int64)
-    names = [a.name for a in target.fn.inputs]
-    out = {a.name: np.zeros(rows.shape, target.fmt.uint if a.kind == "float" else np.int32)
-           for a in target.fn.inputs}
-    flip = target.fmt.uint(target.fmt.sign_mask)
+    fn, fmt = target.fn, target.fmt
+    out = {a.name: np.zeros(rows.shape, fmt.uint if a.kind == "float" else np.int32)
+           for a in fn.inputs}
     for part in (plans if plans is not None else lane_plans(target, drawn)):
         at = np.flatnonzero((rows >= part.offset) & (rows < part.offset + part.n))
         if not at.size:
             continue
         local = rows.flat[at] - part.offset
-        cols = [realize_at(lane, local, target.fmt, part.params) for lane in part.lanes]
+        cols = {a.name: realize_at(lane, local, fmt, part.params)
+                for a, lane in zip(fn.inputs, part.lanes)}
         if part.recipe.tie_rate > 0:
-            for later, col in zip(tie_order(target.fn), cols[1:]):
-                if later:
-                    tie, flipped = tie_masks(part.recipe, later, local)
-                    col[tie] = cols[0][tie]
-                    col[flipped] ^= flip
-        for name, col in zip(names, cols):
+            tie_columns(part.recipe, fn, cols, local, fmt)
+        for name, col in cols.items():
             out[name].flat[at] = col
     return out
 

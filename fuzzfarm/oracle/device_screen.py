@@ -557,16 +557,16 @@ class DeviceScreen:
         """``clean_candidates`` of this screen's ``answer`` for ``count`` inputs."""
         return clean_candidates(answer, count)
 
-    def landing(self, count: int, arguments: int = 1) -> "Landing":
+    def landing(self, count: int, columns: int = 1) -> "Landing":
         """Host memory (pinned where the driver allows it) for the answer and the gathered
-        rows of one drawn unit of ``count`` <= chunk inputs of ``arguments`` columns each
+        rows of one drawn unit of ``count`` <= chunk inputs of ``columns`` columns each
         besides y (the arguments, and a second output: ``enqueue_marked``): an idle one of
         this screen's, or a new one.  Give it back with ``Landing.release``."""
         if count > self.chunk:
             raise ValueError(f"device screen: {count} inputs in a screen built for "
                              f"{self.chunk}")
-        idle = _idle_landings(self, arguments)
-        land = idle.pop() if idle else Landing(self, arguments)
+        idle = _idle_landings(self, columns)
+        land = idle.pop() if idle else Landing(self, columns)
         land.screen = self
         land.use(count)
         return land
@@ -712,7 +712,7 @@ GATHER_FRACTION = 0.5
 class Landing:
     """Host memory for one drawn unit's screen answer and gathered rows, pinned where the
     driver allows it (device.runner.DeviceRunner.host_array), sized for its screen's
-    chunk and ``arguments`` (columns besides y: 1 to 4) and reused
+    chunk and ``columns`` (besides y: the arguments and a second output, 1 to 4) and reused
     (``DeviceScreen.landing``, ``release``).
     After ``use(count)``: ``answer`` (ScreenChunk views for ``count`` inputs), ``hdr``
     uint32 (2,): the marked inputs' count and the position of the passed input of the
@@ -723,14 +723,14 @@ class Landing:
     ``agg_c0``, ``agg_c1`` are stale where the screen does not aggregate (the device does
     not write them; work.session.DeviceSession.land sends them empty)."""
 
-    def __init__(self, screen: DeviceScreen, arguments: int = 1):
+    def __init__(self, screen: DeviceScreen, columns: int = 1):
         self.screen = screen
-        self.arguments = int(arguments)
+        self.columns = int(columns)
         self.answer_bytes = -(-ScreenChunk.nbytes(screen.chunk) // 8) * 8
         self.pattern = screen.pattern
         gcap = max(1, int(screen.chunk * GATHER_FRACTION))
         self._buf, self._mem = screen.runner.host_array(
-            self.answer_bytes + 8 + (1 + self.arguments) * self.pattern.itemsize * gcap)
+            self.answer_bytes + 8 + (1 + self.columns) * self.pattern.itemsize * gcap)
 
     def use(self, count: int) -> None:
         """Lay the memory out for a unit of ``count`` inputs."""
@@ -741,7 +741,7 @@ class Landing:
         self.hdr = np.frombuffer(self._buf, np.uint32, 2, a)
         self.x, self.y, *self.more = (
             np.frombuffer(self._buf, self.pattern, g, a + 8 + size * g * k)
-            for k in range(1 + self.arguments))
+            for k in range(1 + self.columns))
 
     def marked(self) -> tuple[int, int, tuple | None, np.ndarray | None]:
         """(marked inputs, top position or -1, their columns (a tuple: x, then the further
@@ -758,7 +758,7 @@ class Landing:
         """Give the memory back for the next unit of any screen of the runner and chunk (at
         most 2 are kept: a device actor has at most 2 units on the device; a landing per
         screen had cost 12 ms each of some 150 targets' first units on NVIDIA's H100)."""
-        idle = _idle_landings(self.screen, self.arguments)
+        idle = _idle_landings(self.screen, self.columns)
         if len(idle) < 2:
             idle.append(self)
 
@@ -767,8 +767,8 @@ class Landing:
 _LANDINGS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
-def _idle_landings(screen: DeviceScreen, arguments: int) -> list:
+def _idle_landings(screen: DeviceScreen, columns: int) -> list:
     """The idle Landings that fit ``screen`` (its runner's, for its chunk and patterns)
-    and units of ``arguments`` arguments."""
+    and ``columns`` gathered columns besides y."""
     return _LANDINGS.setdefault(screen.runner, {}).setdefault(
-        (screen.chunk, screen.pattern.itemsize, arguments), [])
+        (screen.chunk, screen.pattern.itemsize, columns), [])

@@ -40,13 +40,27 @@ from strategies._internal.classes import (
 )
 
 __all__ = ["variant_size", "allocate", "Stream", "Take", "Segment", "LanePlan", "plan_distinct",
-           "realize", "realize_at", "sample_distinct", "permute"]
+           "realize", "realize_at", "sample_distinct", "permute", "mix64", "GOLDEN"]
 
 U64 = np.uint64
 #: Variants of at most this many members keep their whole member table in memory.
 TABLE_LIMIT = 1 << 16
-#: Multipliers of the bijection's rounds (odd: invertible modulo any power of two).
+#: Multipliers of the bijection's rounds (odd: invertible modulo any power of two):
+#: splitmix64's increment and finalizer multipliers, which ``mix64`` uses too.
 _MULTIPLIERS = (0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB)
+#: splitmix64's increment (the golden ratio's 64 bits): ``mix64(key + row * GOLDEN)``
+GOLDEN = U64(_MULTIPLIERS[0])
+
+
+def mix64(z: np.ndarray) -> np.ndarray:
+    """splitmix64's finalizer on uint64 values (wrapping arithmetic): the hash of the
+    counter-based draws -- a conversion part's sources (``strategies.conversions``) and
+    version 3's ties (``sampler.tie_hash``); the device's kernels compute it bit for
+    bit."""
+    with np.errstate(over="ignore"):
+        z = (z ^ (z >> U64(30))) * U64(_MULTIPLIERS[1])
+        z = (z ^ (z >> U64(27))) * U64(_MULTIPLIERS[2])
+    return z ^ (z >> U64(31))
 
 
 def variant_size(v: Variant, fmt: FloatFormat, params: Params) -> int:

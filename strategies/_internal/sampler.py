@@ -8,12 +8,13 @@ from fuzzfarm.formats import BINARY32, INPUT_CLASSES, INT_CLASSES, FloatFormat
 from strategies._internal.classes import (
     FLOAT_BY_NAME, INT_BY_NAME, Params, draw_dtype, field_dtype, variants_for,
 )
-from strategies._internal.distinct import LanePlan, Stream, plan_distinct, realize
+from strategies._internal.distinct import GOLDEN, LanePlan, Stream, mix64, plan_distinct, realize
 from strategies._internal.errors import InvalidArgument
 from strategies._internal.recipe import Recipe
 from strategies._internal.validation import check_fmt, check_function
 
 __all__ = ["expand", "expand_plans", "tie_masks", "tie_key", "tie_thresholds", "tie_hash",
+           "tie_order", "tie_columns",
            "input_class_counts", "sample_classes", "class_tally", "distinct_count"]
 
 
@@ -106,25 +107,45 @@ def expand(recipe: Recipe, fn, n: int, fmt: FloatFormat = BINARY32, lanes: int =
             out[arg.name] = sample_classes(kind, weights, int(n), _rng(recipe.seed, 0, i),
                                            fmt, params)
     floats = [a.name for a in fn.inputs if a.kind == "float"]
-    if recipe.tie_rate > 0 and len(floats) >= 2:
+    if recipe.tie_rate > 0 and len(floats) >= 2 and recipe.version >= 3:
+        tie_columns(recipe, fn, out, np.arange(int(n)), fmt)
+    elif recipe.tie_rate > 0 and len(floats) >= 2:
         rng = _rng(recipe.seed, 1)
         x = out[floats[0]]
         flip = fmt.uint(fmt.sign_mask)
-        for later, name in enumerate(floats[1:], 1):
-            if recipe.version >= 3:
-                tie, flipped = tie_masks(recipe, later, np.arange(int(n), dtype=np.uint64))
-            else:
-                u = rng.random(int(n))
-                tie, flipped = u < recipe.tie_rate, u < recipe.tie_rate / 2
+        for name in floats[1:]:
+            u = rng.random(int(n))
             y = out[name]
+            tie = u < recipe.tie_rate
             y[tie] = x[tie]
-            y[flipped] ^= flip
+            y[u < recipe.tie_rate / 2] ^= flip
     return out
 
 
-#: splitmix64's increment and finalizer multipliers (the ties' row hash; generate.cl's
-#: M0, M1, M2).
-_SPLITMIX = (0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB)
+def tie_order(fn) -> list:
+    """For each argument of ``fn``: its place among the later float arguments (1: the
+    second float argument, whose ties ``tie_masks(recipe, 1, ...)`` gives), or 0 for the
+    first float argument, which the others copy, and for any other (an int never ties)."""
+    out, k = [], 0
+    for a in fn.inputs:
+        out.append(k if a.kind == "float" else 0)
+        k += a.kind == "float"
+    return out
+
+
+def tie_columns(recipe: Recipe, fn, cols: dict, rows: np.ndarray, fmt: FloatFormat) -> None:
+    """Tie ``cols`` ({argument name: values at ``rows``}, ``rows`` a part's own numbering)
+    in place as version-3 ``recipe`` ties ``fn``'s arguments: each later float argument
+    copies the first float argument where ``tie_masks`` says so, its sign flipped where
+    it says that too."""
+    first = next(a.name for a in fn.inputs if a.kind == "float")
+    flip = fmt.uint(fmt.sign_mask)
+    for a, later in zip(fn.inputs, tie_order(fn)):
+        if later:
+            tie, flipped = tie_masks(recipe, later, rows)
+            y = cols[a.name]
+            y[tie] = cols[first][tie]
+            y[flipped] ^= flip
 
 
 def tie_key(seed: int, later: int) -> int:
@@ -141,16 +162,12 @@ def tie_thresholds(tie_rate: float) -> tuple[int, int]:
 
 
 def tie_hash(key: int, rows: np.ndarray) -> np.ndarray:
-    """splitmix64 of ``rows * golden + key`` (uint64, the shape of ``rows``): the hash of
-    rows (integers, a part's own numbering from 0) that decides their ties."""
-    m0, m1, m2 = (np.uint64(m) for m in _SPLITMIX)
-    z = np.asarray(rows).astype(np.uint64) * m0 + np.uint64(key)
-    z ^= z >> np.uint64(30)
-    z *= m1
-    z ^= z >> np.uint64(27)
-    z *= m2
-    z ^= z >> np.uint64(31)
-    return z
+    """splitmix64 of ``rows * GOLDEN + key`` (uint64, the shape of ``rows``;
+    ``distinct.mix64``): the hash of rows (integers, a part's own numbering from 0) that
+    decides their ties."""
+    with np.errstate(over="ignore"):
+        z = np.asarray(rows).astype(np.uint64) * GOLDEN + np.uint64(key)
+    return mix64(z)
 
 
 def tie_masks(recipe: Recipe, later: int, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
