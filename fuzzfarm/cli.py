@@ -230,7 +230,8 @@ def _line_log(log_format: str, quiet: bool):
               show_default=True,
               help="auto: drawn units that the device screens (binary32 and binary64 "
                    "built-ins of one to three float arguments, in binary32 also of an int "
-                   "argument or a second output; conversions) make their inputs on the "
+                   "argument or a second output, in binary64 of a float second output; "
+                   "conversions) make their inputs on the "
                    "device from the recipe, with integer operations only, and the host "
                    "regenerates those it judges to check (fuzzfarm/device/generate.py); "
                    "host: every unit's inputs are made on the host and copied to the "

@@ -266,6 +266,23 @@ def test_version_2_units_that_tie_are_made_on_the_host():
     assert gen.unit_plan(unit.target, replace(unit.source, recipes=untied)).ties == ()
 
 
+@pytest.mark.parametrize("name", ["ilogb", "frexp", "remquo", "ldexp", "pown", "rootn"])
+def test_binary64_units_of_an_int_column_are_made_on_the_host(name):
+    """An int column beside binary64 patterns (ilogb's result, frexp's and remquo's second
+    output, ldexp's, pown's and rootn's argument) is not gathered: those units are made on
+    the host, whose screens still judge them; binary32's and modf's are made on the
+    device."""
+    from fuzzfarm.target import Target
+    from fuzzfarm.work.kinds import kind_of
+    for precision, on_device in (("binary64", False), ("binary32", True)):
+        unit = make_unit("d", (name, precision, 1), 3, 9, 0, 1, size=4096)
+        plan = kind_of(unit.target).device_plan(unit.target, unit.source)
+        assert (plan is not None) == on_device, (name, precision)
+    unit = make_unit("d", ("modf", "binary64", 1), 3, 9, 0, 1, size=4096)
+    assert kind_of(Target.of(("modf", "binary64", 1))).device_plan(
+        unit.target, unit.source) is not None
+
+
 @pytest.mark.device
 @pytest.mark.parametrize("columns", [2, 3])
 def test_the_row_tally_counts_rows_not_arguments(made, columns):
@@ -356,7 +373,8 @@ def _both_ways(made, name, serial=2, size=(1 << 17) + 5, precision="binary32"):
                                   "sin/binary64", "floor/binary64", "sqrt/binary64",
                                   "atan2", "fmin", "fma", "pow", "hypot/binary64",
                                   "fmod/binary64", "mad/binary64", "pown", "ldexp",
-                                  "frexp", "modf", "fract", "remquo"])
+                                  "frexp", "modf", "fract", "remquo", "modf/binary64",
+                                  "fract/binary64", "pow/binary64"])
 def test_a_unit_made_on_the_device_gets_the_verdicts_of_one_made_on_the_host(made, name):
     """fuzzfarm.work.units.check_made_unit, with only the rows the verdict reads gathered
     on the device (as the device actor hands them over) and with every row, against

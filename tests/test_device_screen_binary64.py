@@ -1,8 +1,10 @@
 """The device screen of binary64 results (issue 28; docs/device_screen.md "Binary64
-results"): the double-double references of sin, cos, sqrt, the exponentials and the
-logarithms against mpmath on hard inputs (the binary64 numbers closest to multiples of
-pi/2, every binade, subnormals, the thresholds between the references' ranges), the
-exact built-ins' references against the checker bit for bit, the screen's verdicts against the checker's (nothing the checker
+results"): the double-double references (trigonometric, exponential, logarithmic,
+hyperbolic, roots, arithmetic, powers) against mpmath on hard inputs (the binary64
+numbers closest to multiples of pi/2, every binade, subnormals, the thresholds between
+the references' ranges), the exact built-ins' references against the checker bit for bit
+(those of an int column or a second output -- ldexp, ilogb, frexp, modf, fract, remquo --
+with both outputs), the screen's verdicts against the checker's (nothing the checker
 fails is passed; the correct results are), and `run` units of binary64 screened on the
 device with faults planted giving the host-screened unit's verdicts.
 
@@ -24,13 +26,20 @@ from fuzzfarm.verdict.checker import check_batch
 from fuzzfarm.verdict.claims import Claims
 
 B64 = Claims("binary64")
-NAMES = sorted(dref.BINARY64_REFERENCES)
+#: exact (or correctly rounded) with an int column (ldexp's k, ilogb's result) or a second
+#: output (frexp, modf, fract, remquo): tested apart (``_columned_*``); pown's and rootn's
+#: int n is among the others'
+COLUMNED = sorted(n for n in dref.BINARY64_REFERENCES
+                  if (dref.screen_columns(n, "binary64").ints or n in dref.SECOND_OUTPUT)
+                  and dref.plain_bound(n, "binary64", B64) <= 0.5)
+NAMES = sorted(set(dref.BINARY64_REFERENCES) - set(COLUMNED))
 ROUNDED = sorted(n for n in NAMES if n not in dref.BIT_EXACT)
 EXACT = sorted(n for n in NAMES if n in dref.BIT_EXACT)
 _CACHE: dict = {}
 SIGN = np.uint64(1 << 63)
 ABS = np.uint64((1 << 63) - 1)
 INF = np.uint64(0x7FF0_0000_0000_0000)
+INT_MIN, INT_MAX = -2 ** 31, 2 ** 31 - 1
 
 
 def _screen(name):
@@ -104,7 +113,23 @@ def _arguments(name, rng, n, special=True):
         return x, z, w
     if name not in dref.TWO_ARGS:
         return (x,)
+    if name in dref.INT_SECOND:     # pown, rootn: n from 1 to the int's extremes
+        n = np.concatenate([rng.integers(-40, 41, x.size - x.size // 4),
+                            rng.integers(-2 ** 31, 2 ** 31, x.size // 4)]).astype(np.int32)
+        n[:8] = [INT_MIN, INT_MAX, 1, -1, 2, -2, 3, -3]
+        if not special:
+            n[n == 0] = 5
+        return x, n[rng.permutation(n.size)]
     z = _patterns(rng, x.size, special)
+    if name in ("pow", "powr"):     # half the rows with |x|**y within the range: y = t / ln|x|
+        k = x.size // 2
+        ax = np.abs(_f64(x[:k]))
+        with np.errstate(all="ignore"):
+            y = rng.uniform(-740, 705, k) / np.log(ax)
+            y = np.where(rng.random(k) < 0.25, np.rint(y), y)       # integers: x < 0 too
+        ok = np.isfinite(y) & (y != 0)
+        z[:k] = np.where(ok, y.view(np.uint64), z[:k])
+        return x, z
     k = x.size // 8
     z[:k] = x[:k]
     z[k:2 * k] = x[k:2 * k] ^ SIGN
@@ -116,6 +141,21 @@ def _arguments(name, rng, n, special=True):
 def _special(b):
     a = b & ABS
     return (a == 0) | (a >= INF)
+
+
+def _int_special(c):
+    """Special arguments of a column: zeros, infinities, NaNs; an int's zero."""
+    return c == 0 if c.dtype.itemsize == 4 else _special(c)
+
+
+def _vals(c):
+    """A column's values: binary64 patterns as float64, an int column as it is."""
+    return c if c.dtype.itemsize == 4 else _f64(c)
+
+
+def _mpv(v):
+    """One argument for mpmath: a float as an mpf, an int as an int."""
+    return int(v) if isinstance(v, (np.integer, int)) else mpmath.mpf(float(v))
 
 
 def _exact(name, *cols) -> np.ndarray:
@@ -176,7 +216,29 @@ _MP = {"sin": mpmath.sin, "cos": mpmath.cos, "sqrt": mpmath.sqrt, "exp": mpmath.
        "divide": lambda v, w: v / w, "fdim": lambda v, w: max(v - w, mpmath.mpf(0)),
        "hypot": mpmath.hypot, "atan2": mpmath.atan2,
        "atan2pi": lambda v, w: mpmath.atan2(v, w) / mpmath.pi,
-       "fma": lambda v, w, u: v * w + u, "mad": lambda v, w, u: v * w + u}
+       "fma": lambda v, w, u: v * w + u, "mad": lambda v, w, u: v * w + u,
+       "pow": lambda v, w: _pow(v, w), "pown": lambda v, n: _pow(v, n),
+       "powr": lambda v, w: _pow(v, w) if v > 0 else NOT_REAL,
+       "rootn": lambda v, n: (mpmath.sign(v) * abs(v) ** (mpmath.mpf(1) / n)
+                              if n and (v > 0 or n % 2) else NOT_REAL)}
+
+
+#: f at arguments where it is not a real number (powr of a negative base, an even root of
+#: one): a NaN is prescribed, as mpmath's complex results elsewhere
+NOT_REAL = mpmath.mpc(0, 1)
+
+
+def _pow(x, y):
+    """x**y, real: |x|**y with x's sign where y is an odd integer; NOT_REAL where x < 0 and
+    y is not an integer."""
+    if x > 0:
+        return mpmath.power(x, y)
+    if x == 0:                      # (a special argument: the host's)
+        return mpmath.inf if y < 0 else mpmath.mpf(0)
+    if y != int(y):
+        return NOT_REAL
+    v = mpmath.power(-x, y)
+    return -v if int(y) % 2 else v
 
 
 def _mp(name, *v):
@@ -195,9 +257,9 @@ def _rn(name, *cols) -> np.ndarray:
                               np.float64).view(np.uint64)
     out = np.empty(cols[0].size, np.float64)
     with mpmath.workprec(300):
-        for i, vs in enumerate(zip(*(_f64(c) for c in cols))):
+        for i, vs in enumerate(zip(*(_vals(c) for c in cols))):
             ok = all(np.isfinite(v) for v in vs)
-            f = _mp(name, *(mpmath.mpf(float(v)) for v in vs)) if ok else mpmath.nan
+            f = _mp(name, *map(_mpv, vs)) if ok else mpmath.nan
             out[i] = float(f) if isinstance(f, mpmath.mpf) else np.nan     # complex: NaN
     return out.view(np.uint64)
 
@@ -218,8 +280,13 @@ def test_binary64_bounds_are_the_tables():
     assert dref.plain_bound("sqrt", "binary64", B64) == 0.5
     for name in EXACT:
         assert dref.plain_bound(name, "binary64", B64) == 0.0, name
-    for name in ("erf", "tgamma", "pow", "ldexp", "frexp", "ilogb"):
+    for name in ("erf", "tgamma"):
         assert dref.plain_bound(name, "binary64", B64) is None, name
+    for name in ("pow", "powr", "pown", "rootn"):
+        assert dref.plain_bound(name, "binary64", B64) == 16.0, name
+    assert dref.plain_bound("ldexp", "binary64", B64) == 0.5     # correctly rounded
+    for name in ("frexp", "ilogb", "modf", "fract", "remquo"):
+        assert dref.plain_bound(name, "binary64", B64) == 0.0, name
     assert dref.plain_bound("add", "binary64", B64) == 0.5      # correctly rounded
     assert dref.plain_bound("tan", "binary64", B64) == 5.0
     assert dref.plain_bound("sin", "binary64", Claims("binary64", relaxed=True)) is None
@@ -280,7 +347,7 @@ def test_references_agree_with_mpmath(name):
     among them), the closest numbers to multiples of pi/2 and the references' thresholds
     included; its other answers true: a NaN
     prescribed (K_NAN) only where f is not real, beyond the overflow threshold (K_OVER)
-    only where f >= 2**1024 (1 - 2**-54), below 2**-1075 (K_UNDER) only where f is, an
+    only where f >= 2**1024 (1 - 2**-54), below 2**-1075 (K_UNDER) only where |f| is, an
     exact result (K_EXACT: the zeros and infinities of sinpi, cospi, tanpi, fdim) only
     where f is that; a NaN or infinite value (the host's) only where |f| is below
     2**-966, at least 2**1024 (1 - 2**-54) or infinite; an exact zero where f is zero
@@ -289,8 +356,9 @@ def test_references_agree_with_mpmath(name):
     rng = np.random.default_rng(zlib.crc32(name.encode()))
     cols = _arguments(name, rng, 1500, special=False)
     edges = np.concatenate([_near_multiples_of_pio2(), _EDGES])
-    cols = tuple(np.concatenate([edges, c]) for c in cols)
-    keep = ~np.logical_or.reduce([_special(c) for c in cols])
+    ints = np.resize(np.array([1, -1, 2, 3, -7, 1000, -1000], np.int32), edges.size)
+    cols = tuple(np.concatenate([edges if c.dtype.itemsize == 8 else ints, c]) for c in cols)
+    keep = ~np.logical_or.reduce([_int_special(c) for c in cols])
     cols = tuple(c[keep] for c in cols)
     r, kind = s.references(*cols)
     assert set(np.unique(kind)) <= {0, 1, 2, 3, 4}, name
@@ -298,8 +366,8 @@ def test_references_agree_with_mpmath(name):
     worst = mpmath.mpf(0)
     over = mpmath.mpf(2) ** 1024 * (1 - mpmath.mpf(2) ** -54)
     with mpmath.workprec(2000 if name in ("sin", "cos", "tan") else 300):
-        for i, vs in enumerate(zip(*(_f64(c) for c in cols))):
-            f = _mp(name, *(mpmath.mpf(float(v)) for v in vs))
+        for i, vs in enumerate(zip(*(_vals(c) for c in cols))):
+            f = _mp(name, *map(_mpv, vs))
             where = (name, *(hex(int(c[i])) for c in cols))
             if kind[i] == 4:
                 assert not isinstance(f, mpmath.mpf), where
@@ -310,7 +378,7 @@ def test_references_agree_with_mpmath(name):
             elif kind[i] == 2:            # of r's sign
                 assert abs(f) >= over and (f < 0) == (r[i, 0] < 0), where
             elif kind[i] == 3:
-                assert 0 < f < mpmath.mpf(2) ** -1075, where
+                assert 0 < abs(f) < mpmath.mpf(2) ** -1075, where
             elif host[i]:               # fma, mad: a product below 2**-968 beside |w| < 2**-900
                 small = name in ("fma", "mad") and abs(vs[0] * mpmath.mpf(vs[1])) < TINY64 \
                     and abs(vs[2]) < 2.0 ** -900
@@ -319,7 +387,7 @@ def test_references_agree_with_mpmath(name):
                 assert r[i, 0] == 0 and r[i, 1] == 0, where
             else:
                 e = abs((mpmath.mpf(float(r[i, 0])) + mpmath.mpf(float(r[i, 1])) - f) / f)
-                assert e <= dref.REL64, (*where, float(e))
+                assert e <= dref.rel64(name), (*where, float(e))
                 worst = max(worst, e)
     if name not in ("add", "sub", "mul", "fdim", "fma", "mad"):     # exact, or nearly
         assert worst > 0            # the references are not mpmath itself
@@ -398,14 +466,14 @@ def test_the_screen_passes_no_failure_and_the_correct_results(name):
     for y in cands:
         bad = passed_failures(fn, args, y, s.screen_pairs(x, y, *cols[1:])[0], B64)
         assert not bad.size, (name, [(hex(int(x[j])), hex(int(y[j]))) for j in bad[:5]])
-    ordinary = ~np.logical_or.reduce([_special(c) for c in cols]) & ~_special(rn)
+    ordinary = ~np.logical_or.reduce([_int_special(c) for c in cols]) & ~_special(rn)
     if name == "sqrt":              # a negative x: a NaN is prescribed
         ordinary &= (x >> np.uint64(63)) == 0
     judged = right & ordinary & (np.abs(_f64(rn)) >= float(TINY64))   # below: the host's
     if s.bound == 0.5:              # correctly rounded: near a midpoint, the host's
         with mpmath.workprec(2200), np.errstate(over="ignore"):    # x + z, x z exact
             far = np.array([not judged[i] or abs(
-                (_mp(name, *(mpmath.mpf(float(c[i])) for c in map(_f64, cols)))
+                (_mp(name, *(_mpv(c[i]) for c in map(_vals, cols)))
                  - float(_f64(rn[i:i + 1])[0]))
                 / mpmath.mpf(np.spacing(float(_f64(rn[i:i + 1])[0])))) < 0.5 - 2 ** -20
                 for i in range(x.size)])
@@ -449,13 +517,15 @@ def test_mad_passes_its_unfused_result_and_fma_does_not():
 @pytest.mark.parametrize("name", ["sin", "cos", "sqrt", "exp", "expm1", "log1p", "log10",
                                   "floor", "rint", "fmin", "nextafter", "copysign", "tan",
                                   "tanpi", "acosh", "atan2", "divide", "hypot", "fma",
-                                  "clamp", "remainder"])
+                                  "clamp", "remainder", "pow", "powr", "pown", "rootn",
+                                  *COLUMNED])
 def test_screened_binary64_run_units_give_the_host_verdicts(name):
     """`run` units of binary64 (drawn: specials, subnormals, NaN payloads ...) screened on
     the device -- the session chooses the device screen for them -- and again with faults
     planted among the results (1 ULP beyond the bound, a flipped sign, a NaN for a number,
-    a zero for a number), give the host-screened unit's findings, counts and maximum
-    error, and every planted fault the checker fails is a recorded failure."""
+    a zero for a number; an int result one off or negated; a second output one off or of
+    the other sign), give the host-screened unit's findings, counts and maximum error,
+    and every planted fault the checker fails is a recorded failure."""
     from fuzzfarm.work.session import DeviceSession
     s = _screen(name)
     names = [a.name for a in catalogue.function(name).inputs]
@@ -465,11 +535,17 @@ def test_screened_binary64_run_units_give_the_host_verdicts(name):
     for serial in (0, 1):
         unit, inputs, outs = screened_run_unit(session, name, "binary64", serial, 1 << 12,
                                                B64)
-        y = outs["ret"].view(np.uint64)
         outs0 = {k: v.copy() for k, v in outs.items()}
-        pos = rng.choice(y.size, 40, replace=False)
+        second = [v for k, v in outs.items() if k != "ret"]
+        pos = rng.choice(outs["ret"].size, 40, replace=False)
+        if outs["ret"].dtype.itemsize == 4:        # ilogb: an int result
+            y = outs["ret"].view(np.int32)
+            for k, p in enumerate(pos):
+                y[p] = y[p] + 1 if k % 2 else ~y[p]
+        else:
+            y = outs["ret"].view(np.uint64)
         step = np.uint64(int(s.bound) + 1)
-        for k, p in enumerate(pos):
+        for k, p in enumerate(pos if y.dtype == np.uint64 else ()):
             mag = int(y[p]) & int(ABS)
             if k % 4 == 0 and 0 < mag < 0x7FE0_0000_0000_0000:
                 y[p] += step
@@ -477,10 +553,14 @@ def test_screened_binary64_run_units_give_the_host_verdicts(name):
                 y[p] ^= SIGN
             elif k % 4 == 2:
                 y[p] = np.uint64(0x7FF8_0000_0000_0000)
-            else:
+            elif not second or k % 8 == 3:
                 y[p] = np.uint64(0) if mag else np.uint64(0x3FF0_0000_0000_0000)
-        xs = [np.ascontiguousarray(inputs[a]).view(np.uint64) for a in names]
-        answer = s.screen_drawn(xs[0], y, *xs[1:])
+            else:                   # the second output: one off, or its sign flipped
+                y2 = second[0].view(np.uint32 if second[0].dtype.itemsize == 4 else np.uint64)
+                top = y2.dtype.type(1 << (8 * y2.dtype.itemsize - 1))
+                y2[p] = y2[p] + y2.dtype.type(1) if k % 16 == 7 else y2[p] ^ top
+        xs = [np.ascontiguousarray(inputs[a]) for a in names]
+        answer = s.screen_drawn(xs[0], y, *xs[1:], y2bits=second[0] if second else None)
         caught += planted_faults_caught(unit, inputs, outs0, outs, answer, B64, pos)
     assert caught > 0, name
 
@@ -504,3 +584,203 @@ def test_a_binary64_range_is_screened_on_the_host():
     assert "binary64 range" in session.screen_choices[("", "sin", "binary64")]
     drawn = make_unit("t", target, 0, 5, 0, 1, size=1024)
     assert session.screen(drawn, 1024) is not None
+
+
+# --------------------------------------------------------------------------- int columns
+def _columned_arguments(name, rng, n, special=True):
+    """Arguments of ldexp, ilogb, frexp, modf, fract, remquo in binary64: patterns of every
+    class, values next to integers (up to 2**53) and negative values below 1 in magnitude
+    down to 2**-60 (fract's rounded differences and its cap); ldexp's k from small to the
+    int's extremes (k = 0 only with ``special``: a rule's); remquo's pairs as remainder's,
+    with ties x = (j + 1/2) z."""
+    if name == "remquo":
+        x, z = _arguments("remainder", rng, n, special)
+        zt = np.float64(rng.integers(1, 2 ** 40, 200)) * 2.0 ** rng.integers(-900, 900, 200)
+        j = np.float64(rng.integers(-6, 7, 200)) + 0.5
+        return (np.concatenate([x, (j * zt).view(np.uint64)]),
+                np.concatenate([z, zt.view(np.uint64)]))
+    x = _patterns(rng, n, special)
+    k = x.size // 8
+    near = np.float64(rng.integers(-2 ** 53, 2 ** 53, k)).view(np.uint64)
+    x[:k] = near + rng.integers(-2, 3, k).astype(np.uint64)
+    x[k:2 * k] = (-rng.uniform(0, 1, k) * 2.0 ** -rng.integers(0, 61, k)).view(np.uint64)
+    if name != "ldexp":
+        return (x,)
+    ks = np.concatenate([rng.integers(-60, 61, x.size // 2),
+                         rng.integers(-2200, 2200, x.size - x.size // 2)])
+    ks[:24] = [INT_MIN, INT_MAX, INT_MIN + 1, INT_MAX - 1, 1, -1, 1023, 1024, -1022, -1074,
+               -1075, -1076, 2046, -2098, 2 ** 20, -2 ** 20, 2, -2, 52, -52, 53, -53, 0, 0]
+    if not special:
+        ks[ks == 0] = 3
+    return x, ks[rng.permutation(ks.size)].astype(np.int32)
+
+
+def _columned_results(name, *cols):
+    """The right outputs {output name: array} of ``name`` at finite nonzero arguments
+    ``cols`` (numpy's ldexp -- C's scalbn, correctly rounded --, frexp and modf; ilogb from
+    frexp; fract from floor, the difference rounded once by numpy's subtraction and capped
+    at 0x1.fffffffffffffp-1; remquo from Python's math.remainder and the quotient rounded
+    half to even exactly: any value of the right sign congruent modulo 8 is right, the low
+    7 bits are given)."""
+    import math
+    from fractions import Fraction
+    x = _f64(cols[0])
+    with np.errstate(all="ignore"):
+        if name == "ldexp":
+            return {"ret": np.ldexp(x, cols[1]).view(np.uint64)}
+        if name == "ilogb":
+            return {"ret": (np.frexp(x)[1] - 1).astype(np.int32)}
+        if name == "frexp":
+            m, e = np.frexp(x)
+            return {"ret": m.view(np.uint64), "exp": e.astype(np.int32)}
+        if name == "modf":
+            f, i = np.modf(x)
+            return {"ret": f.view(np.uint64), "iptr": i.view(np.uint64)}
+        if name == "fract":
+            fl = np.floor(x)
+            v = np.minimum(x - fl, np.nextafter(1.0, 0.0))
+            v = np.where(np.isinf(x), np.copysign(0.0, x), np.where(x == 0, x, v))
+            return {"ret": v.view(np.uint64), "iptr": fl.view(np.uint64)}
+    z = _f64(cols[1])
+    quo = np.zeros(x.size, np.int32)
+    rem = np.full(x.size, np.nan)
+    for i, (a, b) in enumerate(zip(x.tolist(), z.tolist())):
+        if np.isfinite(a) and np.isfinite(b) and b != 0:
+            rem[i] = math.remainder(a, b)
+            if a != 0:
+                n = round(Fraction(a) / Fraction(b))
+                quo[i] = (1 if (a < 0) == (b < 0) else -1) * (abs(n) & 127)
+    return {"ret": rem.view(np.uint64), "quo": quo}
+
+
+@pytest.mark.device
+@pytest.mark.parametrize("name", COLUMNED)
+def test_columned_references_are_the_right_results(name):
+    """ldexp's reference is x 2**k exactly where that is a normal number (no error), beyond
+    the overflow threshold (K_OVER) only where it is, the zero of x's sign bit for bit
+    (K_EXACT) only below 2**-1075, and leaves only subnormal results to the host; the
+    others' references are the right first output
+    bit for bit (ilogb's as an int), and with the right second output the checker accepts
+    every row and the screen passes every one."""
+    s = _screen(name)
+    fn = catalogue.function(name)
+    rng = np.random.default_rng(zlib.crc32(name.encode()) + 11)
+    cols = _columned_arguments(name, rng, 3000, special=False)
+    keep = ~np.logical_or.reduce([_int_special(c) for c in cols])
+    cols = tuple(c[keep] for c in cols)
+    right = _columned_results(name, *cols)
+    r, kind = s.references(*cols)
+    if name == "ldexp":
+        exact = [mpmath.ldexp(mpmath.mpf(float(v)), int(k)) for v, k in
+                 zip(_f64(cols[0]), cols[1])]
+        mag = np.array([abs(v) for v in exact], dtype=object)
+        normal = np.array([2 ** -1022 <= m < 2 ** 1024 for m in mag])
+        assert (kind[normal] == 0).all() and (r[normal, 1] == 0).all()
+        assert all(mpmath.mpf(float(r[i, 0])) == exact[i] for i in np.flatnonzero(normal))
+        assert all(m >= 2 ** 1024 for m in mag[kind == 2]) and (kind == 2).any()
+        under = kind == 1                   # the zero of x's sign, bit for bit
+        assert all(m < mpmath.mpf(2) ** -1075 for m in mag[under]) and under.any()
+        assert (r[under, 0].view(np.uint64) == (cols[0][under] & SIGN)).all()
+        host = (kind == 0) & ~normal
+        assert host.any() and all(mpmath.mpf(2) ** -1075 <= m < 2 ** -1022
+                                  for m in mag[host])
+        assert set(np.unique(kind)) <= {0, 1, 2}
+    else:
+        assert (kind == 1).all(), name
+        got = r[:, 0].astype(np.int32) if name == "ilogb" else r[:, 0].view(np.uint64)
+        assert (got == right["ret"]).all(), (name, np.flatnonzero(got != right["ret"])[:5])
+    res = check_batch(fn, _args(name, *cols), right, B64)
+    assert not res.findings, (name, [(f.rule_id, f.output, f.index) for f in res.findings[:4]])
+    out2 = fn.outputs[1].name if len(fn.outputs) > 1 else None
+    passed, _ = s.screen_pairs(cols[0], right["ret"], *cols[1:],
+                               y2bits=right[out2] if out2 else None)
+    if name == "ldexp":             # subnormal results: the host's
+        assert passed[kind != 0].all() and passed[(kind == 0) & normal].all()
+    else:
+        assert passed.all(), (name, np.flatnonzero(~passed)[:5])
+
+
+@pytest.mark.device
+@pytest.mark.parametrize("name", COLUMNED)
+def test_columned_screen_passes_no_failure(name):
+    """Against wrong outputs on arguments of every class -- the first output a pattern (or
+    an int) off, of the other sign, a zero, a NaN, the argument; the second one off, negated
+    or (remquo's quo) 8 more, which is right -- the screen passes nothing the checker
+    fails, and no input with a zero, infinite or NaN argument (ilogb: only the prescribed
+    INT_MAX at an infinity)."""
+    s = _screen(name)
+    fn = catalogue.function(name)
+    rng = np.random.default_rng(zlib.crc32(name.encode()) + 12)
+    cols = _columned_arguments(name, rng, 1500)
+    right = _columned_results(name, *cols)
+    args = _args(name, *cols)
+    out2 = fn.outputs[1].name if len(fn.outputs) > 1 else None
+    y = right["ret"]
+    n = y.size
+    if name == "ilogb":
+        firsts = [y + 1, y - 1, -y, np.full(n, INT_MAX, np.int32), np.full(n, INT_MIN, np.int32),
+                  np.zeros(n, np.int32)]
+    else:
+        full = lambda v: np.full(n, v, np.uint64)   # noqa: E731
+        firsts = [y + np.uint64(1), y - np.uint64(1), y ^ SIGN, full(0), full(SIGN),
+                  full(0x7FF8_0000_0000_0000), cols[0]]
+    pairs = [(f, right.get(out2)) for f in firsts]
+    if out2:
+        y2 = right[out2]
+        if y2.dtype == np.int32:
+            seconds = [y2 + 1, y2 - 1, -y2, (y2.astype(np.int64) + 8).astype(np.int32),
+                       np.zeros(n, np.int32)]
+        else:
+            seconds = [y2 + np.uint64(1), y2 - np.uint64(1), y2 ^ SIGN, np.zeros(n, np.uint64),
+                       cols[0]]
+        pairs += [(y, v) for v in seconds]
+    ordinary = ~np.logical_or.reduce([_int_special(c) for c in cols])
+    inf_x = (cols[0] & ABS) == INF
+    judged = 0
+    for first, sec in pairs:
+        passed, _ = s.screen_pairs(cols[0], first, *cols[1:], y2bits=sec)
+        allowed = ordinary | (inf_x & (first == INT_MAX) if name == "ilogb" else ordinary)
+        assert not (passed & ~allowed).any(), (name, np.flatnonzero(passed & ~allowed)[:5])
+        outs = {"ret": first, **({out2: sec} if out2 else {})}
+        res = check_batch(fn, args, outs, B64)
+        wrong = {f.index for f in res.findings}
+        bad = [j for j in np.flatnonzero(passed) if j in wrong]
+        assert not bad, (name, [(hex(int(cols[0][j])), int(first[j])) for j in bad[:5]])
+        judged += len(wrong)
+    assert judged > n, name         # the wrong outputs are wrong: the checker says so
+    passed, _ = s.screen_pairs(cols[0], y, *cols[1:], y2bits=right.get(out2))
+    assert passed[ordinary].mean() > 0.95, name
+
+
+@pytest.mark.device
+@pytest.mark.parametrize("name", ["exp", "exp2", "exp10", "ldexp"])
+def test_below_2_to_the_minus_1075_the_zeros_the_checker_accepts_pass(name):
+    """Where a binary64 reference says f is below 2**-1075 (K_UNDER: exp below -745.14,
+    exp2 below -1075, exp10 below -323.61) either zero passes, as the checker accepts
+    either (a bounded built-in: the ULP measure does not see a zero's sign); ldexp, correctly
+    rounded, of a negative x scaled below it is -0 bit for bit (K_EXACT): +0 is the host's,
+    whose checker notes it (ieee.zero_sign).  The smallest subnormal (the host's) and a NaN
+    (a failure) never pass."""
+    s = _screen(name)
+    fn = catalogue.function(name)
+    lo = {"exp": -800.0, "exp2": -1100.0, "exp10": -330.0, "ldexp": -3.0}[name]
+    hi = {"exp": -745.5, "exp2": -1075.5, "exp10": -323.7, "ldexp": -0.75}[name]
+    x = np.linspace(lo, hi, 300).view(np.uint64)
+    cols = (x, np.full(x.size, -1080, np.int32)) if name == "ldexp" else (x,)
+    _, kind = s.references(*cols)
+    assert (kind == (1 if name == "ldexp" else 3)).all(), name
+    zeros = [np.full(x.size, SIGN, np.uint64), np.zeros(x.size, np.uint64)]
+    for k, zero in enumerate(zeros):
+        passed = s.screen_pairs(x, zero, *cols[1:])[0]
+        res = check_batch(fn, _args(name, *cols), {"ret": zero}, B64)
+        if name == "ldexp" and k == 1:
+            assert not passed.any()
+            assert {(f.rule_id, f.severity) for f in res.findings} == {
+                ("ieee.zero_sign", "note")}
+        else:
+            assert passed.all() and res.findings == [] and not res.unrecorded, name
+    assert not s.screen_pairs(x, zeros[0] + np.uint64(1), *cols[1:])[0].any(), name
+    nan = np.full(x.size, 0x7FF8_0000_0000_0000, np.uint64)
+    assert not s.screen_pairs(x, nan, *cols[1:])[0].any(), name
+    res = check_batch(fn, _args(name, *cols), {"ret": nan}, B64)
+    assert len({f.index for f in res.findings}) + sum(res.unrecorded.values()) == x.size

@@ -19,12 +19,13 @@ import numpy as np
 
 from edgecases import bounds, catalogue
 
-__all__ = ["DEVICE_REFERENCES", "BINARY64_REFERENCES", "REL64", "BIT_EXACT", "INT_RESULT",
-           "TWO_ARGS", "INT_SECOND", "THREE_ARGS", "SEVERAL_ARGS", "REFERENCE_UNDEFINED",
+__all__ = ["DEVICE_REFERENCES", "BINARY64_REFERENCES", "REL64", "REL64_POW", "rel64",
+           "BIT_EXACT", "INT_RESULT", "TWO_ARGS", "INT_SECOND", "THREE_ARGS", "SEVERAL_ARGS", "REFERENCE_UNDEFINED",
            "UNFUSED", "SECOND_OUTPUT",
            "ROUNDED_ONCE", "reference_name", "undefined_beyond", "HANDLED_RULES",
            "EXACT_RULES", "ERFC_K", "aggregates", "plain_bound", "special_answers",
-           "SpecialAnswers", "ANS_ANY_NAN", "ANS_HOST", "ANS_REF", "answer_markers"]
+           "SpecialAnswers", "ANS_ANY_NAN", "ANS_HOST", "ANS_REF", "answer_markers",
+           "ScreenColumns", "screen_columns"]
 
 #: built-in -> the reference function in device_screen.cl
 DEVICE_REFERENCES = {
@@ -61,8 +62,9 @@ DEVICE_REFERENCES = {
 #: hyperbolic and inverse ones, roots, exponentials, logarithms, +, -, *, /, fdim, hypot,
 #: atan2, fma and mad: the written budgets there) and the exact built-ins, bit for bit by
 #: integer arithmetic.  The sets below say how each is judged, as for binary32
-#: (BIT_EXACT, TWO_ARGS, THREE_ARGS, UNFUSED); a correctly rounded binary64 built-in
-#: (sqrt, add, sub, mul, divide, fdim, fma) is screened at 0.5 ULP.
+#: (BIT_EXACT, TWO_ARGS, THREE_ARGS, UNFUSED, INT_SECOND, INT_RESULT, SECOND_OUTPUT); a
+#: correctly rounded binary64 built-in (sqrt, add, sub, mul, divide, fdim, fma, ldexp) is
+#: screened at 0.5 ULP; the powers' references are within REL64_POW (``rel64``).
 BINARY64_REFERENCES = {
     "sin": "ref64_sin", "cos": "ref64_cos", "sqrt": "ref64_sqrt",
     "exp": "ref64_exp", "exp2": "ref64_exp2", "exp10": "ref64_exp10", "expm1": "ref64_expm1",
@@ -88,12 +90,27 @@ BINARY64_REFERENCES = {
     "fmod": "ref64_fmod", "remainder": "ref64_remainder",
     # three arguments
     "fma": "ref64_fma", "mad": "ref64_fma", "clamp": "ref64_clamp",
+    # since the eighth stop: an int argument, an int result, a second output (their int
+    # columns read as such: ``int_columns``)
+    "ldexp": "ref64_ldexp", "ilogb": "ref64_ilogb", "frexp": "ref64_frexp",
+    "modf": "ref64_modf", "fract": "ref64_fract", "remquo": "ref64_remquo",
+    # the powers: e**(y ln |x|) in double-double, within REL64_POW
+    "pow": "ref64_pow", "powr": "ref64_powr", "pown": "ref64_pown", "rootn": "ref64_rootn",
 }
 #: The relative error every binary64 reference's K_VALUE is within (device_screen64.cl's
 #: budgets: below 2**-94 for sin and cos, 2**-93 for exp10, tan and tanpi, 2**-97 for
 #: the other exponentials and logarithms, 2**-98 for sqrt, 2**-95 for the hyperbolic and
 #: inverse hyperbolic ones, 2**-96 for the inverse trigonometric ones).
 REL64 = 2.0 ** -90
+#: ... but the powers' (pow, powr, pown, rootn: e**t of t = y ln |x| within 2**-87.3
+#: absolute, device_screen64.cl): within REL64_POW, a margin of 2**-32 ULP at their 16.
+REL64_POW = 2.0 ** -86
+
+
+def rel64(name: str) -> float:
+    """The relative error (a fraction of |f|) that built-in ``name``'s binary64 reference
+    (a K_VALUE) is within: REL64, or REL64_POW for the powers.  Pure."""
+    return REL64_POW if reference_name(name) in ("pow", "powr", "pown", "rootn") else REL64
 #: The exact built-ins among them: their result must be the reference's bit for bit (a
 #: bound of 0 ULP or "correctly rounded" in every table), and no ULP error is measured for
 #: them (the host measures none either).
@@ -139,6 +156,40 @@ INT_SECOND = frozenset({"ldexp", "pown", "rootn"})
 ROUNDED_ONCE = frozenset({"add", "sub", "mul", "fdim", "divide", "ldexp", "fma"})
 #: ... those whose result is an int (compared as an int32 pattern).
 INT_RESULT = frozenset({"ilogb"})
+
+
+class ScreenColumns(NamedTuple):
+    """The dtype of each column a screen reads (x, the second and third arguments z and w,
+    the result y, the second output y2): the result's pattern (uint32 for binary32, uint64
+    for binary64), or uint32 for a column of ints -- an int argument (``INT_SECOND``), an
+    int result (``INT_RESULT``), an int second output (frexp's exponent, remquo's quo) --
+    whatever the precision."""
+
+    x: np.dtype
+    z: np.dtype
+    w: np.dtype
+    y: np.dtype
+    y2: np.dtype
+
+    @property
+    def ints(self) -> bool:
+        """Whether any column is narrower than the patterns (binary64's int columns)."""
+        return len({d.itemsize for d in self}) > 1
+
+
+def screen_columns(name: str, precision: str) -> ScreenColumns:
+    """The ``ScreenColumns`` of the screen of built-in ``name`` in ``precision`` (binary32
+    or binary64).  Pure; raises KeyError for a built-in outside the catalogue."""
+    from fuzzfarm.formats import format_named
+    pattern = np.dtype(format_named(precision).uint)
+    i32 = np.dtype(np.uint32)
+    fn = catalogue.function(name)
+    ref = reference_name(name)
+    outs = [o.kind for o in fn.outputs]
+    return ScreenColumns(
+        pattern, i32 if ref in INT_SECOND else pattern, pattern,
+        i32 if outs[0] == "int" else pattern,
+        i32 if outs[1:] == ["int"] else pattern)
 
 
 def reference_name(name: str) -> str | None:
@@ -329,7 +380,7 @@ def special_answers(name: str, precision: str = "binary32") -> SpecialAnswers:
     float_ret = fn.outputs[0].kind == "float"
     sign, inf = fmt.sign_mask, fmt.pos_inf
     xs = np.array([0, sign, inf, sign | inf, fmt.default_qnan], fmt.uint)
-    mask = (1 << fmt.bits) - 1
+    mask = (1 << (fmt.bits if float_ret else 32)) - 1     # an int result: its 32 bits
     answers: list[set] = [set() for _ in xs]
     for rule in catalogue.rules_for(name):
         holds = np.ones(xs.size, bool)

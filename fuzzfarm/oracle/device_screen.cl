@@ -1053,13 +1053,7 @@ inline double unfused_mad(uint xb, uint zb, uint wb) {
     return (double)(float)p + to_double(wb);
 }
 
-// (REF_OF, SECOND, THIRD: screen_common.cl)
-// OUT2_OF(y2bits, i): the second output of input i (OUT2: a built-in of two outputs)
-#ifdef OUT2
-#define OUT2_OF(y2bits, i) ((y2bits)[i])
-#else
-#define OUT2_OF(y2bits, i) 0u
-#endif
+// (REF_OF, SECOND, THIRD, OUT2_OF: screen_common.cl)
 
 // Whether the finite nonzero binary32 result y is provably within the bound of f, given
 // its reference r (|r - f| <= REL |f|; err: the error in ULPs, d / u_lo): "Why a passed
@@ -1084,9 +1078,9 @@ inline int within_bound(double r, uint yb, float *err) {
 // patterns, x (and z) finite and nonzero (normal or subnormal).  Returns 1 where y is
 // proven within the bound (err: its error in ULPs, d / u_lo) or is f's prescribed result
 // bit for bit, or f is beyond the overflow threshold (y the infinity of its sign) or below
-// half the smallest subnormal (y a zero) (err 0); with AGGREGATE, 2 + c where y is a zero
-// or an infinity other than the result rule c prescribes (a failure of rule c, counted
-// on the device); 0 where the host must judge.
+// half the smallest subnormal (y a zero) (err 0); with AGGREGATE, 2 + c
+// where y is a zero or an infinity other than the result rule c prescribes (a failure of
+// rule c, counted on the device); 0 where the host must judge.
 inline int screen_one(uint xb, uint zb, uint wb, uint yb, float *err) {
     int kind;
     double r = REF_OF(xb, zb, wb, &kind);

@@ -61,10 +61,12 @@ built-in until its reference handles it).  ``plain_bound`` decides; otherwise th
 screens on the host as before.
 
 binary64 results (``BINARY64_REFERENCES``: the trigonometric, hyperbolic and inverse
-ones, roots, the exponentials and logarithms, +, -, *, /, fdim, hypot, atan2, the exact
-built-ins) are screened by ``device_screen64.cl`` in `run` units
-(drawn inputs; a sweep's binary64 range is the host's): double-double references within
-``REL64`` = 2**-90 and the same inequality in binary64's ULPs (docs/device_screen.md,
+ones, roots, the exponentials and logarithms, +, -, *, /, fdim, hypot, atan2, the powers,
+ldexp, the exact built-ins, those of a second output) are screened by
+``device_screen64.cl`` in `run` units (drawn inputs; a sweep's binary64 range is the
+host's): double-double references within ``rel64(name)`` (REL64 = 2**-90; the powers'
+2**-86) and the same inequality in binary64's ULPs; an int column (an int argument, result
+or second output) read through its own type (``screen_columns``) (docs/device_screen.md,
 "Binary64 results"); the kernel source of either precision follows ``screen_common.cl``.
 """
 from __future__ import annotations
@@ -84,8 +86,9 @@ from edgecases import catalogue
 from fuzzfarm.formats import format_named
 from fuzzfarm.oracle.device_references import (
     BINARY64_REFERENCES, BIT_EXACT, DEVICE_REFERENCES, ERFC_K, EXACT_RULES, INT_RESULT,
-    INT_SECOND, REL64, SECOND_OUTPUT, SEVERAL_ARGS, THREE_ARGS, UNFUSED, aggregates,
-    answer_markers, plain_bound, reference_name, special_answers, undefined_beyond)
+    INT_SECOND, SECOND_OUTPUT, SEVERAL_ARGS, THREE_ARGS, UNFUSED, aggregates,
+    answer_markers, plain_bound, reference_name, rel64, screen_columns, special_answers,
+    undefined_beyond)
 from fuzzfarm.oracle.histogram import (HIST_BINS_PER_OCTAVE, HIST_FRAC_BITS, HIST_LOG2_LO,
                                        NBANDS, NBINS, NEAR, NEAR_KINDS, NEAR_POINTS,
                                        NROWS, ROW_NEAR_POLE, ROW_NEAR_ZERO, ROW_SUBNORMAL)
@@ -100,12 +103,12 @@ __all__ = ["DeviceScreen", "screen_for", "screen_source", "REL", "Landing"]
 REL = 2.0 ** -45
 
 
-def _margin(bound: float, precision: str = "binary32") -> float:
+def _margin(bound: float, precision: str = "binary32", name: str = "") -> float:
     """The host screen's margin (ULPs) for ``precision`` results against a reference of
-    error REL (binary32: a binary64 value) or REL64 (binary64: a double-double whose
-    distance to the result is rounded once in binary64)."""
+    error REL (binary32: a binary64 value) or ``rel64(name)`` (binary64: a double-double
+    whose distance to the result is rounded once in binary64)."""
     from fuzzfarm.oracle.screen import _margin
-    rel = REL64 if precision == "binary64" else REL
+    rel = rel64(name) if precision == "binary64" else REL
     return _margin(rel, bound, format_named(precision), 53)
 
 
@@ -305,11 +308,12 @@ def screen_source(name: str, bound: float, aggregate: bool = False,
     if base is None or base not in refs or precision not in ("binary32", "binary64"):
         raise KeyError(f"no device reference for {name} in {precision}")
     answers = special_answers(name, precision)
+    cols = screen_columns(name, precision)
     markers = answer_markers(64 if wide else 32)
     suffix = "UL" if wide else "u"
     digits = 16 if wide else 8
     if wide:
-        pass_defines = [f"#define C_PASS64 {_hexf(bound - _margin(bound, precision))}",
+        pass_defines = [f"#define C_PASS64 {_hexf(bound - _margin(bound, precision, name))}",
                         f"#define R_LO {_hexf(1 - 2.0 ** -50)}",
                         f"#define R_HI {_hexf(1 + 2.0 ** -50)}"]
     else:
@@ -322,13 +326,16 @@ def screen_source(name: str, bound: float, aggregate: bool = False,
         *(["#define TWO_ARGS 1"] if base in SEVERAL_ARGS else []),
         *(["#define THREE_ARGS 1"] if base in THREE_ARGS else []),
         *(["#define MAD 1"] if base in UNFUSED else []),
-        *([f"#define OUT2 {SECOND_OUTPUT[base]}"] if base in SECOND_OUTPUT else []),
+        *([f"#define OUT2 {SECOND_OUTPUT[base]}{'64' if wide else ''}"]
+          if base in SECOND_OUTPUT else []),
         *(["#define Z_INT 1"] if base in INT_SECOND else []),
         *(["#define RESULT_INT 1"] if base in INT_RESULT else []),
         *(["#define HALF_FLUSH 1"] if catalogue.function(name).family == "half" else []),
         *([f"#define UNDEFINED_BEYOND {_hexf(undefined_beyond(name))}"]
           if undefined_beyond(name) is not None else []),
         f"#define PATTERN {'ulong' if wide else 'uint'}",
+        *(f"#define {k} {'uint' if d.itemsize == 4 else 'ulong'}"      # binary64's int columns
+          for k, d in zip(("ZPAT", "YPAT", "Y2PAT"), (cols.z, cols.y, cols.y2)) if wide),
         f"#define NCLASSES {NCLASSES}",
         *(f"#define ANS_{k} 0x{v:0{digits}x}{suffix}" for k, v in (
             *zip(("ANY_NAN", "HOST", "REF"), markers),
@@ -455,6 +462,7 @@ class DeviceScreen:
         self.runner, self.name, self.bound = runner, name, bound
         self.precision = precision
         self.pattern = np.dtype(format_named(precision).uint)
+        self.columns = screen_columns(name, precision)
         self.chunk = int(chunk)
         self.aggregate = aggregate and name in EXACT_RULES and precision == "binary32"
         source = screen_source(name, bound, self.aggregate, precision)
@@ -638,9 +646,12 @@ class DeviceScreen:
         from fuzzfarm.device.commands import buffer
         n = int(ybits.size)
         out = ScreenChunk.empty(n)
+        c = self.columns
         x, y, z, w, y2 = (buffer(self.runner, host=_bits(ybits if a is None else a,
-                                                          self.pattern), read_only=True)
-                          for a in (xbits, ybits, zbits, wbits, y2bits))
+                                                          c.y if a is None else d),
+                                 read_only=True)
+                          for a, d in zip((xbits, ybits, zbits, wbits, y2bits),
+                                          (c.x, c.y, c.z, c.w, c.y2)))
         self.enqueue(y, 0, n, out, xbuf=x, zbuf=z, wbuf=w, y2buf=y2)
         return out
 
@@ -661,9 +672,8 @@ class DeviceScreen:
             return r, kind
         dev = self.runner
         xbuf = buffer(dev, host=xb, read_only=True)     # kept alive until the copies end
-        zbuf, wbuf = (xbuf if a is None else buffer(dev, host=_bits(a, self.pattern),
-                                                    read_only=True)
-                      for a in (zbits, wbits))
+        zbuf, wbuf = (xbuf if a is None else buffer(dev, host=_bits(a, d), read_only=True)
+                      for a, d in ((zbits, self.columns.z), (wbits, self.columns.w)))
         rbuf, kbuf = buffer(dev, r.nbytes), buffer(dev, kind.nbytes)
         k = self._test_kernels["reference"]
         k.set_args(xbuf, rbuf, kbuf, zbuf, wbuf)
@@ -684,14 +694,15 @@ class DeviceScreen:
         failure of rule c)."""
         from fuzzfarm.device.commands import buffer, copy, launch
         dev = self.runner
-        xb, yb = _bits(xbits, self.pattern), _bits(ybits, self.pattern)
+        c = self.columns
+        xb, yb = _bits(xbits, c.x), _bits(ybits, c.y)
         n = int(xb.size)
         passed, err = np.zeros(n, np.uint8), np.zeros(n, np.float32)
         self.last_verdicts = passed
         if n == 0:
             return passed.astype(bool), err
-        zb, wb, y2b = (yb if a is None else _bits(a, self.pattern)
-                       for a in (zbits, wbits, y2bits))
+        zb, wb, y2b = (xb if a is None else _bits(a, d)
+                       for a, d in ((zbits, c.z), (wbits, c.w), (y2bits, c.y2)))
         bufs = [buffer(dev, host=a, read_only=True) for a in (xb, yb, zb, wb, y2b)]
         pbuf, ebuf = buffer(dev, passed.nbytes), buffer(dev, err.nbytes)
         k = self._test_kernels["screen_pairs"]

@@ -49,10 +49,11 @@ inline ulong away64(ulong tb) {
 #define EXACT(v) do { *kind = K_EXACT; dd_t r_ = { as_double(v), 0.0 }; return r_; } while (0)
 inline dd_t ref64_fabs(ulong xb, int *kind) { EXACT(xb & ABS64); }
 inline dd_t ref64_trunc(ulong xb, int *kind) { EXACT(trunc64(xb)); }
-inline dd_t ref64_floor(ulong xb, int *kind) {
+inline ulong floor64(ulong xb) {
     ulong t = trunc64(xb);
-    EXACT(((xb >> 63) && t != xb) ? away64(t) : t);  // floor(-0.5) = -1
+    return ((xb >> 63) && t != xb) ? away64(t) : t;  // floor(-0.5) = -1
 }
+inline dd_t ref64_floor(ulong xb, int *kind) { EXACT(floor64(xb)); }
 inline dd_t ref64_ceil(ulong xb, int *kind) {
     ulong t = trunc64(xb);
     EXACT((!(xb >> 63) && t != xb) ? away64(t) : t); // ceil(-0.5) = -0
@@ -85,6 +86,40 @@ inline dd_t ref64_logb(ulong xb, int *kind) {
     return r;
 }
 inline dd_t ref64_sign(ulong xb, int *kind) { EXACT((xb & SIGN64) | 0x3ff0000000000000UL); }
+// ilogb's int result, as a binary64 value (RESULT_INT: compared with y as an int32)
+inline dd_t ref64_ilogb(ulong xb, int *kind) { return ref64_logb(xb, kind); }
+
+// ---- Built-ins of a second output (OUT2(x, z, y2): whether the second output y2 -- an
+// int, or a binary64 pattern -- is right; the first is judged by REF as always; every
+// input with a zero, infinite or NaN argument the host's)
+// frexp(x) = m 2**e, m in [1/2, 1) with x's sign, e an int (C99 7.12.6.4): from unit64
+// (a subnormal normalized), exact
+inline dd_t ref64_frexp(ulong xb, int *kind) {
+    int e;
+    double m = unit64(xb, &e);
+    EXACT(as_ulong(m * 0.5));
+}
+inline int out2_frexp64(ulong xb, ulong zb, ulong y2b) {
+    int e;
+    unit64(xb, &e);
+    return (int)y2b == e + 1;
+}
+// modf(x): the fraction x - trunc(x) with x's sign (a zero of x's sign for an integer x:
+// F9.modf.1), trunc(x) in iptr (CL.modf.as_though_trunc); both exact
+inline dd_t ref64_modf(ulong xb, int *kind) {
+    double f = absd(as_double(xb) - as_double(trunc64(xb)));     // exact: x's low bits
+    EXACT(as_ulong(f) | (xb & SIGN64));
+}
+inline int out2_modf64(ulong xb, ulong zb, ulong y2b) { return y2b == trunc64(xb); }
+// fract(x) = fmin(x - floor(x), 0x1.fffffffffffffp-1) (OpenCL C 3.0 §6.15.2), floor(x) in
+// iptr: the difference of two binary64 numbers rounded once by the device's subtraction
+// (correctly rounded, as the table's 0 ULP prescribes: exact but where x < 0 and
+// |x| < 1, whose 1 - |x| rounds -- to 1 where |x| <= 2**-54, which the fmin caps)
+inline dd_t ref64_fract(ulong xb, int *kind) {
+    double v = as_double(xb) - as_double(floor64(xb));
+    EXACT(as_ulong(v < 0x1.fffffffffffffp-1 ? v : 0x1.fffffffffffffp-1));
+}
+inline int out2_fract64(ulong xb, ulong zb, ulong y2b) { return y2b == floor64(xb); }
 inline dd_t ref64_copysign(ulong xb, ulong zb, int *kind) { EXACT((xb & ABS64) | (zb & SIGN64)); }
 inline dd_t ref64_fmin(ulong xb, ulong zb, int *kind) {   // x == z: the same pattern
     EXACT(order64(zb) < order64(xb) ? zb : xb);
@@ -859,12 +894,109 @@ inline dd_t ref64_fmod(ulong xb, ulong zb, int *kind) {
     double r = mod_abs64(xb & ABS64, zb & ABS64, &q8);
     EXACT(as_ulong(r) | (xb & SIGN64));
 }
-inline dd_t ref64_remainder(ulong xb, ulong zb, int *kind) {
-    int q8;
-    double r = mod_abs64(xb & ABS64, zb & ABS64, &q8);
+// (*n8: the magnitude of the rounded quotient n modulo 8, remquo's quo)
+inline ulong remainder64_n8(ulong xb, ulong zb, int *n8) {
+    double r = mod_abs64(xb & ABS64, zb & ABS64, n8);
     double a = as_double(zb & ABS64);
-    if (2.0 * r > a || (2.0 * r == a && (q8 & 1))) r -= a;
-    EXACT(as_ulong(r) ^ (xb & SIGN64));
+    if (2.0 * r > a || (2.0 * r == a && (*n8 & 1))) { r -= a; *n8 = (*n8 + 1) & 7; }
+    return as_ulong(r) ^ (xb & SIGN64);
+}
+inline dd_t ref64_remainder(ulong xb, ulong zb, int *kind) {
+    int n8;
+    EXACT(remainder64_n8(xb, zb, &n8));
+}
+// remquo(x, z): remainder's result; in quo (an int) a value of the sign of x / z whose
+// magnitude is congruent modulo 8 to that of the rounded quotient n (C99 7.12.10.3; 0
+// passes where n is 0 modulo 8), as the checker judges (oracle.entries.Congruent): both
+// bit for bit, as in binary32
+inline dd_t ref64_remquo(ulong xb, ulong zb, int *kind) { return ref64_remainder(xb, zb, kind); }
+inline int out2_remquo64(ulong xb, ulong zb, ulong y2b) {
+    int n8;
+    remainder64_n8(xb, zb, &n8);
+    int g = (int)y2b;
+    if (g == 0) return n8 == 0;
+    if ((g < 0) != (int)((xb ^ zb) >> 63)) return 0;
+    long ag = g < 0 ? -(long)g : (long)g;
+    return (int)(ag & 7L) == n8;
+}
+// ldexp(x, k) = x 2**k (Z_INT: k an int, k = 0 the host's; correctly rounded, screened at
+// 0.5 ULP): x = m 2**e (unit64, exact), E = e + k in a long (no overflow of k's range).
+// A normal result (E >= -1022) is m 2**E exactly (K_VALUE, no error); E >= 1024 is beyond
+// the overflow threshold (K_OVER); E <= -1076, below 2**-1075, rounds to the zero of x's
+// sign, bit for bit (K_EXACT: the other zero is the host's, whose checker notes it,
+// ieee.zero_sign, as for every correctly rounded result); a subnormal result, which
+// rounds, the host's.
+inline dd_t ref64_ldexp(ulong xb, ulong zb, int *kind) {
+    int e;
+    double m = unit64(xb, &e);
+    long E = (long)e + (long)(int)zb;
+    if (E >= 1024L) DD_KIND(kind, K_OVER, m);
+    if (E <= -1076L) EXACT(xb & SIGN64);
+    if (E < -1022L) DD_NAN(kind);
+    *kind = K_VALUE;
+    return dd_d(m * pow2d((int)E));
+}
+
+// ---- pow, powr, pown, rootn (16 ULP in binary64): |x|**y = e**t, t = y ln |x| (or
+// ln |x| / n) as a double-double.  ln |x| within 2**-97 (ln64), its product with y within
+// 2**-103 more (dd_mul; rootn's quotient by dd_div, 2**-101): t within 2**-96.8 |t|.  Where
+// |t| <= 746 (else the result is provably beyond the overflow threshold or below 2**-1075:
+// K_OVER, K_UNDER), that is 2**-87.3 absolute, and e**t = 2**n e**u, n = rint(t.hi / ln 2),
+// u = (t.hi - n ln 2) + t.lo (ln2_reduce: 2**-104), e**u by exp's series (2**-97): the
+// result within 2**-87 of f.  ``rel64``: these four at REL64_POW = 2**-86, the screen's
+// margin from it.  A result below 2**-968 is the host's, as for exp.
+inline dd_t exp_dd64(dd_t t, double sign, int *kind) {
+    if (t.hi > 710.0) DD_KIND(kind, K_OVER, sign);         // e**710 > 2**1024 (1 + 2**-20)
+    if (t.hi < -746.0) DD_KIND(kind, K_UNDER, 0.0);        // e**-746 < 2**-1075
+    double n = rintd(t.hi * INV_LN2);
+    if (n < -968.0) DD_NAN(kind);
+    *kind = K_VALUE;
+    dd_t u = dd_add(ln2_reduce(t.hi, n), dd_d(t.lo));
+    dd_t r = dd_scale(exp_series(u, 0), (int)n);
+    return sign < 0.0 ? dd_neg(r) : r;
+}
+// |x|**y (sign: the result's, +-1); a product y ln |x| far beyond the thresholds decided
+// first (it may be infinite: its double-double would be a NaN)
+inline dd_t pow_abs64(ulong xb, double y, double sign, int *kind) {
+    dd_t L = ln64(xb & ABS64);
+    double p = y * L.hi;                                   // within 2**-52 of t
+    if (p > 720.0) DD_KIND(kind, K_OVER, sign);
+    if (p < -760.0) DD_KIND(kind, K_UNDER, 0.0);
+    return exp_dd64(dd_mul(dd_d(y), L), sign, kind);
+}
+// pow(x, y): x = 1 gives 1 exactly (F9.pow.6a); x < 0: a NaN where y is not an integer
+// (F9.pow.8), else |x|**y with the sign of x where y is odd (a binary64 y of magnitude
+// 2**53 or more is even)
+inline dd_t ref64_pow(ulong xb, ulong zb, int *kind) {
+    if (xb == 0x3ff0000000000000UL) EXACT(xb);
+    double y = as_double(zb);
+    double sign = 1.0;
+    if ((xb >> 63) && absd(y) < 0x1p53) {
+        if (rintd(y) != y) DD_KIND(kind, K_NAN, NAN);
+        if (rintd(y * 0.5) != y * 0.5) sign = -1.0;
+    }
+    return pow_abs64(xb, y, sign, kind);
+}
+// powr(x, y) = e**(y ln x) for x >= 0 only: a NaN for x < 0 (CL.powr.negative_base), 1
+// exactly at x = 1 (CL.powr.one_base_finite_exponent)
+inline dd_t ref64_powr(ulong xb, ulong zb, int *kind) {
+    if (xb >> 63) DD_KIND(kind, K_NAN, NAN);
+    if (xb == 0x3ff0000000000000UL) EXACT(xb);
+    return pow_abs64(xb, as_double(zb), 1.0, kind);
+}
+// pown(x, n) = x**n (n an int, Z_INT: n = 0 the host's; n exact in binary64), x's sign
+// where n is odd
+inline dd_t ref64_pown(ulong xb, ulong zb, int *kind) {
+    int n = (int)zb;
+    return pow_abs64(xb, (double)n, ((xb >> 63) && (n & 1)) ? -1.0 : 1.0, kind);
+}
+// rootn(x, n) = x**(1/n) (n an int, Z_INT): a NaN for x < 0 and n even
+// (CL.rootn.negative_base_even); else e**(ln |x| / n) with x's sign (n odd there)
+inline dd_t ref64_rootn(ulong xb, ulong zb, int *kind) {
+    int n = (int)zb;
+    if ((xb >> 63) && !(n & 1)) DD_KIND(kind, K_NAN, NAN);
+    dd_t t = dd_div(ln64(xb & ABS64), dd_d((double)n));
+    return exp_dd64(t, (xb >> 63) ? -1.0 : 1.0, kind);
 }
 
 // ---- Three arguments (THREE_ARGS, with TWO_ARGS: every argument finite and nonzero).
@@ -904,7 +1036,7 @@ inline dd_t unfused_mad64(ulong xb, ulong zb, ulong wb) {
 }
 
 // ---- The screen
-// (REF_OF, SECOND, THIRD: screen_common.cl)
+// (REF_OF, SECOND, THIRD, OUT2_OF: screen_common.cl)
 
 // Whether the finite nonzero binary64 result y is provably within the bound of f, given
 // its reference r (|r.hi + r.lo - f| <= REL64 |f|; err: the error in ULPs, d / u_lo):
@@ -932,14 +1064,18 @@ inline int within_bound64(dd_t r, ulong yb, float *err) {
 // The screen of one input of finite nonzero arguments: 1 where y is proven within the
 // bound (err: its error in ULPs) or is f's exact result bit for bit, or a NaN is
 // prescribed and y is a quiet NaN, or f is provably beyond the overflow threshold and y
-// the infinity of its sign, or provably below 2**-1075 and y a zero (err 0); 0 where the
-// host must judge.
+// the infinity of its sign, or provably below 2**-1075 and y a zero (err 0: either zero
+// is within the bound, and the checker notes neither); 0 where the host must judge.
 inline int screen_one64(ulong xb, ulong zb, ulong wb, ulong yb, float *err) {
     int kind;
     dd_t r = REF_OF(xb, zb, wb, &kind);
     *err = 0.0f;
     if (kind == K_ANY) return 1;
+#ifdef RESULT_INT
+    if (kind == K_EXACT) return (uint)yb == (uint)(int)r.hi;    // y: an int (YPAT uint)
+#else
     if (kind == K_EXACT) return yb == as_ulong(r.hi);
+#endif
     if (kind == K_NAN) return (yb & QUIET64) == QUIET64;
     if (kind == K_OVER) return yb == ((as_ulong(r.hi) >> 63) ? (SIGN64 | INF64) : INF64);
     if (kind == K_UNDER) return (yb & ABS64) == 0UL;
@@ -976,22 +1112,36 @@ inline int screen_special64(ulong xb, ulong yb) {
 }
 
 // The screen of any input; *ruled: 1 where no error is binned (a rule decided it, or an
-// exact built-in)
-inline int screen_any64(ulong xb, ulong zb, ulong wb, ulong yb, float *err, int *ruled) {
+// exact built-in).  An int argument, result or second output (Z_INT, RESULT_INT, OUT2 of
+// frexp and remquo) comes zero-extended from its 32-bit column (ZPAT, YPAT, Y2PAT uint).
+inline int screen_any64(ulong xb, ulong zb, ulong wb, ulong yb, ulong y2b, float *err,
+                        int *ruled) {
 #ifdef TWO_ARGS
+#ifdef Z_INT
+    *ruled = not_finite_nonzero64(xb) || (uint)zb == 0u;    // an int k: k = 0 the host's
+#else
     *ruled = not_finite_nonzero64(xb) || not_finite_nonzero64(zb);
+#endif
 #ifdef THREE_ARGS
     *ruled = *ruled || not_finite_nonzero64(wb);
 #endif
     if (*ruled) { *err = 0.0f; return 0; }
 #else
     *ruled = is_special64(xb);
+#ifdef OUT2
+    if (*ruled) { *err = 0.0f; return 0; }        // two outputs: the host's (special_answers)
+#endif
     if (*ruled) { *err = 0.0f; return screen_special64(xb, yb); }
 #endif
 #if defined(BIT_EXACT) || defined(MAD)
     *ruled = 1;                                    // no error statistics (as in binary32)
 #endif
+#ifdef OUT2
+    int v = screen_one64(xb, zb, wb, yb, err);
+    return v && OUT2(xb, zb, y2b);
+#else
     return screen_one64(xb, zb, wb, yb, err);
+#endif
 }
 
 // The screen of one drawn `run` unit of binary64 inputs (device_screen.cl's fuzzfarm_screen,
@@ -999,13 +1149,13 @@ inline int screen_any64(ulong xb, ulong zb, ulong wb, ulong yb, float *err, int 
 // the histogram's bands by x's biased exponent (NBANDS equal shares of 2048), its near rows
 // for |x| < 2**51.  No failure is counted on the device (no AGGREGATE in binary64).
 __kernel void fuzzfarm_screen(__global const ulong *xbits, uint drawn,
-                              __global const ulong *ybits, ulong start, uint count,
+                              __global const YPAT *ybits, ulong start, uint count,
                               __global uint *pass, __global float *wmax,
                               __global uchar *wpos, __global uint *hist,
                               __global uint *agg, __global uint *agg_count,
                               __global uint *agg_c0, __global uint *agg_c1,
-                              __global const ulong *zbits, __global const ulong *wbits,
-                              __global const ulong *y2bits)
+                              __global const ZPAT *zbits, __global const ulong *wbits,
+                              __global const Y2PAT *y2bits)
 {
     __local uint lh[NROWS * NBINS];
     for (uint i = get_local_id(0); i < NROWS * NBINS; i += get_local_size(0)) lh[i] = 0u;
@@ -1019,7 +1169,8 @@ __kernel void fuzzfarm_screen(__global const ulong *xbits, uint drawn,
         ulong xb = xbits[e];
         float err;
         int ruled;
-        if (!screen_any64(xb, SECOND(zbits, e), THIRD(wbits, e), ybits[e], &err, &ruled))
+        if (!screen_any64(xb, SECOND(zbits, e), THIRD(wbits, e), ybits[e],
+                          OUT2_OF(y2bits, e), &err, &ruled))
             continue;
         word |= 1u << j;
         if (ruled) continue;
@@ -1049,23 +1200,23 @@ __kernel void fuzzfarm_screen(__global const ulong *xbits, uint drawn,
 
 // The screen of arbitrary (x, y) pairs (with z, TWO_ARGS; w, THREE_ARGS), for the tests:
 // verdict[i] as screen_any64's, err[i] in ULPs.
-__kernel void fuzzfarm_screen_pairs(__global const ulong *xbits, __global const ulong *ybits,
+__kernel void fuzzfarm_screen_pairs(__global const ulong *xbits, __global const YPAT *ybits,
                                     __global uchar *verdict, __global float *err,
-                                    __global const ulong *zbits, __global const ulong *wbits,
-                                    __global const ulong *y2bits)
+                                    __global const ZPAT *zbits, __global const ulong *wbits,
+                                    __global const Y2PAT *y2bits)
 {
     uint i = get_global_id(0);
     float e = 0.0f;
     int ruled;
     verdict[i] = (uchar)screen_any64(xbits[i], SECOND(zbits, i), THIRD(wbits, i), ybits[i],
-                                     &e, &ruled);
+                                     OUT2_OF(y2bits, i), &e, &ruled);
     err[i] = e;
 }
 
 // The references themselves, for the tests: r[2 i], r[2 i + 1] (hi, lo) and kind[i] of REF
 // at binary64 xbits[i] (and zbits[i], TWO_ARGS; wbits[i], THREE_ARGS).
 __kernel void fuzzfarm_reference(__global const ulong *xbits, __global double *r,
-                                 __global int *kind, __global const ulong *zbits,
+                                 __global int *kind, __global const ZPAT *zbits,
                                  __global const ulong *wbits)
 {
     uint i = get_global_id(0);

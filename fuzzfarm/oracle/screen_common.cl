@@ -22,7 +22,8 @@
 
 // REF_OF(x, z, w, k): the reference at the arguments x (and z, TWO_ARGS; and w,
 // THREE_ARGS); SECOND(zbits, i), THIRD(wbits, i): the second and third argument of input
-// i (0, unread, for a built-in of fewer)
+// i (0, unread, for a built-in of fewer).  In binary64 a column of ints (an int argument,
+// result or second output) is read through its own type, ZPAT, YPAT, Y2PAT (uint).
 #if defined(THREE_ARGS)
 #define REF_OF(x, z, w, k) REF(x, z, w, k)
 #elif defined(TWO_ARGS)
@@ -39,6 +40,12 @@
 #define THIRD(wbits, i) ((wbits)[i])
 #else
 #define THIRD(wbits, i) ((PATTERN)0)
+#endif
+// OUT2_OF(y2bits, i): the second output of input i (OUT2: a built-in of two outputs)
+#ifdef OUT2
+#define OUT2_OF(y2bits, i) ((y2bits)[i])
+#else
+#define OUT2_OF(y2bits, i) ((PATTERN)0)
 #endif
 
 inline double absd(double v) { return as_double(as_ulong(v) & 0x7fffffffffffffffUL); }

@@ -382,10 +382,10 @@ class Elementwise(Kind):
                           len(inputs[target.fn.inputs[0].name]), outputs, answer, claims)
 
     def device_plan(self, target, drawn):
-        # a second output is gathered as a column of the patterns' width: binary32 only
-        # (frexp's int exponent beside binary64 patterns is not; no binary64 screen takes
-        # a second output either)
-        if len(target.fn.outputs) > 1 and target.fmt != BINARY32:
+        # the marked rows are gathered as columns of the patterns' width: binary64's int
+        # columns (ilogb's result, frexp's and remquo's second output; ldexp's, pown's and
+        # rootn's int argument: unit_plan) are not, so those units are made on the host
+        if target.fmt != BINARY32 and any(o.kind == "int" for o in target.fn.outputs):
             return None
         from fuzzfarm.device.generate import plan_or_none
         return plan_or_none(target, drawn)
