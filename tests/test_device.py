@@ -262,7 +262,7 @@ def test_staging_slots_are_reused_within_their_budget(info, monkeypatch):
         if rounds == 0:
             first = len(made)
     assert len(made) == first <= len(fns)
-    monkeypatch.setattr(device_module, "MAX_IDLE_BYTES", 1)
+    r.max_idle_bytes = 1
     for fn, fmt in fns:
         r.submit(fn, {"x": x32}, fmt).wait()
     assert len(r._idle) == 1
@@ -478,3 +478,14 @@ def test_the_bundled_pocl_is_recognised_where_the_wheel_ships_it():
     assert bundled, [d.label for d in pocl]
     others = [d for d in list_devices() if d not in pocl]     # Oclgrind, Intel: never PoCL
     assert not any(discovery.bundled_pocl_library(d) for d in others)
+
+
+def test_the_idle_staging_budget_grows_with_the_device_memory():
+    """A runner keeps an eighth of its device's global memory of idle staging slots, at
+    least MAX_IDLE_BYTES and at most IDLE_BYTES_CAP (a 141-GB GPU: the cap; a 24-GiB CPU
+    device: the floor)."""
+    from fuzzfarm.device import runner as device_module
+    lim = device_module.idle_bytes_limit
+    assert lim(0) == lim(24 << 30) == device_module.MAX_IDLE_BYTES
+    assert lim(64 << 30) == 8 << 30
+    assert lim(141 * 10 ** 9) == device_module.IDLE_BYTES_CAP

@@ -54,12 +54,23 @@ BUILD_LOG_LINES = 20
 #: Staging slots are allocated for a power-of-two number of elements, at least this many,
 #: so batches of similar sizes share them.
 MIN_SLOT_ELEMENTS = 1 << 12
-#: Idle staging slots kept for reuse (per runner), at most this many and this many bytes
-#: of device and host memory in all; the least recently used beyond are released.  A whole
-#: catalogue's targets stage in some fifty buffer layouts: six slots made a new one (its
-#: pinned host memory mapped, 3 ms) for one launch in two on NVIDIA's H100 (2026-11-27).
+#: Idle staging slots kept for reuse (per runner), at most this many and
+#: ``idle_bytes_limit`` bytes of device and host memory in all; the least recently used
+#: beyond are released.  A whole catalogue's targets stage in some fifty buffer layouts:
+#: six slots made a new one (its pinned host memory mapped, 3 ms) for one launch in two
+#: on NVIDIA's H100 (2026-11-27); with 3 GiB, a whole-catalogue run on an H200 still
+#: released 1,609 slots and mapped 1,049 pinned arrays (6 ms each) in 120 s (2026-11-28).
 MAX_IDLE_SLOTS = 256
+#: ... at least MAX_IDLE_BYTES, an eighth of the device's global memory up to
+#: IDLE_BYTES_CAP where it has more.
 MAX_IDLE_BYTES = 3 << 30
+IDLE_BYTES_CAP = 16 << 30
+
+
+def idle_bytes_limit(global_mem_bytes: int) -> int:
+    """The idle staging memory a runner keeps (bytes) on a device of ``global_mem_bytes``
+    of global memory: an eighth of it, within [MAX_IDLE_BYTES, IDLE_BYTES_CAP]."""
+    return int(min(IDLE_BYTES_CAP, max(MAX_IDLE_BYTES, int(global_mem_bytes) // 8)))
 
 #: Test hook: JSON {"crash": [unit id substrings], "hang": [...], "enqueue": [...],
 #: "build": [built-in names]}: a unit whose id contains one of them kills its actor
@@ -196,6 +207,11 @@ class DeviceRunner:
         self.planted_build: tuple = tuple(planted_faults().get("build", ()))
         self._idle: list[_Slot] = []      # staging slots free for reuse, oldest first
         self._idle_bytes = 0              # their memory (``_Slot.nbytes``)
+        try:
+            mem = int(self.device.global_mem_size)
+        except (cl.Error, AttributeError, TypeError, ValueError):
+            mem = 0
+        self.max_idle_bytes = idle_bytes_limit(mem)     # of idle slots (``_release``)
         self.launches = 0                 # launches submitted: PendingRun.read_made checks
                                           # its slot was not handed to a later one
 
@@ -500,7 +516,7 @@ class DeviceRunner:
         self._idle.append(slot)
         self._idle_bytes += slot.nbytes
         while len(self._idle) > MAX_IDLE_SLOTS or (
-                len(self._idle) > 1 and self._idle_bytes > MAX_IDLE_BYTES):
+                len(self._idle) > 1 and self._idle_bytes > self.max_idle_bytes):
             old = self._idle.pop(0)
             self._idle_bytes -= old.nbytes
             old.release()
