@@ -15,8 +15,9 @@ Figures (no assertions):
   * peak resident memory of the driver (this process), and the largest and summed RSS of
     the Ray processes it started (sampled twice a second);
   * the machine (CPU model, cores, memory) and the device (name, platform, driver);
-  * the device's busy fraction (its seconds over the working phase) and, for a run of
-    several families (the whole catalogue: ``-f "" -p binary32,binary64``), inputs/s,
+  * the device's busy fraction (its seconds over the working phase; devices of one
+    fingerprint, two GPUs of one model and driver, are one entry, busy per device) and,
+    for a run of several families (the whole catalogue: ``-f "" -p binary32,binary64``), inputs/s,
     checker rate and exact-path share by family and precision (``per_family``).
 
 ``--out DIR`` writes ``bench_run.json`` and ``bench_run.txt`` there (and, with
@@ -44,6 +45,7 @@ import shutil  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
 import threading  # noqa: E402
+from collections import Counter  # noqa: E402
 from datetime import datetime, timezone  # noqa: E402
 from pathlib import Path  # noqa: E402
 
@@ -345,21 +347,27 @@ def _report(a, opts, meta, stats, t_exec, t_end, sampler) -> dict:
     work_s = max(1e-9, min(work_end, last_row + 0.5) - work_start)
     whole_s = max(1e-9, t_end - T_PROCESS)
     per_device = {}
+    # devices of one fingerprint (two GPUs of one model and driver) are told apart by no
+    # stats column: one entry for them together, its busy fraction per device
+    same = Counter(d.fingerprint for d in opts.devices)
     for d in opts.devices:
+        if d.fingerprint in per_device:
+            continue
         mine = [s for s in stats if s["device_fingerprint"] == d.fingerprint]
         n = sum(s["inputs_tested"] for s in mine)
         per_device[d.fingerprint] = {
             "label": d.label, "name": d.name, "platform": d.platform_name,
             "platform_version": d.platform_version, "driver_version": d.driver_version,
             "opencl_version": d.version, "opencl_c_version": d.opencl_c_version,
-            "device_type": d.device_type, "units": len(mine), "inputs": n,
+            "device_type": d.device_type, "devices": same[d.fingerprint],
+            "units": len(mine), "inputs": n,
             "inputs_per_s": n / work_s,
             # a device fault's row has no device or check time
             "device_seconds": sum(s["device_seconds"] or 0.0 for s in mine),
             "check_seconds": sum(s["check_seconds"] or 0.0 for s in mine),
         }
         per_device[d.fingerprint]["device_busy_fraction"] = (
-            per_device[d.fingerprint]["device_seconds"] / work_s)
+            per_device[d.fingerprint]["device_seconds"] / (work_s * same[d.fingerprint]))
     totals = meta.get("totals") or []
     check_s = sum(s["check_seconds"] or 0.0 for s in stats)
     task_s = sum(float(t.get("task_seconds", 0.0)) for t in totals)
@@ -495,8 +503,9 @@ def _format(r: dict) -> str:
         f"{ips['per_host_core_working_phase']:,.0f}",
     ]
     for fp, d in r["per_device"].items():
-        lines.append(f"  per device [{fp}] {d['label']}: {d['inputs_per_s']:,.0f} inputs/s "
-                     f"({d['units']} units; device {d['device_seconds']:.1f} s, busy "
+        many = f" x {d['devices']} devices" if d.get("devices", 1) > 1 else ""
+        lines.append(f"  per device [{fp}] {d['label']}{many}: {d['inputs_per_s']:,.0f} "
+                     f"inputs/s ({d['units']} units; device {d['device_seconds']:.1f} s, busy "
                      f"{100 * d['device_busy_fraction']:.0f}% of the working phase; check "
                      f"{d['check_seconds']:.1f} s)")
     if len(r["per_family"]) > 1:
