@@ -103,6 +103,13 @@ def _arguments(name, rng, n, special=True):
     among them; for three (fma, mad, clamp), a third about -x z in a quarter of fma's and
     mad's rows (their cancellations; clamp's bounds come in either order)."""
     x = _patterns(rng, n, special)
+    if name in ("erf", "erfc"):     # a quarter within +-28, and the references' switches
+        k = x.size // 4
+        edges = np.array([2.0, 6.0, 25.5, 25.8, 26.5, 27.2, 27.25, 27.3, 1.9999999999999998,
+                          5.999999999999999, 2.0 ** -960, 2.0 ** -966, 2.0 ** -967])
+        v = np.concatenate([rng.uniform(-28, 28, k - 2 * edges.size), edges, -edges])
+        x[:k] = v.view(np.uint64)
+        return (x,)
     if name in dref.THREE_ARGS:
         z, w = _patterns(rng, x.size, special), _patterns(rng, x.size, special)
         with np.errstate(all="ignore"):
@@ -220,7 +227,8 @@ _MP = {"sin": mpmath.sin, "cos": mpmath.cos, "sqrt": mpmath.sqrt, "exp": mpmath.
        "pow": lambda v, w: _pow(v, w), "pown": lambda v, n: _pow(v, n),
        "powr": lambda v, w: _pow(v, w) if v > 0 else NOT_REAL,
        "rootn": lambda v, n: (mpmath.sign(v) * abs(v) ** (mpmath.mpf(1) / n)
-                              if n and (v > 0 or n % 2) else NOT_REAL)}
+                              if n and (v > 0 or n % 2) else NOT_REAL),
+       "erf": mpmath.erf, "erfc": mpmath.erfc}
 
 
 #: f at arguments where it is not a real number (powr of a negative base, an even root of
@@ -280,9 +288,9 @@ def test_binary64_bounds_are_the_tables():
     assert dref.plain_bound("sqrt", "binary64", B64) == 0.5
     for name in EXACT:
         assert dref.plain_bound(name, "binary64", B64) == 0.0, name
-    for name in ("erf", "tgamma"):
+    for name in ("tgamma", "lgamma"):
         assert dref.plain_bound(name, "binary64", B64) is None, name
-    for name in ("pow", "powr", "pown", "rootn"):
+    for name in ("pow", "powr", "pown", "rootn", "erf", "erfc"):
         assert dref.plain_bound(name, "binary64", B64) == 16.0, name
     assert dref.plain_bound("ldexp", "binary64", B64) == 0.5     # correctly rounded
     for name in ("frexp", "ilogb", "modf", "fract", "remquo"):
@@ -318,7 +326,7 @@ def test_a_binary64_screen_source_names_its_reference():
     assert "#define REF ref64_sin" in src and "#define PATTERN ulong" in src
     assert "ANS_PZERO 0x0000000000000000UL" in src
     with pytest.raises(KeyError):
-        ds.screen_source("erf", 16.0, precision="binary64")
+        ds.screen_source("tgamma", 16.0, precision="binary64")
 
 
 # --------------------------------------------------------------------------- references
@@ -518,7 +526,7 @@ def test_mad_passes_its_unfused_result_and_fma_does_not():
                                   "floor", "rint", "fmin", "nextafter", "copysign", "tan",
                                   "tanpi", "acosh", "atan2", "divide", "hypot", "fma",
                                   "clamp", "remainder", "pow", "powr", "pown", "rootn",
-                                  *COLUMNED])
+                                  "erf", "erfc", *COLUMNED])
 def test_screened_binary64_run_units_give_the_host_verdicts(name):
     """`run` units of binary64 (drawn: specials, subnormals, NaN payloads ...) screened on
     the device -- the session chooses the device screen for them -- and again with faults

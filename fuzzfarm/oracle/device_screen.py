@@ -64,10 +64,11 @@ binary64 results (``BINARY64_REFERENCES``: the trigonometric, hyperbolic and inv
 ones, roots, the exponentials and logarithms, +, -, *, /, fdim, hypot, atan2, the powers,
 ldexp, the exact built-ins, those of a second output) are screened by
 ``device_screen64.cl`` in `run` units (drawn inputs; a sweep's binary64 range is the
-host's): double-double references within ``rel64(name)`` (REL64 = 2**-90; the powers'
-2**-86) and the same inequality in binary64's ULPs; an int column (an int argument, result
-or second output) read through its own type (``screen_columns``) (docs/device_screen.md,
-"Binary64 results"); the kernel source of either precision follows ``screen_common.cl``.
+host's): double-double references within ``rel64(name)`` (REL64 = 2**-90; the powers',
+erf's and erfc's 2**-84) and the same inequality in binary64's ULPs; an int column (an int
+argument, result or second output) read through its own type (``screen_columns``)
+(docs/device_screen.md, "Binary64 results"); the kernel source of either precision follows
+``screen_common.cl``.
 """
 from __future__ import annotations
 
@@ -200,7 +201,7 @@ def _constants() -> str:
 def _constants64() -> str:
     """The OpenCL C definitions of the binary64 references' own constants
     (device_screen64.cl): Taylor and atanh coefficients and ln 2, log2 10, 1/ln 10, 1/pi,
-    180/pi, pi/180 as
+    180/pi, pi/180, 2/sqrt(pi), 1/sqrt(pi) as
     double-doubles (each part rounded once from mpmath's value at 400 bits), ln 2 in three
     parts for exact products with exponents below 2**11."""
     with mpmath.workprec(400):
@@ -236,7 +237,9 @@ def _constants64() -> str:
         d("INV_LN10_HI", inv_ln10)
         d("INV_LN10_LO", inv_ln10 - float(inv_ln10))
         pi = mpmath.pi
-        for name, v in (("INV_PI64", 1 / pi), ("DEG64", 180 / pi), ("RAD64", pi / 180)):
+        for name, v in (("INV_PI64", 1 / pi), ("DEG64", 180 / pi), ("RAD64", pi / 180),
+                        ("TWO_OVER_SQRTPI", 2 / mpmath.sqrt(pi)),
+                        ("INV_SQRTPI", 1 / mpmath.sqrt(pi))):
             d(f"{name}_HI", v)                  # 1/pi, 180/pi, pi/180 as double-doubles
             d(f"{name}_LO", v - float(v))
     return "\n".join(lines)
