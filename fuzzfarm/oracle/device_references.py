@@ -91,7 +91,7 @@ BINARY64_REFERENCES = {
     "fmod": "ref64_fmod", "remainder": "ref64_remainder",
     # three arguments
     "fma": "ref64_fma", "mad": "ref64_fma", "clamp": "ref64_clamp",
-    # since the eighth stop: an int argument, an int result, a second output (their int
+    # since the ninth stop: an int argument, an int result, a second output (their int
     # columns read as such: ``int_columns``)
     "ldexp": "ref64_ldexp", "ilogb": "ref64_ilogb", "frexp": "ref64_frexp",
     "modf": "ref64_modf", "fract": "ref64_fract", "remquo": "ref64_remquo",
