@@ -223,9 +223,9 @@ def _line_log(log_format: str, quiet: bool):
                    "gates).")
 @click.option("--screen", type=click.Choice(["auto", "host"]), default="auto",
               show_default=True,
-              help="auto: binary32 and binary64 results of built-ins with a device "
-                   "reference are screened on the device (docs/device_screen.md), the rest "
-                   "on the host; host: every result on the host.")
+              help="auto: binary16, binary32 and binary64 results of built-ins with a "
+                   "device reference are screened on the device (docs/device_screen.md), "
+                   "the rest on the host; host: every result on the host.")
 @click.option("--inputs", "inputs_at", type=click.Choice(["auto", "host"]), default="auto",
               show_default=True,
               help="auto: drawn units that the device screens (binary32 and binary64 "

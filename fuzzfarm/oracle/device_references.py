@@ -268,15 +268,17 @@ ERFC_K = 13
 def plain_bound(name: str, precision: str, claims) -> float | None:
     """The ULP bound the device screen applies to built-in ``name`` in ``precision`` under
     ``claims`` (verdict.claims.Claims), or None where the device screen must not be used
-    (module docstring: no reference (binary64: none in BINARY64_REFERENCES), not binary32
-    or binary64, a bound that is not one number of ULPs, a rounding mode other than round
+    (module docstring: no reference (binary64: none in BINARY64_REFERENCES; binary16:
+    binary32's references, but mad's), a bound that is not one number of ULPs, a rounding mode other than round
     to nearest, a relaxed or finite-math build, or a rule of the catalogue the reference
     does not handle)."""
     ref = reference_name(name)
-    if ref is None or precision not in ("binary32", "binary64"):
+    if ref is None or precision not in ("binary16", "binary32", "binary64"):
         return None
     if precision == "binary64" and ref not in BINARY64_REFERENCES:
         return None
+    if precision == "binary16" and (ref in UNFUSED or name.startswith("half_")):
+        return None         # mad's unfused value rounds its product to binary32
     if len(catalogue.function(name).outputs) > 1 and ref not in SECOND_OUTPUT:
         return None
     if (tuple(claims.rounding) != ("rte",) or claims.relaxed or claims.finite_math
@@ -288,8 +290,9 @@ def plain_bound(name: str, precision: str, claims) -> float | None:
             return None
         ulps = 0.0
     elif (b.correctly_rounded and not b.pieces[1:]
-          and (ref in ROUNDED_ONCE or precision == "binary64")):
-        ulps = 0.5              # binary64: every reference is within 2**-90 (REL64)
+          and (ref in ROUNDED_ONCE or precision != "binary32")):
+        ulps = 0.5              # binary64: every reference is within 2**-84 (rel64);
+                                # binary16: binary32's, within 2**-45, far below its ULP
     elif ref in UNFUSED:            # either result correctly rounded
         if not b.fma_or_mul_add:
             return None
@@ -333,7 +336,7 @@ def undefined_beyond(name: str) -> float | None:
 
 
 def answer_markers(bits: int) -> tuple[int, int, int]:
-    """The ``SpecialAnswers`` markers for results of ``bits`` (32 or 64) bits: a NaN is
+    """The ``SpecialAnswers`` markers for results of ``bits`` (16, 32 or 64) bits: a NaN is
     prescribed (a quiet one passes); the host judges; the reference judges (a zero no rule
     covers, e.g. acos(+-0) = pi/2).  The format's three largest patterns: NaNs, which no
     rule prescribes bit for bit (a prescribed NaN is the first marker)."""
@@ -347,8 +350,8 @@ ANS_ANY_NAN, ANS_HOST, ANS_REF = answer_markers(32)
 
 class SpecialAnswers(NamedTuple):
     """What the device screen passes for x a zero, an infinity or a NaN: per x in +0, -0,
-    +inf, -inf the result pattern a rule of the catalogue prescribes (uint32 for binary32,
-    uint64 for binary64), or one of the format's markers (``answer_markers``): ANY_NAN
+    +inf, -inf the result pattern a rule of the catalogue prescribes (uint16, uint32, uint64
+    for binary16, binary32, binary64; an int result's 32 bits), or one of the format's markers (``answer_markers``): ANY_NAN
     where it prescribes a NaN, HOST where the host must judge, REF at a zero that no rule
     covers (the reference judges it, as a finite x: every reference is valid at +-0, and
     tests/test_device_screen.py checks the answers through the checker); and
@@ -365,17 +368,17 @@ class SpecialAnswers(NamedTuple):
 @lru_cache(maxsize=None)
 def special_answers(name: str, precision: str = "binary32") -> SpecialAnswers:
     """The catalogue's prescribed results for built-in ``name`` at x = +0, -0, +inf, -inf
-    and NaN of ``precision`` (binary32 or binary64), as the device screen applies them
-    (all the host's for a built-in of several arguments, ``SEVERAL_ARGS``)
+    and NaN of ``precision`` (binary16, binary32 or binary64), as the device screen applies
+    them (all the host's for a built-in of several arguments, ``SEVERAL_ARGS``)
     (``SpecialAnswers``; OpenCL C 7.5 and C99 F.9's rules in edgecases/data).  An x where
     no rule holds, where rules disagree, or where the one that holds is a note, a set of
     results other than a NaN, or has a flush-to-zero alternative, is the host's (HOST),
     except a zero where no rule holds (REF).  Pure; raises KeyError for a built-in
-    outside the catalogue or a precision other than those two."""
+    outside the catalogue or a precision other than those three."""
     from edgecases.predicates import evaluate
     from fuzzfarm.formats import format_named
     fmt = format_named(precision)
-    if fmt.bits not in (32, 64):
+    if fmt.bits not in (16, 32, 64):
         raise KeyError(f"no device screen answers in {precision}")
     any_nan, host, ref = answer_markers(fmt.bits)
     fn = catalogue.function(name)

@@ -1053,6 +1053,9 @@ inline double unfused_mad(uint xb, uint zb, uint wb) {
     return (double)(float)p + to_double(wb);
 }
 
+// ---- The screen of binary32 results (binary16's, which takes the references above:
+// device_screen16.cl after this file, BINARY16 defined)
+#ifndef BINARY16
 // (REF_OF, SECOND, THIRD, OUT2_OF: screen_common.cl)
 
 // Whether the finite nonzero binary32 result y is provably within the bound of f, given
@@ -1296,3 +1299,4 @@ __kernel void fuzzfarm_reference(__global const uint *xbits, __global double *r,
     r[i] = REF_OF(xbits[i], SECOND(zbits, i), THIRD(wbits, i), &k);
     kind[i] = k;
 }
+#endif  // BINARY16

@@ -300,6 +300,18 @@ def prune_unused(source: str) -> str:
     return "".join(out)
 
 
+#: The OpenCL C type of a screen's bit patterns, and its kernel files after
+#: screen_common.cl, per precision: binary16's screen takes binary32's references
+#: (device_screen.cl with BINARY16: its binary32 kernels left out) and judges in binary16
+#: (device_screen16.cl).
+PATTERN_TYPES = {"binary16": "ushort", "binary32": "uint", "binary64": "ulong"}
+SCREEN_FILES = {"binary16": ("device_screen.cl", "device_screen16.cl"),
+                "binary32": ("device_screen.cl",), "binary64": ("device_screen64.cl",)}
+#: binary16's own references where binary32's round to binary32 (fract) or step through
+#: binary32 patterns (nextafter)
+BINARY16_OWN = {"fract": "ref16_fract", "nextafter": "ref16_nextafter"}
+
+
 def screen_source(name: str, bound: float, aggregate: bool = False,
                   precision: str = "binary32") -> str:
     """The OpenCL C source of the screen kernel ``fuzzfarm_screen`` for built-in ``name``
@@ -309,23 +321,29 @@ def screen_source(name: str, bound: float, aggregate: bool = False,
     and infinities on the device (``aggregates``; binary32 only).  Raises KeyError for a
     built-in without a device reference in ``precision``."""
     base = reference_name(name)
-    wide = precision == "binary64"
+    wide, half = precision == "binary64", precision == "binary16"
     refs = BINARY64_REFERENCES if wide else DEVICE_REFERENCES
-    if base is None or base not in refs or precision not in ("binary32", "binary64"):
+    if (base is None or base not in refs or precision not in PATTERN_TYPES
+            or (half and base in UNFUSED)):
         raise KeyError(f"no device reference for {name} in {precision}")
     answers = special_answers(name, precision)
     cols = screen_columns(name, precision)
-    markers = answer_markers(64 if wide else 32)
+    bits = format_named(precision).bits
+    markers = answer_markers(bits)
     suffix = "UL" if wide else "u"
-    digits = 16 if wide else 8
+    digits = bits // 4
     if wide:
         pass_defines = [f"#define C_PASS64 {_hexf(bound - _margin(bound, precision, name))}",
                         f"#define R_LO {_hexf(1 - 2.0 ** -50)}",
                         f"#define R_HI {_hexf(1 + 2.0 ** -50)}"]
     else:
-        pass_defines = [f"#define C_PASS {_hexf((bound - _margin(bound)) * 2.0 ** -23)}",
+        frac = format_named(precision).frac_bits
+        pass_defines = [f"#define C_PASS{'16' if half else ''} "
+                        f"{_hexf((bound - _margin(bound, precision)) * 2.0 ** -frac)}",
                         f"#define REL_LO {_hexf(1 - 4 * REL)}",
                         f"#define REL_HI {_hexf(1 + 4 * REL)}"]
+    pattern = PATTERN_TYPES[precision]
+    ref = BINARY16_OWN.get(base, refs[base]) if half else refs[base]
     defines = [
         *(["#define AGGREGATE 1"] if aggregate and not wide else []),
         *(["#define BIT_EXACT 1"] if base in BIT_EXACT else []),
@@ -334,14 +352,17 @@ def screen_source(name: str, bound: float, aggregate: bool = False,
         *(["#define MAD 1"] if base in UNFUSED else []),
         *([f"#define OUT2 {SECOND_OUTPUT[base]}{'64' if wide else ''}"]
           if base in SECOND_OUTPUT else []),
+        *(["#define OUT2_INT 1"] if base in SECOND_OUTPUT and cols.y2.itemsize == 4 else []),
+        *(["#define BINARY16 1"] if half else []),
         *(["#define Z_INT 1"] if base in INT_SECOND else []),
         *(["#define RESULT_INT 1"] if base in INT_RESULT else []),
         *(["#define HALF_FLUSH 1"] if catalogue.function(name).family == "half" else []),
         *([f"#define UNDEFINED_BEYOND {_hexf(undefined_beyond(name))}"]
           if undefined_beyond(name) is not None else []),
-        f"#define PATTERN {'ulong' if wide else 'uint'}",
-        *(f"#define {k} {'uint' if d.itemsize == 4 else 'ulong'}"      # binary64's int columns
-          for k, d in zip(("ZPAT", "YPAT", "Y2PAT"), (cols.z, cols.y, cols.y2)) if wide),
+        f"#define PATTERN {pattern}",
+        *(f"#define {k} {'uint' if d.itemsize == 4 else pattern}"     # their int columns
+          for k, d in zip(("ZPAT", "YPAT", "Y2PAT"), (cols.z, cols.y, cols.y2))
+          if wide or half),
         f"#define NCLASSES {NCLASSES}",
         *(f"#define ANS_{k} 0x{v:0{digits}x}{suffix}" for k, v in (
             *zip(("ANY_NAN", "HOST", "REF"), markers),
@@ -351,7 +372,7 @@ def screen_source(name: str, bound: float, aggregate: bool = False,
         "#pragma OPENCL EXTENSION cl_khr_fp64 : enable",
         _constants(),
         *([_constants64()] if wide else []),
-        f"#define REF {refs[base]}",
+        f"#define REF {ref}",
         *pass_defines,
         f"#define NBANDS {NBANDS}",
         f"#define NROWS {NROWS}",
@@ -367,9 +388,9 @@ def screen_source(name: str, bound: float, aggregate: bool = False,
         f"#define HIST_FRAC_BITS {HIST_FRAC_BITS}",
     ]
     files = resources.files("fuzzfarm.oracle")
-    body = files.joinpath("device_screen64.cl" if wide else "device_screen.cl").read_text()
+    body = [files.joinpath(f).read_text() for f in SCREEN_FILES[precision]]
     return prune_unused("\n".join([*defines, files.joinpath("screen_common.cl").read_text(),
-                                    body]))
+                                    *body]))
 
 
 def screen_key(runner, name: str, precision: str, claims) -> tuple | None:
