@@ -98,7 +98,7 @@ BINARY64_REFERENCES = {
     # the powers: e**(y ln |x|) in double-double, within REL64_WIDE; erf by Kummer's
     # series, erfc by Laplace's continued fraction
     "pow": "ref64_pow", "powr": "ref64_powr", "pown": "ref64_pown", "rootn": "ref64_rootn",
-    "erf": "ref64_erf", "erfc": "ref64_erfc",
+    "erf": "ref64_erf", "erfc": "ref64_erfc", "tgamma": "ref64_tgamma",
 }
 #: The relative error every binary64 reference's K_VALUE is within (device_screen64.cl's
 #: budgets: below 2**-94 for sin and cos, 2**-93 for exp10, tan and tanpi, 2**-97 for
@@ -106,11 +106,11 @@ BINARY64_REFERENCES = {
 #: inverse hyperbolic ones, 2**-96 for the inverse trigonometric ones).
 REL64 = 2.0 ** -90
 #: ... but the powers' (pow, powr, pown, rootn: e**t of t = y ln |x| within 2**-87.3
-#: absolute) and erf's and erfc's (series and continued fraction: 2**-84.2 at worst,
-#: device_screen64.cl): within REL64_WIDE, a margin of 2**-30 ULP at their 16.
+#: absolute), erf's and erfc's (series and continued fraction: 2**-84.2 at worst) and
+#: tgamma's (Stirling's series and a product: 2**-86, device_screen64.cl): within REL64_WIDE, a margin of 2**-30 ULP at their 16.
 REL64_WIDE = 2.0 ** -84
 #: the built-ins whose binary64 references are within REL64_WIDE
-WIDE64 = frozenset({"pow", "powr", "pown", "rootn", "erf", "erfc"})
+WIDE64 = frozenset({"pow", "powr", "pown", "rootn", "erf", "erfc", "tgamma"})
 
 
 def rel64(name: str) -> float:

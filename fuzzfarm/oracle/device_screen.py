@@ -200,8 +200,8 @@ def _constants() -> str:
 @lru_cache(maxsize=None)
 def _constants64() -> str:
     """The OpenCL C definitions of the binary64 references' own constants
-    (device_screen64.cl): Taylor and atanh coefficients and ln 2, log2 10, 1/ln 10, 1/pi,
-    180/pi, pi/180, 2/sqrt(pi), 1/sqrt(pi) as
+    (device_screen64.cl): Taylor, atanh and Stirling coefficients and ln 2, log2 10,
+    1/ln 10, 1/pi, 180/pi, pi/180, 2/sqrt(pi), 1/sqrt(pi), ln(2 pi)/2 as
     double-doubles (each part rounded once from mpmath's value at 400 bits), ln 2 in three
     parts for exact products with exponents below 2**11."""
     with mpmath.workprec(400):
@@ -224,6 +224,9 @@ def _constants64() -> str:
         dd_array("COS64_C", [(-1) ** (i + 1) / mpmath.factorial(2 * i + 2) for i in range(12)])
         dd_array("EXP64_C", [1 / mpmath.factorial(k) for k in range(23)])      # 1/k!
         dd_array("ATANH64_C", [mpmath.mpf(1) / (2 * k + 1) for k in range(22)])
+        # Stirling's series: B_2k / (2k (2k - 1)), k = 1 .. 15 (tgamma)
+        dd_array("STIRLING64_C", [mpmath.bernoulli(2 * k) / (2 * k * (2 * k - 1))
+                                  for k in range(1, 16)])
         ln2_hi64 = math.ldexp(math.floor(math.ldexp(float(ln2), 42)), -42)     # 42 bits
         ln2_mid64 = math.ldexp(math.floor(math.ldexp(float(ln2 - ln2_hi64), 84)), -84)
         d("LN2_HI64", ln2_hi64)
@@ -239,7 +242,8 @@ def _constants64() -> str:
         pi = mpmath.pi
         for name, v in (("INV_PI64", 1 / pi), ("DEG64", 180 / pi), ("RAD64", pi / 180),
                         ("TWO_OVER_SQRTPI", 2 / mpmath.sqrt(pi)),
-                        ("INV_SQRTPI", 1 / mpmath.sqrt(pi))):
+                        ("INV_SQRTPI", 1 / mpmath.sqrt(pi)),
+                        ("HALF_LN_2PI64", mpmath.log(2 * pi) / 2)):
             d(f"{name}_HI", v)                  # 1/pi, 180/pi, pi/180 as double-doubles
             d(f"{name}_LO", v - float(v))
     return "\n".join(lines)
