@@ -71,9 +71,9 @@ def _half(v) -> np.ndarray:
 # --------------------------------------------------------------------------- the registry
 def test_binary16_bounds_and_special_answers_are_the_tables():
     """binary16's bounds are the half-precision column of the tables (sin 2 ULP, erf 4,
-    sqrt correctly rounded: 0.5), the exact built-ins bit for bit; none for mad (its
-    unfused value rounds to binary32), the half_* built-ins (binary32 only) or under
-    relaxed math; the prescribed results at zeros and infinities are 16-bit patterns and
+    sqrt correctly rounded: 0.5, mad either of its two results at 0.5), the exact
+    built-ins bit for bit; none for lgamma (implementation-defined), the half_* built-ins
+    (binary32 only) or under relaxed math; the prescribed results at zeros and infinities are 16-bit patterns and
     the markers the format's three largest."""
     assert dref.plain_bound("sin", "binary16", B16) == float(
         bounds.bound("sin", "binary16").plain_ulps) == 2.0
@@ -82,7 +82,8 @@ def test_binary16_bounds_and_special_answers_are_the_tables():
     assert dref.plain_bound("sqrt", "binary16", B16) == 0.5
     for name in ("floor", "fmin", "frexp", "fract", "nextafter", "ilogb"):
         assert dref.plain_bound(name, "binary16", B16) == 0.0, name
-    for name in ("mad", "half_sin", "lgamma", "native_sin"):
+    assert dref.plain_bound("mad", "binary16", B16) == 0.5
+    for name in ("half_sin", "lgamma", "native_sin"):
         assert dref.plain_bound(name, "binary16", B16) is None, name
     assert dref.plain_bound("sin", "binary16", Claims("binary16", relaxed=True)) is None
     assert dref.answer_markers(16) == (0xFFFF, 0xFFFE, 0xFFFD)
@@ -94,7 +95,7 @@ def test_binary16_bounds_and_special_answers_are_the_tables():
     assert "#define REF ref16_fract" in src and "#define PATTERN ushort" in src
     assert "within_bound16(" in src and "ref16_nextafter" not in src       # pruned
     with pytest.raises(KeyError):
-        ds.screen_source("mad", 0.5, precision="binary16")
+        ds.screen_source("lgamma", 1.0, precision="binary16")
 
 
 # --------------------------------------------------------------------------- soundness
@@ -284,6 +285,35 @@ def test_fract_and_nextafter_take_binary16s_own_steps():
     assert not n.screen_pairs(a[:2], f32_step, b[:2])[0].any()
 
 
+@pytest.mark.device
+def test_binary16_mad_passes_its_unfused_result_and_fma_does_not():
+    """mad's result may be the correctly rounded fma or the product rounded to binary16 and
+    then the sum rounded (OpenCL's table): where the two differ (and the unfused sum is no
+    tie, which the host judges), mad's screen passes the unfused one, the checker accepts
+    it, and fma's screen does not pass it."""
+    rng = np.random.default_rng(11)
+    x, z, w = (_half(rng.uniform(-8, 8, 20000)) for _ in range(3))
+    xf, zf, wf = (c.view(np.float16).astype(np.float64) for c in (x, z, w))
+    prod = (xf * zf).astype(np.float16).astype(np.float64)      # rounded to binary16
+    unfused = _half(prod + wf)
+    fused = _half(xf * zf + wf)                                  # exact, then rounded once
+    normal = np.abs(xf * zf) >= 2.0 ** -14
+    v = unfused.view(np.float16)
+    with np.errstate(all="ignore"):                 # a tie of the unfused sum: the host's
+        tie = np.abs(prod + wf - v.astype(np.float64)) >= (0.5 - 2 ** -20) * np.spacing(
+            np.abs(v)).astype(np.float64)
+    differ = (unfused != fused) & normal & ~tie & ~_special(unfused) & ~_special(fused)
+    assert differ.sum() > 50
+    cols = tuple(c[differ] for c in (x, z, w))
+    y = unfused[differ]
+    passed, _ = _screen("mad").screen_pairs(cols[0], y, *cols[1:])
+    assert passed.mean() > 0.95
+    res = check_batch(catalogue.function("mad"), _args("mad", *cols), {"ret": y}, B16)
+    assert not res.findings
+    passed, _ = _screen("fma").screen_pairs(cols[0], y, *cols[1:])
+    assert not passed.any()
+
+
 # --------------------------------------------------------------------------- run units
 def _fp16_device():
     from fuzzfarm.device.discovery import list_devices
@@ -292,7 +322,7 @@ def _fp16_device():
 
 @pytest.mark.device
 @pytest.mark.parametrize("name", ["sin", "exp", "sqrt", "floor", "pow", "fmin", "fma",
-                                  "atan2", "ldexp", "frexp", "modf", "remquo"])
+                                  "mad", "atan2", "ldexp", "frexp", "modf", "remquo"])
 def test_binary16_run_units_on_an_fp16_device_give_the_host_verdicts(name):
     """`run` units of binary16 on a device with cl_khr_fp16 (Intel's CPU runtime here and in
     CI), screened on the device -- the session chooses the device screen -- and again

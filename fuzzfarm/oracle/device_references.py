@@ -269,7 +269,7 @@ def plain_bound(name: str, precision: str, claims) -> float | None:
     """The ULP bound the device screen applies to built-in ``name`` in ``precision`` under
     ``claims`` (verdict.claims.Claims), or None where the device screen must not be used
     (module docstring: no reference (binary64: none in BINARY64_REFERENCES; binary16:
-    binary32's references, but mad's), a bound that is not one number of ULPs, a rounding mode other than round
+    binary32's), a bound that is not one number of ULPs, a rounding mode other than round
     to nearest, a relaxed or finite-math build, or a rule of the catalogue the reference
     does not handle)."""
     ref = reference_name(name)
@@ -277,8 +277,8 @@ def plain_bound(name: str, precision: str, claims) -> float | None:
         return None
     if precision == "binary64" and ref not in BINARY64_REFERENCES:
         return None
-    if precision == "binary16" and (ref in UNFUSED or name.startswith("half_")):
-        return None         # mad's unfused value rounds its product to binary32
+    if precision == "binary16" and name.startswith("half_"):
+        return None
     if len(catalogue.function(name).outputs) > 1 and ref not in SECOND_OUTPUT:
         return None
     if (tuple(claims.rounding) != ("rte",) or claims.relaxed or claims.finite_math

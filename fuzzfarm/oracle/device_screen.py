@@ -327,8 +327,7 @@ def screen_source(name: str, bound: float, aggregate: bool = False,
     base = reference_name(name)
     wide, half = precision == "binary64", precision == "binary16"
     refs = BINARY64_REFERENCES if wide else DEVICE_REFERENCES
-    if (base is None or base not in refs or precision not in PATTERN_TYPES
-            or (half and base in UNFUSED)):
+    if base is None or base not in refs or precision not in PATTERN_TYPES:
         raise KeyError(f"no device reference for {name} in {precision}")
     answers = special_answers(name, precision)
     cols = screen_columns(name, precision)
