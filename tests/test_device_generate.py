@@ -374,7 +374,8 @@ def _both_ways(made, name, serial=2, size=(1 << 17) + 5, precision="binary32"):
                                   "atan2", "fmin", "fma", "pow", "hypot/binary64",
                                   "fmod/binary64", "mad/binary64", "pown", "ldexp",
                                   "frexp", "modf", "fract", "remquo", "modf/binary64",
-                                  "fract/binary64", "pow/binary64"])
+                                  "fract/binary64", "pow/binary64", "sincos",
+                                  "sincos/binary64"])
 def test_a_unit_made_on_the_device_gets_the_verdicts_of_one_made_on_the_host(made, name):
     """fuzzfarm.work.units.check_made_unit, with only the rows the verdict reads gathered
     on the device (as the device actor hands them over) and with every row, against

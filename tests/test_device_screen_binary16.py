@@ -188,8 +188,8 @@ def _columns(name, rng, n):
 
 def _rounded(name, s, cols):
     """The right outputs {name: array} of ``name`` at ``cols``: the reference rounded to
-    binary16 (exact results bit for bit); the second outputs of frexp, modf, fract, remquo
-    by numpy and exact fractions."""
+    binary16 (exact results bit for bit); the second outputs of sincos, frexp, modf, fract,
+    remquo by numpy and exact fractions."""
     fn = catalogue.function(name)
     r, kind = s.references(*cols)
     out = {"ret": (r.astype(np.int64).astype(np.int32) if fn.outputs[0].kind == "int"
@@ -199,7 +199,9 @@ def _rounded(name, s, cols):
     x = cols[0].view(np.float16).astype(np.float64)
     second = fn.outputs[1].name
     with np.errstate(all="ignore"):
-        if name == "frexp":
+        if name == "sincos":
+            out[second] = _half(np.cos(x))
+        elif name == "frexp":
             out[second] = np.frexp(x)[1].astype(np.int32)
         elif name in ("modf", "fract"):
             out[second] = _half(np.trunc(x) if name == "modf" else np.floor(x))
@@ -322,7 +324,8 @@ def _fp16_device():
 
 @pytest.mark.device
 @pytest.mark.parametrize("name", ["sin", "exp", "sqrt", "floor", "pow", "fmin", "fma",
-                                  "mad", "atan2", "ldexp", "frexp", "modf", "remquo"])
+                                  "mad", "atan2", "ldexp", "frexp", "modf", "remquo",
+                                  "sincos"])
 def test_binary16_run_units_on_an_fp16_device_give_the_host_verdicts(name):
     """`run` units of binary16 on a device with cl_khr_fp16 (Intel's CPU runtime here and in
     CI), screened on the device -- the session chooses the device screen -- and again

@@ -47,6 +47,11 @@ _MP = {
 }
 
 
+def _sin_screen(s, precision, bound):
+    """sin's screen on ``s``'s runner (its error alone, for sincos's)."""
+    return ds.DeviceScreen(s.runner, "sin", bound, 1 << 14, precision=precision)
+
+
 def _mp_pow(x, y):
     """x**y, real: |x|**y with x's sign where y is an odd integer (NaN where x < 0 and y
     is not an integer)."""
@@ -506,7 +511,7 @@ def _soundness(name, n, seed):
 
 # --------------------------------------------------------------------------- run units
 @pytest.mark.device
-@pytest.mark.parametrize("name", NAMES + OUT2)
+@pytest.mark.parametrize("name", NAMES + OUT2 + ["sincos"])
 def test_screened_run_units_give_the_host_verdicts(name):
     """`run` units (drawn: specials, subnormals, NaN payloads ...) of a built-in of two
     or three arguments or of two outputs (and degrees, radians) screened on the device
@@ -596,14 +601,19 @@ def _out2_results(name, *cols):
 
 def test_second_output_bounds_and_special_answers():
     """frexp, modf, fract and remquo are judged bit for bit (0 ULP, fract correctly rounded,
-    remquo's quo modulo 8); every input with a special argument is the host's; a built-in
-    of two outputs without a judge of the second (sincos, lgamma_r) has no device screen."""
+    remquo's quo modulo 8); sincos's two rounded outputs at sin's bound; every input with a
+    special argument is the host's; lgamma_r (implementation-defined) has no device
+    screen."""
     for name in OUT2:
         assert dref.plain_bound(name, "binary32", Claims()) == 0.0, name
         a = dref.special_answers(name)
         assert set(a[:4]) == {dref.ANS_HOST} and not a.nan_any_quiet, name
-    for name in ("sincos", "lgamma_r"):
-        assert dref.plain_bound(name, "binary32", Claims()) is None, name
+    for p in ("binary16", "binary32", "binary64"):
+        assert dref.plain_bound("sincos", p, Claims(p)) == dref.plain_bound("sin", p, Claims(p))
+        assert set(dref.special_answers("sincos", p)[:4]) == {dref.answer_markers(
+            {"binary16": 16, "binary32": 32, "binary64": 64}[p])[1]}
+    assert dref.plain_bound("lgamma_r", "binary32", Claims()) is None
+    assert "#define REF2 ref64_cos" in ds.screen_source("sincos", 4.0, precision="binary64")
 
 
 @pytest.mark.device
@@ -653,3 +663,55 @@ def test_second_output_screen_passes_no_failure_and_the_right_results(name):
         bad = [j for j in np.flatnonzero(passed) if j in wrong]
         assert not bad, (name, [(hex(int(cols[0][j])), hex(int(first[j])), int(sec[j]))
                                 for j in bad[:5]])
+
+
+# --------------------------------------------------------------------------- sincos
+@pytest.mark.device
+@pytest.mark.parametrize("precision", ["binary16", "binary32", "binary64"])
+def test_sincos_passes_both_outputs_within_the_bound_and_no_failure(precision):
+    """sincos's result and cosval are each judged as sin's and cos's (REF2): against the
+    right pair (numpy's sin and cos rounded), either output one or bound + 1 ULPs off, of
+    the other sign, zero or a NaN, the screen passes nothing the checker fails (both
+    outputs), and 98 % or more of the right pairs at finite nonzero arguments; the error
+    binned is the larger of the two."""
+    from fuzzfarm.device.runner import DeviceRunner
+    from fuzzfarm.formats import format_named
+    info = require_device()
+    if not info.has_fp64:
+        pytest.skip("the test device lacks cl_khr_fp64")
+    fmt = format_named(precision)
+    claims = Claims(precision)
+    bound = dref.plain_bound("sincos", precision, claims)
+    s = ds.DeviceScreen(DeviceRunner(info, ""), "sincos", bound, 1 << 14,
+                        precision=precision)
+    rng = np.random.default_rng(zlib.crc32(precision.encode()))
+    u, f = np.dtype(fmt.uint), np.dtype(fmt.float)
+    x = rng.integers(0, np.iinfo(u).max, 6000, dtype=np.uint64).astype(u)
+    x[:3000] = np.asarray(rng.uniform(-40, 40, 3000), f).view(u)
+    x[3000:3008] = np.array([0, 1 << (fmt.bits - 1), fmt.pos_inf, fmt.default_qnan, 1, 2, 3,
+                             fmt.pos_inf - 1], u)
+    with np.errstate(all="ignore"):                  # (signaling NaNs quieted: specials)
+        xv = x.view(f).astype(np.float64)
+        ys, yc = (np.asarray(g(xv), f).view(u) for g in (np.sin, np.cos))
+    fn = catalogue.function("sincos")
+    one, b = u.type(1), u.type(int(bound) + 1)
+    sign, qnan = u.type(1 << (fmt.bits - 1)), np.full(x.size, fmt.default_qnan, u)
+    pairs = [(ys, yc), (ys + one, yc), (ys, yc - one), (ys + b, yc), (ys, yc + b),
+             (ys ^ sign, yc), (ys, yc ^ sign), (np.zeros_like(ys), yc), (ys, qnan)]
+    for first, second in pairs:
+        passed, _ = s.screen_pairs(x, first, y2bits=second)
+        res = check_batch(fn, {"x": x[passed]}, {"ret": first[passed],
+                                                 "cosval": second[passed]}, claims)
+        assert not [g for g in res.findings if g.severity == "fail"], (
+            precision, [(g.rule_id, g.output) for g in res.findings[:4]])
+    passed, err = s.screen_pairs(x, ys, y2bits=yc)
+    res = check_batch(fn, {"x": x}, {"ret": ys, "cosval": yc}, claims)
+    ok = np.ones(x.size, bool)
+    ok[[g.index for g in res.findings]] = False
+    mag = x & u.type(fmt.abs_mask)
+    ordinary = ok & (mag != 0) & (mag < fmt.pos_inf)
+    assert ordinary.sum() > 3000
+    assert passed[ordinary].mean() > 0.98, (precision, x[ordinary & ~passed][:4])
+    alone, e1 = _sin_screen(s, precision, bound).screen_pairs(x, ys)
+    both = passed & alone
+    assert (err[both] >= e1[both] - 1e-6).all()         # the larger of the two errors

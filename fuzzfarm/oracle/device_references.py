@@ -25,7 +25,7 @@ __all__ = ["DEVICE_REFERENCES", "BINARY64_REFERENCES", "REL64", "REL64_WIDE", "W
            "ROUNDED_ONCE", "reference_name", "undefined_beyond", "HANDLED_RULES",
            "EXACT_RULES", "ERFC_K", "aggregates", "plain_bound", "special_answers",
            "SpecialAnswers", "ANS_ANY_NAN", "ANS_HOST", "ANS_REF", "answer_markers",
-           "ScreenColumns", "screen_columns"]
+           "ScreenColumns", "screen_columns", "SECOND_REFERENCE", "BINARY64_SECOND"]
 
 #: built-in -> the reference function in device_screen.cl
 DEVICE_REFERENCES = {
@@ -52,7 +52,8 @@ DEVICE_REFERENCES = {
     "maxmag": "ref_maxmag", "minmag": "ref_minmag", "copysign": "ref_copysign",
     "nextafter": "ref_nextafter", "step": "ref_step", "fmod": "ref_fmod",
     "remainder": "ref_remainder",
-    # a second output (SECOND_OUTPUT)
+    # a second output (SECOND_OUTPUT), two rounded outputs (SECOND_REFERENCE)
+    "sincos": "ref_sin",
     "frexp": "ref_frexp", "modf": "ref_modf", "fract": "ref_fract", "remquo": "ref_remquo",
     # three arguments (THREE_ARGS)
     "fma": "ref_fma", "clamp": "ref_clamp", "mad": "ref_fma",
@@ -99,6 +100,7 @@ BINARY64_REFERENCES = {
     # series, erfc by Laplace's continued fraction
     "pow": "ref64_pow", "powr": "ref64_powr", "pown": "ref64_pown", "rootn": "ref64_rootn",
     "erf": "ref64_erf", "erfc": "ref64_erfc", "tgamma": "ref64_tgamma",
+    "sincos": "ref64_sin",
 }
 #: The relative error every binary64 reference's K_VALUE is within (device_screen64.cl's
 #: budgets: below 2**-94 for sin and cos, 2**-93 for exp10, tan and tanpi, 2**-97 for
@@ -146,6 +148,12 @@ UNFUSED = frozenset({"mad"})
 #: the host's (``special_answers``).
 SECOND_OUTPUT = {"frexp": "out2_frexp", "modf": "out2_modf", "fract": "out2_fract",
                  "remquo": "out2_remquo"}
+#: The built-ins of two rounded outputs and the reference of the second (the kernel's REF2,
+#: of the first argument; binary32's, and ``BINARY64_SECOND``'s in binary64): both outputs
+#: pass within the bound, the larger error binned, as the host's screen does
+#: (verdict.screening: sincos's outputs screened as sin's and cos's).
+SECOND_REFERENCE = {"sincos": "ref_cos"}
+BINARY64_SECOND = {"sincos": "ref64_cos"}
 #: The references of several arguments.
 SEVERAL_ARGS = TWO_ARGS | THREE_ARGS
 #: Undefined results that a reference of several arguments decides itself (the kernel's
@@ -279,7 +287,8 @@ def plain_bound(name: str, precision: str, claims) -> float | None:
         return None
     if precision == "binary16" and name.startswith("half_"):
         return None
-    if len(catalogue.function(name).outputs) > 1 and ref not in SECOND_OUTPUT:
+    if (len(catalogue.function(name).outputs) > 1 and ref not in SECOND_OUTPUT
+            and ref not in SECOND_REFERENCE):
         return None
     if (tuple(claims.rounding) != ("rte",) or claims.relaxed or claims.finite_math
             or claims.precision != precision):

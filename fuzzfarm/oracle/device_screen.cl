@@ -1077,16 +1077,15 @@ inline int within_bound(double r, uint yb, float *err) {
     return 1;
 }
 
-// The screen of one input: x, z (the second argument, TWO_ARGS) and y are binary32
-// patterns, x (and z) finite and nonzero (normal or subnormal).  Returns 1 where y is
+// The verdict on one input given f's reference r of kind ``kind``: x, z (the second
+// argument, TWO_ARGS) and y are binary32 patterns, x (and z) finite and nonzero (normal
+// or subnormal; x, z, w for mad's unfused value).  Returns 1 where y is
 // proven within the bound (err: its error in ULPs, d / u_lo) or is f's prescribed result
 // bit for bit, or f is beyond the overflow threshold (y the infinity of its sign) or below
 // half the smallest subnormal (y a zero) (err 0); with AGGREGATE, 2 + c
 // where y is a zero or an infinity other than the result rule c prescribes (a failure of
 // rule c, counted on the device); 0 where the host must judge.
-inline int screen_one(uint xb, uint zb, uint wb, uint yb, float *err) {
-    int kind;
-    double r = REF_OF(xb, zb, wb, &kind);
+inline int judge(double r, int kind, uint xb, uint zb, uint wb, uint yb, float *err) {
     *err = 0.0f;
     if (kind == K_ANY) return 1;
     if ((kind & 15) == K_EXACT) {
@@ -1132,6 +1131,26 @@ inline int screen_one(uint xb, uint zb, uint wb, uint yb, float *err) {
     return within_bound(r, yb, err);
 #endif
 }
+// screen_one: judge's verdict on REF's reference; judge is the same for a second rounded
+// output (sincos's cosval: REF2)
+inline int screen_one(uint xb, uint zb, uint wb, uint yb, float *err) {
+    int kind;
+    double r = REF_OF(xb, zb, wb, &kind);
+    return judge(r, kind, xb, zb, wb, yb, err);
+}
+#ifdef REF2
+// both outputs of a built-in of two rounded outputs (sincos: sin and cos of x) within the
+// bound, the larger error binned (the host's screen does the same, verdict.screening)
+inline int screen_two(uint xb, uint yb, uint y2b, float *err) {
+    int k2;
+    float e2;
+    double r2 = REF2(xb, &k2);
+    int v = screen_one(xb, 0u, 0u, yb, err);
+    if (v != 1 || judge(r2, k2, xb, 0u, 0u, y2b, &e2) != 1) return 0;
+    *err = fmax(*err, e2);
+    return 1;
+}
+#endif
 
 // x a zero, an infinity or a NaN: what the catalogue prescribes, bit for bit (the host
 // defines ANS_PZERO, ANS_NZERO, ANS_PINF, ANS_NINF from its rules: a pattern, ANS_ANY_NAN
@@ -1179,7 +1198,7 @@ inline int screen_any(uint xb, uint zb, uint wb, uint yb, uint y2b, float *err,
     if (*ruled) { *err = 0.0f; return 0; }
 #else
     *ruled = is_special(xb);
-#ifdef OUT2
+#if defined(OUT2) || defined(REF2)
     if (*ruled) { *err = 0.0f; return 0; }        // two outputs: the host's (special_answers)
 #endif
     if (*ruled) { *err = 0.0f; return screen_special(xb, yb); }
@@ -1192,9 +1211,11 @@ inline int screen_any(uint xb, uint zb, uint wb, uint yb, uint y2b, float *err,
     // passes and no error is measured, as the checker judges and measures none there
     if (absd(to_double(xb)) > UNDEFINED_BEYOND) { *ruled = 1; *err = 0.0f; return 1; }
 #endif
-#ifdef OUT2
+#if defined(OUT2)
     int v = screen_one(xb, zb, wb, yb, err);
     return v == 1 && !OUT2(xb, zb, y2b) ? 0 : v;
+#elif defined(REF2)
+    return screen_two(xb, yb, y2b, err);
 #else
     return screen_one(xb, zb, wb, yb, err);
 #endif

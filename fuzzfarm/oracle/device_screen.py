@@ -86,8 +86,9 @@ import numpy as np
 from edgecases import catalogue
 from fuzzfarm.formats import format_named
 from fuzzfarm.oracle.device_references import (
-    BINARY64_REFERENCES, BIT_EXACT, DEVICE_REFERENCES, ERFC_K, EXACT_RULES, INT_RESULT,
-    INT_SECOND, SECOND_OUTPUT, SEVERAL_ARGS, THREE_ARGS, UNFUSED, aggregates,
+    BINARY64_REFERENCES, BINARY64_SECOND, BIT_EXACT, DEVICE_REFERENCES, ERFC_K, EXACT_RULES,
+    INT_RESULT, INT_SECOND, SECOND_OUTPUT, SECOND_REFERENCE, SEVERAL_ARGS, THREE_ARGS,
+    UNFUSED, aggregates,
     answer_markers, plain_bound, reference_name, rel64, screen_columns, special_answers,
     undefined_beyond)
 from fuzzfarm.oracle.histogram import (HIST_BINS_PER_OCTAVE, HIST_FRAC_BITS, HIST_LOG2_LO,
@@ -356,6 +357,8 @@ def screen_source(name: str, bound: float, aggregate: bool = False,
         *([f"#define OUT2 {SECOND_OUTPUT[base]}{'64' if wide else ''}"]
           if base in SECOND_OUTPUT else []),
         *(["#define OUT2_INT 1"] if base in SECOND_OUTPUT and cols.y2.itemsize == 4 else []),
+        *([f"#define REF2 {(BINARY64_SECOND if wide else SECOND_REFERENCE)[base]}"]
+          if base in SECOND_REFERENCE else []),
         *(["#define BINARY16 1"] if half else []),
         *(["#define Z_INT 1"] if base in INT_SECOND else []),
         *(["#define RESULT_INT 1"] if base in INT_RESULT else []),

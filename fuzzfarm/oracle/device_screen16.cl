@@ -97,9 +97,7 @@ inline int within_bound16(double r, uint yb, float *err) {
 // thresholds -- beyond the round-to-nearest overflow threshold 65520 the infinity of r's
 // sign, below 2**-25 the zero of r's sign (case 5); K_OVER and K_UNDER (beyond binary32's
 // thresholds, so beyond binary16's) the infinity, a zero.
-inline int screen_one16(uint xb, uint zb, uint wb, uint yb, float *err) {
-    int kind;
-    double r = REF_OF(xb, zb, wb, &kind);
+inline int judge16(double r, int kind, uint xb, uint zb, uint wb, uint yb, float *err) {
     *err = 0.0f;
     if (kind == K_ANY) return 1;
     if ((kind & 15) == K_EXACT) {
@@ -125,6 +123,23 @@ inline int screen_one16(uint xb, uint zb, uint wb, uint yb, float *err) {
     return within_bound16(r, yb, err);
 #endif
 }
+inline int screen_one16(uint xb, uint zb, uint wb, uint yb, float *err) {
+    int kind;
+    double r = REF_OF(xb, zb, wb, &kind);
+    return judge16(r, kind, xb, zb, wb, yb, err);
+}
+#ifdef REF2
+// both rounded outputs (sincos) within the bound, the larger error binned
+inline int screen_two16(uint xb, uint yb, uint y2, float *err) {
+    int k2;
+    float e2;
+    double r2 = REF2(xb, &k2);
+    if (screen_one16(xb, 0u, 0u, yb, err) != 1
+        || judge16(r2, k2, xb, 0u, 0u, y2, &e2) != 1) return 0;
+    *err = fmax(*err, e2);
+    return 1;
+}
+#endif
 
 inline int not_finite_nonzero16(uint h) {
     uint a = h & ABS16;
@@ -168,7 +183,7 @@ inline int screen_any16(uint xh, uint zh, uint wh, uint yb, uint y2, float *err,
 #else
     uint zb = 0u;
     *ruled = is_special16(xh);
-#ifdef OUT2
+#if defined(OUT2) || defined(REF2)
     if (*ruled) { *err = 0.0f; return 0; }
 #endif
     if (*ruled) { *err = 0.0f; return screen_special16(xh, yb); }
@@ -185,6 +200,8 @@ inline int screen_any16(uint xh, uint zh, uint wh, uint yb, uint y2, float *err,
     uint y2b = half_float_bits(y2);                // modf's trunc, fract's floor
 #endif
     return v && OUT2(xb, zb, y2b);
+#elif defined(REF2)
+    return screen_two16(xb, yb, y2, err);
 #else
     return screen_one16(xb, zb, wb, yb, err);
 #endif

@@ -1234,9 +1234,7 @@ inline int within_bound64(dd_t r, ulong yb, float *err) {
 // prescribed and y is a quiet NaN, or f is provably beyond the overflow threshold and y
 // the infinity of its sign, or provably below 2**-1075 and y a zero (err 0: either zero
 // is within the bound, and the checker notes neither); 0 where the host must judge.
-inline int screen_one64(ulong xb, ulong zb, ulong wb, ulong yb, float *err) {
-    int kind;
-    dd_t r = REF_OF(xb, zb, wb, &kind);
+inline int judge64(dd_t r, int kind, ulong xb, ulong zb, ulong wb, ulong yb, float *err) {
     *err = 0.0f;
     if (kind == K_ANY) return 1;
 #ifdef RESULT_INT
@@ -1254,6 +1252,23 @@ inline int screen_one64(ulong xb, ulong zb, ulong wb, ulong yb, float *err) {
     return within_bound64(r, yb, err);
 #endif
 }
+inline int screen_one64(ulong xb, ulong zb, ulong wb, ulong yb, float *err) {
+    int kind;
+    dd_t r = REF_OF(xb, zb, wb, &kind);
+    return judge64(r, kind, xb, zb, wb, yb, err);
+}
+#ifdef REF2
+// both rounded outputs (sincos) within the bound, the larger error binned
+inline int screen_two64(ulong xb, ulong yb, ulong y2b, float *err) {
+    int k2;
+    float e2;
+    dd_t r2 = REF2(xb, &k2);
+    if (screen_one64(xb, 0UL, 0UL, yb, err) != 1
+        || judge64(r2, k2, xb, 0UL, 0UL, y2b, &e2) != 1) return 0;
+    *err = fmax(*err, e2);
+    return 1;
+}
+#endif
 
 inline int not_finite_nonzero64(ulong b) {
     ulong a = b & ABS64;
@@ -1296,7 +1311,7 @@ inline int screen_any64(ulong xb, ulong zb, ulong wb, ulong yb, ulong y2b, float
     if (*ruled) { *err = 0.0f; return 0; }
 #else
     *ruled = is_special64(xb);
-#ifdef OUT2
+#if defined(OUT2) || defined(REF2)
     if (*ruled) { *err = 0.0f; return 0; }        // two outputs: the host's (special_answers)
 #endif
     if (*ruled) { *err = 0.0f; return screen_special64(xb, yb); }
@@ -1304,9 +1319,11 @@ inline int screen_any64(ulong xb, ulong zb, ulong wb, ulong yb, ulong y2b, float
 #if defined(BIT_EXACT) || defined(MAD)
     *ruled = 1;                                    // no error statistics (as in binary32)
 #endif
-#ifdef OUT2
+#if defined(OUT2)
     int v = screen_one64(xb, zb, wb, yb, err);
     return v && OUT2(xb, zb, y2b);
+#elif defined(REF2)
+    return screen_two64(xb, yb, y2b, err);
 #else
     return screen_one64(xb, zb, wb, yb, err);
 #endif

@@ -41,8 +41,8 @@
 #else
 #define THIRD(wbits, i) ((PATTERN)0)
 #endif
-// OUT2_OF(y2bits, i): the second output of input i (OUT2: a built-in of two outputs)
-#ifdef OUT2
+// OUT2_OF(y2bits, i): the second output of input i (OUT2, REF2: a built-in of two outputs)
+#if defined(OUT2) || defined(REF2)
 #define OUT2_OF(y2bits, i) ((y2bits)[i])
 #else
 #define OUT2_OF(y2bits, i) ((PATTERN)0)
