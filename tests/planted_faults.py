@@ -3,7 +3,7 @@
 (``passed_failures``, the soundness tests), and the planted-fault comparison -- a `run`
 unit whose results have faults planted, judged with the device screen's answer and on the
 host, must give the same findings, counts and maximum error, and every planted fault the
-checker fails must be a recorded failure."""
+checker fails must be a recorded failure (``plant_faults`` plants them)."""
 from __future__ import annotations
 
 import numpy as np
@@ -77,3 +77,39 @@ def screened_run_unit(session, name: str, precision: str, serial: int, size: int
     assert dev.counts_by_rule(None) == host.counts_by_rule(None), (name, serial)
     assert dev.screened > 0, name
     return unit, inputs, outs
+
+
+def plant_faults(outs: dict, fmt, bound: float, pos) -> None:
+    """Plant faults in place at rows ``pos`` of a unit's results ``outs`` ({output name:
+    array}, ``ret`` first, patterns of ``fmt``), in turn: ``ret`` bound + 1 ULPs beyond the
+    result (below the largest binade), of the other sign, a quiet NaN, and a zero for a
+    number (1 for a zero) -- where there is a second output, every other one of those last
+    goes to it instead: one more (an int) or one pattern up, or its sign flipped.  An int
+    result (ilogb) is made one more or complemented."""
+    y = outs["ret"]
+    second = [v for k, v in outs.items() if k != "ret"]
+    if y.dtype.kind == "i":
+        for k, p in enumerate(pos):
+            y[p] = y[p] + 1 if k % 2 else ~y[p]
+        return
+    u = np.dtype(fmt.uint)
+    y = y.view(u)
+    sign, step = u.type(fmt.sign_mask), u.type(int(bound) + 1)
+    top = (fmt.pos_inf >> fmt.frac_bits) - 1 << fmt.frac_bits      # the largest binade
+    for k, p in enumerate(pos):
+        mag = int(y[p]) & fmt.abs_mask
+        if k % 4 == 0 and 0 < mag < top:
+            y[p] += step
+        elif k % 4 == 1:
+            y[p] ^= sign
+        elif k % 4 == 2:
+            y[p] = u.type(fmt.default_qnan)
+        elif not second or k % 8 == 3:
+            y[p] = u.type(0) if mag else u.type(fmt.bits_of(1.0))
+        else:
+            y2 = second[0]
+            if y2.dtype.kind == "i":
+                y2[p] = y2[p] + 1 if k % 16 == 7 else -y2[p]
+            else:
+                y2 = y2.view(u)
+                y2[p] = y2[p] + u.type(1) if k % 16 == 7 else y2[p] ^ sign

@@ -20,7 +20,9 @@ import pytest
 
 from devices import require_device
 from edgecases import bounds, catalogue
-from planted_faults import passed_failures, planted_faults_caught, screened_run_unit
+from planted_faults import (passed_failures, plant_faults, planted_faults_caught,
+                            screened_run_unit)
+from fuzzfarm.formats import BINARY16
 from fuzzfarm.oracle import device_references as dref
 from fuzzfarm.oracle import device_screen as ds
 from fuzzfarm.verdict.checker import check_batch
@@ -348,29 +350,12 @@ def test_binary16_run_units_on_an_fp16_device_give_the_host_verdicts(name):
     for serial in (0, 1):
         unit, inputs, outs = screened_run_unit(session, name, "binary16", serial, 1 << 12,
                                                B16)
-        y = outs["ret"].view(np.uint16)
         outs0 = {k: v.copy() for k, v in outs.items()}
         second = [v for k, v in outs.items() if k != "ret"]
-        pos = rng.choice(y.size, 40, replace=False)
-        step = np.uint16(int(s.bound) + 1)
-        for k, p in enumerate(pos):
-            mag = int(y[p]) & 0x7FFF
-            if k % 4 == 0 and 0 < mag < 0x7B00:
-                y[p] += step
-            elif k % 4 == 1:
-                y[p] ^= SIGN
-            elif k % 4 == 2:
-                y[p] = np.uint16(QNAN)
-            elif not second or k % 8 == 3:
-                y[p] = np.uint16(0) if mag else np.uint16(0x3C00)
-            else:
-                y2 = second[0]
-                if y2.dtype.itemsize == 4:
-                    y2.view(np.int32)[p] += 1 if k % 16 == 7 else 0
-                    y2.view(np.uint32)[p] ^= np.uint32(0 if k % 16 == 7 else 1 << 31)
-                else:
-                    y2.view(np.uint16)[p] ^= SIGN
+        pos = rng.choice(outs["ret"].size, 40, replace=False)
+        plant_faults(outs, BINARY16, s.bound, pos)
         xs = [np.ascontiguousarray(inputs[a]) for a in names]
-        answer = s.screen_drawn(xs[0], y, *xs[1:], y2bits=second[0] if second else None)
+        answer = s.screen_drawn(xs[0], outs["ret"], *xs[1:],
+                                y2bits=second[0] if second else None)
         caught += planted_faults_caught(unit, inputs, outs0, outs, answer, B16, pos)
     assert caught > 0, name

@@ -19,7 +19,9 @@ import pytest
 
 from devices import require_device
 from edgecases import bounds, catalogue
-from planted_faults import passed_failures, planted_faults_caught, screened_run_unit
+from planted_faults import (passed_failures, plant_faults, planted_faults_caught,
+                            screened_run_unit)
+from fuzzfarm.formats import BINARY64
 from fuzzfarm.oracle import device_references as dref
 from fuzzfarm.oracle import device_screen as ds
 from fuzzfarm.verdict.checker import check_batch
@@ -555,29 +557,10 @@ def test_screened_binary64_run_units_give_the_host_verdicts(name):
         outs0 = {k: v.copy() for k, v in outs.items()}
         second = [v for k, v in outs.items() if k != "ret"]
         pos = rng.choice(outs["ret"].size, 40, replace=False)
-        if outs["ret"].dtype.itemsize == 4:        # ilogb: an int result
-            y = outs["ret"].view(np.int32)
-            for k, p in enumerate(pos):
-                y[p] = y[p] + 1 if k % 2 else ~y[p]
-        else:
-            y = outs["ret"].view(np.uint64)
-        step = np.uint64(int(s.bound) + 1)
-        for k, p in enumerate(pos if y.dtype == np.uint64 else ()):
-            mag = int(y[p]) & int(ABS)
-            if k % 4 == 0 and 0 < mag < 0x7FE0_0000_0000_0000:
-                y[p] += step
-            elif k % 4 == 1:
-                y[p] ^= SIGN
-            elif k % 4 == 2:
-                y[p] = np.uint64(0x7FF8_0000_0000_0000)
-            elif not second or k % 8 == 3:
-                y[p] = np.uint64(0) if mag else np.uint64(0x3FF0_0000_0000_0000)
-            else:                   # the second output: one off, or its sign flipped
-                y2 = second[0].view(np.uint32 if second[0].dtype.itemsize == 4 else np.uint64)
-                top = y2.dtype.type(1 << (8 * y2.dtype.itemsize - 1))
-                y2[p] = y2[p] + y2.dtype.type(1) if k % 16 == 7 else y2[p] ^ top
+        plant_faults(outs, BINARY64, s.bound, pos)
         xs = [np.ascontiguousarray(inputs[a]) for a in names]
-        answer = s.screen_drawn(xs[0], y, *xs[1:], y2bits=second[0] if second else None)
+        answer = s.screen_drawn(xs[0], outs["ret"], *xs[1:],
+                                y2bits=second[0] if second else None)
         caught += planted_faults_caught(unit, inputs, outs0, outs, answer, B64, pos)
     assert caught > 0, name
 

@@ -18,7 +18,9 @@ import pytest
 
 from devices import require_device
 from edgecases import bounds, catalogue
-from planted_faults import passed_failures, planted_faults_caught, screened_run_unit
+from planted_faults import (passed_failures, plant_faults, planted_faults_caught,
+                            screened_run_unit)
+from fuzzfarm.formats import BINARY32
 from fuzzfarm.oracle import device_references as dref
 from fuzzfarm.oracle import device_screen as ds
 from fuzzfarm.verdict.checker import check_batch
@@ -528,26 +530,13 @@ def test_screened_run_units_give_the_host_verdicts(name):
     for serial in (0, 1):
         unit, inputs, outs = screened_run_unit(session, name, "binary32", serial, 1 << 13,
                                                Claims())
-        y = outs["ret"]
         outs0 = {k: v.copy() for k, v in outs.items()}
         second = [v for k, v in outs.items() if k != "ret"]
-        pos = rng.choice(y.size, 40, replace=False)
-        step = np.uint32(int(s.bound) + 1)
-        for k, p in enumerate(pos):
-            mag = int(y[p]) & 0x7FFF_FFFF
-            if k % 4 == 0 and 0 < mag < 0x7F00_0000:
-                y[p] += step
-            elif k % 4 == 1:
-                y[p] ^= np.uint32(0x8000_0000)
-            elif k % 4 == 2:
-                y[p] = np.uint32(0x7FC0_0000)
-            elif not second or k % 8 == 3:
-                y[p] = np.uint32(0) if mag else np.uint32(0x3F80_0000)
-            else:                   # the second output: one off, or its sign flipped
-                y2 = second[0].view(np.uint32)
-                y2[p] = y2[p] + np.uint32(1) if k % 16 == 7 else y2[p] ^ np.uint32(1 << 31)
+        pos = rng.choice(outs["ret"].size, 40, replace=False)
+        plant_faults(outs, BINARY32, s.bound, pos)
         xs = [np.ascontiguousarray(inputs[a]).view(np.uint32) for a in names]
-        answer = s.screen_drawn(xs[0], y, *xs[1:], y2bits=second[0] if second else None)
+        answer = s.screen_drawn(xs[0], outs["ret"], *xs[1:],
+                                y2bits=second[0] if second else None)
         caught += planted_faults_caught(unit, inputs, outs0, outs, answer, Claims(), pos)
     assert caught > 0, name
 
