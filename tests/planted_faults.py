@@ -113,3 +113,28 @@ def plant_faults(outs: dict, fmt, bound: float, pos) -> None:
             else:
                 y2 = y2.view(u)
                 y2[p] = y2[p] + u.type(1) if k % 16 == 7 else y2[p] ^ sign
+
+
+def faults_caught_in_run_units(session, screen, name: str, precision: str, claims,
+                               size: int, seed: int) -> int:
+    """Two drawn `run` units of built-in ``name`` in ``precision`` (serials 0 and 1, ``size``
+    inputs) launched and landed on ``session`` (``screened_run_unit``), 40 faults planted
+    in each (``plant_faults``, rows drawn with ``seed``), screened again by ``screen`` (a
+    DeviceScreen: ``screen_drawn``) and compared with the host (``planted_faults_caught``):
+    the number of planted faults that are recorded failures."""
+    from fuzzfarm.formats import format_named
+    fmt = format_named(precision)
+    names = [a.name for a in catalogue.function(name).inputs]
+    rng = np.random.default_rng(seed)
+    caught = 0
+    for serial in (0, 1):
+        unit, inputs, outs = screened_run_unit(session, name, precision, serial, size, claims)
+        before = {k: v.copy() for k, v in outs.items()}
+        second = [v for k, v in outs.items() if k != "ret"]
+        pos = rng.choice(outs["ret"].size, 40, replace=False)
+        plant_faults(outs, fmt, screen.bound, pos)
+        xs = [np.ascontiguousarray(inputs[a]) for a in names]
+        answer = screen.screen_drawn(xs[0], outs["ret"], *xs[1:],
+                                     y2bits=second[0] if second else None)
+        caught += planted_faults_caught(unit, inputs, before, outs, answer, claims, pos)
+    return caught

@@ -20,9 +20,7 @@ import pytest
 
 from devices import require_device
 from edgecases import bounds, catalogue
-from planted_faults import (passed_failures, plant_faults, planted_faults_caught,
-                            screened_run_unit)
-from fuzzfarm.formats import BINARY16
+from planted_faults import faults_caught_in_run_units, passed_failures
 from fuzzfarm.oracle import device_references as dref
 from fuzzfarm.oracle import device_screen as ds
 from fuzzfarm.verdict.checker import check_batch
@@ -344,18 +342,6 @@ def test_binary16_run_units_on_an_fp16_device_give_the_host_verdicts(name):
     runner = DeviceRunner(info, "")
     s = ds.DeviceScreen(runner, name, dref.plain_bound(name, "binary16", B16), 1 << 16,
                         precision="binary16")
-    names = [a.name for a in catalogue.function(name).inputs]
-    rng = np.random.default_rng(zlib.crc32(name.encode()) + 3)
-    caught = 0
-    for serial in (0, 1):
-        unit, inputs, outs = screened_run_unit(session, name, "binary16", serial, 1 << 12,
-                                               B16)
-        outs0 = {k: v.copy() for k, v in outs.items()}
-        second = [v for k, v in outs.items() if k != "ret"]
-        pos = rng.choice(outs["ret"].size, 40, replace=False)
-        plant_faults(outs, BINARY16, s.bound, pos)
-        xs = [np.ascontiguousarray(inputs[a]) for a in names]
-        answer = s.screen_drawn(xs[0], outs["ret"], *xs[1:],
-                                y2bits=second[0] if second else None)
-        caught += planted_faults_caught(unit, inputs, outs0, outs, answer, B16, pos)
+    caught = faults_caught_in_run_units(session, s, name, "binary16", B16, 1 << 12,
+                                        zlib.crc32(name.encode()) + 3)
     assert caught > 0, name

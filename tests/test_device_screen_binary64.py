@@ -19,9 +19,7 @@ import pytest
 
 from devices import require_device
 from edgecases import bounds, catalogue
-from planted_faults import (passed_failures, plant_faults, planted_faults_caught,
-                            screened_run_unit)
-from fuzzfarm.formats import BINARY64
+from planted_faults import faults_caught_in_run_units, passed_failures
 from fuzzfarm.oracle import device_references as dref
 from fuzzfarm.oracle import device_screen as ds
 from fuzzfarm.verdict.checker import check_batch
@@ -547,21 +545,9 @@ def test_screened_binary64_run_units_give_the_host_verdicts(name):
     and every planted fault the checker fails is a recorded failure."""
     from fuzzfarm.work.session import DeviceSession
     s = _screen(name)
-    names = [a.name for a in catalogue.function(name).inputs]
     session = DeviceSession(s.runner.info)
-    rng = np.random.default_rng(zlib.crc32(name.encode()) + 3)
-    caught = 0
-    for serial in (0, 1):
-        unit, inputs, outs = screened_run_unit(session, name, "binary64", serial, 1 << 12,
-                                               B64)
-        outs0 = {k: v.copy() for k, v in outs.items()}
-        second = [v for k, v in outs.items() if k != "ret"]
-        pos = rng.choice(outs["ret"].size, 40, replace=False)
-        plant_faults(outs, BINARY64, s.bound, pos)
-        xs = [np.ascontiguousarray(inputs[a]) for a in names]
-        answer = s.screen_drawn(xs[0], outs["ret"], *xs[1:],
-                                y2bits=second[0] if second else None)
-        caught += planted_faults_caught(unit, inputs, outs0, outs, answer, B64, pos)
+    caught = faults_caught_in_run_units(session, s, name, "binary64", B64, 1 << 12,
+                                        zlib.crc32(name.encode()) + 3)
     assert caught > 0, name
 
 

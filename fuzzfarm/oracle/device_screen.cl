@@ -1102,7 +1102,7 @@ inline int judge(double r, int kind, uint xb, uint zb, uint wb, uint yb, float *
     }
     if (kind == K_OVER) return yb == (as_ulong(r) >> 63 ? 0xff800000u : 0x7f800000u);
     if (kind == K_UNDER) return (yb & 0x7fffffffu) == 0u;
-    if (kind == K_NAN) return (yb & 0x7fc00000u) == 0x7fc00000u;
+    if (kind == K_NAN) return is_quiet_nan(yb);
     // case 5 for every reference, between its own thresholds and the true ones: a finite
     // r whose f is provably beyond the round-to-nearest overflow threshold 2**128 - 2**103
     // or provably below 2**-150 in magnitude: round to nearest gives the infinity or the
@@ -1152,35 +1152,7 @@ inline int screen_two(uint xb, uint yb, uint y2b, float *err) {
 }
 #endif
 
-// x a zero, an infinity or a NaN: what the catalogue prescribes, bit for bit (the host
-// defines ANS_PZERO, ANS_NZERO, ANS_PINF, ANS_NINF from its rules: a pattern, ANS_ANY_NAN
-// where a NaN is prescribed, ANS_HOST where the host must judge, ANS_REF for a zero no
-// rule covers: the reference judges it like any finite x; NAN_ANY_QUIET 1 where a NaN x is
-// covered by no rule of f but NaN propagation, which any quiet NaN satisfies; the three
-// markers' values are defined by device_references.py too)
-inline int is_special(uint xb) {
-    uint ax = xb & 0x7fffffffu;
-    if (ax == 0u) return ((xb >> 31) ? ANS_NZERO : ANS_PZERO) != ANS_REF;
-    return ax >= 0x7f800000u;
-}
-// an argument that is a zero, an infinity or a NaN (of a two-argument built-in: the
-// host's, every answer ANS_HOST)
-inline int not_finite_nonzero(uint b) {
-    uint a = b & 0x7fffffffu;
-    return a == 0u || a >= 0x7f800000u;
-}
-inline int prescribed(uint ans, uint yb) {
-    if (ans == ANS_HOST) return 0;
-    if (ans == ANS_ANY_NAN) return (yb & 0x7fc00000u) == 0x7fc00000u;
-    return yb == ans;
-}
-inline int screen_special(uint xb, uint yb) {
-    uint ax = xb & 0x7fffffffu;
-    int neg = (int)(xb >> 31);
-    if (ax == 0u) return prescribed(neg ? ANS_NZERO : ANS_PZERO, yb);
-    if (ax == 0x7f800000u) return prescribed(neg ? ANS_NINF : ANS_PINF, yb);
-    return NAN_ANY_QUIET && (yb & 0x7fc00000u) == 0x7fc00000u;
-}
+// (is_special, not_finite_nonzero, prescribed, screen_special: screen_common.cl)
 
 // The screen of any input: screen_special's or screen_one's verdict; *ruled: 1 where a
 // rule decided it (no error to bin: the host's checker bins none of those either)

@@ -332,7 +332,8 @@ def screen_source(name: str, bound: float, aggregate: bool = False,
         raise KeyError(f"no device reference for {name} in {precision}")
     answers = special_answers(name, precision)
     cols = screen_columns(name, precision)
-    bits = format_named(precision).bits
+    fmt = format_named(precision)
+    bits = fmt.bits
     markers = answer_markers(bits)
     suffix = "UL" if wide else "u"
     digits = bits // 4
@@ -341,7 +342,7 @@ def screen_source(name: str, bound: float, aggregate: bool = False,
                         f"#define R_LO {_hexf(1 - 2.0 ** -50)}",
                         f"#define R_HI {_hexf(1 + 2.0 ** -50)}"]
     else:
-        frac = format_named(precision).frac_bits
+        frac = fmt.frac_bits
         pass_defines = [f"#define C_PASS{'16' if half else ''} "
                         f"{_hexf((bound - _margin(bound, precision)) * 2.0 ** -frac)}",
                         f"#define REL_LO {_hexf(1 - 4 * REL)}",
@@ -366,6 +367,11 @@ def screen_source(name: str, bound: float, aggregate: bool = False,
         *([f"#define UNDEFINED_BEYOND {_hexf(undefined_beyond(name))}"]
           if undefined_beyond(name) is not None else []),
         f"#define PATTERN {pattern}",
+        f"#define WORD {'ulong' if wide else 'uint'}",
+        *(f"#define {k} 0x{v:x}{suffix}" for k, v in (
+            ("ABS_BITS", fmt.abs_mask), ("INF_BITS", fmt.pos_inf),
+            ("QUIET_BITS", fmt.pos_inf | fmt.quiet_bit))),
+        f"#define SIGN_SHIFT {fmt.bits - 1}",
         *(f"#define {k} {'uint' if d.itemsize == 4 else pattern}"     # their int columns
           for k, d in zip(("ZPAT", "YPAT", "Y2PAT"), (cols.z, cols.y, cols.y2))
           if wide or half),

@@ -109,7 +109,7 @@ inline int judge16(double r, int kind, uint xb, uint zb, uint wb, uint yb, float
     }
     if (kind == K_OVER) return yb == ((as_ulong(r) >> 63) ? (SIGN16 | INF16) : INF16);
     if (kind == K_UNDER) return (yb & ABS16) == 0u;
-    if (kind == K_NAN) return (yb & 0x7e00u) == 0x7e00u;
+    if (kind == K_NAN) return is_quiet_nan(yb);
     double a5 = absd(r);
     if ((as_ulong(a5) >> 52) != 0x7ffUL) {
         uint neg = (uint)(as_ulong(r) >> 63);
@@ -141,27 +141,7 @@ inline int screen_two16(uint xb, uint yb, uint y2, float *err) {
 }
 #endif
 
-inline int not_finite_nonzero16(uint h) {
-    uint a = h & ABS16;
-    return a == 0u || a >= INF16;
-}
-inline int prescribed16(uint ans, uint yb) {
-    if (ans == ANS_HOST) return 0;
-    if (ans == ANS_ANY_NAN) return (yb & 0x7e00u) == 0x7e00u;
-    return yb == ans;
-}
-inline int is_special16(uint xh) {
-    uint ax = xh & ABS16;
-    if (ax == 0u) return ((xh >> 15) ? ANS_NZERO : ANS_PZERO) != ANS_REF;
-    return ax >= INF16;
-}
-inline int screen_special16(uint xh, uint yb) {
-    uint ax = xh & ABS16;
-    int neg = (int)(xh >> 15);
-    if (ax == 0u) return prescribed16(neg ? ANS_NZERO : ANS_PZERO, yb);
-    if (ax == INF16) return prescribed16(neg ? ANS_NINF : ANS_PINF, yb);
-    return NAN_ANY_QUIET && (yb & 0x7e00u) == 0x7e00u;
-}
+// (is_special, not_finite_nonzero, prescribed, screen_special: screen_common.cl)
 
 // The screen of any input (xh, zh, wh: the arguments' binary16 patterns, zh an int with
 // Z_INT; yb the result, y2 the second output: a binary16 pattern or an int); *ruled: 1
@@ -170,23 +150,23 @@ inline int screen_any16(uint xh, uint zh, uint wh, uint yb, uint y2, float *err,
                         int *ruled) {
 #ifdef TWO_ARGS
 #ifdef Z_INT
-    *ruled = not_finite_nonzero16(xh) || zh == 0u;
+    *ruled = not_finite_nonzero(xh) || zh == 0u;
     uint zb = zh;
 #else
-    *ruled = not_finite_nonzero16(xh) || not_finite_nonzero16(zh);
+    *ruled = not_finite_nonzero(xh) || not_finite_nonzero(zh);
     uint zb = half_float_bits(zh);
 #endif
 #ifdef THREE_ARGS
-    *ruled = *ruled || not_finite_nonzero16(wh);
+    *ruled = *ruled || not_finite_nonzero(wh);
 #endif
     if (*ruled) { *err = 0.0f; return 0; }
 #else
     uint zb = 0u;
-    *ruled = is_special16(xh);
+    *ruled = is_special(xh);
 #if defined(OUT2) || defined(REF2)
     if (*ruled) { *err = 0.0f; return 0; }
 #endif
-    if (*ruled) { *err = 0.0f; return screen_special16(xh, yb); }
+    if (*ruled) { *err = 0.0f; return screen_special(xh, yb); }
 #endif
 #if defined(BIT_EXACT) || defined(MAD)
     *ruled = 1;

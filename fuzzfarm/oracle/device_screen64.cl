@@ -12,7 +12,6 @@
 #define ABS64 0x7fffffffffffffffUL
 #define SIGN64 0x8000000000000000UL
 #define INF64 0x7ff0000000000000UL
-#define QUIET64 0x7ff8000000000000UL
 
 // x finite and nonzero: x = m 2**k with the integer significand m (53 bits for a normal x,
 // fewer for a subnormal)
@@ -1242,7 +1241,7 @@ inline int judge64(dd_t r, int kind, ulong xb, ulong zb, ulong wb, ulong yb, flo
 #else
     if (kind == K_EXACT) return yb == as_ulong(r.hi);
 #endif
-    if (kind == K_NAN) return (yb & QUIET64) == QUIET64;
+    if (kind == K_NAN) return is_quiet_nan(yb);
     if (kind == K_OVER) return yb == ((as_ulong(r.hi) >> 63) ? (SIGN64 | INF64) : INF64);
     if (kind == K_UNDER) return (yb & ABS64) == 0UL;
     if (kind != K_VALUE) return 0;
@@ -1270,29 +1269,7 @@ inline int screen_two64(ulong xb, ulong yb, ulong y2b, float *err) {
 }
 #endif
 
-inline int not_finite_nonzero64(ulong b) {
-    ulong a = b & ABS64;
-    return a == 0UL || a >= INF64;
-}
-inline int prescribed64(ulong ans, ulong yb) {
-    if (ans == ANS_HOST) return 0;
-    if (ans == ANS_ANY_NAN) return (yb & QUIET64) == QUIET64;
-    return yb == ans;
-}
-// x a zero, an infinity or a NaN: what the catalogue prescribes (device_screen.cl's
-// screen_special, for 64-bit patterns)
-inline int is_special64(ulong xb) {
-    ulong ax = xb & ABS64;
-    if (ax == 0UL) return ((xb >> 63) ? ANS_NZERO : ANS_PZERO) != ANS_REF;
-    return ax >= INF64;
-}
-inline int screen_special64(ulong xb, ulong yb) {
-    ulong ax = xb & ABS64;
-    int neg = (int)(xb >> 63);
-    if (ax == 0UL) return prescribed64(neg ? ANS_NZERO : ANS_PZERO, yb);
-    if (ax == INF64) return prescribed64(neg ? ANS_NINF : ANS_PINF, yb);
-    return NAN_ANY_QUIET && (yb & QUIET64) == QUIET64;
-}
+// (is_special, not_finite_nonzero, prescribed, screen_special: screen_common.cl)
 
 // The screen of any input; *ruled: 1 where no error is binned (a rule decided it, or an
 // exact built-in).  An int argument, result or second output (Z_INT, RESULT_INT, OUT2 of
@@ -1301,20 +1278,20 @@ inline int screen_any64(ulong xb, ulong zb, ulong wb, ulong yb, ulong y2b, float
                         int *ruled) {
 #ifdef TWO_ARGS
 #ifdef Z_INT
-    *ruled = not_finite_nonzero64(xb) || (uint)zb == 0u;    // an int k: k = 0 the host's
+    *ruled = not_finite_nonzero(xb) || (uint)zb == 0u;    // an int k: k = 0 the host's
 #else
-    *ruled = not_finite_nonzero64(xb) || not_finite_nonzero64(zb);
+    *ruled = not_finite_nonzero(xb) || not_finite_nonzero(zb);
 #endif
 #ifdef THREE_ARGS
-    *ruled = *ruled || not_finite_nonzero64(wb);
+    *ruled = *ruled || not_finite_nonzero(wb);
 #endif
     if (*ruled) { *err = 0.0f; return 0; }
 #else
-    *ruled = is_special64(xb);
+    *ruled = is_special(xb);
 #if defined(OUT2) || defined(REF2)
     if (*ruled) { *err = 0.0f; return 0; }        // two outputs: the host's (special_answers)
 #endif
-    if (*ruled) { *err = 0.0f; return screen_special64(xb, yb); }
+    if (*ruled) { *err = 0.0f; return screen_special(xb, yb); }
 #endif
 #if defined(BIT_EXACT) || defined(MAD)
     *ruled = 1;                                    // no error statistics (as in binary32)

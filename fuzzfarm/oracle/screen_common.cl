@@ -48,6 +48,41 @@
 #define OUT2_OF(y2bits, i) ((PATTERN)0)
 #endif
 
+// Zeros, infinities and NaNs of the result's format (the host defines WORD, the unsigned
+// type the patterns are compared in -- uint for binary16 and binary32, ulong for binary64
+// --, and ABS_BITS, INF_BITS, QUIET_BITS, SIGN_SHIFT of the format).  Where x is a zero,
+// an infinity or a NaN the screen passes what the catalogue prescribes, bit for bit (the
+// host defines ANS_PZERO, ANS_NZERO, ANS_PINF, ANS_NINF from its rules: a pattern,
+// ANS_ANY_NAN where a NaN is prescribed, ANS_HOST where the host must judge, ANS_REF for a
+// zero no rule covers: the reference judges it like any finite x; NAN_ANY_QUIET 1 where a
+// NaN x is covered by no rule of f but NaN propagation, which any quiet NaN satisfies; the
+// three markers' values are defined by device_references.py too).
+inline int is_quiet_nan(WORD y) { return (y & QUIET_BITS) == QUIET_BITS; }
+// x special to the screen: an infinity, a NaN, or a zero whose answer is not the reference's
+inline int is_special(WORD xb) {
+    WORD ax = xb & ABS_BITS;
+    if (ax == 0) return ((xb >> SIGN_SHIFT) ? ANS_NZERO : ANS_PZERO) != ANS_REF;
+    return ax >= INF_BITS;
+}
+// an argument that is a zero, an infinity or a NaN (of a built-in of several arguments:
+// the host's, every answer ANS_HOST)
+inline int not_finite_nonzero(WORD b) {
+    WORD a = b & ABS_BITS;
+    return a == 0 || a >= INF_BITS;
+}
+inline int prescribed(WORD ans, WORD yb) {
+    if (ans == ANS_HOST) return 0;
+    if (ans == ANS_ANY_NAN) return is_quiet_nan(yb);
+    return yb == ans;
+}
+inline int screen_special(WORD xb, WORD yb) {
+    WORD ax = xb & ABS_BITS;
+    int neg = (int)(xb >> SIGN_SHIFT);
+    if (ax == 0) return prescribed(neg ? ANS_NZERO : ANS_PZERO, yb);
+    if (ax == INF_BITS) return prescribed(neg ? ANS_NINF : ANS_PINF, yb);
+    return NAN_ANY_QUIET && is_quiet_nan(yb);
+}
+
 inline double absd(double v) { return as_double(as_ulong(v) & 0x7fffffffffffffffUL); }
 inline double negd(double v) { return as_double(as_ulong(v) ^ 0x8000000000000000UL); }
 inline double copysignd(double v, double s) {
