@@ -20,6 +20,7 @@ from planted_faults import passed_failures
 from fuzzfarm.formats import BINARY32
 from fuzzfarm.oracle import device_references as dref
 from fuzzfarm.oracle import device_screen as ds
+from fuzzfarm.oracle import screen_source as src
 from fuzzfarm.oracle import histogram as hg
 from fuzzfarm.oracle import screen_answer as sa
 from fuzzfarm.oracle.screen import SCREENS
@@ -80,7 +81,7 @@ def test_pruning_keeps_what_the_kernels_and_macros_reach_and_nothing_else():
     """prune_unused drops the functions no kernel, macro or constant reaches (ref_b and
     its callee), keeps those reached through a macro, a call or a macro's body (ref_a,
     leaf, helper_m with its preprocessor branches), and every other line as it was."""
-    out = ds.prune_unused(_TOY)
+    out = src.prune_unused(_TOY)
     assert "ref_b" not in out.replace("ref_b( in a comment", "")
     assert "unused_leaf" not in out
     for kept in ("inline double leaf(", "inline double ref_a(", "inline double helper_m(",
@@ -90,9 +91,9 @@ def test_pruning_keeps_what_the_kernels_and_macros_reach_and_nothing_else():
     dropped = ("inline double ref_b(double v) { return unused_leaf(v); }",
                "inline double unused_leaf(double v) { return v + 1.0; }")
     assert out == _TOY.replace(dropped[0], "").replace(dropped[1], "")
-    assert ds.prune_unused(out) == out
+    assert src.prune_unused(out) == out
     with pytest.raises(ValueError):
-        ds.prune_unused("inline int f(int v) { return v;\n")
+        src.prune_unused("inline int f(int v) { return v;\n")
 
 
 def test_a_pruned_screen_source_keeps_its_reference_and_drops_the_others():
@@ -478,7 +479,7 @@ def _device_soundness(name, pairs_target, seed):
         refs += mrefs
         npairs += ts.build_pairs(name, BINARY32, more, mrefs, bound)[0].size
     idx, got = ts.build_pairs(name, BINARY32, inputs, refs, bound)
-    margin = ds._margin(bound)
+    margin = src._margin(bound)
     ok, special, near = ts.exact_verdicts(BINARY32, refs, idx, got, bound, False, margin)
     # outside the domain (reference None) a rule prescribes a NaN: any NaN is right there
     # (what the checker says of quiet ones: test_prescribed_results_..._catalogues)
