@@ -1468,6 +1468,29 @@ def _session_and_build_log():
 
 
 @pytest.mark.device
+def test_screens_are_built_several_at_once_on_a_gpu_only(monkeypatch):
+    """prepare_screens' default: on a GPU the host's cores (at most 8) build at once; on any
+    other device one build after another in the caller's thread (a CPU device's compiler
+    has the cores already; Oclgrind crashes building two programs at once, and a
+    compiler's recursion outgrew a pool thread's stack in a Ray worker)."""
+    import dataclasses
+    import os
+
+    from fuzzfarm.target import Target
+    from fuzzfarm.work.session import DeviceSession
+    seen = []
+    monkeypatch.setattr(ds, "build_screens", lambda runner, keys, threads: seen.append(
+        threads) or 0)
+    info = require_device()
+    targets = [Target.parse("sin", "binary32")]
+    for kind, want in (("CPU", 1), ("GPU", min(8, os.cpu_count() or 1))):
+        session = DeviceSession(dataclasses.replace(info, device_type=kind))
+        session.prepare_screens("", targets)
+        assert seen[-1] == want, kind
+    assert ds.COMPILER_STACK_BYTES >= 64 << 20
+
+
+@pytest.mark.device
 def test_screens_prepared_at_once_are_not_built_again():
     """DeviceSession.prepare_screens builds the targets' screens on several threads; the
     units that follow find them built (the screen of the same source: its verdicts)."""

@@ -72,6 +72,7 @@ argument, result or second output) read through its own type (``screen_columns``
 """
 from __future__ import annotations
 
+import threading
 import warnings
 import weakref
 
@@ -106,6 +107,12 @@ def screen_key(runner, name: str, precision: str, claims) -> tuple | None:
     return name, bound, aggregates(name, claims), precision
 
 
+#: The stack of each thread that builds screens several at once (a driver's compiler
+#: recurses over a program's expressions: LLVM crashed at 1,000 frames deep in a pool
+#: thread of a Ray worker building a screen).
+COMPILER_STACK_BYTES = 64 << 20
+
+
 def build_screens(runner, keys, threads: int = 8) -> int:
     """Build the programs of the screens ``keys`` (``screen_key``'s) not yet built on
     ``runner``, ``threads`` at a time (the driver compiles them at once: a run's first
@@ -134,9 +141,19 @@ def build_screens(runner, keys, threads: int = 8) -> int:
 
     made = 0
     # runner.build sets warning filters around each build, which is not thread-safe:
-    # whatever the threads leave, the filters are the caller's again at the end
+    # whatever the threads leave, the filters are the caller's again at the end.  One
+    # thread: in the caller's (a compiler's recursion outgrew a pool thread's stack on
+    # a CPU device in a Ray worker, 2026-11-28); several: threads of COMPILER_STACK_BYTES
     with warnings.catch_warnings(), ThreadPoolExecutor(max(1, int(threads))) as pool:
-        for source, name, program in pool.map(build, list(todo.items())):
+        if int(threads) > 1:
+            stack = threading.stack_size(COMPILER_STACK_BYTES)
+            try:                    # map submits every build now: the threads start here
+                mapped = pool.map(build, list(todo.items()))
+            finally:
+                threading.stack_size(stack)
+        else:
+            mapped = map(build, list(todo.items()))
+        for source, name, program in mapped:
             if program is None or source in built:
                 continue
             try:
