@@ -223,8 +223,8 @@ class DeviceSession:
     def prepare_screens(self, build_options: str, targets: list, threads: int | None = None
                         ) -> int:
         """Build the device screens of ``targets`` (built-ins; those ``screen`` would
-        choose a device screen for) on ``threads`` threads at once (default: on a GPU the
-        host's cores, at most 8, so a run's first units do not wait for NVIDIA's compiler
+        choose a device screen for) on ``threads`` threads at once (default: on a GPU --
+        GPU alone in its CL_DEVICE_TYPE -- the host's cores, at most 8, so a run's first units do not wait for NVIDIA's compiler
         one screen at a time; elsewhere one -- a CPU device's compiler has the host's cores
         already, and Oclgrind 21.10 crashes when two programs build at once).  Screens that
         do not build are left to ``screen``, which records the fault when a unit needs
@@ -242,7 +242,8 @@ class DeviceSession:
                 key = screen_key(runner, t.name, t.precision, claims)
                 if key is not None:
                     keys.add(key)
-        gpu = "GPU" in self.info.device_type.split("|")
+        kinds = self.info.device_type.split("|")
+        gpu = "GPU" in kinds and "CPU" not in kinds       # Oclgrind says CPU|GPU|ACCELERATOR
         threads = threads or (min(8, os.cpu_count() or 1) if gpu else 1)
         return build_screens(runner, sorted(keys), threads)
 
