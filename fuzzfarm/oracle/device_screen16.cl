@@ -187,73 +187,10 @@ inline int screen_any16(uint xh, uint zh, uint wh, uint yb, uint y2, float *err,
 #endif
 }
 
-// The screen of one drawn `run` unit of binary16 inputs (binary32's fuzzfarm_screen, the
-// same answer; drawn and start unused: no sweep numbering, no failure counted on the
-// device): the histogram's bands the top four bits of x's five exponent bits (as
-// oracle.histogram.exponent_bands), its near rows for |x| < 2**9.
-__kernel void fuzzfarm_screen(__global const ushort *xbits, uint drawn,
-                              __global const YPAT *ybits, ulong start, uint count,
-                              __global uint *pass, __global float *wmax,
-                              __global uchar *wpos, __global uint *hist,
-                              __global uint *agg, __global uint *agg_count,
-                              __global uint *agg_c0, __global uint *agg_c1,
-                              __global const ZPAT *zbits, __global const ushort *wbits,
-                              __global const Y2PAT *y2bits)
-{
-    __local uint lh[NROWS * NBINS];
-    for (uint i = get_local_id(0); i < NROWS * NBINS; i += get_local_size(0)) lh[i] = 0u;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    uint w = get_global_id(0);
-    uint word = 0u, bpos = 0u;
-    float best = -1.0f;
-    for (uint j = 0; j < 32u; j++) {
-        uint e = w * 32u + j;
-        if (e >= count) break;
-        uint xh = xbits[e];
-        float err;
-        int ruled;
-        if (!screen_any16(xh, SECOND(zbits, e), THIRD(wbits, e), ybits[e],
-                          OUT2_OF(y2bits, e), &err, &ruled))
-            continue;
-        word |= 1u << j;
-        if (ruled) continue;
-        if (err > best) { best = err; bpos = j; }
-        uint band = ((xh >> 10) & 0x1fu) >> 1;
-        if ((xh & INF16) == 0u && (xh & 0x3ffu) != 0u) band = ROW_SUBNORMAL;
-#if NEAR_ZERO_KIND || NEAR_POLE_KIND
-        if ((xh & ABS16) < 0x6000u) {                 // |x| < 2**9
-            double xd = half_value(xh);
-            if (near_point(xd, NEAR_ZERO_KIND)) band = ROW_NEAR_ZERO;
-            if (near_point(xd, NEAR_POLE_KIND)) band = ROW_NEAR_POLE;
-        }
-#endif
-        atomic_inc(&lh[band * NBINS + error_bin(err)]);
-    }
-    pass[w] = word;
-    agg[w] = 0u;
-    agg_c0[w] = 0u;
-    agg_c1[w] = 0u;
-    wmax[w] = best;
-    wpos[w] = (uchar)bpos;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint i = get_local_id(0); i < NROWS * NBINS; i += get_local_size(0))
-        if (lh[i]) atomic_add(&hist[i], lh[i]);
-}
-
-// The screen of arbitrary (x, y) pairs (with z, TWO_ARGS; w, THREE_ARGS; y2, OUT2), for the
-// tests: verdict[i] as screen_any16's, err[i] in ULPs.
-__kernel void fuzzfarm_screen_pairs(__global const ushort *xbits, __global const YPAT *ybits,
-                                    __global uchar *verdict, __global float *err,
-                                    __global const ZPAT *zbits, __global const ushort *wbits,
-                                    __global const Y2PAT *y2bits)
-{
-    uint i = get_global_id(0);
-    float e = 0.0f;
-    int ruled;
-    verdict[i] = (uchar)screen_any16(xbits[i], SECOND(zbits, i), THIRD(wbits, i), ybits[i],
-                                     OUT2_OF(y2bits, i), &e, &ruled);
-    err[i] = e;
-}
+// The drawn unit's screen and the pairs' (screen_drawn.cl, after this file): binary16's
+// verdict and the value of its x
+#define SCREEN_ANY screen_any16
+#define X_VALUE(x) half_value(x)
 
 // The references themselves, for the tests: r[i] and kind[i] of REF at binary16 xbits[i]
 // (and zbits[i], TWO_ARGS -- an int with Z_INT; wbits[i], THREE_ARGS), widened.

@@ -1306,74 +1306,10 @@ inline int screen_any64(ulong xb, ulong zb, ulong wb, ulong yb, ulong y2b, float
 #endif
 }
 
-// The screen of one drawn `run` unit of binary64 inputs (device_screen.cl's fuzzfarm_screen,
-// the same answer; no sweep numbering: drawn and start are unused, every x is xbits[e]):
-// the histogram's bands by x's biased exponent (NBANDS equal shares of 2048), its near rows
-// for |x| < 2**51.  No failure is counted on the device (no AGGREGATE in binary64).
-__kernel void fuzzfarm_screen(__global const ulong *xbits, uint drawn,
-                              __global const YPAT *ybits, ulong start, uint count,
-                              __global uint *pass, __global float *wmax,
-                              __global uchar *wpos, __global uint *hist,
-                              __global uint *agg, __global uint *agg_count,
-                              __global uint *agg_c0, __global uint *agg_c1,
-                              __global const ZPAT *zbits, __global const ulong *wbits,
-                              __global const Y2PAT *y2bits)
-{
-    __local uint lh[NROWS * NBINS];
-    for (uint i = get_local_id(0); i < NROWS * NBINS; i += get_local_size(0)) lh[i] = 0u;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    uint w = get_global_id(0);
-    uint word = 0u, bpos = 0u;
-    float best = -1.0f;
-    for (uint j = 0; j < 32u; j++) {
-        uint e = w * 32u + j;
-        if (e >= count) break;
-        ulong xb = xbits[e];
-        float err;
-        int ruled;
-        if (!screen_any64(xb, SECOND(zbits, e), THIRD(wbits, e), ybits[e],
-                          OUT2_OF(y2bits, e), &err, &ruled))
-            continue;
-        word |= 1u << j;
-        if (ruled) continue;
-        if (err > best) { best = err; bpos = j; }
-        uint band = (uint)((xb >> 52) & 0x7ffUL) / (2048u / NBANDS);
-        if ((xb & INF64) == 0UL && (xb & 0x000fffffffffffffUL) != 0UL)
-            band = ROW_SUBNORMAL;
-#if NEAR_ZERO_KIND || NEAR_POLE_KIND
-        if ((xb & ABS64) < 0x4320000000000000UL) {    // |x| < 2**51
-            double xd = as_double(xb);
-            if (near_point(xd, NEAR_ZERO_KIND)) band = ROW_NEAR_ZERO;
-            if (near_point(xd, NEAR_POLE_KIND)) band = ROW_NEAR_POLE;
-        }
-#endif
-        atomic_inc(&lh[band * NBINS + error_bin(err)]);
-    }
-    pass[w] = word;
-    agg[w] = 0u;
-    agg_c0[w] = 0u;
-    agg_c1[w] = 0u;
-    wmax[w] = best;
-    wpos[w] = (uchar)bpos;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint i = get_local_id(0); i < NROWS * NBINS; i += get_local_size(0))
-        if (lh[i]) atomic_add(&hist[i], lh[i]);
-}
-
-// The screen of arbitrary (x, y) pairs (with z, TWO_ARGS; w, THREE_ARGS), for the tests:
-// verdict[i] as screen_any64's, err[i] in ULPs.
-__kernel void fuzzfarm_screen_pairs(__global const ulong *xbits, __global const YPAT *ybits,
-                                    __global uchar *verdict, __global float *err,
-                                    __global const ZPAT *zbits, __global const ulong *wbits,
-                                    __global const Y2PAT *y2bits)
-{
-    uint i = get_global_id(0);
-    float e = 0.0f;
-    int ruled;
-    verdict[i] = (uchar)screen_any64(xbits[i], SECOND(zbits, i), THIRD(wbits, i), ybits[i],
-                                     OUT2_OF(y2bits, i), &e, &ruled);
-    err[i] = e;
-}
+// The drawn unit's screen and the pairs' (screen_drawn.cl, after this file): binary64's
+// verdict and the value of its x
+#define SCREEN_ANY screen_any64
+#define X_VALUE(x) as_double(x)
 
 // The references themselves, for the tests: r[2 i], r[2 i + 1] (hi, lo) and kind[i] of REF
 // at binary64 xbits[i] (and zbits[i], TWO_ARGS; wbits[i], THREE_ARGS).

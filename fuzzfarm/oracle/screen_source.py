@@ -231,10 +231,12 @@ def prune_unused(source: str) -> str:
 #: The OpenCL C type of a screen's bit patterns, and its kernel files after
 #: screen_common.cl, per precision: binary16's screen takes binary32's references
 #: (device_screen.cl with BINARY16: its binary32 kernels left out) and judges in binary16
-#: (device_screen16.cl).
+#: (device_screen16.cl); binary16's and binary64's drawn-unit kernels are one text
+#: (screen_drawn.cl).
 PATTERN_TYPES = {"binary16": "ushort", "binary32": "uint", "binary64": "ulong"}
-SCREEN_FILES = {"binary16": ("device_screen.cl", "device_screen16.cl"),
-                "binary32": ("device_screen.cl",), "binary64": ("device_screen64.cl",)}
+SCREEN_FILES = {"binary16": ("device_screen.cl", "device_screen16.cl", "screen_drawn.cl"),
+                "binary32": ("device_screen.cl",),
+                "binary64": ("device_screen64.cl", "screen_drawn.cl")}
 #: binary16's own references where binary32's round to binary32 (fract) or step through
 #: binary32 patterns (nextafter)
 BINARY16_OWN = {"fract": "ref16_fract", "nextafter": "ref16_nextafter"}
@@ -274,6 +276,8 @@ def _format_defines(name: str, precision: str) -> list[str]:
             ("ABS_BITS", fmt.abs_mask), ("INF_BITS", fmt.pos_inf),
             ("QUIET_BITS", fmt.pos_inf | fmt.quiet_bit))),
         f"#define SIGN_SHIFT {fmt.bits - 1}",
+        f"#define BAND_BITS {NBANDS.bit_length() - 1}",
+        f"#define NEAR_BELOW 0x{fmt.bits_of(2.0 ** (fmt.precision - 2)):x}{suffix}",
         *(f"#define {k} {'uint' if d.itemsize == 4 else pattern}"     # their int columns
           for k, d in zip(("ZPAT", "YPAT", "Y2PAT"), (cols.z, cols.y, cols.y2))
           if precision != "binary32"),
@@ -288,9 +292,9 @@ def screen_source(name: str, bound: float, aggregate: bool = False,
                   precision: str = "binary32") -> str:
     """The OpenCL C source of the screen kernel ``fuzzfarm_screen`` for built-in ``name``
     (a key of DEVICE_REFERENCES; in binary64, of BINARY64_REFERENCES) at ``bound`` ULPs
-    for ``precision`` results (``SCREEN_FILES``: binary32 device_screen.cl, binary64
-    device_screen64.cl, binary16 both device_screen.cl and device_screen16.cl, after
-    screen_common.cl); ``aggregate``: count the failures of prescribed zeros and
+    for ``precision`` results (``SCREEN_FILES``, after screen_common.cl: binary32
+    device_screen.cl; binary64 device_screen64.cl and screen_drawn.cl; binary16
+    device_screen.cl, device_screen16.cl and screen_drawn.cl); ``aggregate``: count the failures of prescribed zeros and
     infinities on the device (``aggregates``; binary32 only).  Raises KeyError for a
     built-in without a device reference in ``precision``."""
     base = reference_name(name)
