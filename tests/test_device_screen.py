@@ -1470,9 +1470,9 @@ def _session_and_build_log():
 @pytest.mark.device
 def test_screens_are_built_several_at_once_on_a_gpu_only(monkeypatch):
     """prepare_screens' default: on a GPU the host's cores (at most 8) build at once; on any
-    other device one build after another in the caller's thread (a CPU device's compiler
-    has the cores already; Oclgrind crashes building two programs at once, and a
-    compiler's recursion outgrew a pool thread's stack in a Ray worker)."""
+    other device -- Oclgrind's CPU|GPU|ACCELERATOR included -- one build after another in
+    the caller's thread (a CPU device's compiler has the cores already; Oclgrind segfaults
+    building two programs at once)."""
     import dataclasses
     import os
 

@@ -107,9 +107,9 @@ def screen_key(runner, name: str, precision: str, claims) -> tuple | None:
     return name, bound, aggregates(name, claims), precision
 
 
-#: The stack of each thread that builds screens several at once (a driver's compiler
-#: recurses over a program's expressions: LLVM crashed at 1,000 frames deep in a pool
-#: thread of a Ray worker building a screen).
+#: The stack of each thread that builds screens several at once (a precaution: a driver's
+#: compiler recurses over a program's expressions, and LLVM's crash that made Oclgrind's
+#: concurrent builds one at a time showed a thousand frames).
 COMPILER_STACK_BYTES = 64 << 20
 
 
@@ -142,8 +142,8 @@ def build_screens(runner, keys, threads: int = 8) -> int:
     made = 0
     # runner.build sets warning filters around each build, which is not thread-safe:
     # whatever the threads leave, the filters are the caller's again at the end.  One
-    # thread: in the caller's (a compiler's recursion outgrew a pool thread's stack on
-    # a CPU device in a Ray worker, 2026-11-28); several: threads of COMPILER_STACK_BYTES
+    # thread: in the caller's, as before the builds were prepared; several: threads of
+    # COMPILER_STACK_BYTES
     with warnings.catch_warnings(), ThreadPoolExecutor(max(1, int(threads))) as pool:
         if int(threads) > 1:
             stack = threading.stack_size(COMPILER_STACK_BYTES)
