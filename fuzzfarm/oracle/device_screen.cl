@@ -1266,20 +1266,8 @@ __kernel void fuzzfarm_screen(__global const uint *xbits, uint drawn,
         atomic_add(&agg_count[get_local_id(0)], la[get_local_id(0)]);
 }
 
-// The screen of arbitrary (x, y) pairs (with z, TWO_ARGS; and w, THREE_ARGS), for the tests: verdict[i] as
-// screen_any's, err[i] in ULPs.
-__kernel void fuzzfarm_screen_pairs(__global const uint *xbits, __global const uint *ybits,
-                                    __global uchar *verdict, __global float *err,
-                                    __global const uint *zbits, __global const uint *wbits,
-                                    __global const uint *y2bits)
-{
-    uint i = get_global_id(0);
-    float e = 0.0f;
-    int ruled;
-    verdict[i] = (uchar)screen_any(xbits[i], SECOND(zbits, i), THIRD(wbits, i), ybits[i],
-                                   OUT2_OF(y2bits, i), &e, &ruled);
-    err[i] = e;
-}
+// The screen of arbitrary pairs, for the tests: screen_pairs.cl's, over this verdict
+#define SCREEN_ANY screen_any
 
 // The references themselves, for the tests: r[i] and kind[i] of REF at binary32 xbits[i]
 // (and zbits[i], TWO_ARGS; wbits[i], THREE_ARGS).

@@ -187,7 +187,7 @@ inline int screen_any16(uint xh, uint zh, uint wh, uint yb, uint y2, float *err,
 #endif
 }
 
-// The drawn unit's screen and the pairs' (screen_drawn.cl, after this file): binary16's
+// The drawn unit's screen and the pairs' (screen_drawn.cl, screen_pairs.cl after this file): binary16's
 // verdict and the value of its x
 #define SCREEN_ANY screen_any16
 #define X_VALUE(x) half_value(x)

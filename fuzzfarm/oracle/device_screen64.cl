@@ -1306,7 +1306,7 @@ inline int screen_any64(ulong xb, ulong zb, ulong wb, ulong yb, ulong y2b, float
 #endif
 }
 
-// The drawn unit's screen and the pairs' (screen_drawn.cl, after this file): binary64's
+// The drawn unit's screen and the pairs' (screen_drawn.cl, screen_pairs.cl after this file): binary64's
 // verdict and the value of its x
 #define SCREEN_ANY screen_any64
 #define X_VALUE(x) as_double(x)

@@ -232,11 +232,12 @@ def prune_unused(source: str) -> str:
 #: screen_common.cl, per precision: binary16's screen takes binary32's references
 #: (device_screen.cl with BINARY16: its binary32 kernels left out) and judges in binary16
 #: (device_screen16.cl); binary16's and binary64's drawn-unit kernels are one text
-#: (screen_drawn.cl).
+#: (screen_drawn.cl), every precision's tests' kernel another (screen_pairs.cl).
 PATTERN_TYPES = {"binary16": "ushort", "binary32": "uint", "binary64": "ulong"}
-SCREEN_FILES = {"binary16": ("device_screen.cl", "device_screen16.cl", "screen_drawn.cl"),
-                "binary32": ("device_screen.cl",),
-                "binary64": ("device_screen64.cl", "screen_drawn.cl")}
+SCREEN_FILES = {"binary16": ("device_screen.cl", "device_screen16.cl", "screen_drawn.cl",
+                             "screen_pairs.cl"),
+                "binary32": ("device_screen.cl", "screen_pairs.cl"),
+                "binary64": ("device_screen64.cl", "screen_drawn.cl", "screen_pairs.cl")}
 #: binary16's own references where binary32's round to binary32 (fract) or step through
 #: binary32 patterns (nextafter)
 BINARY16_OWN = {"fract": "ref16_fract", "nextafter": "ref16_nextafter"}
@@ -260,8 +261,8 @@ def _pass_defines(name: str, bound: float, precision: str) -> list[str]:
 def _format_defines(name: str, precision: str) -> list[str]:
     """The types and bits of ``precision``'s patterns the kernels read: PATTERN (the
     arguments' and results'), WORD (what they are compared in), ABS_BITS, INF_BITS,
-    QUIET_BITS, SIGN_SHIFT; ZPAT, YPAT, Y2PAT (binary16, binary64: uint for a column of
-    ints, ``screen_columns``); the answers at zeros, infinities and NaNs (ANS_*, with
+    QUIET_BITS, SIGN_SHIFT; ZPAT, YPAT, Y2PAT (uint for a column of ints,
+    ``screen_columns``, else PATTERN); the answers at zeros, infinities and NaNs (ANS_*, with
     the format's markers) and NAN_ANY_QUIET."""
     fmt = format_named(precision)
     wide = precision == "binary64"
@@ -279,8 +280,7 @@ def _format_defines(name: str, precision: str) -> list[str]:
         f"#define BAND_BITS {NBANDS.bit_length() - 1}",
         f"#define NEAR_BELOW 0x{fmt.bits_of(2.0 ** (fmt.precision - 2)):x}{suffix}",
         *(f"#define {k} {'uint' if d.itemsize == 4 else pattern}"     # their int columns
-          for k, d in zip(("ZPAT", "YPAT", "Y2PAT"), (cols.z, cols.y, cols.y2))
-          if precision != "binary32"),
+          for k, d in zip(("ZPAT", "YPAT", "Y2PAT"), (cols.z, cols.y, cols.y2))),
         *(f"#define ANS_{k} 0x{v:0{fmt.bits // 4}x}{suffix}" for k, v in (
             *zip(("ANY_NAN", "HOST", "REF"), answer_markers(fmt.bits)),
             *zip(("PZERO", "NZERO", "PINF", "NINF"), answers[:4]))),
@@ -294,9 +294,10 @@ def screen_source(name: str, bound: float, aggregate: bool = False,
     (a key of DEVICE_REFERENCES; in binary64, of BINARY64_REFERENCES) at ``bound`` ULPs
     for ``precision`` results (``SCREEN_FILES``, after screen_common.cl: binary32
     device_screen.cl; binary64 device_screen64.cl and screen_drawn.cl; binary16
-    device_screen.cl, device_screen16.cl and screen_drawn.cl); ``aggregate``: count the failures of prescribed zeros and
-    infinities on the device (``aggregates``; binary32 only).  Raises KeyError for a
-    built-in without a device reference in ``precision``."""
+    device_screen.cl, device_screen16.cl and screen_drawn.cl; each then screen_pairs.cl);
+    ``aggregate``: count the failures of prescribed zeros and infinities on the device
+    (``aggregates``; binary32 only).  Raises KeyError for a built-in without a device
+    reference in ``precision``."""
     base = reference_name(name)
     wide, half = precision == "binary64", precision == "binary16"
     refs = BINARY64_REFERENCES if wide else DEVICE_REFERENCES
