@@ -36,15 +36,16 @@ class Coordinator:
         from fuzzfarm.orchestrate.campaign import Campaign
         from fuzzfarm.orchestrate.scheduler import Scheduler, streams_for
         from fuzzfarm.store import dataset as store
-        from fuzzfarm.work.make import UnitSizer
+        from fuzzfarm.work.make import UnitSizer, resident_bytes
         c = Campaign.from_dict(campaign)
         streams = [s for fp, p in pools.items()
                    for s in streams_for(c, fp, p["precisions"], set(p["jobs"]))]
         path = store.campaign_dir(out, run_id) / "journal.jsonl"
         events = store.read_journal(path) if resume else []
         self.journal = store.Journal(path)
-        sizer = None if c.unit_inputs else UnitSizer(c.unit_seconds, c.unit_min_inputs,
-                                                     c.unit_max_inputs)
+        sizer = None if c.unit_inputs else UnitSizer(
+            c.unit_seconds, c.unit_min_inputs, c.unit_max_inputs,
+            resident_bytes={fp: resident_bytes(p.get("max_alloc", 0)) for fp, p in pools.items()})
         self.s = Scheduler(streams, store.done_units(out, run_id), self.journal.append,
                            sizer, c.unit_inputs, deadline, c.input_budget, per_recipe,
                            recipes_per_unit, replay=_replays(out, streams))

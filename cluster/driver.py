@@ -173,7 +173,8 @@ class CampaignRun:
                                  "info": info}
 
     def _pools(self) -> dict:
-        """{fingerprint: {"precisions", "jobs"}} for the chosen devices; raises a
+        """{fingerprint: {"precisions", "jobs", "max_alloc"}} for the chosen devices (the
+        least CL_DEVICE_MAX_MEM_ALLOC_SIZE of the fingerprint's devices); raises a
         CampaignError for a job no chosen device can run."""
         from fuzzfarm.device.discovery import DeviceSelectionError, select_devices
         from fuzzfarm.formats import format_named
@@ -183,7 +184,9 @@ class CampaignRun:
         for info in infos:
             precs = [p for p in ("binary16", "binary32", "binary64")
                      if info.supports(format_named(p))]
-            pools.setdefault(info.fingerprint, {"precisions": precs, "jobs": []})
+            pool = pools.setdefault(info.fingerprint, {"precisions": precs, "jobs": [],
+                                                       "max_alloc": info.max_alloc_bytes})
+            pool["max_alloc"] = min(pool["max_alloc"], info.max_alloc_bytes)
         for job in self.c.jobs:
             if job.devices:
                 try:

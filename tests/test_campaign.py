@@ -72,7 +72,7 @@ def test_minimal_file_and_defaults():
     assert camp.devices == ("all",)
     assert camp.out is None and camp.input_budget is None and camp.time_budget == 600
     assert (camp.unit_inputs, camp.unit_seconds, camp.unit_min_inputs, camp.unit_max_inputs,
-            camp.unit_timeout, camp.max_restarts) == (None, 0.5, 1024, 1 << 23, 300.0, 8)
+            camp.unit_timeout, camp.max_restarts) == (None, 0.5, 1024, 1 << 26, 300.0, 8)
     (job,) = camp.jobs
     assert (job.number, job.name, job.source, job.build_options, job.inputs, job.units,
             job.devices, job.chunk_bits, job.line) == (1, "job1", "recipes", ("",), None,
@@ -291,7 +291,9 @@ BAD = [
      + 'precisions = ["binary64"]\n', "jobs[1].functions", 4, "none of the functions exists"),
     ("min-above-max", '[unit]\nmin_inputs = 4096\nmax_inputs = 2048\n' + JOB,
      "unit.min_inputs", 2, "min_inputs 4096 > max_inputs 2048"),
-    ("unit-too-big", '[unit]\nmax_inputs = 33554432\n' + JOB, "unit.max_inputs", 2,
+    ("unit-too-big", '[unit]\nmax_inputs = 134217728\n' + JOB, "unit.max_inputs", 2,
+     "out of range; use 1 .. 67108864"),
+    ("fixed-unit-too-big", '[unit]\ninputs = 33554432\n' + JOB, "unit.inputs", 2,
      "out of range; use 1 .. 16777216"),
     ("unit-seconds", '[unit]\nseconds = 0\n' + JOB, "unit.seconds", 2, "positive"),
     ("boolean-restarts", '[unit]\nmax_restarts = true\n' + JOB, "unit.max_restarts", 2,

@@ -358,6 +358,35 @@ def test_rounding_failures_measure_ulps_and_name_the_mode_used():
     assert run("convert_int(float)", f32(2.5), 3).failures[0].ulp_error is None
 
 
+def test_a_conversion_wrong_everywhere_records_the_first_of_each_rule_and_counts_all():
+    """FINDINGS_PER_RULE recorded per rule, the rest counted: every wrong element is in
+    ``counts_by_rule`` and in the stored sample's counts, the ULPs measured as before."""
+    from fuzzfarm.store.samples import sample_findings
+    from fuzzfarm.verdict.findings import FINDINGS_PER_RULE
+    conv = CT.parse("convert_float(int)")
+    n = 3 * FINDINGS_PER_RULE
+    src = np.arange(2**24 + 1, 2**24 + 1 + 2 * n, 2, dtype=np.int32)   # odd: ties or not
+    want, _ = C.reference(conv, src)
+    got = (want.astype(np.uint32) + np.uint32(1)).view(np.uint32)        # 1 ULP high: wrong
+    zeros = np.zeros(n, np.int32)
+    bad_zero = np.full(n, F.sign_mask, np.uint32)                        # -0 for 0: a note
+    res = C.check(conv, np.concatenate([src, zeros]), np.concatenate([got, bad_zero]))
+    assert res.counts_by_rule("fail") == {"CL.convert.rounding": n}
+    assert res.counts_by_rule("note") == {"CL.convert.zero_sign": n}
+    by_rule = {}
+    for f in res.findings:
+        by_rule[f.rule_id] = by_rule.get(f.rule_id, 0) + 1
+    assert by_rule == {"CL.convert.rounding": FINDINGS_PER_RULE,
+                       "CL.convert.zero_sign": FINDINGS_PER_RULE}
+    assert [f.index for f in res.failures] == list(range(FINDINGS_PER_RULE))
+    assert res.max_ulp_error == pytest.approx(1.0, abs=0.5)
+    kept, count, _ = sample_findings(res, conv, F, seed=1)
+    assert sum(count) == 2 * n
+    # a batch with fewer wrong elements than the cap records every one
+    small = C.check(conv, src[:10], got[:10])
+    assert len(small.findings) == 10 and not small.unrecorded
+
+
 # --------------------------------------------------------------------------- unjudged
 @pytest.mark.parametrize("got", [0, 1, INT_MAX, INT_MIN, -12345])
 def test_out_of_range_unsaturated_float_to_int_accepts_anything(got):

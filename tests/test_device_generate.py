@@ -423,6 +423,22 @@ def test_a_unit_made_on_the_device_gets_the_verdicts_of_one_made_on_the_host(mad
 
 
 @pytest.mark.device
+def test_a_unit_made_and_judged_on_the_device_reports_itself_resident(made, tmp_path):
+    """UnitReport.resident (the scheduler sizes such a target's units by the device's
+    memory, work.make.UnitSizer): a unit made and screened on the device, not one of host
+    inputs nor one judged on the host."""
+    from dataclasses import replace
+    from fuzzfarm.work.check import check_and_write
+    unit, claims, a, marked, _ = _both_ways(made, "sin")
+    reports = [check_and_write(landed, claims, {}, "r", tmp_path / k)
+               for k, landed in (("host", a), ("made", marked))]
+    assert [r.resident for r in reports] == [False, True]
+    assert [r.inputs for r in reports] == [unit.size] * 2
+    assert not check_and_write(replace(a, answer=None), claims, {}, "r",
+                               tmp_path / "judged").resident
+
+
+@pytest.mark.device
 def test_an_input_the_device_made_wrong_is_a_device_fault_not_a_verdict(made):
     """Known bad: one input the verdict reads and the host makes again (verified_rows: a
     sample of the rows read, and every finding's) changed in the device's copy (as a

@@ -226,10 +226,16 @@ def test_split_size():
                                                             units.MIN_PER_RECIPE + 1]
     big = units.split_size(1 << 21)
     assert len(big) == units.MAX_RECIPES and sum(big) == 1 << 21
-    for n in (1, 999, 8191, 8192, 50_000, 1 << 20, (1 << 21) + 7):
+    for n in (1, 999, 8191, 8192, 50_000, 1 << 20, (1 << 21) + 7, 1 << 23):
         parts = units.split_size(n)
         assert sum(parts) == n and max(parts) - min(parts) <= 1
         assert 1 <= len(parts) <= units.MAX_RECIPES
+    # a unit kept on the device (up to 2**26 inputs): one recipe per MAX_PER_RECIPE
+    for n in ((1 << 23) + 1024, 1 << 25, 1 << 26):
+        parts = units.split_size(n)
+        assert sum(parts) == n and max(parts) - min(parts) <= 1
+        assert len(parts) == max(units.MAX_RECIPES, -(-n // units.MAX_PER_RECIPE))
+        assert max(parts) <= units.MAX_PER_RECIPE + 1
 
 
 def test_large_unit_is_deterministic_and_rebuilt_from_its_row():
@@ -362,6 +368,35 @@ def test_unit_sizer_caps_a_target_by_the_bytes_of_its_inputs_and_outputs():
             last = s.next_size(key)
         assert last == cap, key
         assert last * (units.bytes_per_input(key[-1]) if key[0] == "p" else 0) <= 64 << 20
+
+
+def test_unit_sizer_lets_resident_units_grow_to_their_pools_device_bound():
+    """A key whose units came back resident (made and judged on the device) is bounded by
+    its pool's resident_bytes (binary32 sin: 2**26 inputs in 512 MiB), not UNIT_MAX_BYTES;
+    its rate is of the slower of device and check; a unit that comes back not resident
+    brings the host's bound back; a pool of unknown allocation size keeps the host's."""
+    assert units.resident_bytes(0) == units.UNIT_MAX_BYTES
+    assert units.resident_bytes(32 << 20) == units.UNIT_MAX_BYTES      # never below it
+    assert units.resident_bytes(1 << 30) == units.RESIDENT_MAX_BYTES == 512 << 20
+    assert units.resident_bytes(256 << 20) == 256 << 20                # the device's
+    s = units.UnitSizer(max_inputs=1 << 26, resident_bytes={"gpu": 512 << 20})
+    sin32, sin64 = ("gpu", ("sin", "binary32", 1)), ("gpu", ("sin", "binary64", 1))
+    other = ("small", ("sin", "binary32", 1))
+
+    def settle(key, resident, device_seconds=0.0):
+        for _ in range(20):
+            s.observe(key, 10**9, 1.0, resident, device_seconds)
+            last = s.next_size(key)
+        return last
+
+    assert settle(sin32, False) == 1 << 23
+    assert settle(sin32, True) == 1 << 26
+    assert settle(sin64, True) == 1 << 25
+    assert settle(other, True) == 1 << 23                 # its pool's bound unknown
+    assert settle(sin32, False) == 1 << 23                # a host unit: the host's bound
+    # the device's seconds count for a resident unit: 10**9 inputs in 100 s is 10**7/s,
+    # 0.5 s of which is about 5*10**6 inputs (the moving average still settling)
+    assert abs(settle(sin32, True, device_seconds=100.0) - 5_000_000) < 2048
 
 
 def _findings_result():

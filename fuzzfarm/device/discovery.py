@@ -83,6 +83,9 @@ class DeviceInfo:
     single_fp_config: int
     double_fp_config: int | None
     device_type: str
+    #: CL_DEVICE_MAX_MEM_ALLOC_SIZE in bytes (0 where the query fails): the largest
+    #: buffer, which bounds the size of a unit kept on the device (work.make.resident_bytes)
+    max_alloc_bytes: int = 0
 
     @property
     def fingerprint(self) -> str:
@@ -159,7 +162,8 @@ class DeviceInfo:
         another node, described there.  Raises KeyError for a missing field."""
         import dataclasses
         fields = {f.name for f in dataclasses.fields(cls)}
-        kw = {k: d[k] for k in fields}
+        kw = {k: d[k] for k in fields if k != "max_alloc_bytes"}
+        kw["max_alloc_bytes"] = int(d.get("max_alloc_bytes", 0))     # absent before 2026-11
         kw["extensions"] = tuple(kw["extensions"])
         return cls(**kw)
 
@@ -179,7 +183,7 @@ class DeviceInfo:
             "single_fp_config": self.single_fp_config,
             "double_fp_config": self.double_fp_config,
             "fp_flags": {p: list(self.fp_flags(p)) for p in _PRECISIONS},
-            "extensions": list(self.extensions),
+            "extensions": list(self.extensions), "max_alloc_bytes": self.max_alloc_bytes,
         }
         return d
 
@@ -213,6 +217,7 @@ def _describe(dev, index: int, pi: int, di: int, platform) -> DeviceInfo:
         single_fp_config=int(_query(lambda: dev.single_fp_config, 0)),
         double_fp_config=double,
         device_type=_type_name(int(_query(lambda: dev.type, 0))),
+        max_alloc_bytes=int(_query(lambda: dev.max_mem_alloc_size, 0) or 0),
     )
 
 

@@ -90,8 +90,11 @@ __all__ = ["CampaignError", "Job", "Campaign", "load", "loads", "from_options",
 VERSION = 1
 #: Where a job's inputs come from.
 SOURCES = ("recipes", "catalogue", "sweep")
-#: Sizes of a work unit, in inputs: the largest unit (fixed or adaptive) is 2**24 inputs.
-MAX_UNIT_INPUTS = 1 << 24
+#: Sizes of a work unit, in inputs: a fixed size is at most 2**24 inputs; adaptive sizes
+#: at most 2**26 (the default largest: a unit kept on the device, work.make.UnitSizer;
+#: units whose inputs or results come to the host stay within work.make.UNIT_MAX_BYTES).
+MAX_FIXED_UNIT_INPUTS = 1 << 24
+MAX_UNIT_INPUTS = 1 << 26
 #: The range of a sweep job's ``chunk_bits``.
 CHUNK_BITS = (16, 26)
 #: Build options the checker knows how to read start with one of these (run.validate's).
@@ -281,10 +284,10 @@ SCHEMA: dict[str, dict[str, _Key]] = {
         "inputs": _Key(_integer(1), None),
     },
     "unit": {
-        "inputs": _Key(_integer(1, MAX_UNIT_INPUTS), None),
+        "inputs": _Key(_integer(1, MAX_FIXED_UNIT_INPUTS), None),
         "seconds": _Key(_positive_number, 0.5),
-        "min_inputs": _Key(_integer(1, MAX_UNIT_INPUTS), 1024),
-        "max_inputs": _Key(_integer(1, MAX_UNIT_INPUTS), 1 << 23),
+        "min_inputs": _Key(_integer(1, MAX_FIXED_UNIT_INPUTS), 1024),
+        "max_inputs": _Key(_integer(1, MAX_UNIT_INPUTS), MAX_UNIT_INPUTS),
         "timeout": _Key(_duration, 300.0),
         "max_restarts": _Key(_integer(0), 8),
     },
@@ -596,7 +599,8 @@ def _job_seed(campaign_seed: int, number: int) -> int:
 
 def from_options(functions: str | None, precisions: str, widths: str, build_options: str,
                  devices: str | None, budget_seconds: float, seed: int,
-                 unit_seconds=0.5, min_unit_inputs=1024, max_unit_inputs=1 << 23) -> Campaign:
+                 unit_seconds=0.5, min_unit_inputs=1024,
+                 max_unit_inputs=MAX_UNIT_INPUTS) -> Campaign:
     """What ``fuzzfarm run`` without --campaign means: one recipes job (seed ``seed``) over
     the targets of --functions x --precisions x --widths with one build-option set, for
     ``budget_seconds`` on the devices ``[devices or "all"]``.  Raises run.UsageError naming

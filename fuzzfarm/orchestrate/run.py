@@ -63,7 +63,7 @@ class RunOptions:
     recipes_per_unit: int = 4       # recipes of a target's first units
     unit_seconds: float = 0.5       # units sized to take about this long to check
     min_unit_inputs: int = 1024     # a target's first units (then sized by its rate)
-    max_unit_inputs: int = 1 << 23
+    max_unit_inputs: int = 1 << 26   # campaign.MAX_UNIT_INPUTS (host units: UNIT_MAX_BYTES)
     in_flight: int | None = None    # check tasks pending per device (default: the CPUs)
     makers: int | None = None       # unit-generating actors per device (0: in the actor;
     #                                 default from 8 CPUs up: 3/4 of the CPUs shared by the

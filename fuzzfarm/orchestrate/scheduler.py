@@ -473,9 +473,12 @@ class Scheduler:
 
     def complete(self, unit: str, device: str | None = None, inputs: int = 0,
                  failures: int = 0, notes: int = 0, seconds: float = 0.0,
-                 target=None, check_seconds: float | None = None) -> bool:
-        """Unit ``unit`` is done (its files are written).  Returns False when it was done
-        already (a late duplicate): nothing is counted twice."""
+                 target=None, check_seconds: float | None = None, resident: bool = False,
+                 device_seconds: float = 0.0) -> bool:
+        """Unit ``unit`` is done (its files are written); ``check_seconds``,
+        ``device_seconds`` and ``resident`` go to the sizer (``UnitSizer.observe``).
+        Returns False when it was done already (a late duplicate): nothing is counted
+        twice."""
         lease = self.leases.pop(unit, None)
         if unit in self.done:
             return False
@@ -491,7 +494,8 @@ class Scheduler:
             st["busy_seconds"] += float(seconds)
         if self.sizer is not None and target is not None and check_seconds:
             pool = self.devices[dev].pool if dev in self.devices else None
-            self.sizer.observe((pool, tuple(target)), inputs, check_seconds)
+            self.sizer.observe((pool, tuple(target)), inputs, check_seconds, resident,
+                               device_seconds)
         if target is not None and inputs and dev in self.devices:
             device_s = float(seconds) - float(check_seconds or 0.0)
             if device_s > 0:
@@ -573,7 +577,8 @@ class Scheduler:
         if r.fault is not None:
             return self.record_fault(r.unit_id, device, r.fault)
         return self.complete(r.unit_id, device, r.inputs, r.failures, r.notes,
-                             r.task_seconds + r.device_seconds, r.target, r.task_seconds)
+                             r.task_seconds + r.device_seconds, r.target, r.task_seconds,
+                             resident=r.resident, device_seconds=r.device_seconds)
 
     def revive(self, device: str) -> None:
         """``device`` is back (its actor restarted)."""

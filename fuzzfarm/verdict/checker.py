@@ -35,7 +35,8 @@ from edgecases.predicates import evaluate
 from fuzzfarm import formats
 from fuzzfarm.formats import FloatFormat
 from fuzzfarm.verdict.claims import Claims
-from fuzzfarm.verdict.findings import CheckResult, Finding, class_codes, first_of_each
+from fuzzfarm.verdict.findings import (FINDINGS_PER_RULE, CheckResult, Finding, class_codes,
+                                      first_of_each)
 from fuzzfarm.oracle import (EXACT_FUNCTIONS, Congruent, Exact, OneOf, Unspecified, reference,
                              round_to_bits, ulp_error, value_of)
 from fuzzfarm.oracle.histogram import histogram as ulp_histogram
@@ -45,10 +46,6 @@ __all__ = ["check_batch"]
 
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 
-#: At most this many findings of one rule and output are recorded per check_batch call (a
-#: run's unit, a sweep's chunk); the rest are counted (CheckResult.unrecorded), so a
-#: systematic failure cannot flood the results.
-FINDINGS_PER_RULE = 1000
 
 #: check_batch judges a long batch in blocks of this many elements (measured fastest on a
 #: 2-core EPYC: 2^18 keeps the temporaries in cache; 2^20 is 2.3x slower).  The

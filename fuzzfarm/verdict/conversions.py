@@ -56,7 +56,7 @@ from fuzzfarm import formats
 from fuzzfarm.formats import BINARY16, BINARY64, FloatFormat
 from fuzzfarm.oracle import ulp_error
 from fuzzfarm.verdict.claims import Claims
-from fuzzfarm.verdict.findings import CheckResult, Finding
+from fuzzfarm.verdict.findings import FINDINGS_PER_RULE, CheckResult, Finding
 
 __all__ = ["ConversionResult", "reference", "check", "check_screened", "check_rows", "LANGUAGES",
            "MAX_MEASURED"]
@@ -570,15 +570,24 @@ def _other_modes(conv: Conversion, src: np.ndarray, got: np.ndarray, idx: np.nda
 def _report(conv, src, got, ev, fail, fail_rule, note, note_rule, res) -> None:
     table = rules()
     D = conv.dst_format
-    idx_fail = np.nonzero(fail)[0]
-    rounding_idx = idx_fail[fail_rule[idx_fail] == R_ROUNDING]
-    hints = _other_modes(conv, src, got, rounding_idx)
     measured = 0
     max_err = float("nan")
     findings = []
-    for i in np.nonzero(fail | note)[0]:
+    rows = np.flatnonzero(fail | note)
+    codes = np.where(fail[rows], fail_rule[rows], note_rule[rows])
+    # the first FINDINGS_PER_RULE of each rule recorded, the rest counted (a conversion
+    # that is wrong everywhere must not make a Finding per element)
+    keep = np.ones(rows.size, bool)
+    for code in np.unique(codes).tolist():
+        at = np.flatnonzero(codes == code)
+        if at.size > FINDINGS_PER_RULE:
+            keep[at[FINDINGS_PER_RULE:]] = False
+            rule = table[RULE_IDS[code]]
+            res.add_unrecorded(rule.id, rule.severity, -1, at.size - FINDINGS_PER_RULE)
+    rows, codes = rows[keep], codes[keep]
+    hints = _other_modes(conv, src, got, rows[fail[rows] & (codes == R_ROUNDING)])
+    for i, code in zip(rows.tolist(), codes.tolist()):
         is_fail = bool(fail[i])
-        code = int(fail_rule[i] if is_fail else note_rule[i])
         rule = table[RULE_IDS[code]]
         s, g = int(src[i]), int(got[i])
         if code == R_NAN:

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-__all__ = ["Finding", "CheckResult", "class_codes", "class_key", "first_of_each"]
+__all__ = ["Finding", "CheckResult", "class_codes", "class_key", "first_of_each",
+           "FINDINGS_PER_RULE"]
 
 
 def class_codes(fn, fmt, args: dict) -> np.ndarray:
@@ -79,6 +80,13 @@ class Finding:
     expected: str
     ulp_error: float | None = None
     reading: str = ""
+
+
+#: At most this many findings of one rule (and output) are recorded per batch judged (a
+#: run's unit, a sweep's chunk: verdict.checker.check_batch, verdict.conversions.check);
+#: the rest are counted (CheckResult.unrecorded), so a systematic failure cannot flood
+#: the results or the checking processes.
+FINDINGS_PER_RULE = 1000
 
 
 @dataclass

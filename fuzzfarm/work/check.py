@@ -72,7 +72,9 @@ class UnitReport:
     bits that attain it, and where the time went (seconds: checking, the whole task,
     writing, the device).  ``tables``: the tables written ({file key: table},
     store.compact's ``known``), where the caller keeps them; ``fault``: the reason of a
-    device fault recorded instead of a verdict."""
+    device fault recorded instead of a verdict; ``resident``: the unit's inputs were made
+    and its results judged on the device, so the host held only the rows it judged (the
+    scheduler may size the target's next units by the device's memory: work.make.UnitSizer)."""
 
     unit_id: str
     target: tuple
@@ -87,6 +89,7 @@ class UnitReport:
     device_seconds: float = 0.0
     fault: str | None = None
     tables: dict = field(default_factory=dict)
+    resident: bool = False
 
 
 def check_result(unit: WorkUnit, inputs: dict, outputs: dict, claims,
@@ -211,7 +214,8 @@ def check_and_write(landed: Landed, claims: Claims | dict, device_meta: dict, ru
     t0 = time.perf_counter()
     unit = landed.unit
     report = UnitReport(unit.unit_id, tuple(unit.target),
-                        device_seconds=float(landed.device_seconds))
+                        device_seconds=float(landed.device_seconds),
+                        resident=landed.inputs is None and landed.answer is not None)
     try:
         checked = check_landed(landed, claims, device_meta, run_id)
     except InputsDisagree as exc:

@@ -23,20 +23,30 @@ from fuzzfarm.work.kinds import kind_of
 from fuzzfarm.work.unit import Drawn, IndexRange, Special, WorkUnit
 
 __all__ = ["make_unit", "stream_unit", "draw", "make_inputs", "split_size", "unit_seed",
-           "UnitSizer", "UNIT_MAX_BYTES", "bytes_per_input", "MIN_PER_RECIPE", "MAX_RECIPES"]
+           "UnitSizer", "UNIT_MAX_BYTES", "RESIDENT_MAX_BYTES", "resident_bytes",
+           "bytes_per_input", "MIN_PER_RECIPE", "MAX_RECIPES", "MAX_PER_RECIPE"]
 
 #: Inputs per recipe a unit of a given size aims at: a unit of S inputs draws
-#: ``split_size(S)`` recipes (at least one, at most ``MAX_RECIPES``).
+#: ``split_size(S)`` recipes (at least one, at most ``MAX_RECIPES`` up to 2**23 inputs).
 MIN_PER_RECIPE = 8192
-#: The most recipes one unit draws (hypothesis draws a few hundred recipes a second: on a
-#: small machine the draw is a visible part of generating a unit).
+#: The most recipes one unit of up to MAX_RECIPES * MAX_PER_RECIPE inputs draws
+#: (hypothesis draws a few hundred recipes a second: on a small machine the draw is a
+#: visible part of generating a unit) ...
 MAX_RECIPES = 4
+#: ... and a larger unit (one kept on the device, up to 2**26 inputs) one recipe per
+#: MAX_PER_RECIPE inputs, so that its inputs are as varied as those of units of 2**23
+#: (a recipe of a narrow class -- subnormals of one exponent window, say -- repeats
+#: inputs when drawn too densely).
+MAX_PER_RECIPE = 1 << 21
 
 
-def split_size(size: int, max_recipes: int = MAX_RECIPES) -> list[int]:
+def split_size(size: int, max_recipes: int | None = None) -> list[int]:
     """``size`` inputs split into recipe parts: as many parts of at least MIN_PER_RECIPE
-    as fit (at most ``max_recipes``), sizes differing by at most one."""
+    as fit, at most ``max_recipes`` (default: MAX_RECIPES, or one per MAX_PER_RECIPE
+    inputs where that is more), sizes differing by at most one."""
     size = max(1, int(size))
+    if max_recipes is None:
+        max_recipes = max(MAX_RECIPES, -(-size // MAX_PER_RECIPE))
     k = max(1, min(int(max_recipes), size // MIN_PER_RECIPE))
     q, r = divmod(size, k)
     return [q + 1] * r + [q] * (k - r)
@@ -106,6 +116,23 @@ def make_inputs(unit: WorkUnit) -> dict[str, np.ndarray]:
 #: units on a fast device keep the stats rows (one per unit, ~200 bytes compacted) under
 #: 1 GB a day: the H100 checks binary32 sin at ~1.8e8 inputs/s.
 UNIT_MAX_BYTES = 64 << 20
+#: ... and the most device memory one *resident* unit may take: a unit whose inputs the
+#: device makes and whose results it judges (the host holds only the rows it judges:
+#: work.check.UnitReport.resident), bounded by the device's CL_DEVICE_MAX_MEM_ALLOC_SIZE
+#: so that every buffer fits (``resident_bytes``).  A binary32 built-in of one argument
+#: then gets up to 2**26 inputs: eight times fewer units, each with the same fixed costs
+#: (a lease, a launch, a hand-off to a check task).
+RESIDENT_MAX_BYTES = 512 << 20
+
+
+def resident_bytes(max_alloc_bytes: int) -> int:
+    """The byte bound of resident units (``RESIDENT_MAX_BYTES``) on a device whose
+    CL_DEVICE_MAX_MEM_ALLOC_SIZE is ``max_alloc_bytes`` (bytes; 0: unknown, then
+    ``UNIT_MAX_BYTES``, the bound of every unit, which OpenCL's least allowed value
+    fits).  Pure."""
+    if max_alloc_bytes <= 0:
+        return UNIT_MAX_BYTES
+    return max(UNIT_MAX_BYTES, min(RESIDENT_MAX_BYTES, int(max_alloc_bytes)))
 
 
 def bytes_per_input(target) -> int:
@@ -122,37 +149,55 @@ class UnitSizer:
     at the rate measured so far for that target (inputs per second of its check tasks),
     growing at most ``growth`` times from one unit to the next, within [``min_inputs``,
     ``max_inputs``] and at most ``max_bytes`` of inputs and outputs (``bytes_per_input``
-    of the key's last item, a Target); ``min_inputs`` while nothing is measured.  Sizes of
-    1024 and more are multiples of 1024.  Pure bookkeeping (the scheduler holds one)."""
+    of the key's last item, a Target); ``min_inputs`` while nothing is measured.  A key
+    whose units came back resident (``observe``) is bounded by its pool's
+    ``resident_bytes`` instead ({pool: bytes}, the key's first item; ``max_bytes`` for a
+    pool not named), and its rate counts the device's seconds too (the slower of device
+    and check).  Sizes of 1024 and more are multiples of 1024.  Pure bookkeeping (the
+    scheduler holds one)."""
 
     def __init__(self, unit_seconds: float = 0.5, min_inputs: int = 1024,
-                 max_inputs: int = 1 << 23, growth: float = 8.0,
-                 max_bytes: int = UNIT_MAX_BYTES):
+                 max_inputs: int = 1 << 26, growth: float = 8.0,
+                 max_bytes: int = UNIT_MAX_BYTES, resident_bytes: dict | None = None):
         self.unit_seconds = float(unit_seconds)
         self.min_inputs = max(1, int(min_inputs))
         self.max_inputs = max(self.min_inputs, int(max_inputs))
         self.max_bytes = int(max_bytes)
+        self.resident_bytes = dict(resident_bytes or {})
         self.growth = float(growth)
         self.rate: dict = {}           # key -> inputs per second (moving average)
         self.last: dict = {}           # key -> size of the last unit handed out
-        self._caps: dict = {}          # key -> its largest size
+        self.resident: set = set()     # keys whose last unit came back resident
+        self._caps: dict = {}          # (key, resident) -> its largest size
 
     def cap(self, key) -> int:
-        """The largest unit of ``key``: ``max_inputs``, or fewer where ``max_bytes`` binds
-        (never below ``min_inputs``).  A key whose last item is not a target has no byte
-        bound."""
-        if key not in self._caps:
+        """The largest unit of ``key``: ``max_inputs``, or fewer where its byte bound
+        binds (``max_bytes``; a resident key's pool's ``resident_bytes``; never below
+        ``min_inputs``).  A key whose last item is not a target has no byte bound."""
+        resident = key in self.resident
+        if (key, resident) not in self._caps:
             last = key[-1] if isinstance(key, tuple) and key else None
             try:
                 per = bytes_per_input(last) if isinstance(last, tuple) else 0
             except (TargetError, ValueError):   # not a target: no byte bound
                 per = 0
-            cap = self.max_inputs if per <= 0 else min(self.max_inputs, self.max_bytes // per)
-            self._caps[key] = max(self.min_inputs, cap)
-        return self._caps[key]
+            limit = self.max_bytes
+            if resident and isinstance(key, tuple):
+                limit = max(limit, self.resident_bytes.get(key[0], limit))
+            cap = self.max_inputs if per <= 0 else min(self.max_inputs, limit // per)
+            self._caps[(key, resident)] = max(self.min_inputs, cap)
+        return self._caps[(key, resident)]
 
-    def observe(self, key, inputs: int, seconds: float) -> None:
-        """A unit of ``key`` with ``inputs`` inputs took ``seconds`` to check."""
+    def observe(self, key, inputs: int, seconds: float, resident: bool = False,
+                device_seconds: float = 0.0) -> None:
+        """A unit of ``key`` with ``inputs`` inputs took ``seconds`` to check (and
+        ``device_seconds`` on the device); ``resident``: its inputs were made and its
+        results judged on the device (then its rate is of the slower of the two)."""
+        if resident:
+            self.resident.add(key)
+            seconds = max(seconds or 0.0, device_seconds or 0.0)
+        else:
+            self.resident.discard(key)
         if inputs <= 0 or not seconds or seconds <= 0:
             return
         r = inputs / seconds
