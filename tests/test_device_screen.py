@@ -27,6 +27,8 @@ from fuzzfarm.oracle.screen import SCREENS
 from fuzzfarm.orchestrate import sweep as sw
 from fuzzfarm.verdict.checker import check_batch
 from fuzzfarm.verdict.claims import Claims
+from fuzzfarm.verdict.screened import SparseOutputs
+from fuzzfarm.oracle.screen_answer import ScreenChunk
 
 #: The built-ins judged through a rounded reference's error budget (half_recip: ref_recip,
 #: 1/x, which no full-precision built-in has), those judged bit for bit, and the half_*
@@ -921,7 +923,6 @@ def test_device_screened_run_units_give_the_host_verdicts(name):
         host = check_result(unit, inputs, {"ret": y}, Claims())
         assert dev.n == host.n == x.size
         # what a device actor hands its check task: only the results the verdict reads
-        from fuzzfarm.verdict.screened import SparseOutputs
         sparse = SparseOutputs.of({"ret": y}, answer, x.size)
         if isinstance(sparse, SparseOutputs):
             assert sparse.pos.size < x.size
@@ -1451,6 +1452,55 @@ def test_a_larger_chunk_of_a_screen_is_not_built_again():
     assert passed.sum() > x.size // 2 and not passed[::7].any()
     other = ds.DeviceScreen(runner, "exp", bound / 2, 1 << 10)      # another source
     assert len(builds) == 2 and other.program is not small.program
+
+
+@pytest.mark.device
+def test_screens_of_one_runner_and_chunk_share_their_scratch_and_keep_their_verdicts():
+    """The answer and gathering buffers are the runner's, one set per chunk and pattern
+    width (a catalogue's hundreds of screens of units of 2**26 inputs held 140 GB of an
+    H200 when each had its own): two built-ins' screens enqueued one after the other,
+    before either answer is read, give each the answer it gives alone; a twin has its
+    own."""
+    from fuzzfarm.device import commands
+    from fuzzfarm.device.runner import DeviceRunner
+    info = require_device()
+    if not info.has_fp64:
+        pytest.skip("the test device lacks cl_khr_fp64")
+    runner = DeviceRunner(info, "")
+    exp = ds.DeviceScreen(runner, "exp", dref.plain_bound("exp", "binary32", Claims()), 1 << 12)
+    log = ds.DeviceScreen(runner, "log", dref.plain_bound("log", "binary32", Claims()), 1 << 12)
+    assert exp.passed is log.passed and exp._scratch is log._scratch
+    twin = exp.twin()
+    assert twin.passed is not exp.passed
+    rng = np.random.default_rng(8)
+    n = 3000
+    x = rng.uniform(0.01, 20, n).astype(np.float32).view(np.uint32)
+    f = x.view(np.float32).astype(np.float64)
+    ys = {"exp": np.exp(f).astype(np.float32).view(np.uint32),
+          "log": np.log(f).astype(np.float32).view(np.uint32)}
+    ys["exp"][::5] += np.uint32(16)                     # failures to find, other rows
+    ys["log"][1::3] += np.uint32(16)
+    alone = {name: s.screen_drawn(x, ys[name]) for name, s in (("exp", exp), ("log", log))}
+    xbuf = commands.buffer(runner, host=x, read_only=True)
+    outs, last = {}, None
+    for name, s in (("exp", exp), ("log", log)):
+        ybuf = commands.buffer(runner, host=ys[name], read_only=True)
+        outs[name] = ScreenChunk.empty(n)
+        land = s.landing(n)
+        s.enqueue(ybuf, 0, n, outs[name], xbuf=xbuf, blocking=False)
+        last = s.enqueue_marked(xbuf, ybuf, n, land)
+        outs[name] = (outs[name], land)
+    last.wait()
+    for name in ("exp", "log"):
+        got, land = outs[name]
+        for field in ("passed", "wmax", "wpos", "agg"):
+            np.testing.assert_array_equal(getattr(got, field), getattr(alone[name], field))
+        total, _, cols, y = land.marked()
+        pos = SparseOutputs.positions(alone[name], n)
+        assert total == pos.size and cols is not None
+        np.testing.assert_array_equal(cols[0], x[pos])
+        np.testing.assert_array_equal(y, ys[name][pos])
+        land.release()
 
 
 def _session_and_build_log():

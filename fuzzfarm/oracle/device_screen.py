@@ -226,19 +226,20 @@ class DeviceScreen:
         self.program = program
         self._allocate()
 
-    def _allocate(self) -> None:
-        """This screen's own device buffers (for chunks of ``self.chunk`` inputs)."""
+    def _allocate(self, own: bool = False) -> None:
+        """This screen's device buffers for chunks of ``self.chunk`` inputs: the answer's
+        and the gathering's are the runner's, shared by its screens of that chunk and
+        pattern width (``_scratch``), or with ``own`` this screen's alone."""
         from fuzzfarm.device.commands import buffer
-        w, r = words_for(self.chunk), self.runner
-        self.passed = buffer(r, w * 4)
-        self.wmax = buffer(r, w * 4)
-        self.wpos = buffer(r, w)
-        self.agg = buffer(r, w * 4)
-        self.agg_c = [buffer(r, w * 4) for _ in range(2)]
+        r = self.runner
+        self._scratch = _Scratch(r, self.chunk, self.pattern.itemsize) if own else \
+            _scratch(r, self.chunk, self.pattern.itemsize)
+        sc = self._scratch
+        self.passed, self.wmax, self.wpos, self.agg = sc.passed, sc.wmax, sc.wpos, sc.agg
+        self.agg_c = sc.agg_c
         self.hist = buffer(r, NROWS * NBINS * 4)
         self.counts = buffer(r, 2 * NCLASSES * 4)
         self._zeros = np.zeros(NROWS * NBINS, np.uint32)
-        self._marks = None          # the gathering's buffers and kernels (``enqueue_marked``)
 
     def twin(self) -> "DeviceScreen":
         """A screen of the same kernels (nothing built again) with device buffers of its
@@ -247,7 +248,7 @@ class DeviceScreen:
         one host thread enqueues both.)"""
         import copy
         other = copy.copy(self)
-        other._allocate()
+        other._allocate(own=True)
         return other
 
     def enqueue(self, ybuf, start: int, count: int, out: ScreenChunk, wait_for=None,
@@ -336,18 +337,12 @@ class DeviceScreen:
         (verdict.screened.SparseOutputs.positions), in input order, and copy them and the
         count into ``land`` (``Landing.marked``).  Returns the event of the last copy
         (``land`` is complete once it is)."""
-        from fuzzfarm.device.commands import buffer, copy, launch
+        from fuzzfarm.device.commands import copy, launch
         r = self.runner
-        size = self.chunk * self.pattern.itemsize
-        if self._marks is None:
-            w = words_for(self.chunk)
-            self._marks = {
-                **self._mark_kernels, "hdr": buffer(r, 8), "woff": buffer(r, w * 4),
-                "gtot": buffer(r, max(1, w // LOCAL) * 4), "gx": buffer(r, size),
-                "gy": buffer(r, size), "extra": []}
-        m = self._marks
-        while len(m["extra"]) < len(more) + len(more) % 2:    # gathered two at a time
-            m["extra"].append(buffer(r, size))
+        if count > self.chunk:
+            raise ValueError(f"device screen: {count} inputs in a screen built for "
+                             f"{self.chunk}")
+        m = {**self._mark_kernels, **self._scratch.marks(len(more) + len(more) % 2)}
         w = words_for(count)
         n, cap = np.uint32(count), np.uint32(land.x.size)
         m["top"].set_args(self.wmax, self.wpos, np.uint32(w), m["hdr"])
@@ -459,6 +454,56 @@ class DeviceScreen:
         copy(dev, err, ebuf, blocking=True)
         self.last_verdicts = passed
         return passed == 1, err
+
+
+class _Scratch:
+    """Device buffers a screen's launch writes and copies out at once: the answer
+    (passed, wmax, wpos, agg and the two rule-bit words, for ``chunk`` inputs) and the
+    gathering's (``marks``: the header, the word offsets and group totals, and the
+    gathered columns, GATHER_FRACTION of ``chunk`` rows of ``itemsize`` bytes each).
+    Shared by the screens of one runner, chunk and pattern width (``_scratch``): their
+    launches go to the runner's one in-order queue, each copying the answer and the
+    gathered rows home before the next launch writes them (as the conversion screen's
+    answer buffers are shared), so a catalogue of screens holds one set, not one each."""
+
+    def __init__(self, runner, chunk: int, itemsize: int):
+        from fuzzfarm.device.commands import buffer
+        self.runner, self.chunk, self.itemsize = runner, int(chunk), int(itemsize)
+        w = self.words = words_for(self.chunk)
+        self.passed = buffer(runner, w * 4)
+        self.wmax = buffer(runner, w * 4)
+        self.wpos = buffer(runner, w)
+        self.agg = buffer(runner, w * 4)
+        self.agg_c = [buffer(runner, w * 4) for _ in range(2)]
+        self._marks: dict | None = None
+
+    def marks(self, extra: int) -> dict:
+        """The gathering's buffers ({"hdr", "woff", "gtot", "gx", "gy", "extra"}), with
+        at least ``extra`` further gathered columns."""
+        from fuzzfarm.device.commands import buffer
+        r, w = self.runner, self.words
+        size = max(1, int(self.chunk * GATHER_FRACTION)) * self.itemsize
+        if self._marks is None:
+            self._marks = {"hdr": buffer(r, 8), "woff": buffer(r, w * 4),
+                           "gtot": buffer(r, max(1, w // LOCAL) * 4),
+                           "gx": buffer(r, size), "gy": buffer(r, size), "extra": []}
+        while len(self._marks["extra"]) < extra:
+            self._marks["extra"].append(buffer(r, size))
+        return self._marks
+
+
+#: Each runner's shared _Scratch by (chunk, pattern bytes).
+_SCRATCH: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _scratch(runner, chunk: int, itemsize: int) -> _Scratch:
+    """The runner's shared _Scratch for screens of ``chunk`` inputs of ``itemsize``-byte
+    patterns (made at first use)."""
+    mine = _SCRATCH.setdefault(runner, {})
+    key = (int(chunk), int(itemsize))
+    if key not in mine:
+        mine[key] = _Scratch(runner, chunk, itemsize)
+    return mine[key]
 
 
 #: The most of a drawn unit's inputs a Landing takes back gathered (``enqueue_marked``);

@@ -268,7 +268,10 @@ class DeviceSession:
         if have == 0:               # failed to build, or none applies: never again
             return self._no_screen(key, self.screen_choices.get(key, ""))
         runner = self.runner(unit.build_options)
-        cap = size if isinstance(unit.source, IndexRange) else max(size, MIN_SCREEN_INPUTS)
+        # a drawn unit's screen: a power of two of inputs, so that a catalogue's screens
+        # share a few sizes of scratch and landing memory (oracle.device_screen._scratch)
+        cap = size if isinstance(unit.source, IndexRange) else \
+            max(1 << (int(size) - 1).bit_length(), MIN_SCREEN_INPUTS)
         try:
             screen, why = kind_of(t).device_screen(runner, t, self.claims(unit), cap)
         except KernelBuildError as exc:
