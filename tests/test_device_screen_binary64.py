@@ -230,6 +230,7 @@ _MP = {"sin": mpmath.sin, "cos": mpmath.cos, "sqrt": mpmath.sqrt, "exp": mpmath.
        "degrees": lambda v: v * 180 / mpmath.pi, "radians": lambda v: v * mpmath.pi / 180,
        "add": lambda v, w: v + w, "sub": lambda v, w: v - w, "mul": lambda v, w: v * w,
        "divide": lambda v, w: v / w, "fdim": lambda v, w: max(v - w, mpmath.mpf(0)),
+       "recip": lambda v: 1 / v,
        "hypot": mpmath.hypot, "atan2": mpmath.atan2,
        "atan2pi": lambda v, w: mpmath.atan2(v, w) / mpmath.pi,
        "fma": lambda v, w, u: v * w + u, "mad": lambda v, w, u: v * w + u,
@@ -268,7 +269,8 @@ def _rn(name, *cols) -> np.ndarray:
     sqrt and the arithmetic: numpy's, which IEEE rounds correctly); NaN where f is not
     real."""
     numpy_rn = {"sqrt": np.sqrt, "add": np.add, "sub": np.subtract, "mul": np.multiply,
-                "divide": np.divide, "fdim": lambda v, w: np.where(v > w, v - w, 0.0)}
+                "divide": np.divide, "recip": lambda v: 1.0 / v,
+                "fdim": lambda v, w: np.where(v > w, v - w, 0.0)}
     if name in numpy_rn:
         with np.errstate(all="ignore"):
             return np.asarray(numpy_rn[name](*(_f64(c) for c in cols)),
@@ -533,7 +535,7 @@ def test_mad_passes_its_unfused_result_and_fma_does_not():
 @pytest.mark.device
 @pytest.mark.parametrize("name", ["sin", "cos", "sqrt", "exp", "expm1", "log1p", "log10",
                                   "floor", "rint", "fmin", "nextafter", "copysign", "tan",
-                                  "tanpi", "acosh", "atan2", "divide", "hypot", "fma",
+                                  "tanpi", "acosh", "atan2", "divide", "recip", "hypot", "fma",
                                   "clamp", "remainder", "pow", "powr", "pown", "rootn",
                                   "erf", "erfc", "tgamma", "sincos", *COLUMNED])
 def test_screened_binary64_run_units_give_the_host_verdicts(name):

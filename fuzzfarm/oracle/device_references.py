@@ -87,6 +87,7 @@ BINARY64_REFERENCES = {
     "atanpi": "ref64_atanpi", "asinpi": "ref64_asinpi", "acospi": "ref64_acospi",
     "degrees": "ref64_degrees", "radians": "ref64_radians",
     "add": "ref64_add", "sub": "ref64_sub", "mul": "ref64_mul", "divide": "ref64_divide",
+    "recip": "ref64_recip",
     "fdim": "ref64_fdim", "hypot": "ref64_hypot", "atan2": "ref64_atan2",
     "atan2pi": "ref64_atan2pi",
     "fmod": "ref64_fmod", "remainder": "ref64_remainder",

@@ -824,6 +824,9 @@ inline dd_t ref64_divide(ulong xb, ulong zb, int *kind) {
     *kind = K_VALUE;
     return r;
 }
+// recip (the operator 1/x in binary64): divide's quotient of 1 and x, correctly rounded
+// from it; 1/x beyond 2**1024 (|x| below 2**-1024) the host's, as divide's
+inline dd_t ref64_recip(ulong xb, int *kind) { return ref64_divide(0x3FF0000000000000UL, xb, kind); }
 inline dd_t ref64_fdim(ulong xb, ulong zb, int *kind) {
     double x = as_double(xb), z = as_double(zb);
     if (!(x > z)) DD_KIND(kind, K_EXACT, 0.0);
