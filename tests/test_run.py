@@ -495,3 +495,78 @@ def test_unit_zero_replays_saved_examples_first_and_rebuilds_from_its_row():
                      replay=[(0x40000000, 0xFFFFFFFF)])
     p = make_inputs(pown)
     assert int(p["x"][0]) == 0x40000000 and int(p["y"][0]) == -1
+
+
+class _CheckHere:
+    """A pipeline executor that checks each landed unit at once in this process and tells
+    ``orders`` (the Pipeline's executor interface; tests)."""
+
+    sparse = True
+
+    def __init__(self, out, meta, orders):
+        self.out, self.meta, self.orders, self.done, self.in_flight = out, meta, orders, [], 0
+
+    def slot(self):
+        return None
+
+    def free(self, slot) -> None:
+        pass
+
+    def submit(self, landed, claims, slot=None, handle=None) -> None:
+        from fuzzfarm.work.check import check_and_write
+        self.done.append(check_and_write(landed, claims, self.meta, "r", self.out))
+        self.orders.complete(self.done[-1])
+
+    def reap(self, timeout: float = 0.0, bounded: bool = False) -> list:
+        out, self.done = self.done, []
+        return out
+
+    def drain(self) -> list:
+        return self.reap()
+
+
+@pytest.mark.device
+def test_a_context_the_driver_cannot_make_again_after_a_fault_is_a_fault_not_a_crash(
+        tmp_path, monkeypatch):
+    """After an enqueue error the session drops the unit's context (it may be unusable)
+    and the next unit makes a new one; a driver that then cannot make one (an H200 whose
+    memory ran out answered CL_OUT_OF_HOST_MEMORY) gives enqueue-error faults, recorded
+    with the units that met them, and the pipeline goes on to the end: no exception
+    leaves it, every unit is completed or a fault, and the target is withdrawn after its
+    second error."""
+    import pyopencl as cl
+    from devices import require_device
+    from fuzzfarm.device import runner as runner_mod
+    from fuzzfarm.orchestrate.pipeline import LocalMaker, LocalOrders, Pipeline
+    from fuzzfarm.orchestrate.scheduler import Scheduler, Stream
+    from fuzzfarm.work.session import DeviceSession
+    info = require_device()
+    made = []
+    real = runner_mod.DeviceRunner
+
+    class Failing(real):
+        def __init__(self, *a, **kw):
+            made.append(1)
+            if len(made) > 1:       # the context made again after the planted error
+                raise cl.RuntimeError(cl._cl._ErrorRecord(
+                    "clCreateContext", cl.status_code.OUT_OF_HOST_MEMORY,
+                    "Context failed: OUT_OF_HOST_MEMORY"))
+            super().__init__(*a, **kw)
+
+    monkeypatch.setattr(runner_mod, "DeviceRunner", Failing)
+    bad = "sin.binary32.w1-000002"
+    session = DeviceSession(info, plants={"enqueue": [bad]})
+    sched = Scheduler([Stream("p", 1, "recipes", ("sin", "binary32", 1), "", 7,
+                              max_units=6)], unit_inputs=4096)
+    sched.add_device("d", "p")
+    orders = LocalOrders(sched, "d")
+    executor = _CheckHere(tmp_path, info.columns("binary32"), orders)
+    pipeline = Pipeline(session, str(tmp_path), "r", orders, LocalMaker(), executor)
+    totals = pipeline.run()
+    reasons = [(u.rsplit("-", 1)[-1], why) for u, why, _ in pipeline.faults]
+    # the planted error, then unit 1 (on the device meanwhile: landed, but its claims
+    # need the context made again), then the target is withdrawn
+    assert reasons == [("000002", "enqueue_error"), ("000001", "enqueue_error")]
+    assert len(made) == 2 and "OUT_OF_HOST_MEMORY" in str(pipeline.faults[1][2])
+    assert totals.faults == 2 and totals.units == 1          # unit 0 checked before
+    assert not sched.leases and sched.lease("d") is None     # nothing left hanging

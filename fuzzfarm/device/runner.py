@@ -521,6 +521,13 @@ class DeviceRunner:
             self._idle_bytes -= old.nbytes
             old.release()
 
+    def release_idle(self) -> None:
+        """Release every idle staging slot's device and host memory now (a runner about
+        to be dropped: its context's memory is freed once nothing holds it)."""
+        while self._idle:
+            self._idle.pop().release()
+        self._idle_bytes = 0
+
     def _launch(self, kernel, local: int, ins: list, outs: list, n: int, width: int,
                 as_list: bool = False, after=None, fill=None,
                 copy_back: bool = True) -> "PendingRun":

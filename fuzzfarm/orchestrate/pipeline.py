@@ -198,7 +198,13 @@ class Pipeline:
         ticket, handle = self._ahead[k]
         del self._ahead[k]
         unit, inputs, handle = self.maker.finish(handle)
-        if is_device_plan(inputs) and not self.session.makes(unit, inputs):
+        try:                # may open the device's context: a driver's error is a fault
+            refused = is_device_plan(inputs) and not self.session.makes(unit, inputs)
+        except Exception as exc:            # noqa: BLE001 - sorted by _fault
+            self._fault(unit, exc)
+            spent["generate"] += clock() - t
+            return None
+        if refused:
             self.maker.made_on_host(unit)       # and its target's next units, by the makers
             unit, inputs = prepare_inputs(unit, on_device=False)   # the host makes them
             handle = None
@@ -231,6 +237,7 @@ class Pipeline:
         unit = launch.unit
         try:
             landed = self.session.land(launch, sparse=self.executor.sparse)
+            claims = self.session.claims(unit)      # (a context made again after a fault)
         except Exception as exc:            # noqa: BLE001 - sorted by _fault
             self._off_device(unit.unit_id)
             launch.release()
@@ -240,7 +247,7 @@ class Pipeline:
         self._off_device(unit.unit_id)
         t1 = clock()
         spent["device_wait"] += t1 - t
-        self.executor.submit(landed, self.session.claims(unit), slot, handle)
+        self.executor.submit(landed, claims, slot, handle)
         launch.release()
         t2 = clock()
         spent["hand_off"] += t2 - t1

@@ -180,13 +180,20 @@ class DeviceSession:
 
     def reset(self, build_options: str) -> None:
         """Forget the context of ``build_options`` and what was built on it (after an
-        OpenCL error it may be unusable): the next unit gets a fresh one."""
-        self._runners.pop(build_options, None)
+        OpenCL error it may be unusable): the next unit gets a fresh one.  The old
+        context's idle memory is released now, not at the garbage collector's next pass
+        (a device whose memory ran out cannot hold two)."""
+        import gc
+        old = self._runners.pop(build_options, None)
+        if old is not None:
+            old.release_idle()
         for k in [k for k in self._generators if k[0] == build_options]:
             del self._generators[k]
         for cache in (self._screens, self._sweeps, self._hosts):
             for k in [k for k in cache if k[0] == build_options]:
                 del cache[k]
+        del old
+        gc.collect()
 
     def prepare(self, targets_by_options: dict) -> float:
         """Build every target's kernel up front, one program per (build options,
