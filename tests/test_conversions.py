@@ -382,9 +382,12 @@ def test_a_conversion_wrong_everywhere_records_the_first_of_each_rule_and_counts
     assert res.max_ulp_error == pytest.approx(1.0, abs=0.5)
     kept, count, _ = sample_findings(res, conv, F, seed=1)
     assert sum(count) == 2 * n
-    # a batch with fewer wrong elements than the cap records every one
+    # a batch with fewer wrong elements than the cap records every one, and per_rule=None
+    # every one of any batch
     small = C.check(conv, src[:10], got[:10])
     assert len(small.findings) == 10 and not small.unrecorded
+    every = C.check(conv, src, got, per_rule=None)
+    assert len(every.findings) == n and not every.unrecorded
 
 
 # --------------------------------------------------------------------------- unjudged

@@ -439,7 +439,8 @@ def _exact_value(conv: Conversion, s: int):
 
 
 def check(conv: Conversion, src: np.ndarray, got: np.ndarray, claims=None,
-          language: str = "opencl_c") -> ConversionResult:
+          language: str = "opencl_c", per_rule: int | None = FINDINGS_PER_RULE
+          ) -> ConversionResult:
     """Judge one batch of device results of ``conv``.
 
     ``src``: 1-D ``conv.src_dtype`` array (float bits); ``got``: the device's results, 1-D
@@ -464,9 +465,10 @@ def check(conv: Conversion, src: np.ndarray, got: np.ndarray, claims=None,
     ``ulp_error`` in ULPs of the destination for failing float results (the first
     ``MAX_MEASURED``); ``exact`` counts judged elements, ``unjudged`` the
     implementation-defined ones, ``flushed`` those passed by a flush-to-zero allowance;
-    ``max_ulp_error`` is the largest measured (NaN when none was).  Raises ValueError for
-    arrays of the wrong shape, length or dtype, KeyError for a claims dict lacking a
-    format, or an unknown ``language``.
+    ``max_ulp_error`` is the largest measured (NaN when none was).  At most ``per_rule``
+    findings of one rule are recorded (the first ones; None: every one), the rest counted
+    (``unrecorded``).  Raises ValueError for arrays of the wrong shape, length or dtype,
+    KeyError for a claims dict lacking a format, or an unknown ``language``.
     """
     _check_language(language)
     src = _coerce(src, conv.src_dtype, "src")
@@ -515,7 +517,7 @@ def check(conv: Conversion, src: np.ndarray, got: np.ndarray, claims=None,
     res.exact = int(ev.judged.sum())
     res.unjudged = int(n - res.exact)
     res.flushed = int((flushed & ev.judged).sum())
-    _report(conv, src, got, ev, fail, fail_rule, note & ~fail, note_rule, res)
+    _report(conv, src, got, ev, fail, fail_rule, note & ~fail, note_rule, res, per_rule)
     return res
 
 
@@ -567,7 +569,8 @@ def _other_modes(conv: Conversion, src: np.ndarray, got: np.ndarray, idx: np.nda
     return hints
 
 
-def _report(conv, src, got, ev, fail, fail_rule, note, note_rule, res) -> None:
+def _report(conv, src, got, ev, fail, fail_rule, note, note_rule, res,
+            per_rule: int | None = FINDINGS_PER_RULE) -> None:
     table = rules()
     D = conv.dst_format
     measured = 0
@@ -575,15 +578,15 @@ def _report(conv, src, got, ev, fail, fail_rule, note, note_rule, res) -> None:
     findings = []
     rows = np.flatnonzero(fail | note)
     codes = np.where(fail[rows], fail_rule[rows], note_rule[rows])
-    # the first FINDINGS_PER_RULE of each rule recorded, the rest counted (a conversion
-    # that is wrong everywhere must not make a Finding per element)
+    # the first ``per_rule`` of each rule recorded, the rest counted (a conversion that
+    # is wrong everywhere must not make a Finding per element)
     keep = np.ones(rows.size, bool)
-    for code in np.unique(codes).tolist():
+    for code in np.unique(codes).tolist() if per_rule is not None else ():
         at = np.flatnonzero(codes == code)
-        if at.size > FINDINGS_PER_RULE:
-            keep[at[FINDINGS_PER_RULE:]] = False
+        if at.size > per_rule:
+            keep[at[per_rule:]] = False
             rule = table[RULE_IDS[code]]
-            res.add_unrecorded(rule.id, rule.severity, -1, at.size - FINDINGS_PER_RULE)
+            res.add_unrecorded(rule.id, rule.severity, -1, at.size - per_rule)
     rows, codes = rows[keep], codes[keep]
     hints = _other_modes(conv, src, got, rows[fail[rows] & (codes == R_ROUNDING)])
     for i, code in zip(rows.tolist(), codes.tolist()):
