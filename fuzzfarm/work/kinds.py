@@ -70,7 +70,8 @@ class MadeRows:
     error (-1: none) and ``count`` how many it marked; else they hold every row.
     ``tally``: the device's class counts of its inputs (uint32, generate.tally; None where
     the device counts none); ``pos``: the positions of the gathered rows as the device
-    gave them (int64, sorted), where it gave them (conversions)."""
+    gave them (int64, in the device's order, the rows of ``inputs`` and ``outputs`` in the
+    same order), where it gave them (conversions: their ``judge_made`` sorts them)."""
 
     n: int
     marked: bool
@@ -635,13 +636,14 @@ class Conversion(Kind):
     def judge_made(self, target, made, answer, claims):
         from fuzzfarm.verdict import conversions
         todo = answer.undecided(made.n)
-        if made.marked:
-            if not np.array_equal(made.pos, todo):
+        if made.marked:         # the gathered rows, in the device's order: in input order
+            order = np.argsort(made.pos, kind="stable")
+            if not np.array_equal(made.pos[order], todo):
                 raise InputsDisagree([], [], [], kernels=self.made_kernels(), why=(
                     f"the device gathered {made.pos.size} rows; its answer leaves "
                     f"{todo.size} undecided"
                     + ("" if made.pos.size != todo.size else ", at other positions")))
-            xs, ys = made.inputs["x"], made.outputs["ret"]
+            xs, ys = made.inputs["x"][order], made.outputs["ret"][order]
         else:
             xs, ys = made.inputs["x"][todo], made.outputs["ret"][todo]
         result = conversions.check_rows(target.conversion, made.n, todo, xs, ys, answer,
@@ -654,7 +656,7 @@ class Conversion(Kind):
             k = np.searchsorted(todo, pos)
             if pos.size and (k.max() >= todo.size or not np.array_equal(todo[k], pos)):
                 raise KeyError("a position the device did not gather")
-            return {"x": made.inputs["x"][k]}
+            return {"x": xs[k]}
 
         return result, inputs_at, todo
 
