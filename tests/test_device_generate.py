@@ -647,3 +647,32 @@ def test_the_int_tally_counts_int_classes_and_the_all_ones_value(made):
     assert by == {k: v for k, v in want_by.items() if k.startswith("y:")}
     assert distinct == {k: v for k, v in want_distinct.items() if k.startswith("y:")}
     assert sum(distinct.values()) == len(np.unique(n)) < n.size
+
+
+@pytest.mark.device
+def test_a_reset_frees_the_dropped_context():
+    """After an enqueue error the session drops the unit's context (``reset``); nothing of
+    fuzzfarm's -- screens' shared scratch, idle landings, the conversion screen's program
+    -- may keep the dropped runner alive, or a device whose memory ran out cannot make the
+    next context (an H200 answered CL_OUT_OF_HOST_MEMORY).  Units of every route first:
+    made and host inputs, a built-in's screen and a conversion's."""
+    import gc
+    import weakref
+    from fuzzfarm.work.session import DeviceSession, prepare_inputs
+    info = require_device()
+    if not info.has_fp64:
+        pytest.skip("the device screen needs cl_khr_fp64")
+    session = DeviceSession(info)
+    for target in (("sin", "binary32", 1), ("convert_int_sat_rte(float)", "binary32", 1)):
+        for serial, on_device in ((3, True), (4, False)):
+            unit, inputs = prepare_inputs(make_unit("t", target, serial, 11, 0, 1,
+                                                    size=1 << 14), on_device)
+            launch = session.launch(unit, inputs)
+            session.land(launch)
+            launch.release()
+    del launch                  # the caller's last launch: its own reference
+    old = weakref.ref(session.runner(""))
+    session.reset("")
+    gc.collect()
+    assert old() is None
+    assert session.runner("") is not None      # a fresh one is made on demand

@@ -95,7 +95,7 @@ class _Program:
         program = runner.build(source, "the conversion screen", options="")
         self.kernel = commands.kernels(runner, program, ["fuzzfarm_convert_screen"],
                                        "the conversion screen", source)["fuzzfarm_convert_screen"]
-        self.runner = runner
+        self._runner = weakref.ref(runner)      # _PROGRAMS's key: not held alive by it
         self.words = 0
         self.decided = None
         self.counts = commands.buffer(runner, 4)
@@ -106,6 +106,11 @@ class _Program:
         self.fits = min(commands.work_group_limit(runner, k)
                         for k in (self.kernel, self.gather)) >= LOCAL
         self.landings: list = []        # idle ConversionLandings
+
+    @property
+    def runner(self):
+        """The runner this program was built on."""
+        return self._runner()
 
     def room(self, count: int):
         """The ``decided`` buffer, holding at least ``count`` elements."""

@@ -468,7 +468,10 @@ class _Scratch:
 
     def __init__(self, runner, chunk: int, itemsize: int):
         from fuzzfarm.device.commands import buffer
-        self.runner, self.chunk, self.itemsize = runner, int(chunk), int(itemsize)
+        # a weak reference: _SCRATCH's key, which a strong one would keep alive for ever
+        # (a runner dropped after an enqueue error must free its context's memory)
+        self._runner = weakref.ref(runner)
+        self.chunk, self.itemsize = int(chunk), int(itemsize)
         w = self.words = words_for(self.chunk)
         self.passed = buffer(runner, w * 4)
         self.wmax = buffer(runner, w * 4)
@@ -481,7 +484,7 @@ class _Scratch:
         """The gathering's buffers ({"hdr", "woff", "gtot", "gx", "gy", "extra"}), with
         at least ``extra`` further gathered columns."""
         from fuzzfarm.device.commands import buffer
-        r, w = self.runner, self.words
+        r, w = self._runner(), self.words
         size = max(1, int(self.chunk * GATHER_FRACTION)) * self.itemsize
         if self._marks is None:
             self._marks = {"hdr": buffer(r, 8), "woff": buffer(r, w * 4),
@@ -562,6 +565,7 @@ class Landing:
         most 2 are kept: a device actor has at most 2 units on the device; a landing per
         screen had cost 12 ms each of some 150 targets' first units on NVIDIA's H100)."""
         idle = _idle_landings(self.screen, self.columns)
+        self.screen = None          # (set again at reuse) not keeping its runner alive
         if len(idle) < 2:
             idle.append(self)
 
