@@ -465,11 +465,10 @@ def check(conv: Conversion, src: np.ndarray, got: np.ndarray, claims=None,
     ``ulp_error`` in ULPs of the destination for failing float results (the first
     ``MAX_MEASURED``); ``exact`` counts judged elements, ``unjudged`` the
     implementation-defined ones, ``flushed`` those passed by a flush-to-zero allowance;
-    ``max_ulp_error`` is the largest measured (NaN when none was).  At most ``per_rule``
-    findings of one rule are recorded (the first ones; None: every one), the rest counted
-    (``unrecorded``).  Raises ValueError for arrays of the wrong shape, length or dtype,
-    KeyError for a claims dict lacking a format, or an unknown ``language``.
-    """
+    ``max_ulp_error`` is the largest measured (NaN when none was); the first ``per_rule``
+    findings of a rule recorded (None: all), the rest counted (``unrecorded``).  Raises
+    ValueError for arrays of the wrong shape, length or dtype, KeyError for a claims dict
+    lacking a format, or an unknown ``language``."""
     _check_language(language)
     src = _coerce(src, conv.src_dtype, "src")
     got = _coerce(got, conv.dst_dtype, "got")
