@@ -564,6 +564,8 @@ class Landing:
         """Give the memory back for the next unit of any screen of the runner and chunk (at
         most 2 are kept: a device actor has at most 2 units on the device; a landing per
         screen had cost 12 ms each of some 150 targets' first units on NVIDIA's H100)."""
+        if self.screen is None:     # released already
+            return
         idle = _idle_landings(self.screen, self.columns)
         self.screen = None          # (set again at reuse) not keeping its runner alive
         if len(idle) < 2:
