@@ -159,11 +159,11 @@ class DeviceInfo:
     @classmethod
     def from_dict(cls, d: dict) -> "DeviceInfo":
         """The DeviceInfo a ``to_dict()`` describes (derived keys ignored): a device of
-        another node, described there.  Raises KeyError for a missing field."""
+        another node, described there; a field with a default may be absent (a
+        description of an older version).  Raises KeyError for another missing field."""
         import dataclasses
-        fields = {f.name for f in dataclasses.fields(cls)}
-        kw = {k: d[k] for k in fields if k != "max_alloc_bytes"}
-        kw["max_alloc_bytes"] = int(d.get("max_alloc_bytes", 0))     # absent before 2026-11
+        kw = {f.name: d[f.name] if f.default is dataclasses.MISSING else d.get(f.name, f.default)
+              for f in dataclasses.fields(cls)}
         kw["extensions"] = tuple(kw["extensions"])
         return cls(**kw)
 

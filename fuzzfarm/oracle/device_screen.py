@@ -241,6 +241,12 @@ class DeviceScreen:
         self.counts = buffer(r, 2 * NCLASSES * 4)
         self._zeros = np.zeros(NROWS * NBINS, np.uint32)
 
+    def _check_count(self, count: int) -> None:
+        """Raises ValueError for more than ``chunk`` inputs (the buffers' size)."""
+        if count > self.chunk:
+            raise ValueError(f"device screen: {count} inputs in a screen built for "
+                             f"{self.chunk}")
+
     def twin(self) -> "DeviceScreen":
         """A screen of the same kernels (nothing built again) with device buffers of its
         own: one chunk can be screened while the host reads another's answer.  (A
@@ -266,9 +272,7 @@ class DeviceScreen:
         ``blocking=False`` returning the event of the last copy (``out`` is complete once
         it is, and ``into``'s buffer mapped)."""
         from fuzzfarm.device.commands import copy, launch
-        if count > self.chunk:
-            raise ValueError(f"device screen: {count} inputs in a screen built for "
-                             f"{self.chunk}")
+        self._check_count(count)
         r = self.runner
         ev0 = copy(r, self.hist, self._zeros)
         ev1 = copy(r, self.counts, self._zeros[:2 * NCLASSES])
@@ -318,9 +322,7 @@ class DeviceScreen:
         rows of one drawn unit of ``count`` <= chunk inputs of ``columns`` columns each
         besides y (the arguments, and a second output: ``enqueue_marked``): an idle one of
         this screen's, or a new one.  Give it back with ``Landing.release``."""
-        if count > self.chunk:
-            raise ValueError(f"device screen: {count} inputs in a screen built for "
-                             f"{self.chunk}")
+        self._check_count(count)
         idle = _idle_landings(self, columns)
         land = idle.pop() if idle else Landing(self, columns)
         land.screen = self
@@ -339,9 +341,7 @@ class DeviceScreen:
         (``land`` is complete once it is)."""
         from fuzzfarm.device.commands import copy, launch
         r = self.runner
-        if count > self.chunk:
-            raise ValueError(f"device screen: {count} inputs in a screen built for "
-                             f"{self.chunk}")
+        self._check_count(count)
         m = {**self._mark_kernels, **self._scratch.marks(len(more) + len(more) % 2)}
         w = words_for(count)
         n, cap = np.uint32(count), np.uint32(land.x.size)
