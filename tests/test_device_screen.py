@@ -45,6 +45,8 @@ HALF = sorted(n for n in catalogue.functions()
               if n.startswith("half_") and n != "half_recip" and dref.reference_name(n)
               and dref.reference_name(n) not in OTHERS)
 NAMES = ROUNDED + EXACT + HALF
+#: The native_* built-ins: their errors measured on the device, none judged (NATIVE_ULPS).
+NATIVE = sorted(n for n in catalogue.functions() if catalogue.function(n).family == "native")
 
 
 def _out(name: str, y: np.ndarray) -> np.ndarray:
@@ -120,14 +122,19 @@ def test_plain_bound_is_the_catalogues_bound_for_a_plain_build():
         assert b.correctly_rounded or b.plain_ulps == 0
         assert dref.plain_bound(name, "binary32", Claims()) == 0.0
     assert dref.reference_name("half_sin") == "sin" and dref.reference_name("half_recip") == "recip"
-    assert dref.reference_name("native_sin") is None and dref.reference_name("lgamma") is None
+    assert dref.reference_name("native_sin") == "sin" and dref.reference_name("lgamma") is None
+    assert dref.reference_name("native_powr") == "powr"
+    for name in NATIVE:         # measured, never judged: the screen's bound is NATIVE_ULPS
+        assert bounds.bound(name, "binary32").implementation_defined
+        assert dref.plain_bound(name, "binary32", Claims()) == dref.NATIVE_ULPS
     assert dref.plain_bound("exp", "binary32", Claims(profile="embedded")) == \
         float(bounds.bound("exp", "binary32", "embedded").plain_ulps)
 
 
 @pytest.mark.parametrize("name, precision, claims", [
     ("lgamma", "binary32", Claims()),                         # no device reference
-    ("native_sin", "binary32", Claims()),                     # implementation-defined
+    ("native_sin", "binary32", Claims(relaxed=True)),         # relaxed
+    ("native_sin", "binary32", Claims(finite_math=True)),
     ("lgamma_r", "binary32", Claims()),                       # two outputs, no reference
     ("half_powr", "binary32", Claims(relaxed=True)),          # relaxed
     ("tgamma", "binary64", Claims(precision="binary64", finite_math=True)),
@@ -959,6 +966,61 @@ def test_device_screened_run_units_give_the_host_verdicts(name):
             assert p in failed, (name, hex(int(x[p])), hex(int(y[p])))
             caught += 1
         assert caught or serial == 0, name
+
+
+@pytest.mark.device
+@pytest.mark.parametrize("name", NATIVE)
+def test_native_units_are_measured_on_the_device_and_judged_nowhere(name):
+    """native_* (accuracy and edge cases implementation-defined, OpenCL C 3.0 §6.15.2): a
+    `run` unit screened on the device -- and again with garbage planted among its results
+    (errors beyond any bound, flipped signs, NaNs and zeros for numbers, infinities) --
+    has no finding, as on the host; the device passes the results within NATIVE_ULPS of
+    the approximated built-in's reference and measures every one of them (the host
+    measured a sample of NATIVE_SAMPLE): the maximum it reports is its input's exact error
+    and no smaller than any passed input's."""
+    from fuzzfarm.oracle.screen_answer import candidates
+    from fuzzfarm.work.check import check_result
+    from fuzzfarm.work.make import make_inputs, make_unit
+    from fuzzfarm.work.session import DeviceSession
+    info = require_device()
+    if not info.has_fp64:
+        pytest.skip("the test device lacks cl_khr_fp64")
+    fn = catalogue.function(name)
+    session = DeviceSession(info)
+    rng = np.random.default_rng(zlib_seed(name) + 7)
+    unit = make_unit("t", (name, "binary32", 1), 0, 5, 0, 1, size=1 << 12)
+    inputs = make_inputs(unit)
+    landed = session.land(session.launch(unit, inputs))
+    assert landed.answer is not None            # screened on the device after its kernel
+    y = landed.outputs["ret"].copy()
+    screen, why = ds.screen_for(session.runner(""), name, "binary32", Claims(), 1 << 16)
+    assert screen is not None, why
+    args = [inputs[a.name] for a in fn.inputs]
+    for planted in (False, True):
+        if planted:
+            _plant(None, 0, y, rng, 1 << 24)
+        answer = screen.screen_drawn(args[0], y, *args[1:]) if planted else landed.answer
+        dev = check_result(unit, inputs, {"ret": y}, Claims(), answer)
+        host = check_result(unit, inputs, {"ret": y}, Claims())
+        assert dev.n == host.n == y.size
+        assert not dev.findings and not host.findings and not dev.unrecorded
+        n = y.size
+        passed = np.ones(n, bool)
+        passed[candidates(answer, n)] = False
+        finite = np.ones(n, bool)
+        for v in (*args, y):
+            finite &= np.isfinite(v.view(np.float32)) & (v.view(np.float32) != 0)
+        assert passed.sum() > n // 2, (name, int(passed.sum()))
+        pool = np.flatnonzero(passed & finite)     # a NaN result of a NaN reference aside
+        assert pool.size >= 8, (name, int(pool.size))
+        sample = rng.choice(pool, min(48, pool.size), replace=False)
+        exact = [check_batch(fn, {k: v[p:p + 1] for k, v in inputs.items()},
+                             {"ret": y[p:p + 1]}, Claims()).max_ulp_error for p in sample]
+        assert dev.max_ulp_error >= max(exact) * (1 - 2.0 ** -20), name
+        e = dev.max_ulp_element
+        one = check_batch(fn, {k: v[e:e + 1] for k, v in inputs.items()}, {"ret": y[e:e + 1]},
+                          Claims())
+        assert one.max_ulp_error == pytest.approx(dev.max_ulp_error, rel=1e-12), name
 
 
 #: Chunk starts (input numbers) where each built-in is interesting: normal x, integers and

@@ -24,7 +24,7 @@ __all__ = ["DEVICE_REFERENCES", "BINARY64_REFERENCES", "REL64", "REL64_WIDE", "W
            "UNFUSED", "SECOND_OUTPUT",
            "ROUNDED_ONCE", "reference_name", "undefined_beyond", "HANDLED_RULES",
            "EXACT_RULES", "ERFC_K", "aggregates", "plain_bound", "special_answers",
-           "SpecialAnswers", "ANS_ANY_NAN", "ANS_HOST", "ANS_REF", "answer_markers",
+           "SpecialAnswers", "NATIVE_ULPS", "ANS_ANY_NAN", "ANS_HOST", "ANS_REF", "answer_markers",
            "ScreenColumns", "screen_columns", "SECOND_REFERENCE", "BINARY64_SECOND"]
 
 #: built-in -> the reference function in device_screen.cl
@@ -211,11 +211,13 @@ def reference_name(name: str) -> str | None:
     """The key of DEVICE_REFERENCES that judges built-in ``name``: its own, or for a
     half_* built-in that of the function it approximates (half_sin -> sin, half_recip ->
     recip: oracle.base_name; OpenCL C 3.0 §6.15.2.3, "half_<funcname> functions ... must
-    conform to the same edge case requirements"), or None where there is none.  Pure."""
+    conform to the same edge case requirements"), for a native_* one the function whose
+    error it is measured against (native_powr -> powr: ``NATIVE_ULPS``), or None where
+    there is none.  Pure."""
     from fuzzfarm.oracle import base_name
     if name in DEVICE_REFERENCES:
         return name
-    if not name.startswith("half_"):
+    if not name.startswith(("half_", "native_")):
         return None
     base = base_name(name)
     return base if base in DEVICE_REFERENCES and base not in BIT_EXACT else None
@@ -274,6 +276,16 @@ HANDLED_RULES = {
 #: for |h| <= 1/16: docs/device_screen.md).
 ERFC_K = 13
 
+#: The "bound" a native_* built-in's screen applies: its accuracy is implementation-defined
+#: (OpenCL C 3.0 §6.15.2), so the checker judges none of its results and only measures
+#: the errors of a sample (``verdict.checker``'s NATIVE_SAMPLE).  On the device every
+#: result within NATIVE_ULPS of the approximated function's reference (a factor of about
+#: two) is passed and its error binned -- every input measured, not a sample --, and the
+#: rest (other signs, zeros, infinities, NaNs, errors beyond it) are candidates, which the
+#: checker measures as before: no verdict can differ, as there is none to give.
+NATIVE_ULPS = 2.0 ** 22
+
+
 def plain_bound(name: str, precision: str, claims) -> float | None:
     """The ULP bound the device screen applies to built-in ``name`` in ``precision`` under
     ``claims`` (verdict.claims.Claims), or None where the device screen must not be used
@@ -294,6 +306,10 @@ def plain_bound(name: str, precision: str, claims) -> float | None:
     if (tuple(claims.rounding) != ("rte",) or claims.relaxed or claims.finite_math
             or claims.precision != precision):
         return None
+    if catalogue.function(name).family == "native":
+        # nothing to judge (OpenCL C 3.0 §6.15.2: accuracy and edge cases implementation-
+        # defined): the screen only measures, NATIVE_ULPS
+        return NATIVE_ULPS if not catalogue.rules_for(name) else None
     b = bounds.bound(name, precision, claims.profile, claims.relaxed)
     if ref in BIT_EXACT:            # exact in every table, or not for the device screen
         if not (b.correctly_rounded or b.plain_ulps == 0) or b.pieces[1:]:
