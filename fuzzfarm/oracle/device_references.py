@@ -20,7 +20,7 @@ import numpy as np
 from edgecases import bounds, catalogue
 
 __all__ = ["DEVICE_REFERENCES", "BINARY64_REFERENCES", "REL64", "REL64_WIDE", "WIDE64", "rel64",
-           "BIT_EXACT", "INT_RESULT", "TWO_ARGS", "INT_SECOND", "THREE_ARGS", "SEVERAL_ARGS", "REFERENCE_UNDEFINED",
+           "BIT_EXACT", "RULES_ONLY", "INT_RESULT", "TWO_ARGS", "INT_SECOND", "THREE_ARGS", "SEVERAL_ARGS", "REFERENCE_UNDEFINED",
            "UNFUSED", "SECOND_OUTPUT",
            "ROUNDED_ONCE", "reference_name", "undefined_beyond", "HANDLED_RULES",
            "EXACT_RULES", "ERFC_K", "aggregates", "plain_bound", "special_answers",
@@ -57,6 +57,9 @@ DEVICE_REFERENCES = {
     "frexp": "ref_frexp", "modf": "ref_modf", "fract": "ref_fract", "remquo": "ref_remquo",
     # three arguments (THREE_ARGS)
     "fma": "ref_fma", "clamp": "ref_clamp", "mad": "ref_fma",
+    # implementation-defined accuracy: only what a rule prescribes is judged (RULES_ONLY)
+    "lgamma": "ref_lgamma", "mix": "ref_unjudged3", "smoothstep": "ref_unjudged3",
+    "nan": "ref_nan",           # a quiet NaN whatever its uint argument (RULES_ONLY)
 }
 #: built-in -> its reference of a binary64 pattern in device_screen64.cl (binary64 results,
 #: issue 28): double-double references within ``REL64`` of f (the trigonometric,
@@ -102,6 +105,8 @@ BINARY64_REFERENCES = {
     "pow": "ref64_pow", "powr": "ref64_powr", "pown": "ref64_pown", "rootn": "ref64_rootn",
     "erf": "ref64_erf", "erfc": "ref64_erfc", "tgamma": "ref64_tgamma",
     "sincos": "ref64_sin",
+    "lgamma": "ref64_lgamma", "mix": "ref64_unjudged3", "smoothstep": "ref64_unjudged3",
+    "nan": "ref64_nan",
 }
 #: The relative error every binary64 reference's K_VALUE is within (device_screen64.cl's
 #: budgets: below 2**-94 for sin and cos, 2**-93 for exp10, tan and tanpi, 2**-97 for
@@ -136,7 +141,7 @@ TWO_ARGS = frozenset({"add", "sub", "mul", "divide", "fdim", "hypot", "atan2", "
 #: The references of three float arguments (the kernel's THREE_ARGS, with TWO_ARGS): as
 #: for two, every input with an argument that is a zero, an infinity or a NaN is the
 #: host's.
-THREE_ARGS = frozenset({"fma", "clamp", "mad"})
+THREE_ARGS = frozenset({"fma", "clamp", "mad", "mix", "smoothstep"})
 #: mad: fma's reference, and its unfused value too (the kernel's MAD): a result passes
 #: where it is provably either correctly rounded fma or the correctly rounded add of the
 #: correctly rounded product (OpenCL's table), judged like the exact built-ins (no ULP
@@ -160,7 +165,18 @@ SEVERAL_ARGS = TWO_ARGS | THREE_ARGS
 #: Undefined results that a reference of several arguments decides itself (the kernel's
 #: K_ANY: any result passes, no error is measured, as the checker judges none): the
 #: catalogue's ``undefined`` clauses, per built-in, that hold on finite nonzero arguments.
-REFERENCE_UNDEFINED = {"clamp": ((("minval", "gt:maxval"),),)}
+REFERENCE_UNDEFINED = {"clamp": ((("minval", "gt:maxval"),),),
+                       # every result of finite nonzero arguments passes (RULES_ONLY)
+                       **{f: tuple(catalogue.function(f).undefined)
+                          for f in ("mix", "smoothstep")}}
+#: The references of built-ins judged by nothing but the catalogue's rules: where the
+#: accuracy is implementation-defined (OpenCL SPIR-V Env Table 1; lgamma in every
+#: precision, mix and smoothstep in binary16 and binary64) they decide the results a rule
+#: prescribes (K_EXACT) and pass every other one (K_ANY), with no error measured -- the
+#: checker judges and measures none there; nan's every result is a rule's (F9.nan.1: a
+#: quiet NaN, K_NAN).  Used only where the bound is implementation-defined or a rule
+#: holds everywhere (``plain_bound``).
+RULES_ONLY = frozenset({"lgamma", "mix", "smoothstep", "nan"})
 #: ... of the two-argument ones, those whose second argument is an int (the kernel's Z_INT: an input with
 #: k = 0 is the host's, as one with a zero, infinite or NaN float argument).
 INT_SECOND = frozenset({"ldexp", "pown", "rootn"})
@@ -252,6 +268,9 @@ HANDLED_RULES = {
     "log1p": {"F9.log1p.2", "F9.log1p.3"}, "acosh": {"F9.acosh.1", "F9.acosh.2"},
     "atanh": {"F9.atanh.2", "F9.atanh.3"},
     "tgamma": {"F9.tgamma.2"},      # a NaN at a negative integer (K_NAN)
+    # +0 at 1 and 2, +inf at a negative integer (K_EXACT)
+    "lgamma": {"F9.lgamma.1", "F9.lgamma.2", "F9.lgamma.3"},
+    "nan": {"F9.nan.1"},            # a quiet NaN (K_NAN) at every argument
     **{name: set(rules) for name, rules in EXACT_RULES.items()},
     # the exact built-ins' rules on normal inputs prescribe the exact result the reference
     # computes (floor(x) = +0 on (0, 1), ...): tests/test_device_screen.py, through the
@@ -311,7 +330,12 @@ def plain_bound(name: str, precision: str, claims) -> float | None:
         # defined): the screen only measures, NATIVE_ULPS
         return NATIVE_ULPS if not catalogue.rules_for(name) else None
     b = bounds.bound(name, precision, claims.profile, claims.relaxed)
-    if ref in BIT_EXACT:            # exact in every table, or not for the device screen
+    if ref in RULES_ONLY:           # no result measured: K_ANY or a rule's (K_EXACT, K_NAN)
+        everywhere = any(not rule.when for rule in catalogue.rules_for(name))
+        if not (b.implementation_defined or everywhere) or b.pieces[1:]:
+            return None
+        ulps = 0.0
+    elif ref in BIT_EXACT:            # exact in every table, or not for the device screen
         if not (b.correctly_rounded or b.plain_ulps == 0) or b.pieces[1:]:
             return None
         ulps = 0.0

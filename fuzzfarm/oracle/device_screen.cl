@@ -1042,6 +1042,33 @@ inline double ref_clamp(uint xb, uint zb, uint wb, int *kind) {
     return hi < v ? hi : v;
 }
 
+// Built-ins of implementation-defined accuracy (RULES_ONLY): every result passes where no
+// rule prescribes one (K_ANY, no error measured, as the checker judges and measures none
+// there).  mix and smoothstep in binary16 (and binary64: ref64_unjudged3) have no rule at
+// finite nonzero arguments (OpenCL SPIR-V Env Table 1: "Implementation-defined").
+inline double ref_unjudged3(uint xb, uint zb, uint wb, int *kind) {
+    *kind = K_ANY;
+    return 0.0;
+}
+// nan(nancode): "a quiet NaN" whatever nancode (F9.nan.1; its payload and sign are free):
+// the argument's uint pattern is read as x, and a zero, infinite or NaN pattern gets the
+// same answer (special_answers: ANS_ANY_NAN), but a NaN pattern, which is the host's
+inline double ref_nan(uint xb, int *kind) {
+    *kind = K_NAN;
+    return NAN;
+}
+// lgamma(x) of finite nonzero x: +0 at 1 and 2 (F9.lgamma.1, .2), +inf at a negative
+// integer (F9.lgamma.3; every binary32 of magnitude 2**23 or more is an integer); its
+// accuracy elsewhere is implementation-defined: any result passes (K_ANY)
+inline double ref_lgamma(uint xb, int *kind) {
+    double x = to_double(xb);
+    *kind = K_EXACT;
+    if (xb == 0x3f800000u || xb == 0x40000000u) return 0.0;
+    if ((xb >> 31) && rintd(x) == x) return INFINITY;
+    *kind = K_ANY;
+    return 0.0;
+}
+
 // mad's unfused value fl(x z) + w (the sum then rounded once in binary64): x z exact in
 // binary64, rounded to binary32 by the conversion (round to nearest even) only where it
 // is a normal binary32 number (a subnormal product, which a flushing conversion could

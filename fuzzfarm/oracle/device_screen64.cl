@@ -1195,6 +1195,17 @@ inline dd_t ref64_clamp(ulong xb, ulong lob, ulong hib, int *kind) {
     ulong m = order64(xb) < order64(lob) ? lob : xb;       // equal: the same pattern
     EXACT(order64(hib) < order64(m) ? hib : m);
 }
+// Implementation-defined accuracy (RULES_ONLY; ref_unjudged3 and ref_lgamma in binary32):
+// mix and smoothstep pass any result of finite nonzero arguments; lgamma is +0 at 1 and 2,
+// +inf at a negative integer (every binary64 of magnitude 2**52 or more is an integer),
+// any result elsewhere
+inline dd_t ref64_unjudged3(ulong xb, ulong zb, ulong wb, int *kind) { DD_KIND(kind, K_ANY, 0.0); }
+inline dd_t ref64_nan(ulong xb, int *kind) { DD_KIND(kind, K_NAN, NAN); }    // ref_nan's
+inline dd_t ref64_lgamma(ulong xb, int *kind) {
+    if (xb == 0x3ff0000000000000UL || xb == 0x4000000000000000UL) DD_KIND(kind, K_EXACT, 0.0);
+    if ((xb >> 63) && trunc64(xb) == xb) DD_KIND(kind, K_EXACT, INFINITY);
+    DD_KIND(kind, K_ANY, 0.0);
+}
 // mad's unfused value: x z rounded once, then its sum with w rounded once (the device's own
 // binary64 multiply and add, FP_CONTRACT OFF); NaN (no second choice) where the product is
 // not a normal number or is infinite

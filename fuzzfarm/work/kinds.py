@@ -351,11 +351,12 @@ class Elementwise(Kind):
 
     def device_screened(self, target):
         # a float argument, and a second float or int, and a third float
-        # (fuzzfarm.oracle.device_references' TWO_ARGS, INT_SECOND, THREE_ARGS); ``ret``, and
-        # a second output (SECOND_OUTPUT: plain_bound refuses a built-in without one)
+        # (fuzzfarm.oracle.device_references' TWO_ARGS, INT_SECOND, THREE_ARGS), or a ugentype
+        # one (nan's nancode: patterns of the result's width); ``ret``, and a second output
+        # (SECOND_OUTPUT: plain_bound refuses a built-in without one)
         fn = target.fn
         kinds = [a.kind for a in fn.inputs]
-        return (kinds in (["float"], ["float", "float"], ["float", "int"],
+        return (kinds in (["float"], ["uint"], ["float", "float"], ["float", "int"],
                           ["float", "float", "float"])
                 and fn.outputs[0].name == "ret" and len(fn.outputs) <= 2)
 
