@@ -325,6 +325,8 @@ def plain_bound(name: str, precision: str, claims) -> float | None:
     if (tuple(claims.rounding) != ("rte",) or claims.relaxed or claims.finite_math
             or claims.precision != precision):
         return None
+    if precision not in catalogue.function(name).precisions:
+        return None
     if catalogue.function(name).family == "native":
         # nothing to judge (OpenCL C 3.0 §6.15.2: accuracy and edge cases implementation-
         # defined): the screen only measures, NATIVE_ULPS
