@@ -42,6 +42,9 @@ def test_the_unjudged_references_are_used_only_where_the_bound_is_implementation
             b = bounds.bound(name, precision)
             got = dref.plain_bound(name, precision, Claims(precision))
             everywhere = any(not r.when for r in catalogue.rules_for(name))
+            if name in dref.ABSOLUTE and precision == "binary32":   # its own tolerance
+                assert got == b.pieces[0].value.amount, name
+                continue
             assert (got == 0.0) if b.implementation_defined or everywhere else got is None, \
                 (name, precision)
     assert dref.plain_bound("nan", "binary32", Claims()) == 0.0

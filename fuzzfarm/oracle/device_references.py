@@ -20,7 +20,7 @@ import numpy as np
 from edgecases import bounds, catalogue
 
 __all__ = ["DEVICE_REFERENCES", "BINARY64_REFERENCES", "REL64", "REL64_WIDE", "WIDE64", "rel64",
-           "BIT_EXACT", "RULES_ONLY", "INT_RESULT", "TWO_ARGS", "INT_SECOND", "THREE_ARGS", "SEVERAL_ARGS", "REFERENCE_UNDEFINED",
+           "BIT_EXACT", "RULES_ONLY", "ABSOLUTE", "INT_RESULT", "TWO_ARGS", "INT_SECOND", "THREE_ARGS", "SEVERAL_ARGS", "REFERENCE_UNDEFINED",
            "UNFUSED", "SECOND_OUTPUT",
            "ROUNDED_ONCE", "reference_name", "undefined_beyond", "HANDLED_RULES",
            "EXACT_RULES", "ERFC_K", "aggregates", "plain_bound", "special_answers",
@@ -58,7 +58,10 @@ DEVICE_REFERENCES = {
     # three arguments (THREE_ARGS)
     "fma": "ref_fma", "clamp": "ref_clamp", "mad": "ref_fma",
     # implementation-defined accuracy: only what a rule prescribes is judged (RULES_ONLY)
-    "lgamma": "ref_lgamma", "mix": "ref_unjudged3", "smoothstep": "ref_unjudged3",
+    # absolute tolerances in binary32 (ABSOLUTE); binary16's are implementation-defined
+    # (screen_source.BINARY16_OWN: ref_unjudged3)
+    "mix": "ref_mix", "smoothstep": "ref_smoothstep",
+    "lgamma": "ref_lgamma",
     "nan": "ref_nan",           # a quiet NaN whatever its uint argument (RULES_ONLY)
 }
 #: built-in -> its reference of a binary64 pattern in device_screen64.cl (binary64 results,
@@ -177,6 +180,11 @@ REFERENCE_UNDEFINED = {"clamp": ((("minval", "gt:maxval"),),),
 #: quiet NaN, K_NAN).  Used only where the bound is implementation-defined or a rule
 #: holds everywhere (``plain_bound``).
 RULES_ONLY = frozenset({"lgamma", "mix", "smoothstep", "nan"})
+#: The references of built-ins judged at an absolute tolerance in binary32 (OpenCL SPIR-V Env
+#: Table 1: mix 1e-3, smoothstep 1e-5; ``plain_bound`` returns the tolerance, not ULPs):
+#: each has its own absolute error bound (device_screen.cl's err_*), and a result passes
+#: within the tolerance or where it is provably the nearest binary32 number.
+ABSOLUTE = frozenset({"mix", "smoothstep"})
 #: ... of the two-argument ones, those whose second argument is an int (the kernel's Z_INT: an input with
 #: k = 0 is the host's, as one with a zero, infinite or NaN float argument).
 INT_SECOND = frozenset({"ldexp", "pown", "rootn"})
@@ -307,7 +315,8 @@ NATIVE_ULPS = 2.0 ** 22
 
 def plain_bound(name: str, precision: str, claims) -> float | None:
     """The ULP bound the device screen applies to built-in ``name`` in ``precision`` under
-    ``claims`` (verdict.claims.Claims), or None where the device screen must not be used
+    ``claims`` (verdict.claims.Claims) -- for an ``ABSOLUTE`` one in binary32, its
+    absolute tolerance (a number, not ULPs) --, or None where the device screen must not be used
     (module docstring: no reference (binary64: none in BINARY64_REFERENCES; binary16:
     binary32's), a bound that is not one number of ULPs, a rounding mode other than round
     to nearest, a relaxed or finite-math build, or a rule of the catalogue the reference
@@ -332,11 +341,21 @@ def plain_bound(name: str, precision: str, claims) -> float | None:
         # defined): the screen only measures, NATIVE_ULPS
         return NATIVE_ULPS if not catalogue.rules_for(name) else None
     b = bounds.bound(name, precision, claims.profile, claims.relaxed)
-    if ref in RULES_ONLY:           # no result measured: K_ANY or a rule's (K_EXACT, K_NAN)
-        everywhere = any(not rule.when for rule in catalogue.rules_for(name))
-        if not (b.implementation_defined or everywhere) or b.pieces[1:]:
+    everywhere = any(not rule.when for rule in catalogue.rules_for(name))
+    # (binary32's reference of an ABSOLUTE built-in is its own, not the rules-only one)
+    if ref in RULES_ONLY and (b.implementation_defined or everywhere) and not (
+            ref in ABSOLUTE and precision == "binary32"):
+        if b.pieces[1:]:            # no result measured: K_ANY or a rule's (K_EXACT, K_NAN)
             return None
         ulps = 0.0
+    elif ref in ABSOLUTE:           # the tolerance, where every piece has the same one
+        amounts = {(p.value.kind, p.value.amount) for p in b.pieces}
+        if precision != "binary32" or len(amounts) != 1 or \
+                next(iter(amounts))[0] != "absolute":
+            return None
+        ulps = float(next(iter(amounts))[1])
+    elif ref in RULES_ONLY:
+        return None
     elif ref in BIT_EXACT:            # exact in every table, or not for the device screen
         if not (b.correctly_rounded or b.plain_ulps == 0) or b.pieces[1:]:
             return None

@@ -1042,6 +1042,43 @@ inline double ref_clamp(uint xb, uint zb, uint wb, int *kind) {
     return hi < v ? hi : v;
 }
 
+// Absolute tolerances (ABSOLUTE, binary32; OpenCL SPIR-V Env Table 1: mix "absolute error
+// tolerance of 1e-3", smoothstep "of 1e-5"; the defining formulas of OpenCL C 3.0 §6.15.4).
+// Each reference has an error bound of its own (err_*: |r - f| <= REF_ERR, absolute), and
+// the screen applies it (within_tolerance) instead of REL.
+// mix(x, y, a) = x + (y - x) a, in binary64 (x, z, w: x, y, a): |r - f| <= 2**-53 |x + p|
+// + |y - x| |a| (2**-52 + 2**-106) for a in [0, 1], p = fl(fl(y - x) a), which
+// 2**-52 (|r| + 2 |fl(y - x)|) (1 + 2**-50) bounds (err_mix); undefined for a outside
+// [0, 1] (K_ANY; a NaN a is an argument the host judges)
+inline double ref_mix(uint xb, uint zb, uint wb, int *kind) {
+    double x = to_double(xb), y = to_double(zb), a = to_double(wb);
+    if (a < 0.0 || a > 1.0) { *kind = K_ANY; return 0.0; }
+    *kind = K_VALUE;
+    return x + (y - x) * a;
+}
+inline double err_mix(uint xb, uint zb, uint wb, double r) {
+    return 0x1p-52 * (absd(r) + 2.0 * absd(to_double(zb) - to_double(xb))) * 0x1.0000000000004p0;
+}
+// smoothstep(edge0, edge1, x): t = clamp((x - edge0) / (edge1 - edge0), 0, 1), t t (3 - 2 t)
+// (x, z, w: edge0, edge1, x).  The quotient's sign is exact (a binary64 difference of two
+// binary32 numbers is zero only where they are equal), so t = 0 exactly where x <= edge0
+// (f = +0, K_EXACT); t = 1 where the quotient rounds to 1 or more, f within 3 (3.02
+// 2**-53)**2 of 1 (K_EXACT 1.0: its pattern is f rounded); else t within 3.02 2**-53
+// relatively, and t s'(t) / s(t) = 6 (1 - t) / (3 - 2 t) <= 2 with three roundings of the
+// polynomial: |r - f| <= 9.1 2**-53 |r| < 2**-49 |r| (err_smoothstep); undefined where
+// edge0 >= edge1 (K_ANY)
+inline double ref_smoothstep(uint xb, uint zb, uint wb, int *kind) {
+    double e0 = to_double(xb), e1 = to_double(zb), x = to_double(wb);
+    if (!(e0 < e1)) { *kind = K_ANY; return 0.0; }
+    double t = (x - e0) / (e1 - e0);
+    *kind = K_EXACT;
+    if (t <= 0.0) return 0.0;
+    if (t >= 1.0) return 1.0;
+    *kind = K_VALUE;
+    return t * t * (3.0 - 2.0 * t);
+}
+inline double err_smoothstep(uint xb, uint zb, uint wb, double r) { return absd(r) * 0x1p-49; }
+
 // Built-ins of implementation-defined accuracy (RULES_ONLY): every result passes where no
 // rule prescribes one (K_ANY, no error measured, as the checker judges and measures none
 // there).  mix and smoothstep in binary16 (and binary64: ref64_unjudged3) have no rule at
@@ -1104,6 +1141,30 @@ inline int within_bound(double r, uint yb, float *err) {
     return 1;
 }
 
+#ifdef ABS_TOL
+// A result of an absolute tolerance (ABSOLUTE): passed where y is a finite nonzero number of
+// r's sign, r is within 2**-46 of f relatively (e <= |r| 2**-46, e the reference's bound:
+// the ULP estimate below and the 0.5-ULP test hold as for within_bound), and either
+// |y - f| <= d (1 + 2**-52) + e < ABS_PASS (d = |y - r| rounded once; ABS_PASS the
+// tolerance less 2**-50 of it) or y is provably the binary32 number nearest f (C_PASS: 0.5
+// ULP less the margin -- "correctly rounded always conforms", checker._measure); err: its
+// error in ULPs (d / u_lo), binned as the host measures it.  Zeros, other signs, and the
+// rest: the host's.
+inline int within_tolerance(double r, double e, uint yb, float *err) {
+    if ((yb & 0x7fffffffu) == 0u || ((yb >> 23) & 0xffu) == 0xffu) return 0;
+    if ((yb >> 31) != (uint)(as_ulong(r) >> 63)) return 0;
+    double ar = absd(r);
+    if (!(e <= ar * 0x1p-46)) return 0;
+    double lo = ar * REL_LO;
+    if (!(lo > 0.0) || !(ar * REL_HI < 0x1p128)) return 0;
+    double P = lo >= 0x1p-126 ? as_double(as_ulong(lo) & 0x7ff0000000000000UL) : 0x1p-126;
+    double d = absd(to_double(yb) - r);
+    if (!(d * 0x1.0000000000001p0 + e < ABS_PASS) && !(d < P * C_PASS)) return 0;
+    *err = (float)(d / (P * 0x1p-23));
+    return 1;
+}
+#endif
+
 // The verdict on one input given f's reference r of kind ``kind``: x, z (the second
 // argument, TWO_ARGS) and y are binary32 patterns, x (and z) finite and nonzero (normal
 // or subnormal; x, z, w for mad's unfused value).  Returns 1 where y is
@@ -1130,6 +1191,9 @@ inline int judge(double r, int kind, uint xb, uint zb, uint wb, uint yb, float *
     if (kind == K_OVER) return yb == (as_ulong(r) >> 63 ? 0xff800000u : 0x7f800000u);
     if (kind == K_UNDER) return (yb & 0x7fffffffu) == 0u;
     if (kind == K_NAN) return is_quiet_nan(yb);
+#ifdef ABS_TOL
+    return within_tolerance(r, REF_ERR(xb, zb, wb, r), yb, err);
+#endif
     // case 5 for every reference, between its own thresholds and the true ones: a finite
     // r whose f is provably beyond the round-to-nearest overflow threshold 2**128 - 2**103
     // or provably below 2**-150 in magnitude: round to nearest gives the infinity or the

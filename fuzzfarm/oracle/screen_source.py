@@ -18,7 +18,7 @@ import mpmath
 from edgecases import catalogue
 from fuzzfarm.formats import format_named
 from fuzzfarm.oracle.device_references import (
-    BINARY64_REFERENCES, BINARY64_SECOND, BIT_EXACT, DEVICE_REFERENCES, ERFC_K, INT_RESULT,
+    ABSOLUTE, BINARY64_REFERENCES, BINARY64_SECOND, BIT_EXACT, DEVICE_REFERENCES, ERFC_K, INT_RESULT,
     INT_SECOND, SECOND_OUTPUT, SECOND_REFERENCE, SEVERAL_ARGS, THREE_ARGS,
     UNFUSED, answer_markers, reference_name, rel64, screen_columns, special_answers,
     undefined_beyond)
@@ -256,7 +256,9 @@ SCREEN_FILES = {"binary16": ("device_screen.cl", "device_screen16.cl", "screen_d
                 "binary64": ("device_screen64.cl", "screen_drawn.cl", "screen_pairs.cl")}
 #: binary16's own references where binary32's round to binary32 (fract) or step through
 #: binary32 patterns (nextafter)
-BINARY16_OWN = {"fract": "ref16_fract", "nextafter": "ref16_nextafter"}
+BINARY16_OWN = {"fract": "ref16_fract", "nextafter": "ref16_nextafter",
+                # implementation-defined in binary16 (RULES_ONLY), absolute in binary32
+                "mix": "ref_unjudged3", "smoothstep": "ref_unjudged3"}
 
 
 def _pass_defines(name: str, bound: float, precision: str) -> list[str]:
@@ -268,6 +270,14 @@ def _pass_defines(name: str, bound: float, precision: str) -> list[str]:
                 f"#define R_LO {_hexf(1 - 2.0 ** -50)}",
                 f"#define R_HI {_hexf(1 + 2.0 ** -50)}"]
     frac = format_named(precision).frac_bits
+    if precision == "binary32" and reference_name(name) in ABSOLUTE:
+        # ``bound`` is the absolute tolerance: ABS_PASS it less 2**-50 of it, C_PASS the
+        # 0.5-ULP test of a correctly rounded result (device_screen.cl, within_tolerance)
+        return ["#define ABS_TOL 1", f"#define ABS_PASS {_hexf(bound * (1 - 2.0 ** -50))}",
+                f"#define REF_ERR err_{reference_name(name)}",
+                f"#define C_PASS {_hexf((0.5 - _margin(0.5, precision)) * 2.0 ** -frac)}",
+                f"#define REL_LO {_hexf(1 - 4 * REL)}",
+                f"#define REL_HI {_hexf(1 + 4 * REL)}"]
     return [f"#define C_PASS{'16' if precision == 'binary16' else ''} "
             f"{_hexf((bound - _margin(bound, precision)) * 2.0 ** -frac)}",
             f"#define REL_LO {_hexf(1 - 4 * REL)}",
