@@ -1,8 +1,9 @@
 """Built-ins judged by nothing but their rules on the device (docs/device_screen.md,
-"Built-ins judged only by their rules, and native_*"): lgamma in every precision, mix and
-smoothstep in binary16 and binary64 (implementation-defined accuracy) and nan
-(``device_references.RULES_ONLY``).  Their references decide only the results a rule
-prescribes -- lgamma's +0 at 1 and 2 and +inf at a negative integer, nan's quiet NaN --
+"Built-ins judged only by their rules, and native_*"): lgamma and lgamma_r in every
+precision, mix and smoothstep in binary16 and binary64 (implementation-defined accuracy)
+and nan (``device_references.RULES_ONLY``).  Their references decide only the results a
+rule prescribes -- lgamma's +0 at 1 and 2 and +inf at a negative integer, lgamma_r's
+signp 0 there, nan's quiet NaN --
 and pass every other result of finite nonzero arguments with no error measured, as the
 checker judges and measures none there.
 
@@ -31,8 +32,9 @@ _CACHE: dict = {}
 #: (built-in, precision) pairs judged this way that PyPI's PoCL can run (no cl_khr_fp16)
 #: in `run` units (not binary64 nan: PoCL's are all signaling NaNs, nothing passes --
 #: test_nan_passes_a_quiet_nan_... judges its screen on chosen results)
-PAIRS = [("lgamma", "binary32"), ("lgamma", "binary64"), ("mix", "binary64"),
-         ("smoothstep", "binary64"), ("nan", "binary32")]
+PAIRS = [("lgamma", "binary32"), ("lgamma", "binary64"), ("lgamma_r", "binary32"),
+         ("lgamma_r", "binary64"), ("mix", "binary64"), ("smoothstep", "binary64"),
+         ("nan", "binary32")]
 
 
 def test_the_unjudged_references_are_used_only_where_the_bound_is_implementation_defined():
@@ -194,3 +196,37 @@ def test_nan_passes_a_quiet_nan_of_any_payload_and_sign_and_nothing_else(precisi
         res = check_batch(fn, {"nancode": code}, {"ret": y}, claims)
         assert len(res.findings) + sum(res.unrecorded.values()) == code.size
         assert {f.rule_id for f in res.findings} == {"F9.nan.1"}
+
+
+@pytest.mark.device
+@pytest.mark.parametrize("precision", ["binary32", "binary64"])
+def test_lgamma_r_passes_any_sign_but_zero_at_a_pole(precision):
+    """lgamma_r's signp (an int) is 0 at a pole (CL.lgamma_r.pole_sign) and implementation-
+    defined elsewhere: known good, any signp with any result away from the poles, and +inf
+    with signp 0 at a negative integer, pass and the checker finds nothing wrong; known
+    bad, signp +1 or -1 at a pole, or +inf there with a wrong result, is never passed and
+    fails on the checker."""
+    fmt = format_named(precision)
+    u = np.dtype(fmt.uint)
+    fn = catalogue.function("lgamma_r")
+    claims = Claims(precision)
+    s = _screen("lgamma_r", precision)
+    rng = np.random.default_rng(17)
+    x = _finite_nonzero(fmt, rng, 20000)
+    v = x.view(np.dtype(f"float{fmt.bits}"))
+    pole = (v < 0) & (np.floor(v) == v)
+    ruled = pole | (v == 1.0) | (v == 2.0)
+    for sign in (0, 1, -1, 7):
+        signp = np.full(x.size, sign, np.int32)
+        for y in _results(fmt, rng, x.size):
+            passed, _ = s.screen_pairs(x, y, y2bits=signp.view(np.uint32))
+            at = np.flatnonzero(passed)
+            res = check_batch(fn, {"x": x[at]}, {"ret": y[at], "signp": signp[at]}, claims)
+            assert not res.findings, (sign, res.findings[:2])
+            assert passed[~ruled].all()
+        y = np.where(pole, u.type(fmt.pos_inf), u.type(0)).astype(u)
+        passed, _ = s.screen_pairs(x[pole], y[pole], y2bits=signp[pole].view(np.uint32))
+        assert passed.all() == (sign == 0) and passed.any() == (sign == 0)
+        res = check_batch(fn, {"x": x[pole]}, {"ret": y[pole], "signp": signp[pole]}, claims)
+        rules = {f.rule_id for f in res.findings}
+        assert rules == (set() if sign == 0 else {"CL.lgamma_r.pole_sign"}), rules

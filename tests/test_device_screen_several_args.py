@@ -25,13 +25,15 @@ from fuzzfarm.verdict.checker import check_batch
 from fuzzfarm.verdict.claims import Claims
 
 #: of several arguments and one output (remquo, of two outputs, with OUT2 below)
-SEVERAL = sorted(dref.SEVERAL_ARGS - set(dref.SECOND_OUTPUT))
+#: (those judged only by their rules or at absolute tolerances: test_device_screen_rules_only.py,
+#: test_device_screen_absolute.py)
+SEVERAL = sorted(dref.SEVERAL_ARGS - set(dref.SECOND_OUTPUT) - dref.RULES_ONLY - dref.ABSOLUTE)
 EXACT_SEVERAL = sorted(n for n in SEVERAL if n in dref.BIT_EXACT)
 UNARY = ["degrees", "radians"]
 #: half_divide and half_powr take divide's and powr's references at their 8192-ULP bound
 NAMES = SEVERAL + UNARY + ["half_divide", "half_powr"]
 #: of a second output (frexp, modf, fract, remquo)
-OUT2 = sorted(dref.SECOND_OUTPUT)
+OUT2 = sorted(set(dref.SECOND_OUTPUT) - dref.RULES_ONLY)
 
 _MP = {
     "add": lambda x, z: x + z, "sub": lambda x, z: x - z, "mul": lambda x, z: x * z,
@@ -318,7 +320,7 @@ def test_several_argument_bounds_are_the_tables():
     assert dref.plain_bound("pow", "binary64", Claims("binary64")) == 16.0   # the ninth stop
     assert dref.plain_bound("divide", "binary32", Claims(relaxed=True)) is None
     assert dref.plain_bound("add", "binary32", Claims(rounding=("rtz",))) is None
-    assert dref.plain_bound("lgamma_r", "binary32", c) is None          # no reference
+    assert dref.plain_bound("dot", "binary32", c) is None               # no reference
     assert dref.plain_bound("mix", "binary32", c) == 1e-3             # ABSOLUTE tolerances
     assert dref.plain_bound("smoothstep", "binary32", c) == 1e-5
     for name in ("native_divide", "native_powr"):      # measured only (NATIVE_ULPS)
@@ -580,8 +582,8 @@ def _out2_results(name, *cols):
 def test_second_output_bounds_and_special_answers():
     """frexp, modf, fract and remquo are judged bit for bit (0 ULP, fract correctly rounded,
     remquo's quo modulo 8); sincos's two rounded outputs at sin's bound; every input with a
-    special argument is the host's; lgamma_r (implementation-defined) has no device
-    screen."""
+    special argument is the host's; lgamma_r's (implementation-defined) are its rules'
+    (test_device_screen_rules_only.py)."""
     for name in OUT2:
         assert dref.plain_bound(name, "binary32", Claims()) == 0.0, name
         a = dref.special_answers(name)
@@ -590,7 +592,7 @@ def test_second_output_bounds_and_special_answers():
         assert dref.plain_bound("sincos", p, Claims(p)) == dref.plain_bound("sin", p, Claims(p))
         assert set(dref.special_answers("sincos", p)[:4]) == {dref.answer_markers(
             {"binary16": 16, "binary32": 32, "binary64": 64}[p])[1]}
-    assert dref.plain_bound("lgamma_r", "binary32", Claims()) is None
+    assert dref.plain_bound("lgamma_r", "binary32", Claims()) == 0.0     # RULES_ONLY
     assert "#define REF2 ref64_cos" in ds.screen_source("sincos", 4.0, precision="binary64")
 
 

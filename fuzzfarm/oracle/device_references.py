@@ -61,7 +61,7 @@ DEVICE_REFERENCES = {
     # absolute tolerances in binary32 (ABSOLUTE); binary16's are implementation-defined
     # (screen_source.BINARY16_OWN: ref_unjudged3)
     "mix": "ref_mix", "smoothstep": "ref_smoothstep",
-    "lgamma": "ref_lgamma",
+    "lgamma": "ref_lgamma", "lgamma_r": "ref_lgamma",       # signp: SECOND_OUTPUT
     "nan": "ref_nan",           # a quiet NaN whatever its uint argument (RULES_ONLY)
 }
 #: built-in -> its reference of a binary64 pattern in device_screen64.cl (binary64 results,
@@ -108,7 +108,7 @@ BINARY64_REFERENCES = {
     "pow": "ref64_pow", "powr": "ref64_powr", "pown": "ref64_pown", "rootn": "ref64_rootn",
     "erf": "ref64_erf", "erfc": "ref64_erfc", "tgamma": "ref64_tgamma",
     "sincos": "ref64_sin",
-    "lgamma": "ref64_lgamma", "mix": "ref64_unjudged3", "smoothstep": "ref64_unjudged3",
+    "lgamma": "ref64_lgamma", "lgamma_r": "ref64_lgamma", "mix": "ref64_unjudged3", "smoothstep": "ref64_unjudged3",
     "nan": "ref64_nan",
 }
 #: The relative error every binary64 reference's K_VALUE is within (device_screen64.cl's
@@ -156,7 +156,7 @@ UNFUSED = frozenset({"mad"})
 #: built-ins' (BIT_EXACT), and an input whose argument is a zero, an infinity or a NaN is
 #: the host's (``special_answers``).
 SECOND_OUTPUT = {"frexp": "out2_frexp", "modf": "out2_modf", "fract": "out2_fract",
-                 "remquo": "out2_remquo"}
+                 "remquo": "out2_remquo", "lgamma_r": "out2_lgamma_r"}
 #: The built-ins of two rounded outputs and the reference of the second (the kernel's REF2,
 #: of the first argument; binary32's, and ``BINARY64_SECOND``'s in binary64): both outputs
 #: pass within the bound, the larger error binned, as the host's screen does
@@ -179,7 +179,7 @@ REFERENCE_UNDEFINED = {"clamp": ((("minval", "gt:maxval"),),),
 #: checker judges and measures none there; nan's every result is a rule's (F9.nan.1: a
 #: quiet NaN, K_NAN).  Used only where the bound is implementation-defined or a rule
 #: holds everywhere (``plain_bound``).
-RULES_ONLY = frozenset({"lgamma", "mix", "smoothstep", "nan"})
+RULES_ONLY = frozenset({"lgamma", "lgamma_r", "mix", "smoothstep", "nan"})
 #: The references of built-ins judged at an absolute tolerance in binary32 (OpenCL SPIR-V Env
 #: Table 1: mix 1e-3, smoothstep 1e-5; ``plain_bound`` returns the tolerance, not ULPs):
 #: each has its own absolute error bound (device_screen.cl's err_*), and a result passes
@@ -278,6 +278,8 @@ HANDLED_RULES = {
     "tgamma": {"F9.tgamma.2"},      # a NaN at a negative integer (K_NAN)
     # +0 at 1 and 2, +inf at a negative integer (K_EXACT)
     "lgamma": {"F9.lgamma.1", "F9.lgamma.2", "F9.lgamma.3"},
+    "lgamma_r": {"F9.lgamma_r.1", "F9.lgamma_r.2", "F9.lgamma_r.3",
+                 "CL.lgamma_r.pole_sign"},          # signp 0 at a pole: out2_lgamma_r
     "nan": {"F9.nan.1"},            # a quiet NaN (K_NAN) at every argument
     **{name: set(rules) for name, rules in EXACT_RULES.items()},
     # the exact built-ins' rules on normal inputs prescribe the exact result the reference

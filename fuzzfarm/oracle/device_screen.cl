@@ -1042,6 +1042,14 @@ inline double ref_clamp(uint xb, uint zb, uint wb, int *kind) {
     return hi < v ? hi : v;
 }
 
+// lgamma_r(x, signp): its result as lgamma's (ref_lgamma); signp (an int) is 0 at a pole
+// (CL.lgamma_r.pole_sign: "returns 0 in signp if x is zero or a negative integer"; zeros
+// are the host's, as every special argument of a built-in of two outputs), and
+// implementation-defined elsewhere with lgamma's accuracy: any int passes
+inline int out2_lgamma_r(uint xb, uint zb, uint y2b) {
+    double x = to_double(xb);
+    return !((xb >> 31) && rintd(x) == x) || y2b == 0u;
+}
 // Absolute tolerances (ABSOLUTE, binary32; OpenCL SPIR-V Env Table 1: mix "absolute error
 // tolerance of 1e-3", smoothstep "of 1e-5"; the defining formulas of OpenCL C 3.0 §6.15.4).
 // Each reference has an error bound of its own (err_*: |r - f| <= REF_ERR, absolute), and

@@ -1201,6 +1201,10 @@ inline dd_t ref64_clamp(ulong xb, ulong lob, ulong hib, int *kind) {
 // any result elsewhere
 inline dd_t ref64_unjudged3(ulong xb, ulong zb, ulong wb, int *kind) { DD_KIND(kind, K_ANY, 0.0); }
 inline dd_t ref64_nan(ulong xb, int *kind) { DD_KIND(kind, K_NAN, NAN); }    // ref_nan's
+// lgamma_r's signp: 0 at a pole (a negative integer), any int elsewhere (out2_lgamma_r's)
+inline int out2_lgamma_r64(ulong xb, ulong zb, ulong y2b) {
+    return !((xb >> 63) && trunc64(xb) == xb) || (uint)y2b == 0u;
+}
 inline dd_t ref64_lgamma(ulong xb, int *kind) {
     if (xb == 0x3ff0000000000000UL || xb == 0x4000000000000000UL) DD_KIND(kind, K_EXACT, 0.0);
     if ((xb >> 63) && trunc64(xb) == xb) DD_KIND(kind, K_EXACT, INFINITY);
