@@ -45,3 +45,29 @@ def require_device():
 def selector(info=None) -> str:
     """A --device selector naming ``info`` (default ``require_device()``) alone."""
     return str((info or require_device()).index)
+
+
+_SCREENS: dict = {}
+
+
+def device_screen(name: str, precision: str = "binary32", chunk: int = 1 << 16):
+    """The device screen (oracle.device_screen.DeviceScreen) of built-in ``name`` in
+    ``precision`` at its plain build's bound (``plain_bound``), for chunks of ``chunk``
+    inputs, on ``require_device()``'s device: one runner and one screen per (name,
+    precision, chunk) for the whole session.  Skips the test where the device lacks
+    cl_khr_fp64, which the screen computes in."""
+    from fuzzfarm.device.runner import DeviceRunner
+    from fuzzfarm.oracle.device_references import plain_bound
+    from fuzzfarm.oracle.device_screen import DeviceScreen
+    from fuzzfarm.verdict.claims import Claims
+    info = require_device()
+    if not info.has_fp64:
+        pytest.skip("the test device lacks cl_khr_fp64")
+    key = (name, precision, chunk)
+    if key not in _SCREENS:
+        if "runner" not in _SCREENS:
+            _SCREENS["runner"] = DeviceRunner(info, "")
+        bound = plain_bound(name, precision, Claims(precision))
+        _SCREENS[key] = DeviceScreen(_SCREENS["runner"], name, bound, chunk,
+                                     precision=precision)
+    return _SCREENS[key]

@@ -12,7 +12,7 @@ import mpmath
 import numpy as np
 import pytest
 
-from devices import require_device
+from devices import device_screen
 from edgecases import catalogue
 from planted_faults import faults_caught_in_run_units, passed_failures
 from fuzzfarm.oracle import device_references as dref
@@ -20,7 +20,6 @@ from fuzzfarm.oracle import device_screen as ds
 from fuzzfarm.oracle.real import _mix, _smoothstep
 from fuzzfarm.verdict.claims import Claims
 
-_CACHE: dict = {}
 _MP = {"mix": _mix, "smoothstep": _smoothstep}
 #: K_* kinds (screen_common.cl)
 K_VALUE, K_EXACT, K_ANY = 0, 1, 5
@@ -37,17 +36,6 @@ def test_the_tolerances_are_the_tables():
             src.split("#define ABS_PASS (")[1].split(")")[0]) == tol * (1 - 2.0 ** -50)
 
 
-def _screen(name):
-    from fuzzfarm.device.runner import DeviceRunner
-    info = require_device()
-    if not info.has_fp64:
-        pytest.skip("the test device lacks cl_khr_fp64")
-    if name not in _CACHE:
-        if "runner" not in _CACHE:
-            _CACHE["runner"] = DeviceRunner(info, "")
-        _CACHE[name] = ds.DeviceScreen(_CACHE["runner"], name,
-                                       dref.plain_bound(name, "binary32", Claims()), 1 << 16)
-    return _CACHE[name]
 
 
 def _f32(bits) -> np.ndarray:
@@ -99,7 +87,7 @@ def test_references_are_within_their_own_error_bounds(name):
     """Every value the reference gives is within its error bound of f (mpmath, exact
     rationals): mix 2**-52 (|r| + 2 |y - x|) (1 + 2**-50), smoothstep 2**-49 |r|; its exact
     answers (smoothstep's 0 and 1) are f rounded; K_ANY exactly where f is undefined."""
-    s = _screen(name)
+    s = device_screen(name)
     rng = np.random.default_rng(41 if name == "mix" else 43)
     cols = _arguments(name, rng, 4000)
     r, kind = s.references(*cols)
@@ -139,7 +127,7 @@ def test_the_screen_passes_no_failure_nor_note_and_the_conforming_results(name):
     the arguments are defined and the reference's bound is within 2**-46 of |f| (mix:
     not where x + (y - x) a cancels to below |y - x| / 16: the host's); results
     more than the tolerance from f and not f rounded never pass."""
-    s = _screen(name)
+    s = device_screen(name)
     fn = catalogue.function(name)
     tol = dref.plain_bound(name, "binary32", Claims())
     rng = np.random.default_rng(47 if name == "mix" else 53)
@@ -184,6 +172,6 @@ def test_screened_run_units_give_the_host_verdicts(name):
     """Drawn `run` units, with faults planted (1 ULP moved, flipped signs, NaNs and zeros
     for numbers), get the host-screened units' findings, counts and maximum."""
     from fuzzfarm.work.session import DeviceSession
-    screen = _screen(name)
+    screen = device_screen(name)
     session = DeviceSession(screen.runner.info)
     faults_caught_in_run_units(session, screen, name, "binary32", Claims(), 1 << 12, 59)

@@ -18,7 +18,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from devices import require_device
+from devices import device_screen
 from edgecases import bounds, catalogue
 from planted_faults import faults_caught_in_run_units, passed_failures
 from fuzzfarm.oracle import device_references as dref
@@ -35,21 +35,9 @@ UNARY = [n for n in NAMES if len(catalogue.function(n).inputs) == 1
 SEVERAL = [n for n in NAMES if n not in UNARY]
 ALL16 = np.arange(1 << 16, dtype=np.uint16)
 SIGN, ABS, INF, QNAN = np.uint16(0x8000), np.uint16(0x7FFF), np.uint16(0x7C00), 0x7E00
-_CACHE: dict = {}
-
-
 def _screen(name):
-    from fuzzfarm.device.runner import DeviceRunner
-    info = require_device()
-    if not info.has_fp64:
-        pytest.skip("the test device lacks cl_khr_fp64")
-    if name not in _CACHE:
-        if "runner" not in _CACHE:
-            _CACHE["runner"] = DeviceRunner(info, "")
-        _CACHE[name] = ds.DeviceScreen(_CACHE["runner"], name,
-                                       dref.plain_bound(name, "binary16", B16), 1 << 17,
-                                       precision="binary16")
-    return _CACHE[name]
+    """The binary16 screen of ``name``, for chunks of 2**17 inputs."""
+    return device_screen(name, "binary16", 1 << 17)
 
 
 def _special(h):

@@ -19,16 +19,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from devices import require_device
+from devices import device_screen
 from edgecases import catalogue
 from planted_faults import faults_caught_in_run_units, passed_failures
 from fuzzfarm.formats import format_named
 from fuzzfarm.oracle import device_references as dref
-from fuzzfarm.oracle import device_screen as ds
 from fuzzfarm.verdict.checker import check_batch
 from fuzzfarm.verdict.claims import Claims
 
-_CACHE: dict = {}
 #: (built-in, precision) pairs judged this way that PyPI's PoCL can run (no cl_khr_fp16)
 #: in `run` units (not binary64 nan: PoCL's are all signaling NaNs, nothing passes --
 #: test_nan_passes_a_quiet_nan_... judges its screen on chosen results)
@@ -55,19 +53,6 @@ def test_the_unjudged_references_are_used_only_where_the_bound_is_implementation
                                             if r.id not in ("F9.lgamma.4", "F9.lgamma.5")}
 
 
-def _screen(name: str, precision: str):
-    from fuzzfarm.device.runner import DeviceRunner
-    info = require_device()
-    if not info.has_fp64:
-        pytest.skip("the test device lacks cl_khr_fp64")
-    key = (name, precision)
-    if key not in _CACHE:
-        if "runner" not in _CACHE:
-            _CACHE["runner"] = DeviceRunner(info, "")
-        bound = dref.plain_bound(name, precision, Claims(precision))
-        _CACHE[key] = ds.DeviceScreen(_CACHE["runner"], name, bound, 1 << 16,
-                                      precision=precision)
-    return _CACHE[key]
 
 
 def _finite_nonzero(fmt, rng, n: int) -> np.ndarray:
@@ -103,7 +88,7 @@ def test_lgamma_passes_any_result_but_where_a_rule_prescribes_one(precision):
     fmt = format_named(precision)
     claims = Claims(precision)
     fn = catalogue.function("lgamma")
-    s = _screen("lgamma", precision)
+    s = device_screen("lgamma", precision)
     rng = np.random.default_rng(11)
     x = _finite_nonzero(fmt, rng, 20000)
     v = x.view(np.dtype(f"float{fmt.bits}"))
@@ -136,7 +121,7 @@ def test_mix_and_smoothstep_in_binary64_pass_any_result_of_finite_nonzero_argume
     fmt = format_named("binary64")
     claims = Claims("binary64")
     fn = catalogue.function(name)
-    s = _screen(name, "binary64")
+    s = device_screen(name, "binary64")
     rng = np.random.default_rng(12)
     pool = _finite_nonzero(fmt, rng, 20000)
     a, b, c = (rng.choice(pool, 30000) for _ in range(3))
@@ -159,7 +144,7 @@ def test_screened_run_units_give_the_host_verdicts(name, precision):
     """Drawn `run` units, with faults planted (beyond any bound, flipped signs, NaNs and
     zeros for numbers), get the host-screened units' findings, counts and maximum."""
     from fuzzfarm.work.session import DeviceSession
-    screen = _screen(name, precision)
+    screen = device_screen(name, precision)
     session = DeviceSession(screen.runner.info)
     faults_caught_in_run_units(session, screen, name, precision, Claims(precision),
                                1 << 12, 21)
@@ -176,7 +161,7 @@ def test_nan_passes_a_quiet_nan_of_any_payload_and_sign_and_nothing_else(precisi
     u = np.dtype(fmt.uint)
     fn = catalogue.function("nan")
     claims = Claims(precision)
-    s = _screen("nan", precision)
+    s = device_screen("nan", precision)
     rng = np.random.default_rng(13)
     code = np.concatenate([np.array([0, 1, 2, fmt.pos_inf, fmt.pos_inf | 1, fmt.default_qnan,
                                      fmt.sign_mask, (1 << fmt.bits) - 1], u),
@@ -210,7 +195,7 @@ def test_lgamma_r_passes_any_sign_but_zero_at_a_pole(precision):
     u = np.dtype(fmt.uint)
     fn = catalogue.function("lgamma_r")
     claims = Claims(precision)
-    s = _screen("lgamma_r", precision)
+    s = device_screen("lgamma_r", precision)
     rng = np.random.default_rng(17)
     x = _finite_nonzero(fmt, rng, 20000)
     v = x.view(np.dtype(f"float{fmt.bits}"))
