@@ -57,12 +57,12 @@ DEVICE_REFERENCES = {
     "frexp": "ref_frexp", "modf": "ref_modf", "fract": "ref_fract", "remquo": "ref_remquo",
     # three arguments (THREE_ARGS)
     "fma": "ref_fma", "clamp": "ref_clamp", "mad": "ref_fma",
-    # implementation-defined accuracy: only what a rule prescribes is judged (RULES_ONLY)
-    # absolute tolerances in binary32 (ABSOLUTE); binary16's are implementation-defined
-    # (screen_source.BINARY16_OWN: ref_unjudged3)
+    # absolute tolerances in binary32 (ABSOLUTE); in binary16 implementation-defined
+    # (RULES_ONLY: screen_source.BINARY16_OWN's ref_unjudged3)
     "mix": "ref_mix", "smoothstep": "ref_smoothstep",
-    "lgamma": "ref_lgamma", "lgamma_r": "ref_lgamma",       # signp: SECOND_OUTPUT
-    "nan": "ref_nan",           # a quiet NaN whatever its uint argument (RULES_ONLY)
+    # judged only where a rule prescribes the result (RULES_ONLY; lgamma_r's signp:
+    # SECOND_OUTPUT), nan's a quiet NaN whatever its uint argument
+    "lgamma": "ref_lgamma", "lgamma_r": "ref_lgamma", "nan": "ref_nan",
 }
 #: built-in -> its reference of a binary64 pattern in device_screen64.cl (binary64 results,
 #: issue 28): double-double references within ``REL64`` of f (the trigonometric,
@@ -108,8 +108,10 @@ BINARY64_REFERENCES = {
     "pow": "ref64_pow", "powr": "ref64_powr", "pown": "ref64_pown", "rootn": "ref64_rootn",
     "erf": "ref64_erf", "erfc": "ref64_erfc", "tgamma": "ref64_tgamma",
     "sincos": "ref64_sin",
-    "lgamma": "ref64_lgamma", "lgamma_r": "ref64_lgamma", "mix": "ref64_unjudged3", "smoothstep": "ref64_unjudged3",
-    "nan": "ref64_nan",
+    # judged only by their rules (RULES_ONLY): mix and smoothstep are implementation-
+    # defined in binary64
+    "lgamma": "ref64_lgamma", "lgamma_r": "ref64_lgamma", "nan": "ref64_nan",
+    "mix": "ref64_unjudged3", "smoothstep": "ref64_unjudged3",
 }
 #: The relative error every binary64 reference's K_VALUE is within (device_screen64.cl's
 #: budgets: below 2**-94 for sin and cos, 2**-93 for exp10, tan and tanpi, 2**-97 for
