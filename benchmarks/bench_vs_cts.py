@@ -9,9 +9,9 @@ the GPU machine.  Passing ``-t 16`` instead was measured to leave it on about on
 100 s for 7/16 of sin), then ``python -m fuzzfarm sweep
 <fn>`` into a fresh results directory; each timed from outside as a whole process (start,
 kernel builds and the final summary included).  Writes
-``benchmarks/results/vs_cts-<device>-<date>.json``: a list of ``{function, cts_s,
-fuzzfarm_s, inputs, failures, ratio, cts_result, ...}`` records, merged with that day's
-file where it exists (``failures``: fuzzfarm's count; the suite stops a function at its
+``benchmarks/results/vs_cts-<device>-<date>.json`` after each function (an interrupted
+run keeps the finished ones): a list of ``{function, cts_s, fuzzfarm_s, inputs, failures,
+ratio, cts_result, ...}`` records, merged with that day's file where it exists (``failures``: fuzzfarm's count; the suite stops a function at its
 first failure and says only passed/failed).
 
 The suite's binary: ``--cts PATH``, else ``$FUZZFARM_CTS``, else built here with cmake and
@@ -237,18 +237,24 @@ def main() -> None:
               f"fuzzfarm {rec['fuzzfarm_s']} s for {rec['inputs']:,} inputs, "
               f"{rec['failures']:,} failures, ratio {rec.get('ratio', '-')}; phases (s): "
               f"{rec['fuzzfarm_phases']}", flush=True)
+        path = save(records, args, device_label)    # after each: a stop keeps the finished
+    print(f"wrote {path}")
+
+
+def save(records: list, args, device_label: str) -> Path:
+    """Merge ``records`` into ``--out``'s file of the day for this device (its other
+    functions' records kept) by an atomic replace; returns its path."""
     tag = args.tag or re.sub(r"[^a-z0-9]+", "-", device_label.lower()).strip("-") or "device"
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"vs_cts-{tag}-{dt.date.today().isoformat()}.json"
-    if path.exists():           # a second batch of functions the same day: merge
-        mine = {r["function"] for r in records}
-        records = [r for r in json.loads(path.read_text()) if r["function"] not in mine] \
-            + records
+    mine = {r["function"] for r in records}
+    kept = [r for r in json.loads(path.read_text()) if r["function"] not in mine] \
+        if path.exists() else []            # another batch of functions the same day
     tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(records, indent=1) + "\n")
+    tmp.write_text(json.dumps(kept + records, indent=1) + "\n")
     tmp.replace(path)
-    print(f"wrote {path}")
+    return path
 
 
 if __name__ == "__main__":
