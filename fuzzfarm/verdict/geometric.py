@@ -62,7 +62,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import mpmath
 import numpy as np
@@ -591,6 +591,33 @@ def check(fn, inputs: dict, outputs: dict, claims, width: int, prec: int | None 
                 flat, got, x.expected, x.ulp_error,
                 x.rule.reading if x.reading is None else x.reading))
     result.findings.sort(key=lambda f: (f.index, f.rule_id))
+    return result
+
+
+def check_screened(fn, inputs: dict, outputs: dict, answer: np.ndarray, claims,
+                   width: int) -> CheckResult:
+    """The verdict on vectors the device screen judged (oracle.geometric_screen; length,
+    distance and their fast_ forms in binary32): ``answer`` float32 (n,), a passed vector's
+    error in ULPs or -1 where the host judges it.  ``check`` judges every vector not
+    passed and the passed one of the largest error, whose error it measures exactly (the
+    unit's maximum); the others count as screened.  The result covers all n vectors, each
+    Finding's index a vector index of the unit.  Raises as ``check``."""
+    if isinstance(fn, str):
+        fn = catalogue.function(fn)
+    err = np.asarray(answer, np.float32)
+    n = int(err.size)
+    passed = err >= 0
+    cands = np.flatnonzero(~passed)
+    if passed.any():
+        cands = np.union1d(cands, [int(np.argmax(np.where(passed, err, -1.0)))])
+    lanes = (cands[:, None] * width + np.arange(width)).ravel()
+    sub_in = {a.name: np.asarray(inputs[a.name]).ravel()[lanes] for a in fn.inputs}
+    out = np.asarray(outputs["ret"]).ravel()
+    sub_out = {"ret": out[lanes] if fn.name in VECTOR_RESULTS else out[cands]}
+    result = check(fn, sub_in, sub_out, claims, width)
+    result.findings = [replace(f, index=int(cands[f.index])) for f in result.findings]
+    result.n = n
+    result.screened += n - int(cands.size)
     return result
 
 

@@ -508,6 +508,34 @@ class Geometric(Kind):
     def lanes_per_input(self, target):
         return target.width
 
+    def device_screened(self, target):
+        # length, distance, fast_length, fast_distance in binary32 (oracle.geometric_screen)
+        from fuzzfarm.oracle.geometric_screen import GEOMETRIC_SCREENED
+        return target.name in GEOMETRIC_SCREENED and target.precision == "binary32"
+
+    def device_screen(self, runner, target, claims, size):
+        from fuzzfarm.oracle.geometric_screen import GeometricScreen, geometric_bound
+        if geometric_bound(target.name, target.precision, target.width, claims) is None:
+            return None, (f"no device screen for {target.name} in {target.precision} with "
+                          f"these build options")
+        if not runner.info.has_fp64:
+            return None, "the device lacks cl_khr_fp64, which the device screen computes in"
+        return GeometricScreen(runner, target.name, claims), ""
+
+    def submit_screened(self, runner, target, inputs, screen):
+        width = target.width
+        nvec = len(inputs[target.fn.inputs[0].name]) // width
+        answer = np.empty(nvec, np.float32)
+
+        def after(queue, dev_in, dev_out, n):
+            return screen.enqueue(dev_in[0], dev_in[-1], dev_out[0], nvec, width, answer)
+
+        return runner.submit(target.fn, inputs, target.fmt, width, after=after), answer
+
+    def check_screened(self, target, inputs, outputs, answer, claims):
+        from fuzzfarm.verdict.geometric import check_screened
+        return check_screened(target.fn, inputs, outputs, answer, claims, target.width)
+
 
 class Conversion(Kind):
     name = "conversion"

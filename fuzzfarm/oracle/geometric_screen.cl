@@ -1,0 +1,67 @@
+// The device screen of the geometric built-ins of a scalar ULP-bounded result: length,
+// distance, fast_length, fast_distance in binary32 (docs/device_screen.md, "Geometric
+// built-ins").  One work-item per vector of ``width`` lanes (the host defines DISTANCE for
+// distance and fast_distance, and REL_LO as for the element-wise screen; ``c_pass`` is the
+// bound less the margin times 2**-23, as the element-wise screen's C_PASS): err[i] is the
+// result's error in ULPs (d / u_lo) where it is provably within the bound, else -1 (the
+// host's).  Only vectors whose every lane (and, for distance, every difference
+// of lanes) is a normal number of magnitude in [2**-60, 2**61) are judged: no rule of
+// geometric.toml holds there (no zero, infinite, NaN or subnormal lane, a sum of squares
+// far from binary32's overflow and underflow, no lane fast_* may flush), so the result is
+// judged by the bound alone.
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+
+inline double gabs(double v) { return as_double(as_ulong(v) & 0x7fffffffffffffffUL); }
+
+// a binary32 lane judged here: normal, |x| in [2**-60, 2**61): its biased exponent in
+// [67, 187]
+inline int lane_ok(uint b) {
+    uint e = (b >> 23) & 0xffu;
+    return e >= 67u && e <= 187u;
+}
+
+// sqrt(s) of s in [2**-120, 2**126) by Newton's iteration in binary64 from an estimate
+// within 7 % (the exponent halved, the significand's linear fit): six steps leave it within
+// 2**-52 relatively (quadratic convergence: 0.07 -> 2.5e-3 -> 3e-6 -> 5e-12 -> 1e-23 ->
+// below one rounding; each step's own rounding 2**-52 at most)
+inline double gsqrt(double s) {
+    ulong b = as_ulong(s);
+    double y = as_double(((b >> 1) + 0x1ff8000000000000UL) & 0x7fffffffffffffffUL);
+    for (int k = 0; k < 6; k++) y = 0.5 * (y + s / y);
+    return y;
+}
+
+__kernel void fuzzfarm_geometric_screen(__global const uint *p0, __global const uint *p1,
+                                        __global const uint *y, __global float *err,
+                                        uint nvec, uint width, double c_pass) {
+    uint i = get_global_id(0);
+    if (i >= nvec) return;
+    int ok = 1;
+    double s = 0.0;
+    for (uint k = 0; k < width; k++) {
+        uint a = p0[i * width + k];
+        ok &= lane_ok(a);
+        double v = (double)as_float(a);
+#ifdef DISTANCE
+        uint b = p1[i * width + k];
+        ok &= lane_ok(b);
+        v = v - (double)as_float(b);               // rounded once (2**-53 relatively)
+        double av = gabs(v);
+        ok &= av >= 0x1p-60 && av < 0x1p61;
+#endif
+        s += v * v;
+    }
+    float e = -1.0f;
+    uint yb = y[i];
+    // r = sqrt(s): the squares are exact (length) or within 3 2**-53 (distance: a rounded
+    // difference, squared and rounded), the sum of at most four positive terms adds 3
+    // 2**-53, the square root halves it and adds 2**-52: |r - f| < 2**-49 |f| < REL |f|
+    if (ok && (yb >> 31) == 0u && ((yb >> 23) & 0xffu) != 0u && ((yb >> 23) & 0xffu) != 0xffu) {
+        double r = gsqrt(s);
+        double lo = r * REL_LO;
+        double P = as_double(as_ulong(lo) & 0x7ff0000000000000UL);  // 2**floor(log2 lo)
+        double d = gabs((double)as_float(yb) - r);
+        if (d < P * c_pass) e = (float)(d / (P * 0x1p-23));
+    }
+    err[i] = e;
+}

@@ -1,0 +1,124 @@
+"""The device screen of the geometric built-ins of a scalar result within a ULP bound --
+length, distance, fast_length, fast_distance in binary32 (``GEOMETRIC_SCREENED``; OpenCL C
+3.0 §6.15.5; the argument: docs/device_screen.md, "Geometric built-ins").
+
+One work-item per vector (``geometric_screen.cl``) passes the result where every lane (and
+every difference of lanes, for distance) is a normal number of magnitude in [2**-60,
+2**61) -- where no rule of edgecases/data/geometric.toml holds and the bound alone judges
+-- and the result is provably within the bound for the vector width (the element-wise
+screen's inequality, REL and margin: its reference sqrt(sum of squares) in binary64 is
+within 2**-49 of f); the answer is one float32 per vector, its error in ULPs, or -1 where
+the host judges it.  The host's geometric checker judges every other vector and the passed
+one of the largest error (``verdict.geometric.check_screened``): the device never decides
+a failure.  Pure but for ``GeometricScreen``, which builds and enqueues the kernel.
+"""
+from __future__ import annotations
+
+from importlib import resources
+
+import numpy as np
+
+from edgecases import bounds
+from edgecases.expressions import Expr
+
+__all__ = ["GEOMETRIC_SCREENED", "geometric_bound", "geometric_screen_source",
+           "GeometricScreen"]
+
+#: The geometric built-ins the device screen judges (scalar results, ULP bounds in the
+#: width n); of two arguments: distance and fast_distance.
+GEOMETRIC_SCREENED = frozenset({"length", "distance", "fast_length", "fast_distance"})
+_TWO = frozenset({"distance", "fast_distance"})
+
+
+def geometric_bound(name: str, precision: str, width: int, claims) -> float | None:
+    """The ULP bound the screen applies to geometric built-in ``name`` at vector width
+    ``width`` under ``claims`` (verdict.claims.Claims): the table's bound for width n
+    (edgecases.bounds; binary32 length 3 + 0.5 (0.5 n + 0.5 (n - 1)) ULPs, OpenCL SPIR-V
+    Env Table 1), or None where the screen must not be used (another built-in or
+    precision, a rounding mode other than round to nearest, a relaxed or finite-math
+    build, a bound of several pieces or not in ULPs).  Pure."""
+    if name not in GEOMETRIC_SCREENED or precision != "binary32":
+        return None
+    if (tuple(claims.rounding) != ("rte",) or claims.relaxed or claims.finite_math
+            or claims.precision != precision or not claims.judges_specials):
+        return None
+    b = bounds.bound(name, precision, claims.profile, claims.relaxed)
+    if b.pieces[1:] or b.pieces[0].when or b.pieces[0].value.kind != "ulps" \
+            or b.pieces[0].severity != "fail":
+        return None
+    amount = b.pieces[0].value.amount
+    if isinstance(amount, Expr):
+        if not amount.names <= {"n"}:
+            return None
+        amount = amount({"n": width})
+    ulps = float(amount)
+    return ulps if ulps >= 0.5 else None
+
+
+def geometric_screen_source(name: str) -> str:
+    """The OpenCL C source of ``fuzzfarm_geometric_screen`` for built-in ``name`` (any
+    vector width: the width and the pass constant are its arguments).  Raises KeyError for
+    a built-in it does not screen."""
+    from fuzzfarm.oracle.screen_source import REL, _hexf
+    if name not in GEOMETRIC_SCREENED:
+        raise KeyError(f"no geometric device screen for {name}")
+    defines = [*(["#define DISTANCE 1"] if name in _TWO else []),
+               f"#define REL_LO {_hexf(1 - 4 * REL)}"]
+    body = resources.files("fuzzfarm.oracle").joinpath("geometric_screen.cl").read_text()
+    return "\n".join(defines + [body])
+
+
+def pass_constant(bound: float) -> float:
+    """The kernel's ``c_pass`` at ``bound`` ULPs: the bound less the element-wise screen's
+    margin (REL, the rounding of |y - r|), times 2**-23 (binary32's ULP at 1)."""
+    from fuzzfarm.oracle.screen_source import _margin
+    return (bound - _margin(bound, "binary32")) * 2.0 ** -23
+
+
+class GeometricScreen:
+    """The screen kernel of geometric built-in ``name`` built on ``runner`` (a
+    device.runner.DeviceRunner), for units judged under ``claims`` (each width's bound:
+    ``geometric_bound``).  Raises KernelBuildError where the device does not build it (a
+    finding)."""
+
+    def __init__(self, runner, name: str, claims):
+        from fuzzfarm.device import commands
+        self.runner, self.name, self.claims = runner, name, claims
+        source = geometric_screen_source(name)
+        program = runner.build(source, f"device screen of {name}", options="")
+        self._kernel = commands.kernels(runner, program, ["fuzzfarm_geometric_screen"],
+                                        f"the device screen of {name}", source)[
+            "fuzzfarm_geometric_screen"]
+
+    def bound(self, width: int) -> float:
+        """The ULP bound at vector width ``width`` (``geometric_bound``)."""
+        return geometric_bound(self.name, "binary32", width, self.claims)
+
+    def enqueue(self, p0buf, p1buf, ybuf, nvec: int, width: int, err: np.ndarray):
+        """Enqueue the screen of ``nvec`` vectors of ``width`` lanes on device buffers
+        (``p1buf``: any buffer for a built-in of one argument) and the copy of its answer
+        into ``err`` (float32 (nvec,), host memory, written when the returned event
+        completes)."""
+        from fuzzfarm.device.commands import buffer, copy, launch
+        ebuf = buffer(self.runner, max(4, err.nbytes))
+        self._kernel.set_args(p0buf, p1buf, ybuf, ebuf, np.uint32(nvec), np.uint32(width),
+                              np.float64(pass_constant(self.bound(width))))
+        ev = launch(self.runner, self._kernel, max(1, nvec))
+        return copy(self.runner, err, ebuf, wait_for=[ev])
+
+    def screen_pairs(self, p0: np.ndarray, y: np.ndarray, width: int,
+                     p1: np.ndarray | None = None) -> np.ndarray:
+        """The answer (float32 (n,): the error in ULPs where passed, else -1) on arbitrary
+        vectors ``p0`` (and ``p1``; uint32 lanes, n * ``width``) and results ``y`` (uint32
+        (n,)), for tests."""
+        from fuzzfarm.device.commands import buffer
+        n = int(np.asarray(y).size)
+        err = np.empty(n, np.float32)
+        if n == 0:
+            return err
+        a = buffer(self.runner, host=np.ascontiguousarray(p0, np.uint32), read_only=True)
+        b = a if p1 is None else buffer(self.runner, host=np.ascontiguousarray(p1, np.uint32),
+                                        read_only=True)
+        yb = buffer(self.runner, host=np.ascontiguousarray(y, np.uint32), read_only=True)
+        self.enqueue(a, b, yb, n, width, err).wait()
+        return err
