@@ -1,6 +1,6 @@
-// The device screen of the geometric built-ins of a scalar ULP-bounded result: length,
-// distance, fast_length, fast_distance in binary32 (docs/device_screen.md, "Geometric
-// built-ins").  One work-item per vector of ``width`` lanes (the host defines DISTANCE for
+// The device screen of the geometric built-ins within a ULP bound: length, distance,
+// fast_length, fast_distance and (NORMALIZE: a result lane per lane) normalize in binary32
+// (docs/device_screen.md, "Geometric built-ins").  One work-item per vector of ``width`` lanes (the host defines DISTANCE for
 // distance and fast_distance, and REL_LO as for the element-wise screen; ``c_pass`` is the
 // bound less the margin times 2**-23, as the element-wise screen's C_PASS): err[i] is the
 // result's error in ULPs (d / u_lo) where it is provably within the bound, else -1 (the
@@ -31,6 +31,21 @@ inline double gsqrt(double s) {
     return y;
 }
 
+// Whether the binary32 result yb is a normal number of r's sign provably within the bound
+// of f (|r - f| < REL |f|; c_pass as the element-wise screen's C_PASS): *e its error in ULPs
+// (d / u_lo), the element-wise screen's within_bound on normal results
+inline int lane_within(double r, uint yb, double c_pass, float *e) {
+    uint ey = (yb >> 23) & 0xffu;
+    if (ey == 0u || ey == 0xffu || (yb >> 31) != (uint)(as_ulong(r) >> 63)) return 0;
+    double lo = gabs(r) * REL_LO;
+    if (!(lo >= 0x1p-126)) return 0;
+    double P = as_double(as_ulong(lo) & 0x7ff0000000000000UL);      // 2**floor(log2 lo)
+    double d = gabs((double)as_float(yb) - r);
+    if (!(d < P * c_pass)) return 0;
+    *e = (float)(d / (P * 0x1p-23));
+    return 1;
+}
+
 __kernel void fuzzfarm_geometric_screen(__global const uint *p0, __global const uint *p1,
                                         __global const uint *y, __global float *err,
                                         uint nvec, uint width, double c_pass) {
@@ -52,16 +67,29 @@ __kernel void fuzzfarm_geometric_screen(__global const uint *p0, __global const 
         s += v * v;
     }
     float e = -1.0f;
-    uint yb = y[i];
     // r = sqrt(s): the squares are exact (length) or within 3 2**-53 (distance: a rounded
     // difference, squared and rounded), the sum of at most four positive terms adds 3
     // 2**-53, the square root halves it and adds 2**-52: |r - f| < 2**-49 |f| < REL |f|
-    if (ok && (yb >> 31) == 0u && ((yb >> 23) & 0xffu) != 0u && ((yb >> 23) & 0xffu) != 0xffu) {
-        double r = gsqrt(s);
-        double lo = r * REL_LO;
-        double P = as_double(as_ulong(lo) & 0x7ff0000000000000UL);  // 2**floor(log2 lo)
-        double d = gabs((double)as_float(yb) - r);
-        if (d < P * c_pass) e = (float)(d / (P * 0x1p-23));
+    if (ok) {
+        double len = gsqrt(s);
+#ifdef NORMALIZE
+        // each lane p_k / len: the quotient adds 2**-53, |r - f| < 2**-49 |f|; every lane
+        // of magnitude 2**-60 / 2**62 or more, a normal result; the vector passes where
+        // every lane does, its error the largest
+        float worst = 0.0f;
+        for (uint k = 0; k < width && worst >= 0.0f; k++) {
+            float ek;
+            if (lane_within((double)as_float(p0[i * width + k]) / len, y[i * width + k],
+                            c_pass, &ek))
+                worst = fmax(worst, ek);
+            else
+                worst = -1.0f;
+        }
+        e = worst;
+#else
+        float ek;
+        if (lane_within(len, y[i], c_pass, &ek)) e = ek;
+#endif
     }
     err[i] = e;
 }

@@ -1,14 +1,15 @@
-"""The device screen of the geometric built-ins of a scalar result within a ULP bound --
-length, distance, fast_length, fast_distance in binary32 (``GEOMETRIC_SCREENED``; OpenCL C
-3.0 §6.15.5; the argument: docs/device_screen.md, "Geometric built-ins").
+"""The device screen of the geometric built-ins within a ULP bound -- length, distance,
+fast_length, fast_distance and normalize in binary32 (``GEOMETRIC_SCREENED``; OpenCL C 3.0
+§6.15.5; the argument: docs/device_screen.md, "Geometric built-ins").
 
 One work-item per vector (``geometric_screen.cl``) passes the result where every lane (and
 every difference of lanes, for distance) is a normal number of magnitude in [2**-60,
 2**61) -- where no rule of edgecases/data/geometric.toml holds and the bound alone judges
--- and the result is provably within the bound for the vector width (the element-wise
-screen's inequality, REL and margin: its reference sqrt(sum of squares) in binary64 is
-within 2**-49 of f); the answer is one float32 per vector, its error in ULPs, or -1 where
-the host judges it.  The host's geometric checker judges every other vector and the passed
+-- and the result (every lane of normalize's) is provably within the bound for the vector
+width (the element-wise screen's inequality, REL and margin: its references, sqrt(sum of
+squares) and p_k / sqrt(sum of squares) in binary64, are within 2**-49 of f); the answer
+is one float32 per vector, its (largest lane's) error in ULPs, or -1 where the host judges
+it.  The host's geometric checker judges every other vector and the passed
 one of the largest error (``verdict.geometric.check_screened``): the device never decides
 a failure.  Pure but for ``GeometricScreen``, which builds and enqueues the kernel.
 """
@@ -24,9 +25,10 @@ from edgecases.expressions import Expr
 __all__ = ["GEOMETRIC_SCREENED", "geometric_bound", "geometric_screen_source",
            "GeometricScreen"]
 
-#: The geometric built-ins the device screen judges (scalar results, ULP bounds in the
-#: width n); of two arguments: distance and fast_distance.
-GEOMETRIC_SCREENED = frozenset({"length", "distance", "fast_length", "fast_distance"})
+#: The geometric built-ins the device screen judges (ULP bounds in the width n; a vector
+#: result: normalize); of two arguments: distance and fast_distance.
+GEOMETRIC_SCREENED = frozenset({"length", "distance", "fast_length", "fast_distance",
+                                "normalize"})
 _TWO = frozenset({"distance", "fast_distance"})
 
 
@@ -63,6 +65,7 @@ def geometric_screen_source(name: str) -> str:
     if name not in GEOMETRIC_SCREENED:
         raise KeyError(f"no geometric device screen for {name}")
     defines = [*(["#define DISTANCE 1"] if name in _TWO else []),
+               *(["#define NORMALIZE 1"] if name == "normalize" else []),
                f"#define REL_LO {_hexf(1 - 4 * REL)}"]
     body = resources.files("fuzzfarm.oracle").joinpath("geometric_screen.cl").read_text()
     return "\n".join(defines + [body])
@@ -109,10 +112,10 @@ class GeometricScreen:
     def screen_pairs(self, p0: np.ndarray, y: np.ndarray, width: int,
                      p1: np.ndarray | None = None) -> np.ndarray:
         """The answer (float32 (n,): the error in ULPs where passed, else -1) on arbitrary
-        vectors ``p0`` (and ``p1``; uint32 lanes, n * ``width``) and results ``y`` (uint32
-        (n,)), for tests."""
+        vectors ``p0`` (and ``p1``; uint32 lanes, n * ``width``) and results ``y`` (uint32:
+        n, or n * ``width`` for normalize), for tests."""
         from fuzzfarm.device.commands import buffer
-        n = int(np.asarray(y).size)
+        n = int(np.asarray(p0).size) // int(width)
         err = np.empty(n, np.float32)
         if n == 0:
             return err
