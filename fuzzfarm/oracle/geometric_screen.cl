@@ -1,6 +1,6 @@
-// The device screen of the geometric built-ins within a ULP bound: length, distance,
-// fast_length, fast_distance and (NORMALIZE: a result lane per lane) normalize in binary32
-// (docs/device_screen.md, "Geometric built-ins").  One work-item per vector of ``width`` lanes (the host defines DISTANCE for
+// The device screen of geometric built-ins in binary32: length, distance, fast_length,
+// fast_distance, normalize (NORMALIZE: a result lane per lane) within their ULP bounds, dot
+// (DOT) within its absolute tolerance (docs/device_screen.md, "Geometric built-ins").  One work-item per vector of ``width`` lanes (the host defines DISTANCE for
 // distance and fast_distance, and REL_LO as for the element-wise screen; ``c_pass`` is the
 // bound less the margin times 2**-23, as the element-wise screen's C_PASS): err[i] is the
 // result's error in ULPs (d / u_lo) where it is provably within the bound, else -1 (the
@@ -46,6 +46,34 @@ inline int lane_within(double r, uint yb, double c_pass, float *e) {
     return 1;
 }
 
+#ifdef DOT
+// dot's result yb against r = the sum of the exact products (binary64: each product of two
+// binary32 lanes exact), within E = 2**-51 S (1 + 2**-50) of f (S the sum of the
+// products' magnitudes: three roundings of partial sums at most S each): passed where yb is
+// a normal number of r's sign, E <= 2**-46 |r| (the ULP estimate as lane_within's), and at
+// width 1 (CL.dot.width1_correctly_rounded) yb is provably the nearest binary32 number to f
+// (c_pass at 0.5 ULP), at width n >= 2 |yb - f| <= d (1 + 2**-52) + E < max**2 2 (n - 1)
+// 2**-23 (1 - 2**-50) (OpenCL SPIR-V Env Table 1's absolute tolerance, max the largest
+// lane magnitude of both vectors; the subnormal quantum the checker adds only widens it)
+inline int dot_within(double r, double E, double mx, uint yb, double c_pass, uint n,
+                      float *e) {
+    uint ey = (yb >> 23) & 0xffu;
+    if (ey == 0u || ey == 0xffu || (yb >> 31) != (uint)(as_ulong(r) >> 63)) return 0;
+    double ar = gabs(r);
+    if (!(E <= ar * 0x1p-46)) return 0;
+    double lo = ar * REL_LO;
+    if (!(lo >= 0x1p-126)) return 0;
+    double P = as_double(as_ulong(lo) & 0x7ff0000000000000UL);
+    double d = gabs((double)as_float(yb) - r);
+    int pass = n == 1u ? d + E < P * c_pass
+        : d * 0x1.0000000000001p0 + E < mx * mx * (double)(2u * (n - 1u)) * 0x1p-23
+                                         * 0x1.ffffffffffff8p-1;
+    if (!pass) return 0;
+    *e = (float)(d / (P * 0x1p-23));
+    return 1;
+}
+#endif
+
 __kernel void fuzzfarm_geometric_screen(__global const uint *p0, __global const uint *p1,
                                         __global const uint *y, __global float *err,
                                         uint nvec, uint width, double c_pass) {
@@ -53,6 +81,23 @@ __kernel void fuzzfarm_geometric_screen(__global const uint *p0, __global const 
     if (i >= nvec) return;
     int ok = 1;
     double s = 0.0;
+#ifdef DOT
+    double r = 0.0, S = 0.0, mx = 0.0;
+    for (uint k = 0; k < width; k++) {
+        uint a = p0[i * width + k], b = p1[i * width + k];
+        ok &= lane_ok(a) & lane_ok(b);
+        double pa = (double)as_float(a), pb = (double)as_float(b);
+        double p = pa * pb;                        // exact: 24-bit significands
+        r += p;
+        S += gabs(p);
+        mx = fmax(mx, fmax(gabs(pa), gabs(pb)));
+    }
+    float ed = -1.0f;
+    if (ok && !dot_within(r, S * 0x1p-51 * 0x1.0000000000004p0, mx, y[i], c_pass, width, &ed))
+        ed = -1.0f;
+    err[i] = ok ? ed : -1.0f;
+    return;
+#endif
     for (uint k = 0; k < width; k++) {
         uint a = p0[i * width + k];
         ok &= lane_ok(a);
