@@ -37,19 +37,19 @@ def test_the_bounds_are_the_tables_for_each_width():
               "distance": lambda n: 3 + 1.5 * n + 0.5 * (n - 1),
               "fast_length": lambda n: 8192 + 0.5 * n + 0.5 * (n - 1),
               "fast_distance": lambda n: 8192 + 1.5 * n + 0.5 * (n - 1)}
-    expect["dot"] = lambda n: 0.5       # its width-1 test; the tolerance is the kernel's
+    expect["dot"] = expect["cross"] = lambda n: 0.5   # the tolerances are the kernel's
     assert str(bounds.bound("dot", "binary32").pieces[0].value.amount.text) == \
         "max * max * (2 * (n - 1)) * EPS"
     for name in NAMES:
         assert bounds.bound(name, "binary32").pieces[0].value.kind == \
-            ("absolute" if name == "dot" else "ulps")
-        for n in (1, 2, 3, 4):
+            ("absolute" if name in ("dot", "cross") else "ulps")
+        for n in catalogue.function(name).widths:
             assert geometric_bound(name, "binary32", n, Claims()) == expect[name](n)
         for claims in (Claims(relaxed=True), Claims(rounding=("rtz",)),
                        Claims(finite_math=True), Claims(inf_nan=False)):
             assert geometric_bound(name, "binary32", 2, claims) is None
     assert geometric_bound("length", "binary64", 2, Claims("binary64")) is None
-    assert geometric_bound("cross", "binary32", 3, Claims()) is None
+    assert geometric_bound("fast_normalize", "binary32", 3, Claims()) is None
 
 
 def _screen(name):
@@ -87,13 +87,16 @@ def _value(v):
     return v
 
 
-def _beyond_tolerance(yb, f, tol: float, width: int) -> bool:
-    """dot's result ``yb`` is beyond its absolute tolerance of ``f`` (width >= 2), or at
-    width 1 not ``f`` rounded."""
-    if width == 1:
-        return int(yb) != round_to_bits(f, BINARY32, "rte")
-    g = float(np.uint32(yb).view(np.float32))
-    return abs(mpmath.mpf(g) - f) > tol
+def _beyond_tolerance(y, f, tol: float, name: str, width: int) -> bool:
+    """The result lanes ``y`` (uint32) of dot or cross are beyond the absolute tolerance of
+    the references ``f`` (a lane of them; dot at width 1: not f rounded; cross's w lane:
+    not +0)."""
+    if name == "dot" and width == 1:
+        return int(y[0]) != round_to_bits(f[0], BINARY32, "rte")
+    if name == "cross" and width == 4 and int(y[3]) != 0:
+        return True
+    return any(abs(mpmath.mpf(float(np.uint32(g).view(np.float32))) - v) > tol
+               for g, v in zip(y[:3 if name == "cross" else 1], f))
 
 
 def _exact(name, args, width):
@@ -102,8 +105,8 @@ def _exact(name, args, width):
 
 
 @pytest.mark.device
-@pytest.mark.parametrize("width", [1, 2, 3, 4])
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name, width", [(n, w) for n in NAMES
+                                         for w in catalogue.function(n).widths])
 def test_the_screen_passes_no_failure_and_the_right_results(name, width):
     s = _screen(name)
     fn = catalogue.function(name)
@@ -128,11 +131,12 @@ def test_the_screen_passes_no_failure_and_the_right_results(name, width):
     flat = {k: v.ravel() for k, v in args.items()}
     p1 = flat.get("p1")
     step = np.uint32(max(1, int(bound)))
-    if name == "dot":           # its tolerance max**2 2 (n - 1) 2**-23 (finite lanes)
+    if name in ("dot", "cross"):    # the tolerance: max**2 2 (n - 1) or 3 2**-23
+        used = 3 if name == "cross" else width
         with np.errstate(all="ignore"):
-            mx = np.abs(np.concatenate([args["p0"], args["p1"]], axis=1).view(np.float32)
-                        .astype(np.float64)).max(axis=1)
-            dot_tol = mx * mx * 2 * (width - 1) * 2.0 ** -23
+            mx = np.abs(np.concatenate([args["p0"][:, :used], args["p1"][:, :used]], axis=1)
+                        .view(np.float32).astype(np.float64)).max(axis=1)
+            dot_tol = mx * mx * (3 if name == "cross" else 2 * (width - 1)) * 2.0 ** -23
     base = rn.ravel()
     tries = [base, base + np.uint32(1), base - np.uint32(1), base + step, base - step,
              base + step + np.uint32(1), base - step - np.uint32(1),
@@ -168,8 +172,8 @@ def test_the_screen_passes_no_failure_and_the_right_results(name, width):
             lanes = y.reshape(n, rw)
             far = np.array([not real[i] or (lanes[i] & np.uint32(0x7F80_0000)
                                              == np.uint32(0x7F80_0000)).any()
-                            or (_beyond_tolerance(y[i], refs[i][0], dot_tol[i], width)
-                                if name == "dot" else verr(i, y) > bound)
+                            or (_beyond_tolerance(lanes[i], refs[i], dot_tol[i], name, width)
+                                if name in ("dot", "cross") else verr(i, y) > bound)
                             for i in range(n)])
             assert not passed[far].any(), (name, width, k)
 
@@ -189,7 +193,7 @@ def test_screened_run_units_give_the_host_verdicts(name):
     session = DeviceSession(s.runner.info)
     rng = np.random.default_rng(67)
     caught = 0
-    for width in (1, 2, 3, 4):
+    for width in catalogue.function(name).widths:
         unit = make_unit("t", (name, "binary32", width), 1, 5, 0, 1, size=1 << 11)
         inputs = make_inputs(unit)
         landed = session.land(session.launch(unit, inputs))

@@ -1,6 +1,7 @@
 // The device screen of geometric built-ins in binary32: length, distance, fast_length,
 // fast_distance, normalize (NORMALIZE: a result lane per lane) within their ULP bounds, dot
-// (DOT) within its absolute tolerance (docs/device_screen.md, "Geometric built-ins").  One work-item per vector of ``width`` lanes (the host defines DISTANCE for
+// (DOT) and cross (CROSS: lane by lane) within their absolute tolerances
+// (docs/device_screen.md, "Geometric built-ins").  One work-item per vector of ``width`` lanes (the host defines DISTANCE for
 // distance and fast_distance, and REL_LO as for the element-wise screen; ``c_pass`` is the
 // bound less the margin times 2**-23, as the element-wise screen's C_PASS): err[i] is the
 // result's error in ULPs (d / u_lo) where it is provably within the bound, else -1 (the
@@ -46,17 +47,13 @@ inline int lane_within(double r, uint yb, double c_pass, float *e) {
     return 1;
 }
 
-#ifdef DOT
-// dot's result yb against r = the sum of the exact products (binary64: each product of two
-// binary32 lanes exact), within E = 2**-51 S (1 + 2**-50) of f (S the sum of the
-// products' magnitudes: three roundings of partial sums at most S each): passed where yb is
-// a normal number of r's sign, E <= 2**-46 |r| (the ULP estimate as lane_within's), and at
-// width 1 (CL.dot.width1_correctly_rounded) yb is provably the nearest binary32 number to f
-// (c_pass at 0.5 ULP), at width n >= 2 |yb - f| <= d (1 + 2**-52) + E < max**2 2 (n - 1)
-// 2**-23 (1 - 2**-50) (OpenCL SPIR-V Env Table 1's absolute tolerance, max the largest
-// lane magnitude of both vectors; the subnormal quantum the checker adds only widens it)
-inline int dot_within(double r, double E, double mx, uint yb, double c_pass, uint n,
-                      float *e) {
+#if defined(DOT) || defined(CROSS)
+// A result of an absolute tolerance (dot, a lane of cross): yb against r within E of f,
+// passed where yb is a normal number of r's sign, E <= 2**-46 |r| (the ULP estimate as
+// lane_within's), and |yb - f| <= d (1 + 2**-52) + E < tol (tol > 0: the tolerance less
+// 2**-50 of it) or, where tol = 0, yb is provably the nearest binary32 number to f (c_pass
+// at 0.5 ULP); *e its error in ULPs
+inline int abs_within(double r, double E, double tol, uint yb, double c_pass, float *e) {
     uint ey = (yb >> 23) & 0xffu;
     if (ey == 0u || ey == 0xffu || (yb >> 31) != (uint)(as_ulong(r) >> 63)) return 0;
     double ar = gabs(r);
@@ -65,10 +62,7 @@ inline int dot_within(double r, double E, double mx, uint yb, double c_pass, uin
     if (!(lo >= 0x1p-126)) return 0;
     double P = as_double(as_ulong(lo) & 0x7ff0000000000000UL);
     double d = gabs((double)as_float(yb) - r);
-    int pass = n == 1u ? d + E < P * c_pass
-        : d * 0x1.0000000000001p0 + E < mx * mx * (double)(2u * (n - 1u)) * 0x1p-23
-                                         * 0x1.ffffffffffff8p-1;
-    if (!pass) return 0;
+    if (!(tol > 0.0 ? d * 0x1.0000000000001p0 + E < tol : d + E < P * c_pass)) return 0;
     *e = (float)(d / (P * 0x1p-23));
     return 1;
 }
@@ -92,10 +86,50 @@ __kernel void fuzzfarm_geometric_screen(__global const uint *p0, __global const 
         S += gabs(p);
         mx = fmax(mx, fmax(gabs(pa), gabs(pb)));
     }
+    // r is within E = 2**-51 S (1 + 2**-50) of f, S the sum of the products' magnitudes
+    // (three roundings of partial sums of at most S); at width 1 (the table's tolerance 0:
+    // CL.dot.width1_correctly_rounded) the correctly rounded test, else OpenCL SPIR-V Env
+    // Table 1's max**2 2 (n - 1) FLT_EPSILON, max the largest lane magnitude of both
     float ed = -1.0f;
-    if (ok && !dot_within(r, S * 0x1p-51 * 0x1.0000000000004p0, mx, y[i], c_pass, width, &ed))
+    double tol = width == 1u ? 0.0
+        : mx * mx * (double)(2u * (width - 1u)) * 0x1p-23 * 0x1.ffffffffffff8p-1;
+    if (!ok || !abs_within(r, S * 0x1p-51 * 0x1.0000000000004p0, tol, y[i], c_pass, &ed))
         ed = -1.0f;
-    err[i] = ok ? ed : -1.0f;
+    err[i] = ed;
+    return;
+#endif
+#ifdef CROSS
+    // cross(p0, p1): lane k = a_i b_j - a_j b_i ((i, j) = (1, 2), (2, 0), (0, 1)) of the
+    // first three lanes, two exact products and one rounding (fused or not): within
+    // 2**-53 |r_k| (1 + 2**-50) of f_k; each passed within max**2 3 FLT_EPSILON (max over
+    // the six lanes used, as the checker's); a float4's w lane must be +0 (CL.cross.w_zero,
+    // .w_positive_zero), else the host judges it
+    double A[3], B[3], mx = 0.0;
+    for (uint k = 0; k < 3u; k++) {
+        uint a = p0[i * width + k], b = p1[i * width + k];
+        ok &= lane_ok(a) & lane_ok(b);
+        A[k] = (double)as_float(a);
+        B[k] = (double)as_float(b);
+        mx = fmax(mx, fmax(gabs(A[k]), gabs(B[k])));
+    }
+    for (uint k = 3u; k < width; k++)              // a float4's w lanes: on the ground too
+        ok &= lane_ok(p0[i * width + k]) & lane_ok(p1[i * width + k]);
+    float worst = -1.0f;
+    if (ok && (width == 3u || y[i * width + 3u] == 0u)) {
+        double tol = mx * mx * 3.0 * 0x1p-23 * 0x1.ffffffffffff8p-1;
+        worst = 0.0f;
+        for (uint k = 0; k < 3u && worst >= 0.0f; k++) {
+            uint u = (k + 1u) % 3u, v = (k + 2u) % 3u;
+            double r = A[u] * B[v] - A[v] * B[u];
+            float ek;
+            if (abs_within(r, gabs(r) * 0x1.0000000000004p-53, tol, y[i * width + k], c_pass,
+                           &ek))
+                worst = fmax(worst, ek);
+            else
+                worst = -1.0f;
+        }
+    }
+    err[i] = worst;
     return;
 #endif
     for (uint k = 0; k < width; k++) {

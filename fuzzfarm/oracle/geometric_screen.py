@@ -28,18 +28,20 @@ __all__ = ["GEOMETRIC_SCREENED", "geometric_bound", "geometric_screen_source",
 #: The geometric built-ins the device screen judges (ULP bounds in the width n; a vector
 #: result: normalize); of two arguments: distance and fast_distance.
 GEOMETRIC_SCREENED = frozenset({"length", "distance", "fast_length", "fast_distance",
-                                "normalize", "dot"})
+                                "normalize", "dot", "cross"})
 _TWO = frozenset({"distance", "fast_distance"})
-#: dot's tolerance as the kernel applies it (binary32's EPS = FLT_EPSILON = 2**-23)
-_DOT_TOLERANCE = "max * max * (2 * (n - 1)) * EPS"
+#: dot's and cross's tolerances as the kernel applies them (binary32's EPS = FLT_EPSILON =
+#: 2**-23)
+_TOLERANCES = {"dot": "max * max * (2 * (n - 1)) * EPS", "cross": "max * max * (3 * EPS)"}
 
 
 def geometric_bound(name: str, precision: str, width: int, claims) -> float | None:
     """The ULP bound the screen applies to geometric built-in ``name`` at vector width
     ``width`` under ``claims`` (verdict.claims.Claims): the table's bound for width n
     (edgecases.bounds; binary32 length 3 + 0.5 (0.5 n + 0.5 (n - 1)) ULPs, OpenCL SPIR-V
-    Env Table 1) -- for dot 0.5, its width-1 correctly rounded test, where the table's
-    tolerance is the kernel's max * max * (2 (n - 1)) * FLT_EPSILON --, or None where the
+    Env Table 1) -- for dot and cross 0.5 (dot's width-1 correctly rounded test), where
+    the table's tolerance is the kernel's (max * max * (2 (n - 1)) * FLT_EPSILON, max *
+    max * 3 * FLT_EPSILON) --, or None where the
     screen must not be used (another built-in or precision, a rounding mode other than
     round to nearest, a relaxed or finite-math build, a bound of several pieces or not in
     ULPs).  Pure."""
@@ -51,10 +53,10 @@ def geometric_bound(name: str, precision: str, width: int, claims) -> float | No
     b = bounds.bound(name, precision, claims.profile, claims.relaxed)
     if b.pieces[1:] or b.pieces[0].when or b.pieces[0].severity != "fail":
         return None
-    if name == "dot":               # the kernel's own tolerance: the table's, or none
+    if name in _TOLERANCES:         # the kernel's own tolerance: the table's, or none
         amount = b.pieces[0].value.amount
         return 0.5 if (b.pieces[0].value.kind == "absolute" and isinstance(amount, Expr)
-                       and amount.text == _DOT_TOLERANCE) else None
+                       and amount.text == _TOLERANCES[name]) else None
     if b.pieces[0].value.kind != "ulps":
         return None
     amount = b.pieces[0].value.amount
@@ -76,6 +78,7 @@ def geometric_screen_source(name: str) -> str:
     defines = [*(["#define DISTANCE 1"] if name in _TWO else []),
                *(["#define NORMALIZE 1"] if name == "normalize" else []),
                *(["#define DOT 1"] if name == "dot" else []),
+               *(["#define CROSS 1"] if name == "cross" else []),
                f"#define REL_LO {_hexf(1 - 4 * REL)}"]
     body = resources.files("fuzzfarm.oracle").joinpath("geometric_screen.cl").read_text()
     return "\n".join(defines + [body])
