@@ -34,6 +34,7 @@ _CACHE: dict = {}
 def test_the_bounds_are_the_tables_for_each_width():
     expect = {"length": lambda n: 3 + 0.5 * (0.5 * n + 0.5 * (n - 1)),
               "normalize": lambda n: 2.5 + 0.5 * n + 0.5 * (n - 1),
+              "fast_normalize": lambda n: 8192.5 + 0.5 * n + 0.5 * (n - 1),
               "distance": lambda n: 3 + 1.5 * n + 0.5 * (n - 1),
               "fast_length": lambda n: 8192 + 0.5 * n + 0.5 * (n - 1),
               "fast_distance": lambda n: 8192 + 1.5 * n + 0.5 * (n - 1)}
@@ -49,7 +50,7 @@ def test_the_bounds_are_the_tables_for_each_width():
                        Claims(finite_math=True), Claims(inf_nan=False)):
             assert geometric_bound(name, "binary32", 2, claims) is None
     assert geometric_bound("length", "binary64", 2, Claims("binary64")) is None
-    assert geometric_bound("fast_normalize", "binary32", 3, Claims()) is None
+    assert geometric_bound("fast_normalize", "binary16", 3, Claims("binary16")) is None
 
 
 def _screen(name):

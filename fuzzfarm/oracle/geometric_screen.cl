@@ -1,5 +1,6 @@
 // The device screen of geometric built-ins in binary32: length, distance, fast_length,
-// fast_distance, normalize (NORMALIZE: a result lane per lane) within their ULP bounds, dot
+// fast_distance, normalize and fast_normalize (NORMALIZE: a result lane per lane) within
+// their ULP bounds, dot
 // (DOT) and cross (CROSS: lane by lane) within their absolute tolerances
 // (docs/device_screen.md, "Geometric built-ins").  One work-item per vector of ``width`` lanes (the host defines DISTANCE for
 // distance and fast_distance, and REL_LO as for the element-wise screen; ``c_pass`` is the

@@ -1,13 +1,15 @@
-"""The device screen of the geometric built-ins within a ULP bound -- length, distance,
-fast_length, fast_distance and normalize in binary32 (``GEOMETRIC_SCREENED``; OpenCL C 3.0
-§6.15.5; the argument: docs/device_screen.md, "Geometric built-ins").
+"""The device screen of the geometric built-ins in binary32 -- length, distance, normalize
+and their fast_ forms within their ULP bounds, dot and cross within their absolute
+tolerances (``GEOMETRIC_SCREENED``; OpenCL C 3.0 §6.15.5; the argument:
+docs/device_screen.md, "Geometric built-ins").
 
 One work-item per vector (``geometric_screen.cl``) passes the result where every lane (and
 every difference of lanes, for distance) is a normal number of magnitude in [2**-60,
 2**61) -- where no rule of edgecases/data/geometric.toml holds and the bound alone judges
--- and the result (every lane of normalize's) is provably within the bound for the vector
-width (the element-wise screen's inequality, REL and margin: its references, sqrt(sum of
-squares) and p_k / sqrt(sum of squares) in binary64, are within 2**-49 of f); the answer
+-- and the result (every lane of a vector result's) is provably within the bound for the
+vector width (the element-wise screen's inequality, REL and margin: its references --
+sqrt(sum of squares), p_k / sqrt(sum of squares), sums of exact products -- in binary64
+are within 2**-49 of f; dot's and cross's tolerances in max**2); the answer
 is one float32 per vector, its (largest lane's) error in ULPs, or -1 where the host judges
 it.  The host's geometric checker judges every other vector and the passed
 one of the largest error (``verdict.geometric.check_screened``): the device never decides
@@ -25,10 +27,11 @@ from edgecases.expressions import Expr
 __all__ = ["GEOMETRIC_SCREENED", "geometric_bound", "geometric_screen_source",
            "GeometricScreen"]
 
-#: The geometric built-ins the device screen judges (ULP bounds in the width n; a vector
-#: result: normalize); of two arguments: distance and fast_distance.
+#: The geometric built-ins the device screen judges (ULP bounds in the width n, or dot's and
+#: cross's absolute tolerances; a vector result: normalize, fast_normalize, cross); of two
+#: arguments: distance, fast_distance, dot, cross.
 GEOMETRIC_SCREENED = frozenset({"length", "distance", "fast_length", "fast_distance",
-                                "normalize", "dot", "cross"})
+                                "normalize", "fast_normalize", "dot", "cross"})
 _TWO = frozenset({"distance", "fast_distance"})
 #: dot's and cross's tolerances as the kernel applies them (binary32's EPS = FLT_EPSILON =
 #: 2**-23)
@@ -76,7 +79,7 @@ def geometric_screen_source(name: str) -> str:
     if name not in GEOMETRIC_SCREENED:
         raise KeyError(f"no geometric device screen for {name}")
     defines = [*(["#define DISTANCE 1"] if name in _TWO else []),
-               *(["#define NORMALIZE 1"] if name == "normalize" else []),
+               *(["#define NORMALIZE 1"] if name in ("normalize", "fast_normalize") else []),
                *(["#define DOT 1"] if name == "dot" else []),
                *(["#define CROSS 1"] if name == "cross" else []),
                f"#define REL_LO {_hexf(1 - 4 * REL)}"]
