@@ -1,16 +1,15 @@
-// The device screen of geometric built-ins in binary32: length, distance, fast_length,
-// fast_distance, normalize and fast_normalize (NORMALIZE: a result lane per lane) within
-// their ULP bounds, dot
-// (DOT) and cross (CROSS: lane by lane) within their absolute tolerances
-// (docs/device_screen.md, "Geometric built-ins").  One work-item per vector of ``width`` lanes (the host defines DISTANCE for
-// distance and fast_distance, and REL_LO as for the element-wise screen; ``c_pass`` is the
-// bound less the margin times 2**-23, as the element-wise screen's C_PASS): err[i] is the
-// result's error in ULPs (d / u_lo) where it is provably within the bound, else -1 (the
-// host's).  Only vectors whose every lane (and, for distance, every difference
-// of lanes) is a normal number of magnitude in [2**-60, 2**61) are judged: no rule of
-// geometric.toml holds there (no zero, infinite, NaN or subnormal lane, a sum of squares
-// far from binary32's overflow and underflow, no lane fast_* may flush), so the result is
-// judged by the bound alone.
+// The device screen of the geometric built-ins in binary32 (docs/device_screen.md,
+// "Geometric built-ins"): length, distance, normalize and their fast_ forms within their
+// ULP bounds (NORMALIZE: a vector result, lane by lane), dot (DOT) and cross (CROSS: lane
+// by lane) within their absolute tolerances.  One work-item per vector of ``width`` lanes
+// (the host defines DISTANCE for distance and fast_distance, and REL_LO as for the
+// element-wise screen; ``c_pass`` is the bound less the margin times 2**-23, as the
+// element-wise screen's C_PASS): err[i] is the result's error in ULPs (d / u_lo) where it
+// is provably within the bound, else -1 (the host's).  Only vectors whose every lane (and,
+// for distance, every difference of lanes) is a normal number of magnitude in [2**-60,
+// 2**61) are judged: no rule of geometric.toml holds there (no zero, infinite, NaN or
+// subnormal lane, a sum of squares far from binary32's overflow and underflow, no lane
+// fast_* may flush), so the result is judged by the bound alone.
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 
 inline double gabs(double v) { return as_double(as_ulong(v) & 0x7fffffffffffffffUL); }
@@ -33,41 +32,26 @@ inline double gsqrt(double s) {
     return y;
 }
 
-// Whether the binary32 result yb is a normal number of r's sign provably within the bound
-// of f (|r - f| < REL |f|; c_pass as the element-wise screen's C_PASS): *e its error in ULPs
-// (d / u_lo), the element-wise screen's within_bound on normal results
-inline int lane_within(double r, uint yb, double c_pass, float *e) {
-    uint ey = (yb >> 23) & 0xffu;
-    if (ey == 0u || ey == 0xffu || (yb >> 31) != (uint)(as_ulong(r) >> 63)) return 0;
-    double lo = gabs(r) * REL_LO;
-    if (!(lo >= 0x1p-126)) return 0;
-    double P = as_double(as_ulong(lo) & 0x7ff0000000000000UL);      // 2**floor(log2 lo)
-    double d = gabs((double)as_float(yb) - r);
-    if (!(d < P * c_pass)) return 0;
-    *e = (float)(d / (P * 0x1p-23));
-    return 1;
-}
-
-#if defined(DOT) || defined(CROSS)
-// A result of an absolute tolerance (dot, a lane of cross): yb against r within E of f,
-// passed where yb is a normal number of r's sign, E <= 2**-46 |r| (the ULP estimate as
-// lane_within's), and |yb - f| <= d (1 + 2**-52) + E < tol (tol > 0: the tolerance less
-// 2**-50 of it) or, where tol = 0, yb is provably the nearest binary32 number to f (c_pass
-// at 0.5 ULP); *e its error in ULPs
-inline int abs_within(double r, double E, double tol, uint yb, double c_pass, float *e) {
+// Whether the binary32 result yb, against r within E of f, is a normal number of r's sign
+// provably within the bound: E <= 2**-46 |r| (so that the ULP estimate d / u_lo, *e, is
+// the element-wise screen's within_bound's), and where tol = 0 yb is within c_pass (the
+// bound less the margin, times 2**-23: the element-wise screen's C_PASS; at 0.5 ULP, yb
+// is provably the nearest binary32 number to f), where tol > 0 |yb - f| <= d (1 + 2**-52)
+// + E < tol (an absolute tolerance less 2**-50 of it: dot, a lane of cross).  The
+// references within a ULP bound pass E = 0: their |r - f| < 2**-49 |f| is in the margin.
+inline int result_within(double r, double E, double tol, uint yb, double c_pass, float *e) {
     uint ey = (yb >> 23) & 0xffu;
     if (ey == 0u || ey == 0xffu || (yb >> 31) != (uint)(as_ulong(r) >> 63)) return 0;
     double ar = gabs(r);
     if (!(E <= ar * 0x1p-46)) return 0;
     double lo = ar * REL_LO;
     if (!(lo >= 0x1p-126)) return 0;
-    double P = as_double(as_ulong(lo) & 0x7ff0000000000000UL);
+    double P = as_double(as_ulong(lo) & 0x7ff0000000000000UL);      // 2**floor(log2 lo)
     double d = gabs((double)as_float(yb) - r);
     if (!(tol > 0.0 ? d * 0x1.0000000000001p0 + E < tol : d + E < P * c_pass)) return 0;
     *e = (float)(d / (P * 0x1p-23));
     return 1;
 }
-#endif
 
 __kernel void fuzzfarm_geometric_screen(__global const uint *p0, __global const uint *p1,
                                         __global const uint *y, __global float *err,
@@ -75,7 +59,6 @@ __kernel void fuzzfarm_geometric_screen(__global const uint *p0, __global const 
     uint i = get_global_id(0);
     if (i >= nvec) return;
     int ok = 1;
-    double s = 0.0;
 #ifdef DOT
     double r = 0.0, S = 0.0, mx = 0.0;
     for (uint k = 0; k < width; k++) {
@@ -94,7 +77,7 @@ __kernel void fuzzfarm_geometric_screen(__global const uint *p0, __global const 
     float ed = -1.0f;
     double tol = width == 1u ? 0.0
         : mx * mx * (double)(2u * (width - 1u)) * 0x1p-23 * 0x1.ffffffffffff8p-1;
-    if (!ok || !abs_within(r, S * 0x1p-51 * 0x1.0000000000004p0, tol, y[i], c_pass, &ed))
+    if (!ok || !result_within(r, S * 0x1p-51 * 0x1.0000000000004p0, tol, y[i], c_pass, &ed))
         ed = -1.0f;
     err[i] = ed;
     return;
@@ -123,8 +106,8 @@ __kernel void fuzzfarm_geometric_screen(__global const uint *p0, __global const 
             uint u = (k + 1u) % 3u, v = (k + 2u) % 3u;
             double r = A[u] * B[v] - A[v] * B[u];
             float ek;
-            if (abs_within(r, gabs(r) * 0x1.0000000000004p-53, tol, y[i * width + k], c_pass,
-                           &ek))
+            if (result_within(r, gabs(r) * 0x1.0000000000004p-53, tol, y[i * width + k],
+                              c_pass, &ek))
                 worst = fmax(worst, ek);
             else
                 worst = -1.0f;
@@ -133,6 +116,7 @@ __kernel void fuzzfarm_geometric_screen(__global const uint *p0, __global const 
     err[i] = worst;
     return;
 #endif
+    double s = 0.0;
     for (uint k = 0; k < width; k++) {
         uint a = p0[i * width + k];
         ok &= lane_ok(a);
@@ -159,8 +143,8 @@ __kernel void fuzzfarm_geometric_screen(__global const uint *p0, __global const 
         float worst = 0.0f;
         for (uint k = 0; k < width && worst >= 0.0f; k++) {
             float ek;
-            if (lane_within((double)as_float(p0[i * width + k]) / len, y[i * width + k],
-                            c_pass, &ek))
+            if (result_within((double)as_float(p0[i * width + k]) / len, 0.0, 0.0,
+                              y[i * width + k], c_pass, &ek))
                 worst = fmax(worst, ek);
             else
                 worst = -1.0f;
@@ -168,7 +152,7 @@ __kernel void fuzzfarm_geometric_screen(__global const uint *p0, __global const 
         e = worst;
 #else
         float ek;
-        if (lane_within(len, y[i], c_pass, &ek)) e = ek;
+        if (result_within(len, 0.0, 0.0, y[i], c_pass, &ek)) e = ek;
 #endif
     }
     err[i] = e;

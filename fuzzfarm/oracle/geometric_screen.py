@@ -9,11 +9,11 @@ every difference of lanes, for distance) is a normal number of magnitude in [2**
 -- and the result (every lane of a vector result's) is provably within the bound for the
 vector width (the element-wise screen's inequality, REL and margin: its references --
 sqrt(sum of squares), p_k / sqrt(sum of squares), sums of exact products -- in binary64
-are within 2**-49 of f; dot's and cross's tolerances in max**2); the answer
-is one float32 per vector, its (largest lane's) error in ULPs, or -1 where the host judges
-it.  The host's geometric checker judges every other vector and the passed
-one of the largest error (``verdict.geometric.check_screened``): the device never decides
-a failure.  Pure but for ``GeometricScreen``, which builds and enqueues the kernel.
+are within 2**-49 of f; dot's and cross's tolerances in max**2); the answer is one
+float32 per vector, its (largest lane's) error in ULPs, or -1 where the host judges it.
+The host's geometric checker judges every other vector and the passed one of the largest
+error (``verdict.geometric.check_screened``): the device never decides a failure.  Pure
+but for ``GeometricScreen``, which builds and enqueues the kernel.
 """
 from __future__ import annotations
 
@@ -44,10 +44,9 @@ def geometric_bound(name: str, precision: str, width: int, claims) -> float | No
     (edgecases.bounds; binary32 length 3 + 0.5 (0.5 n + 0.5 (n - 1)) ULPs, OpenCL SPIR-V
     Env Table 1) -- for dot and cross 0.5 (dot's width-1 correctly rounded test), where
     the table's tolerance is the kernel's (max * max * (2 (n - 1)) * FLT_EPSILON, max *
-    max * 3 * FLT_EPSILON) --, or None where the
-    screen must not be used (another built-in or precision, a rounding mode other than
-    round to nearest, a relaxed or finite-math build, a bound of several pieces or not in
-    ULPs).  Pure."""
+    max * 3 * FLT_EPSILON) --, or None where the screen must not be used (another built-in
+    or precision, a rounding mode other than round to nearest, a relaxed or finite-math
+    build, a bound of several pieces or of another kind).  Pure."""
     if name not in GEOMETRIC_SCREENED or precision != "binary32":
         return None
     if (tuple(claims.rounding) != ("rte",) or claims.relaxed or claims.finite_math

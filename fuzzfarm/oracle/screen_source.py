@@ -270,15 +270,14 @@ def _pass_defines(name: str, bound: float, precision: str) -> list[str]:
                 f"#define R_LO {_hexf(1 - 2.0 ** -50)}",
                 f"#define R_HI {_hexf(1 + 2.0 ** -50)}"]
     frac = format_named(precision).frac_bits
+    absolute = []
     if precision == "binary32" and reference_name(name) in ABSOLUTE:
         # ``bound`` is the absolute tolerance: ABS_PASS it less 2**-50 of it, C_PASS the
         # 0.5-ULP test of a correctly rounded result (device_screen.cl, within_tolerance)
-        return ["#define ABS_TOL 1", f"#define ABS_PASS {_hexf(bound * (1 - 2.0 ** -50))}",
-                f"#define REF_ERR err_{reference_name(name)}",
-                f"#define C_PASS {_hexf((0.5 - _margin(0.5, precision)) * 2.0 ** -frac)}",
-                f"#define REL_LO {_hexf(1 - 4 * REL)}",
-                f"#define REL_HI {_hexf(1 + 4 * REL)}"]
-    return [f"#define C_PASS{'16' if precision == 'binary16' else ''} "
+        absolute = ["#define ABS_TOL 1", f"#define ABS_PASS {_hexf(bound * (1 - 2.0 ** -50))}",
+                    f"#define REF_ERR err_{reference_name(name)}"]
+        bound = 0.5
+    return [*absolute, f"#define C_PASS{'16' if precision == 'binary16' else ''} "
             f"{_hexf((bound - _margin(bound, precision)) * 2.0 ** -frac)}",
             f"#define REL_LO {_hexf(1 - 4 * REL)}",
             f"#define REL_HI {_hexf(1 + 4 * REL)}"]

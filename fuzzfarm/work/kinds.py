@@ -509,7 +509,7 @@ class Geometric(Kind):
         return target.width
 
     def device_screened(self, target):
-        # length, distance, fast_length, fast_distance in binary32 (oracle.geometric_screen)
+        # the geometric group in binary32 (oracle.geometric_screen's GEOMETRIC_SCREENED)
         from fuzzfarm.oracle.geometric_screen import GEOMETRIC_SCREENED
         return target.name in GEOMETRIC_SCREENED and target.precision == "binary32"
 
