@@ -1,10 +1,11 @@
 // fuzzfarm's device screen, the part every precision shares (fuzzfarm/oracle/device_screen.py
-// puts it between the host's defines and the references of device_screen.cl (binary32
-// results) or device_screen64.cl (binary64 results); the argument in
-// docs/device_screen.md): what a reference's kind means, exact operations on binary64
-// values, double-double arithmetic, the error histogram's bins, the near rows and the
-// gathering of a drawn unit's marked inputs.  PATTERN is the unsigned integer type of the
-// result's and arguments' bit patterns (uint for binary32, ulong for binary64).
+// puts it between the host's defines with binary64_ops.cl and the references of
+// device_screen.cl (binary32 results) or device_screen64.cl (binary64 results); the
+// argument in docs/device_screen.md): what a reference's kind means, the answers at zeros,
+// infinities and NaNs, long division of significands, the error histogram's bins, the near
+// rows and the gathering of a drawn unit's marked inputs.  PATTERN is the unsigned
+// integer type of the result's and arguments' bit patterns (uint for binary32, ulong for
+// binary64).
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #pragma OPENCL FP_CONTRACT OFF
 
@@ -83,21 +84,6 @@ inline int screen_special(WORD xb, WORD yb) {
     return NAN_ANY_QUIET && is_quiet_nan(yb);
 }
 
-inline double absd(double v) { return as_double(as_ulong(v) & 0x7fffffffffffffffUL); }
-inline double negd(double v) { return as_double(as_ulong(v) ^ 0x8000000000000000UL); }
-inline double copysignd(double v, double s) {
-    return as_double((as_ulong(v) & 0x7fffffffffffffffUL) | (as_ulong(s) & 0x8000000000000000UL));
-}
-// 2**e for -1022 <= e <= 1023, exact
-inline double pow2d(int e) { return as_double((ulong)(e + 1023) << 52); }
-// round to the nearest integer, ties to even, for |v| < 2**51 (one addition and one
-// subtraction in round to nearest); larger v are integers already
-inline double rintd(double v) {
-    if (absd(v) >= 0x1p51) return v;
-    double big = copysignd(0x1.8p52, v);
-    return (v + big) - big;
-}
-
 // bits b .. b+63 (b >= -1) of the little-endian 32-bit limbs L[0 .. (b >> 5) + 2]
 inline ulong bits64(const uint *L, int b) {
     int shift = 0;
@@ -123,37 +109,6 @@ inline ulong long_mod(ulong mx, ulong mz, int d, int step, int *q8) {
     }
     *q8 = (int)(q & 7UL);
     return r;
-}
-
-// The unbiased exponent of a normal binary64 number v (|v| = m 2**e, m in [1, 2))
-inline int exponent_of(double v) { return (int)((as_ulong(v) >> 52) & 0x7ffUL) - 1023; }
-
-// Double-double arithmetic: a dd_t is hi + lo with |lo| <= ulp(hi) / 2; the product's
-// error terms are exact by fma (binary64 fma is correctly rounded), so dd_mul is within
-// 2**-103 of the product of its operands' values (where no partial product underflows).
-typedef struct { double hi, lo; } dd_t;
-inline dd_t dd_fast(double h, double l) {           // |h| >= |l| (or h = 0): exact
-    double s = h + l;
-    dd_t r = { s, l - (s - h) };
-    return r;
-}
-inline dd_t dd_sum(double a, double b) {            // a + b exactly (Knuth's two-sum)
-    double s = a + b;
-    double bb = s - a;
-    dd_t r = { s, (a - (s - bb)) + (b - bb) };
-    return r;
-}
-inline dd_t dd_mul(dd_t a, dd_t b) {
-    double p = a.hi * b.hi;
-    double e = fma(a.hi, b.hi, -p);
-    e = fma(a.hi, b.lo, e);
-    e = fma(a.lo, b.hi, e);
-    return dd_fast(p, e);
-}
-
-inline dd_t dd_add(dd_t a, dd_t b) {                // within 2**-104 of |a| + |b|
-    dd_t s = dd_sum(a.hi, b.hi);
-    return dd_fast(s.hi, s.lo + (a.lo + b.lo));
 }
 
 // Whether x is within NEAR of a point of kind k (oracle.histogram.NEAR_KINDS, numbered

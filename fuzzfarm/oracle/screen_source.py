@@ -370,5 +370,6 @@ def screen_source(name: str, bound: float, aggregate: bool = False,
     ]
     files = resources.files("fuzzfarm.oracle")
     body = [files.joinpath(f).read_text() for f in SCREEN_FILES[precision]]
-    return prune_unused("\n".join([*defines, files.joinpath("screen_common.cl").read_text(),
+    return prune_unused("\n".join([*defines, *(files.joinpath(f).read_text() for f in
+                                                 ("binary64_ops.cl", "screen_common.cl")),
                                     *body]))

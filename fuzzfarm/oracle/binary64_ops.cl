@@ -1,0 +1,51 @@
+// Exact operations on binary64 values and double-double arithmetic: the device references'
+// building blocks (every screen kernel and the geometric screens put this file first; the
+// argument in docs/device_screen.md).  IEEE basic operations only, never contracted.
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#pragma OPENCL FP_CONTRACT OFF
+
+inline double absd(double v) { return as_double(as_ulong(v) & 0x7fffffffffffffffUL); }
+inline double negd(double v) { return as_double(as_ulong(v) ^ 0x8000000000000000UL); }
+inline double copysignd(double v, double s) {
+    return as_double((as_ulong(v) & 0x7fffffffffffffffUL) | (as_ulong(s) & 0x8000000000000000UL));
+}
+// 2**e for -1022 <= e <= 1023, exact
+inline double pow2d(int e) { return as_double((ulong)(e + 1023) << 52); }
+// round to the nearest integer, ties to even, for |v| < 2**51 (one addition and one
+// subtraction in round to nearest); larger v are integers already
+inline double rintd(double v) {
+    if (absd(v) >= 0x1p51) return v;
+    double big = copysignd(0x1.8p52, v);
+    return (v + big) - big;
+}
+
+// The unbiased exponent of a normal binary64 number v (|v| = m 2**e, m in [1, 2))
+inline int exponent_of(double v) { return (int)((as_ulong(v) >> 52) & 0x7ffUL) - 1023; }
+
+// Double-double arithmetic: a dd_t is hi + lo with |lo| <= ulp(hi) / 2; the product's
+// error terms are exact by fma (binary64 fma is correctly rounded), so dd_mul is within
+// 2**-103 of the product of its operands' values (where no partial product underflows).
+typedef struct { double hi, lo; } dd_t;
+inline dd_t dd_fast(double h, double l) {           // |h| >= |l| (or h = 0): exact
+    double s = h + l;
+    dd_t r = { s, l - (s - h) };
+    return r;
+}
+inline dd_t dd_sum(double a, double b) {            // a + b exactly (Knuth's two-sum)
+    double s = a + b;
+    double bb = s - a;
+    dd_t r = { s, (a - (s - bb)) + (b - bb) };
+    return r;
+}
+inline dd_t dd_mul(dd_t a, dd_t b) {
+    double p = a.hi * b.hi;
+    double e = fma(a.hi, b.hi, -p);
+    e = fma(a.hi, b.lo, e);
+    e = fma(a.lo, b.hi, e);
+    return dd_fast(p, e);
+}
+
+inline dd_t dd_add(dd_t a, dd_t b) {                // within 2**-104 of |a| + |b|
+    dd_t s = dd_sum(a.hi, b.hi);
+    return dd_fast(s.hi, s.lo + (a.lo + b.lo));
+}
