@@ -47,6 +47,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from bench_sweep import cpu_model, sweep_once  # noqa: E402
+from fuzzfarm.orchestrate.sweep import default_workers  # noqa: E402
 
 FUNCTIONS = ("sin", "exp", "sinpi", "log", "tanpi", "cos", "log2", "exp2")
 #: Every one-argument binary32 built-in with one result that the suite's test_bruteforce
@@ -203,7 +204,7 @@ def main() -> None:
     device_label = ""
     for fn in args.functions:
         rec = {"function": fn, "date": when, "machine": cpu_model(),
-               "host_cpus": os.cpu_count()}
+               "host_cpus": default_workers()}
         if binary is not None:
             rec.update(run_cts(binary, fn, args))
             print(f"{fn:8s} suite: {rec['cts_s']} s, {rec['cts_result']}: "

@@ -398,3 +398,15 @@ def test_class_counts_from_the_numbering_equal_the_counted_ones(fmt_name):
         assert space.class_counts(start, count) == want, (start, count)
     if fmt_name == "binary16":           # two arguments: counted from the data
         assert sw.space_for("atan2", fmt_name).class_counts(0, 10) is None
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="no CPU affinity here")
+def test_the_default_workers_are_the_cores_the_process_may_run_on():
+    """A sweep pinned to one core (taskset, a container's cpuset) starts one checking
+    process, not one per core of the machine."""
+    code = ("import os; os.sched_setaffinity(0, {min(os.sched_getaffinity(0))}); "
+            "from fuzzfarm.orchestrate.sweep import default_workers; print(default_workers())")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert out.stdout.strip() == "1"
+    assert sw.default_workers() == len(os.sched_getaffinity(0))
