@@ -1,6 +1,6 @@
-"""The geometric built-ins of a scalar ULP-bounded result on the device -- length, distance,
-fast_length, fast_distance in binary32 (fuzzfarm.oracle.geometric_screen;
-docs/device_screen.md, "Geometric built-ins").
+"""The geometric built-ins on the device -- length, distance, normalize, dot, cross in
+binary16, binary32 and binary64, and the fast_ forms in binary32
+(fuzzfarm.oracle.geometric_screen; docs/device_screen.md, "Geometric built-ins").
 
 Known good: results within the width's bound of the exact reference (mpmath) pass, with
 their error measured as the element-wise screen measures it (within 2**-20 ULP, or up to
@@ -18,16 +18,18 @@ import pytest
 
 from devices import require_device
 from edgecases import bounds, catalogue
-from fuzzfarm.formats import BINARY32
+from fuzzfarm.formats import format_named
 from fuzzfarm.oracle.entries import Exact, ulp_error
 from fuzzfarm.rounding import round_to_bits
-from fuzzfarm.oracle.geometric_screen import (GEOMETRIC_SCREENED, GeometricScreen,
-                                              geometric_bound)
+from fuzzfarm.oracle.geometric_screen import (GEOMETRIC_SCREENED, GROUND, GeometricScreen,
+                                              geometric_bound, screened)
 from fuzzfarm.verdict import geometric
 from fuzzfarm.verdict.claims import Claims
 from fuzzfarm.verdict.geometric_rules import reference
 
 NAMES = sorted(GEOMETRIC_SCREENED)
+PAIRS = [(n, p) for n in NAMES for p in sorted(GROUND)
+         if p in catalogue.function(n).precisions and screened(n, p)]
 _CACHE: dict = {}
 
 
@@ -49,116 +51,132 @@ def test_the_bounds_are_the_tables_for_each_width():
         for claims in (Claims(relaxed=True), Claims(rounding=("rtz",)),
                        Claims(finite_math=True), Claims(inf_nan=False)):
             assert geometric_bound(name, "binary32", 2, claims) is None
-    assert geometric_bound("length", "binary64", 2, Claims("binary64")) is None
-    assert geometric_bound("fast_normalize", "binary16", 3, Claims("binary16")) is None
+    for name in ("length", "distance", "normalize", "dot", "cross"):
+        for p in ("binary16", "binary64"):
+            got = geometric_bound(name, p, 3, Claims(p))
+            table = bounds.bound(name, p).pieces[0].value
+            assert got == (0.5 if table.kind == "absolute" else float(table.amount({"n": 3})))
+            assert geometric_bound(name, p, 3, Claims(p, relaxed=True)) is None
+            assert geometric_bound(name, p, 3, Claims("binary32")) is None
+    assert not screened("fast_normalize", "binary16") and screened("dot", "binary16")
+    assert len(PAIRS) == 18         # the five in three precisions, the three fast_ in one
 
 
-def _screen(name):
+def _screen(name, precision="binary32"):
     from fuzzfarm.device.runner import DeviceRunner
     info = require_device()
     if not info.has_fp64:
         pytest.skip("the test device lacks cl_khr_fp64")
-    if name not in _CACHE:
+    if (name, precision) not in _CACHE:
         if "runner" not in _CACHE:
             _CACHE["runner"] = DeviceRunner(info, "")
-        _CACHE[name] = GeometricScreen(_CACHE["runner"], name, Claims())
-    return _CACHE[name]
+        _CACHE[name, precision] = GeometricScreen(_CACHE["runner"], name, Claims(precision))
+    return _CACHE[name, precision]
 
 
-def _vectors(rng, n: int, width: int) -> np.ndarray:
-    """(n, width) binary32 patterns: mostly normal lanes of magnitude 2**-60 .. 2**61 (the
-    screened ground), some vectors with a lane outside it (zeros, subnormals, tiny, huge,
+def _vectors(rng, n: int, width: int, fmt) -> np.ndarray:
+    """(n, width) patterns of ``fmt``: mostly normal lanes of magnitude on the screened
+    ground (GROUND), some vectors with a lane outside it (zeros, subnormals, tiny, huge,
     infinities, NaNs), both signs."""
-    e = rng.integers(67, 188, (n, width)).astype(np.uint32)
-    v = (e << np.uint32(23)) | rng.integers(0, 1 << 23, (n, width), dtype=np.uint32)
-    v |= rng.integers(0, 2, (n, width), dtype=np.uint32) << np.uint32(31)
+    lo, hi = GROUND[fmt.name]
+    dt = fmt.uint
+    e = rng.integers(fmt.emax + lo, fmt.emax + hi, (n, width)).astype(dt)
+    v = (e << dt(fmt.frac_bits)) | rng.integers(0, 1 << fmt.frac_bits, (n, width),
+                                                  dtype=dt)
+    v |= rng.integers(0, 2, (n, width), dtype=dt) << dt(fmt.bits - 1)
     odd = rng.random(n) < 0.15
     lane = rng.integers(0, width, n)
-    bad = rng.choice(np.array([0, 0x8000_0000, 1, 0x0040_0000, 0x0C00_0000, 0x7E00_0000,
-                               0x7F80_0000, 0x7FC0_0000], np.uint32), n)
+    tiny, huge = (fmt.bits_of(2.0 ** (lo - 1)), fmt.bits_of(2.0 ** hi))
+    bad = rng.choice(np.array([0, fmt.sign_mask, fmt.true_min, fmt.min_normal >> 1, tiny,
+                               huge, fmt.pos_inf, fmt.default_qnan], dt), n)
     v[odd, lane[odd]] = bad[odd]
     return v
 
 
-def _value(v):
+def _value(v, fmt):
     """A reference entry as an mpf where it is a finite number (normalize's exact +-1 at
     width 1 included), else as it is."""
-    if isinstance(v, Exact) and (int(v.bits) & 0x7F80_0000) != 0x7F80_0000:
-        return mpmath.mpf(float(np.uint32(int(v.bits)).view(np.float32)))
+    if isinstance(v, Exact) and (int(v.bits) & fmt.pos_inf) != fmt.pos_inf:
+        return mpmath.mpf(fmt.value(int(v.bits)))
     return v
 
 
-def _beyond_tolerance(y, f, tol: float, name: str, width: int) -> bool:
-    """The result lanes ``y`` (uint32) of dot or cross are beyond the absolute tolerance of
-    the references ``f`` (a lane of them; dot at width 1: not f rounded; cross's w lane:
+def _beyond_tolerance(y, f, tol: float, name: str, width: int, fmt) -> bool:
+    """The result lanes ``y`` (patterns) of dot or cross are beyond the absolute tolerance
+    of the references ``f`` (a lane of them; dot at width 1: not f rounded; cross's w lane:
     not +0)."""
     if name == "dot" and width == 1:
-        return int(y[0]) != round_to_bits(f[0], BINARY32, "rte")
+        return int(y[0]) != round_to_bits(f[0], fmt, "rte")
     if name == "cross" and width == 4 and int(y[3]) != 0:
         return True
-    return any(abs(mpmath.mpf(float(np.uint32(g).view(np.float32))) - v) > tol
+    return any(abs(mpmath.mpf(fmt.value(int(g))) - v) > tol
                for g, v in zip(y[:3 if name == "cross" else 1], f))
 
 
-def _exact(name, args, width):
-    with mpmath.workprec(120):
-        return reference(name, args, BINARY32, width, 120)
+def _exact(name, args, width, fmt):
+    with mpmath.workprec(200):
+        return reference(name, args, fmt, width, 200)
 
 
 @pytest.mark.device
-@pytest.mark.parametrize("name, width", [(n, w) for n in NAMES
-                                         for w in catalogue.function(n).widths])
-def test_the_screen_passes_no_failure_and_the_right_results(name, width):
-    s = _screen(name)
+@pytest.mark.parametrize("name, precision, width",
+                         [(n, p, w) for n, p in PAIRS for w in catalogue.function(n).widths])
+def test_the_screen_passes_no_failure_and_the_right_results(name, precision, width):
+    s = _screen(name, precision)
     fn = catalogue.function(name)
+    fmt = format_named(precision)
+    dt, sign, inf = fmt.uint, fmt.uint(fmt.sign_mask), fmt.uint(fmt.pos_inf)
     rng = np.random.default_rng(61 + width)
-    n = 1200
-    args = {a.name: _vectors(rng, n, width) for a in fn.inputs}
+    n = 1200 if precision == "binary32" else 600
+    args = {a.name: _vectors(rng, n, width, fmt) for a in fn.inputs}
     if name in ("distance", "fast_distance"):   # some pairs close together: cancellation
         close = rng.random(n) < 0.2
-        args["p1"][close] = args["p0"][close] ^ np.uint32(1)
+        args["p1"][close] = args["p0"][close] ^ dt(1)
     rw = width if name in geometric.VECTOR_RESULTS else 1
     vector = name in geometric.VECTOR_RESULTS
-    refs = [tuple(_value(v) for v in (r if vector else (r,))) for r in _exact(name, args, width)]
+    refs = [tuple(_value(v, fmt) for v in (r if vector else (r,)))
+            for r in _exact(name, args, width, fmt)]
     real = np.array([all(isinstance(v, mpmath.mpf) for v in r) for r in refs])
-    rn = np.array([[round_to_bits(v, BINARY32, "rte") if isinstance(v, mpmath.mpf) else 0
-                    for v in r] for r in refs], np.uint32)
+    rn = np.array([[round_to_bits(v, fmt, "rte") if isinstance(v, mpmath.mpf) else 0
+                    for v in r] for r in refs], dt)
 
     def verr(i, y):             # the vector's error: its largest lane's (ULPs)
-        return max(ulp_error(int(g), v, BINARY32, ("rte",))
+        return max(ulp_error(int(g), v, fmt, ("rte",))
                    for g, v in zip(y.reshape(n, rw)[i], refs[i]))
 
-    bound = geometric_bound(name, "binary32", width, Claims())
+    bound = geometric_bound(name, precision, width, Claims(precision))
     flat = {k: v.ravel() for k, v in args.items()}
     p1 = flat.get("p1")
-    step = np.uint32(max(1, int(bound)))
-    if name in ("dot", "cross"):    # the tolerance: max**2 2 (n - 1) or 3 2**-23
+    step = dt(max(1, int(bound)))
+    if name in ("dot", "cross"):    # the tolerance: max**2 2 (n - 1) or 3 EPS
         used = 3 if name == "cross" else width
         with np.errstate(all="ignore"):
             mx = np.abs(np.concatenate([args["p0"][:, :used], args["p1"][:, :used]], axis=1)
-                        .view(np.float32).astype(np.float64)).max(axis=1)
-            dot_tol = mx * mx * (3 if name == "cross" else 2 * (width - 1)) * 2.0 ** -23
+                        .view(fmt.float).astype(np.float64)).max(axis=1)
+            dot_tol = mx * mx * (3 if name == "cross" else 2 * (width - 1)) * \
+                2.0 ** -fmt.frac_bits
     base = rn.ravel()
-    tries = [base, base + np.uint32(1), base - np.uint32(1), base + step, base - step,
-             base + step + np.uint32(1), base - step - np.uint32(1),
-             base + step + np.uint32(2), base ^ np.uint32(0x8000_0000), np.zeros_like(base),
-             np.full_like(base, 0x7F80_0000), np.full_like(base, 0x7FC0_0000)]
+    tries = [base, base + dt(1), base - dt(1), base + step, base - step,
+             base + step + dt(1), base - step - dt(1), base + step + dt(2), base ^ sign,
+             np.zeros_like(base), np.full_like(base, inf), np.full_like(base, inf | (inf >> dt(1)))]
+    lo, hi = GROUND[precision]
     gated = np.ones(n, bool)
     for m in args.values():
-        e = (m >> np.uint32(23)) & np.uint32(0xFF)
-        gated &= ((e >= 67) & (e <= 187)).all(axis=1)
-    if name in ("distance", "fast_distance"):   # each difference in [2**-60, 2**61)
+        e = (m >> dt(fmt.frac_bits)) & dt(fmt.exp_mask >> fmt.frac_bits)
+        gated &= ((e >= fmt.emax + lo) & (e < fmt.emax + hi)).all(axis=1)
+    if name in ("distance", "fast_distance"):   # each difference on the ground
         with np.errstate(all="ignore"):
-            d = np.abs(args["p0"].view(np.float32).astype(np.float64)
-                       - args["p1"].view(np.float32).astype(np.float64))
-        gated &= ((d >= 2.0 ** -60) & (d < 2.0 ** 61)).all(axis=1)
+            d = np.abs(args["p0"].view(fmt.float).astype(np.float64)
+                       - args["p1"].view(fmt.float).astype(np.float64))
+        gated &= ((d >= 2.0 ** lo) & (d < 2.0 ** hi)).all(axis=1)
     for k, y in enumerate(tries):
         err = s.screen_pairs(flat[fn.inputs[0].name], y, width, p1)
         passed = err >= 0
         assert not passed[~gated].any(), (name, width, k)
         at = np.flatnonzero(passed)
         sub = {a: v[at].ravel() for a, v in args.items()}
-        res = geometric.check(fn, sub, {"ret": y.reshape(n, rw)[at].ravel()}, Claims(), width)
+        res = geometric.check(fn, sub, {"ret": y.reshape(n, rw)[at].ravel()},
+                              Claims(precision), width)
         assert not res.findings, (name, width, k, res.findings[:1])
         for i in at[:60]:       # the device's error: d / u_lo with u_lo <= ulp(f), so no
             # smaller than the exact one (less 2**-20 ULP), at most twice it (f within
@@ -171,52 +189,68 @@ def test_the_screen_passes_no_failure_and_the_right_results(name, width):
             assert passed[ok].mean() > 0.97, (name, width, passed[ok].mean())
         if k >= 5:              # beyond the bound, other signs, zeros, infinities, NaNs
             lanes = y.reshape(n, rw)
-            far = np.array([not real[i] or (lanes[i] & np.uint32(0x7F80_0000)
-                                             == np.uint32(0x7F80_0000)).any()
-                            or (_beyond_tolerance(lanes[i], refs[i], dot_tol[i], name, width)
+            far = np.array([not real[i] or ((lanes[i] & inf) == inf).any()
+                            or (_beyond_tolerance(lanes[i], refs[i], dot_tol[i], name, width,
+                                                  fmt)
                                 if name in ("dot", "cross") else verr(i, y) > bound)
                             for i in range(n)])
             assert not passed[far].any(), (name, width, k)
 
 
 @pytest.mark.device
-@pytest.mark.parametrize("name", NAMES)
-def test_screened_run_units_give_the_host_verdicts(name):
+@pytest.mark.parametrize("name, precision", PAIRS)
+def test_screened_run_units_give_the_host_verdicts(name, precision):
     """Drawn `run` units at every width, screened on the device through the session, and
     again with faults planted (bound + 1 ULPs, a flipped sign, a NaN, a zero), give the
     host-checked units' findings, counts and maximum; the planted failures the checker
-    finds are recorded."""
+    finds are recorded.  Where the device lacks the precision (binary16 on a device
+    without cl_khr_fp16) the results are the exact references rounded to nearest, screened
+    by the kernel alone (which needs no fp16)."""
     from fuzzfarm.work.check import check_result
     from fuzzfarm.work.make import make_inputs, make_unit
     from fuzzfarm.work.session import DeviceSession
-    s = _screen(name)
+    s = _screen(name, precision)
     fn = catalogue.function(name)
+    fmt = format_named(precision)
+    claims = Claims(precision)
+    runs = precision != "binary16" or s.runner.info.has_fp16
     session = DeviceSession(s.runner.info)
     rng = np.random.default_rng(67)
     caught = 0
     for width in catalogue.function(name).widths:
-        unit = make_unit("t", (name, "binary32", width), 1, 5, 0, 1, size=1 << 11)
+        unit = make_unit("t", (name, precision, width), 1, 5, 0, 1, size=1 << 11)
         inputs = make_inputs(unit)
-        landed = session.land(session.launch(unit, inputs))
-        assert landed.answer is not None
-        y = np.array(landed.outputs["ret"])
+        p1 = inputs["p1"] if "p1" in inputs else None
+        if runs:
+            landed = session.land(session.launch(unit, inputs))
+            assert landed.answer is not None
+            y, screened_answer = np.array(landed.outputs["ret"]), landed.answer
+        else:
+            shaped = {a: v.reshape(-1, width) for a, v in inputs.items()}
+            y = np.array([round_to_bits(_value(v, fmt), fmt, "rte")
+                          if isinstance(_value(v, fmt), mpmath.mpf)
+                          else int(v.bits) if isinstance(v, Exact) else fmt.default_qnan
+                          for r in _exact(name, shaped, width, fmt)
+                          for v in (r if name in geometric.VECTOR_RESULTS else (r,))],
+                         fmt.uint)
+            screened_answer = s.screen_pairs(inputs[fn.inputs[0].name], y, width, p1)
         rw = width if name in geometric.VECTOR_RESULTS else 1
         nvec = y.size // rw
         for planted in (False, True):
-            answer = landed.answer
+            answer = screened_answer
             pos = np.array([], np.int64)
             if planted:             # in the first result lane of 40 vectors
                 before = y.copy()
                 pos = rng.choice(nvec, 40, replace=False)
                 for k, p in enumerate(pos):
                     q = p * rw
-                    y[q] = [y[q] + np.uint32(int(s.bound(width)) + 1), y[q] ^ np.uint32(1 << 31),
-                            np.uint32(0x7FC0_0000), np.uint32(0)][k % 4]
+                    y[q] = [y[q] + fmt.uint(int(s.bound(width)) + 1),
+                            y[q] ^ fmt.uint(fmt.sign_mask), fmt.uint(fmt.default_qnan),
+                            fmt.uint(0)][k % 4]
                 first = fn.inputs[0].name
-                answer = s.screen_pairs(inputs[first], y, width,
-                                        inputs["p1"] if "p1" in inputs else None)
-            dev = check_result(unit, inputs, {"ret": y}, Claims(), answer)
-            host = check_result(unit, inputs, {"ret": y}, Claims())
+                answer = s.screen_pairs(inputs[first], y, width, p1)
+            dev = check_result(unit, inputs, {"ret": y}, claims, answer)
+            host = check_result(unit, inputs, {"ret": y}, claims)
             assert dev.n == host.n == nvec
             assert dev.counts_by_rule(None) == host.counts_by_rule(None), (name, width)
             key = lambda f: (f.index, f.rule_id, f.severity)   # noqa: E731
@@ -229,7 +263,7 @@ def test_screened_run_units_give_the_host_verdicts(name):
                 lanes = slice(p * width, (p + 1) * width)
                 one = {a.name: inputs[a.name][lanes] for a in fn.inputs}
                 was, now = (geometric.check(fn, one, {"ret": v[p * rw:(p + 1) * rw]},
-                                            Claims(), width) for v in (before, y))
+                                            claims, width) for v in (before, y))
                 if not was.findings and any(f.severity == "fail" for f in now.findings):
                     assert p in failed, (name, width, p)
                     caught += 1

@@ -597,7 +597,7 @@ def check(fn, inputs: dict, outputs: dict, claims, width: int, prec: int | None 
 def check_screened(fn, inputs: dict, outputs: dict, answer: np.ndarray, claims,
                    width: int) -> CheckResult:
     """The verdict on vectors the device screen judged (oracle.geometric_screen's
-    GEOMETRIC_SCREENED, binary32): ``answer`` float32 (n,), a passed vector's
+    GEOMETRIC_SCREENED, every precision): ``answer`` float32 (n,), a passed vector's
     error in ULPs or -1 where the host judges it.  ``check`` judges every vector not
     passed and the passed one of the largest error, whose error it measures exactly (the
     unit's maximum); the others count as screened.  The result covers all n vectors, each

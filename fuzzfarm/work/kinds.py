@@ -509,9 +509,9 @@ class Geometric(Kind):
         return target.width
 
     def device_screened(self, target):
-        # the geometric group in binary32 (oracle.geometric_screen's GEOMETRIC_SCREENED)
-        from fuzzfarm.oracle.geometric_screen import GEOMETRIC_SCREENED
-        return target.name in GEOMETRIC_SCREENED and target.precision == "binary32"
+        # the geometric group in every precision (oracle.geometric_screen.screened)
+        from fuzzfarm.oracle.geometric_screen import screened
+        return screened(target.name, target.precision)
 
     def device_screen(self, runner, target, claims, size):
         from fuzzfarm.oracle.geometric_screen import GeometricScreen, geometric_bound
