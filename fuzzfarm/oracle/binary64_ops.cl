@@ -49,3 +49,14 @@ inline dd_t dd_add(dd_t a, dd_t b) {                // within 2**-104 of |a| + |
     dd_t s = dd_sum(a.hi, b.hi);
     return dd_fast(s.hi, s.lo + (a.lo + b.lo));
 }
+inline dd_t dd_d(double v) { dd_t r = { v, 0.0 }; return r; }
+inline dd_t dd_neg(dd_t a) { a.hi = negd(a.hi); a.lo = negd(a.lo); return a; }
+// a / b within 2**-101 of the quotient of a's and b's values (where no partial result
+// underflows): q1 = a.hi / b.hi (2**-52), the remainder a - q1 b within 2**-102 |a| (q1 b
+// by dd_mul, the difference exact in its high parts by Sterbenz), q2 its quotient rounded
+// once (2**-52 of 2**-51 |a / b|)
+inline dd_t dd_div(dd_t a, dd_t b) {
+    double q1 = a.hi / b.hi;
+    dd_t rem = dd_add(a, dd_neg(dd_mul(dd_d(q1), b)));
+    return dd_fast(q1, rem.hi / b.hi);
+}

@@ -457,19 +457,10 @@ inline dd_t ref64_log1p(ulong xb, int *kind) {
     return dd_add(ln64(as_ulong(hl.hi)), dl);
 }
 
-// ---- Double-double division and roots, and log1p of a double-double (issue 28, since
-// 2026-11-28: the references below).  Each is within the relative error written beside it
-// where no partial result underflows: the callers leave results below 2**-968 to the host.
-inline dd_t dd_d(double v) { dd_t r = { v, 0.0 }; return r; }
-inline dd_t dd_neg(dd_t a) { a.hi = negd(a.hi); a.lo = negd(a.lo); return a; }
-// a / b within 2**-101 of the quotient of a's and b's values: q1 = a.hi / b.hi (2**-52),
-// the remainder a - q1 b within 2**-102 |a| (q1 b by dd_mul, the difference exact in its
-// high parts by Sterbenz), q2 its quotient rounded once (2**-52 of 2**-51 |a / b|)
-inline dd_t dd_div(dd_t a, dd_t b) {
-    double q1 = a.hi / b.hi;
-    dd_t rem = dd_add(a, dd_neg(dd_mul(dd_d(q1), b)));
-    return dd_fast(q1, rem.hi / b.hi);
-}
+// ---- Double-double roots and log1p of a double-double (issue 28, since 2026-11-28: the
+// references below; dd_div: binary64_ops.cl).  Each is within the relative error written
+// beside it where no partial result underflows: the callers leave results below 2**-968
+// to the host.
 // sqrt(a) for a double-double a > 0 (a.hi >= 2**-968): ref64_sqrt's root of a.hi (within
 // 2**-98) times 1 + a.lo / (2 a.hi) (the next term, (a.lo / a.hi)**2 / 8, below 2**-109)
 inline dd_t sqrt_dd(dd_t a) {

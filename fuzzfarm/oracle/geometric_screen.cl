@@ -1,29 +1,38 @@
-// The device screen of the geometric built-ins in binary32 and binary16 (BINARY16)
-// (docs/device_screen.md, "Geometric built-ins"): length, distance, normalize and their
-// fast_ forms within their ULP bounds (NORMALIZE: a vector result, lane by lane), dot (DOT)
-// and cross (CROSS: lane by lane) within their absolute tolerances.  One work-item per
-// vector of ``width`` lanes (the host defines DISTANCE for distance and fast_distance,
-// REL_LO as for the element-wise screen, and the ground: LANE_E_LO .. LANE_E_HI, the biased
+// The device screen of the geometric built-ins (docs/device_screen.md, "Geometric
+// built-ins"): length, distance, normalize (and, in binary32, their fast_ forms) within
+// their ULP bounds (NORMALIZE: a vector result, lane by lane), dot (DOT) and cross (CROSS:
+// lane by lane) within their absolute tolerances, in binary32, binary16 (BINARY16) and
+// binary64 (BINARY64).  One work-item per vector of ``width`` lanes (the host defines
+// DISTANCE for distance and fast_distance, REL_LO (binary16, binary32) and R_LO (binary64)
+// as for the element-wise screens, and the ground: LANE_E_LO .. LANE_E_HI, the biased
 // exponents of its lanes, GROUND_LO .. GROUND_HI their magnitudes; ``c_pass`` is the bound
 // less the margin times EPS, as the element-wise screen's C_PASS): err[i] is the result's
 // error in ULPs (d / u_lo) where it is provably within the bound, else -1 (the host's).
 // Only vectors whose every lane (and, for distance, every difference of lanes) is a normal
 // number of magnitude in [GROUND_LO, GROUND_HI) -- binary32 [2**-60, 2**61), binary16
-// [2**-7, 2**4) -- are judged: no rule of geometric.toml holds there (no zero, infinite,
-// NaN or subnormal lane, sums of squares and products far from the format's overflow and
-// underflow, no lane fast_* may flush), so the result is judged by the bound alone.  The
-// references are binary64 values (binary64_ops.cl goes first); every binary16 and binary32
-// number is one, every product of two of them exactly.
+// [2**-7, 2**4), binary64 [2**-400, 2**400) -- are judged: no rule of geometric.toml holds
+// there (no zero, infinite, NaN or subnormal lane, sums of squares and products far from
+// the format's overflow and underflow, no lane fast_* may flush), so the result is judged
+// by the bound alone.  The references (ref_t) are binary64 values for binary16 and
+// binary32 results -- every binary16 and binary32 number is one, every product of two of
+// them exactly -- and double-double values for binary64 results (binary64_ops.cl goes
+// first); the kernel is written once over ref_t's operations.
 
-#ifdef BINARY16
+#if defined(BINARY64)
+#define LANE ulong
+#define FRAC 52
+#define EXP_ALL 0x7ffu
+#define EPS 0x1p-52
+inline double lane_value(ulong b) { return as_double(b); }
+#elif defined(BINARY16)
 #define LANE ushort
 #define FRAC 10
 #define EXP_ALL 0x1fu
 #define SIGN_SHIFT 15
-#define MIN_NORMAL 0x1p-14
 #define EPS 0x1p-10
+#define MIN_NORMAL 0x1p-14
 // the value of a normal binary16 pattern (exact)
-inline double lane_value(uint h) {
+inline double lane_value(ulong h) {
     double v = (double)((h & 0x3ffu) | 0x400u) * pow2d((int)((h >> 10) & 0x1fu) - 25);
     return (h & 0x8000u) ? negd(v) : v;
 }
@@ -32,27 +41,92 @@ inline double lane_value(uint h) {
 #define FRAC 23
 #define EXP_ALL 0xffu
 #define SIGN_SHIFT 31
-#define MIN_NORMAL 0x1p-126
 #define EPS 0x1p-23
-inline double lane_value(uint b) { return (double)as_float(b); }
+#define MIN_NORMAL 0x1p-126
+inline double lane_value(ulong b) { return (double)as_float((uint)b); }
 #endif
 
 // a lane on the ground: normal, of a biased exponent in [LANE_E_LO, LANE_E_HI]
-inline int lane_ok(uint b) {
-    uint e = (b >> FRAC) & EXP_ALL;
+inline int lane_ok(ulong b) {
+    uint e = (uint)((b >> FRAC) & EXP_ALL);
     return e >= LANE_E_LO && e <= LANE_E_HI;
 }
 
-// sqrt(s) of s in [2**-120, 2**126) (the ground's sums of squares) by Newton's iteration
-// in binary64 from an estimate within 7 % (the exponent halved, the significand's linear fit): six steps leave it within
-// 2**-52 relatively (quadratic convergence: 0.07 -> 2.5e-3 -> 3e-6 -> 5e-12 -> 1e-23 ->
-// below one rounding; each step's own rounding 2**-52 at most)
+// sqrt(s) of s in [2**-800, 2**806) (the grounds' sums of squares) by Newton's iteration in
+// binary64 from an estimate within 7 % (the exponent halved, the significand's linear
+// fit): six steps leave it within 2**-52 relatively (quadratic convergence: 0.07 ->
+// 2.5e-3 -> 3e-6 -> 5e-12 -> 1e-23 -> below one rounding; each step's own rounding 2**-52
+// at most)
 inline double gsqrt(double s) {
     ulong b = as_ulong(s);
     double y = as_double(((b >> 1) + 0x1ff8000000000000UL) & 0x7fffffffffffffffUL);
     for (int k = 0; k < 6; k++) y = 0.5 * (y + s / y);
     return y;
 }
+
+#ifdef BINARY64
+// ---- binary64 results: double-double references
+typedef dd_t ref_t;
+inline ref_t ref_of(double v) { return dd_d(v); }
+inline double ref_hi(ref_t r) { return r.hi; }
+inline ref_t ref_mul(ref_t a, ref_t b) { return dd_mul(a, b); }     // 2**-103; exact on
+inline ref_t ref_add(ref_t a, ref_t b) { return dd_add(a, b); }     // two doubles
+inline ref_t ref_neg(ref_t a) { return dd_neg(a); }
+inline ref_t ref_sub(double a, double b) { return dd_sum(a, negd(b)); }   // exact
+// sqrt of a double-double s: y = gsqrt(s.hi), within 2**-51 of sqrt(s) (2**-52 of
+// sqrt(s.hi), itself within 2**-54 of sqrt(s)), then one Newton step in double-double,
+// y + (s - y**2) / (2 y): exactly it would leave delta**2 / 2 <= 2**-103; y**2 = p + pe
+// exactly (fma), s.hi - p exactly (p within a factor 2 of s.hi), the two further
+// additions and the quotient add 2**-102 -- within 2**-101 relatively
+inline ref_t ref_sqrt(ref_t s) {
+    double y = gsqrt(s.hi);
+    double p = y * y, pe = fma(y, y, -p);
+    double rem = ((s.hi - p) - pe) + s.lo;
+    return dd_fast(y, rem / (2.0 * y));
+}
+inline ref_t ref_div(double x, ref_t b) { return dd_div(dd_d(x), b); }     // 2**-101
+// dot: each double-double addition within 2**-104 of at most 2 S (S the sum of the
+// products' magnitudes): within 15 2**-103 S < 2**-99 S of f; cross: a difference of two
+// exact products within 2**-104 (|p1| + |p2|)
+#define DOT_E(S) ((S) * 0x1p-98)
+#define CROSS_E(p1, p2, r) ((absd((p1).hi) + absd((p2).hi)) * 0x1p-103)
+
+// Whether the binary64 result yb, against r within E of f, is a normal number of r's sign
+// provably within the bound: E <= 2**-92 |r.hi| (so that lo = |r.hi| R_LO, R_LO = 1 -
+// 2**-50, is below |f|, u_lo = P 2**-52 <= ulp(f), P = 2**floor(log2 lo)); d = |(y - r.hi) -
+// r.lo|, two roundings at most; where tol = 0, d + E < P c_pass (the bound less the margin
+// of the element-wise binary64 screen, whose reference error REL64 = 2**-90 covers the
+// references' 2**-98 and E; at 0.5 ULP, yb is provably the nearest binary64 number to f),
+// where tol > 0, d (1 + 2**-50) + E < tol (an absolute tolerance less 2**-50 of it: dot, a
+// lane of cross).  *e: d / u_lo.
+inline int result_within(ref_t r, double E, double tol, ulong yb, double c_pass, float *e) {
+    uint ey = (uint)((yb >> 52) & 0x7ffUL);
+    if (ey == 0u || ey == 0x7ffu || (yb >> 63) != (as_ulong(r.hi) >> 63)) return 0;
+    double ar = absd(r.hi);
+    if (!(E <= ar * 0x1p-92)) return 0;
+    double lo = ar * R_LO;
+    if (!(lo >= 0x1p-1022)) return 0;
+    double P = pow2d(exponent_of(lo));
+    double d = absd((as_double(yb) - r.hi) - r.lo);
+    if (!(tol > 0.0 ? d * 0x1.0000000000004p0 + E < tol : d + E < P * c_pass)) return 0;
+    *e = (float)(d / (P * EPS));
+    return 1;
+}
+#else
+// ---- binary16 and binary32 results: binary64 references (each operation one rounding)
+typedef double ref_t;
+inline ref_t ref_of(double v) { return v; }
+inline double ref_hi(ref_t r) { return r; }
+inline ref_t ref_mul(ref_t a, ref_t b) { return a * b; }    // exact on two lanes
+inline ref_t ref_add(ref_t a, ref_t b) { return a + b; }
+inline ref_t ref_neg(ref_t a) { return -a; }
+inline ref_t ref_sub(double a, double b) { return a - b; }  // rounded once (2**-53)
+inline ref_t ref_sqrt(ref_t s) { return gsqrt(s); }
+inline ref_t ref_div(double x, ref_t b) { return x / b; }
+// dot: three roundings of partial sums of at most S; cross: one rounding of the
+// difference of two exact products
+#define DOT_E(S) ((S) * 0x1p-51 * 0x1.0000000000004p0)
+#define CROSS_E(p1, p2, r) (absd(r) * 0x1.0000000000004p-53)
 
 // Whether the result yb (binary32, or binary16), against r within E of f, is a normal
 // number of r's sign provably within the bound: E <= 2**-46 |r| (so that the ULP estimate
@@ -61,9 +135,10 @@ inline double gsqrt(double s) {
 // at 0.5 ULP, yb is provably the nearest number to f), where tol > 0 |yb - f| <= d (1 +
 // 2**-52) + E < tol (an absolute tolerance less 2**-50 of it: dot, a lane of cross).  The
 // references within a ULP bound pass E = 0: their |r - f| < 2**-49 |f| is in the margin.
-inline int result_within(double r, double E, double tol, uint yb, double c_pass, float *e) {
-    uint ey = (yb >> FRAC) & EXP_ALL;
-    if (ey == 0u || ey == EXP_ALL || (yb >> SIGN_SHIFT) != (uint)(as_ulong(r) >> 63)) return 0;
+inline int result_within(ref_t r, double E, double tol, ulong yb, double c_pass, float *e) {
+    uint ey = (uint)((yb >> FRAC) & EXP_ALL);
+    if (ey == 0u || ey == EXP_ALL || (uint)(yb >> SIGN_SHIFT) != (uint)(as_ulong(r) >> 63))
+        return 0;
     double ar = absd(r);
     if (!(E <= ar * 0x1p-46)) return 0;
     double lo = ar * REL_LO;
@@ -74,6 +149,7 @@ inline int result_within(double r, double E, double tol, uint yb, double c_pass,
     *e = (float)(d / (P * EPS));
     return 1;
 }
+#endif
 
 __kernel void fuzzfarm_geometric_screen(__global const LANE *p0, __global const LANE *p1,
                                         __global const LANE *y, __global float *err,
@@ -82,54 +158,57 @@ __kernel void fuzzfarm_geometric_screen(__global const LANE *p0, __global const 
     if (i >= nvec) return;
     int ok = 1;
 #ifdef DOT
-    double r = 0.0, S = 0.0, mx = 0.0;
+    // r: the sum of the exact products, within DOT_E(S) of f; at width 1 (the table's
+    // tolerance 0: CL.dot.width1_correctly_rounded) the correctly rounded test, else
+    // OpenCL SPIR-V Env Table 1's max**2 2 (n - 1) EPS, max the largest lane magnitude of
+    // both
+    ref_t r = ref_of(0.0);
+    double S = 0.0, mx = 0.0;
     for (uint k = 0; k < width; k++) {
-        uint a = p0[i * width + k], b = p1[i * width + k];
+        LANE a = p0[i * width + k], b = p1[i * width + k];
         ok &= lane_ok(a) & lane_ok(b);
         double pa = lane_value(a), pb = lane_value(b);
-        double p = pa * pb;                        // exact: 24-bit significands
-        r += p;
-        S += absd(p);
+        ref_t p = ref_mul(ref_of(pa), ref_of(pb));
+        r = ref_add(r, p);
+        S += absd(ref_hi(p));
         mx = fmax(mx, fmax(absd(pa), absd(pb)));
     }
-    // r is within E = 2**-51 S (1 + 2**-50) of f, S the sum of the products' magnitudes
-    // (three roundings of partial sums of at most S); at width 1 (the table's tolerance 0:
-    // CL.dot.width1_correctly_rounded) the correctly rounded test, else OpenCL SPIR-V Env
-    // Table 1's max**2 2 (n - 1) EPS, max the largest lane magnitude of both
     float ed = -1.0f;
     double tol = width == 1u ? 0.0
         : mx * mx * (double)(2u * (width - 1u)) * EPS * 0x1.ffffffffffff8p-1;
-    if (!ok || !result_within(r, S * 0x1p-51 * 0x1.0000000000004p0, tol, y[i], c_pass, &ed))
+    if (!ok || !result_within(r, DOT_E(S), tol, y[i], c_pass, &ed))
         ed = -1.0f;
     err[i] = ed;
     return;
 #endif
 #ifdef CROSS
-    // cross(p0, p1): lane k = a_i b_j - a_j b_i ((i, j) = (1, 2), (2, 0), (0, 1)) of the
-    // first three lanes, two exact products and one rounding (fused or not): within
-    // 2**-53 |r_k| (1 + 2**-50) of f_k; each passed within max**2 3 EPS (max over
-    // the six lanes used, as the checker's); a float4's w lane must be +0 (CL.cross.w_zero,
-    // .w_positive_zero), else the host judges it
+    // cross(p0, p1): lane k = a_u b_v - a_v b_u ((u, v) = (1, 2), (2, 0), (0, 1)) of the
+    // first three lanes, two exact products and their difference, within CROSS_E of f_k;
+    // each passed within max**2 3 EPS (max over the six lanes used, as the checker's); a
+    // 4-wide result's w lane must be +0 (CL.cross.w_zero, .w_positive_zero), else the
+    // host judges it
     double A[3], B[3], mx = 0.0;
     for (uint k = 0; k < 3u; k++) {
-        uint a = p0[i * width + k], b = p1[i * width + k];
+        LANE a = p0[i * width + k], b = p1[i * width + k];
         ok &= lane_ok(a) & lane_ok(b);
         A[k] = lane_value(a);
         B[k] = lane_value(b);
         mx = fmax(mx, fmax(absd(A[k]), absd(B[k])));
     }
-    for (uint k = 3u; k < width; k++)              // a float4's w lanes: on the ground too
+    for (uint k = 3u; k < width; k++)              // a 4-wide vector's w lanes: on the ground
         ok &= lane_ok(p0[i * width + k]) & lane_ok(p1[i * width + k]);
     float worst = -1.0f;
-    if (ok && (width == 3u || y[i * width + 3u] == 0u)) {
+    if (ok && (width == 3u || y[i * width + 3u] == 0)) {
         double tol = mx * mx * 3.0 * EPS * 0x1.ffffffffffff8p-1;
         worst = 0.0f;
         for (uint k = 0; k < 3u && worst >= 0.0f; k++) {
             uint u = (k + 1u) % 3u, v = (k + 2u) % 3u;
-            double r = A[u] * B[v] - A[v] * B[u];
+            ref_t q1 = ref_mul(ref_of(A[u]), ref_of(B[v]));
+            ref_t q2 = ref_mul(ref_of(A[v]), ref_of(B[u]));
+            ref_t r = ref_add(q1, ref_neg(q2));
             float ek;
-            if (result_within(r, absd(r) * 0x1.0000000000004p-53, tol, y[i * width + k],
-                              c_pass, &ek))
+            if (result_within(r, CROSS_E(q1, q2, ref_hi(r)), tol, y[i * width + k], c_pass,
+                              &ek))
                 worst = fmax(worst, ek);
             else
                 worst = -1.0f;
@@ -138,34 +217,37 @@ __kernel void fuzzfarm_geometric_screen(__global const LANE *p0, __global const 
     err[i] = worst;
     return;
 #endif
-    double s = 0.0;
+    // r = sqrt(s), s the sum of squares.  binary16 and binary32: the squares are exact
+    // (length) or within 3 2**-53 (distance: a rounded difference, squared and rounded),
+    // the sum of at most four positive terms adds 3 2**-53, the square root halves it and
+    // adds 2**-52: |r - f| < 2**-49 |f| < REL |f|; normalize's quotients add 2**-53.
+    // binary64: the squares exact (two-product) or within 2**-103 (the difference exact,
+    // squared in double-double), each addition of positive terms 2**-104: s within 2**-99,
+    // its root 2**-101 more, a quotient 2**-101: within 2**-98 < REL64
+    ref_t s = ref_of(0.0);
     for (uint k = 0; k < width; k++) {
-        uint a = p0[i * width + k];
+        LANE a = p0[i * width + k];
         ok &= lane_ok(a);
-        double v = lane_value(a);
+        ref_t v = ref_of(lane_value(a));
 #ifdef DISTANCE
-        uint b = p1[i * width + k];
+        LANE b = p1[i * width + k];
         ok &= lane_ok(b);
-        v = v - lane_value(b);                     // rounded once (2**-53 relatively)
-        double av = absd(v);
+        v = ref_sub(lane_value(a), lane_value(b));
+        double av = absd(ref_hi(v));
         ok &= av >= GROUND_LO && av < GROUND_HI;
 #endif
-        s += v * v;
+        s = ref_add(s, ref_mul(v, v));
     }
     float e = -1.0f;
-    // r = sqrt(s): the squares are exact (length) or within 3 2**-53 (distance: a rounded
-    // difference, squared and rounded), the sum of at most four positive terms adds 3
-    // 2**-53, the square root halves it and adds 2**-52: |r - f| < 2**-49 |f| < REL |f|
     if (ok) {
-        double len = gsqrt(s);
+        ref_t len = ref_sqrt(s);
 #ifdef NORMALIZE
-        // each lane p_k / len: the quotient adds 2**-53, |r - f| < 2**-49 |f|; every lane
-        // of magnitude 2**-60 / 2**62 or more, a normal result; the vector passes where
-        // every lane does, its error the largest
+        // each lane p_k / len, of magnitude GROUND_LO / (2 GROUND_HI) or more: a normal
+        // result; the vector passes where every lane does, its error the largest
         float worst = 0.0f;
         for (uint k = 0; k < width && worst >= 0.0f; k++) {
             float ek;
-            if (result_within(lane_value(p0[i * width + k]) / len, 0.0, 0.0,
+            if (result_within(ref_div(lane_value(p0[i * width + k]), len), 0.0, 0.0,
                               y[i * width + k], c_pass, &ek))
                 worst = fmax(worst, ek);
             else

@@ -3,10 +3,9 @@ binary32, their fast_ forms) within their ULP bounds, dot and cross within their
 tolerances, in binary16, binary32 and binary64 (``GEOMETRIC_SCREENED``, ``screened``;
 OpenCL C 3.0 §6.15.5; the argument: docs/device_screen.md, "Geometric built-ins").
 
-One work-item per vector (``geometric_screen.cl``: binary32 and binary16;
-``geometric_screen64.cl``: binary64) passes the result where every lane (and every
-difference of lanes, for distance) is a normal number of magnitude on the precision's
-ground (``GROUND``: binary32 [2**-60, 2**61), binary16 [2**-7, 2**4), binary64 [2**-400,
+One work-item per vector (``geometric_screen.cl``, built for the precision) passes the
+result where every lane (and every difference of lanes, for distance) is a normal number of
+magnitude on the precision's ground (``GROUND``: binary32 [2**-60, 2**61), binary16 [2**-7, 2**4), binary64 [2**-400,
 2**400)) -- where no rule of edgecases/data/geometric.toml holds and the bound alone judges
 -- and the result (every lane of a vector result's) is provably within the bound for the
 vector width (the element-wise screen's inequality and margin: its references --
@@ -39,9 +38,6 @@ _TWO = frozenset({"distance", "fast_distance"})
 #: The ground of each precision: the screen judges a vector only where every lane (and
 #: every difference of distance's) is a normal number of magnitude in [2**lo, 2**hi).
 GROUND = {"binary16": (-7, 4), "binary32": (-60, 61), "binary64": (-400, 400)}
-#: The kernel source of each precision's screen (binary64_ops.cl goes first)
-_SOURCES = {"binary16": "geometric_screen.cl", "binary32": "geometric_screen.cl",
-            "binary64": "geometric_screen64.cl"}
 #: dot's and cross's tolerances as the kernel applies them (EPS: the precision's machine
 #: epsilon, FLT_EPSILON = 2**-23 for binary32)
 _TOLERANCES = {"dot": "max * max * (2 * (n - 1)) * EPS", "cross": "max * max * (3 * EPS)"}
@@ -101,14 +97,14 @@ def geometric_screen_source(name: str, precision: str = "binary32") -> str:
                *(["#define NORMALIZE 1"] if name in ("normalize", "fast_normalize") else []),
                *(["#define DOT 1"] if name == "dot" else []),
                *(["#define CROSS 1"] if name == "cross" else []),
-               *(["#define BINARY16 1"] if precision == "binary16" else []),
+               *([f"#define {precision.upper()} 1"] if precision != "binary32" else []),
                f"#define LANE_E_LO {bias + lo}u", f"#define LANE_E_HI {bias + hi - 1}u",
                f"#define GROUND_LO {_hexf(2.0 ** lo)}", f"#define GROUND_HI {_hexf(2.0 ** hi)}",
                f"#define REL_LO {_hexf(1 - 4 * REL)}",
                f"#define R_LO {_hexf(1 - 2.0 ** -50)}"]
     files = resources.files("fuzzfarm.oracle")
     return "\n".join(defines + [files.joinpath(f).read_text()
-                                for f in ("binary64_ops.cl", _SOURCES[precision])])
+                                for f in ("binary64_ops.cl", "geometric_screen.cl")])
 
 
 def pass_constant(bound: float, precision: str = "binary32", name: str = "") -> float:
