@@ -69,7 +69,8 @@ from fuzzfarm.store import dataset as store
 from fuzzfarm.errors import BadInput
 
 __all__ = ["TriageError", "Side", "IssueRow", "UlpRow", "CoverageRow", "Triage", "compare",
-           "TARGET_FIELDS", "STATUSES"]
+           "TARGET_FIELDS", "STATUSES", "ResultSet", "read_set", "load_set", "class_combos",
+           "covers"]
 
 #: The fields of a target (see the module docstring).
 TARGET_FIELDS = ("device", "function", "precision", "vector_width", "build_options")
@@ -293,7 +294,10 @@ class _Target:
 
 
 @dataclass
-class _Set:
+class ResultSet:
+    """One results directory as triage and history read it: per target (TARGET_FIELDS)
+    the runs that tested it, inputs and ULP maximum; per issue its failures, notes, runs
+    and example rows; the devices and their driver versions; the run ids."""
     findings: pa.Table                       # with signatures' columns
     stats: pa.Table
     targets: dict                            # target -> _Target
@@ -302,8 +306,9 @@ class _Set:
     runs: list
 
 
-def _read(path, which: str) -> tuple[pa.Table, pa.Table]:
-    """(stats, findings) of a results directory, read once.  Raises TriageError for a
+def read_set(path, which: str) -> tuple[pa.Table, pa.Table]:
+    """(stats, findings) of a results directory, read once (``which``: its name in an
+    error, e.g. "baseline").  Raises TriageError for a
     directory that does not exist or holds no fuzzfarm results, store.StoreError for a
     corrupt one."""
     p = Path(path)
@@ -326,8 +331,8 @@ def _device_names(stats: pa.Table, findings: pa.Table) -> set[str]:
         set(findings.column("device").to_pylist())
 
 
-def _load(stats: pa.Table, findings: pa.Table, rename: dict | None = None) -> _Set:
-    """One result set from its ``_read`` tables; ``rename``: device model names to
+def load_set(stats: pa.Table, findings: pa.Table, rename: dict | None = None) -> ResultSet:
+    """One result set from its ``read_set`` tables; ``rename``: device model names to
     compare under another name (``compare``'s pairs)."""
     if rename:                  # paired devices take the other set's model name
         def renamed(t):
@@ -358,7 +363,7 @@ def _load(stats: pa.Table, findings: pa.Table, rename: dict | None = None) -> _S
         devices[r["device"]].add(r["driver_version"] or "")
         runs.add(r["run_id"])
     issues = _issues(findings, targets, devices, runs)
-    return _Set(findings, stats, dict(targets), issues, dict(devices), sorted(runs))
+    return ResultSet(findings, stats, dict(targets), issues, dict(devices), sorted(runs))
 
 
 def _issues(findings: pa.Table, targets, devices, runs) -> dict:
@@ -414,7 +419,7 @@ def _issues(findings: pa.Table, targets, devices, runs) -> dict:
     return out
 
 
-def _class_combos(findings: pa.Table, rows: list[int], function: str,
+def class_combos(findings: pa.Table, rows: list[int], function: str,
                   precision: str) -> set[tuple[str, ...]] | None:
     """The distinct tuples of argument classes (``x:pos_normal``) of the findings at
     ``rows``, or None where they are not known (not an element-wise built-in, no input
@@ -446,7 +451,7 @@ def _class_combos(findings: pa.Table, rows: list[int], function: str,
     return combos
 
 
-def _covers(other: _Set, target, combos) -> tuple[bool, str]:
+def covers(other: ResultSet, target, combos) -> tuple[bool, str]:
     """(does ``other`` cover an issue of ``target`` failing on ``combos``, why not)."""
     t = other.targets.get(target)
     if t is None or not t.runs:
@@ -462,7 +467,7 @@ def _covers(other: _Set, target, combos) -> tuple[bool, str]:
                    f"it failed on: {shown}{more}")
 
 
-def _side(s: _Set, iss: str) -> Side:
+def _side(s: ResultSet, iss: str) -> Side:
     d = s.issues.get(iss)
     if d is None:
         return Side()
@@ -475,7 +480,7 @@ def _side(s: _Set, iss: str) -> Side:
                 example=d.get("example"))
 
 
-def _runs_side(s: _Set, target) -> int:
+def _runs_side(s: ResultSet, target) -> int:
     t = s.targets.get(target)
     return len(t.runs) if t else 0
 
@@ -492,11 +497,11 @@ def compare(baseline_dir, current_dir, pairs: dict | None = None) -> Triage:
     paired (``Triage.paired`` says so).  Raises TriageError for a directory that does not
     exist or holds no fuzzfarm results, or a pair naming a model its set lacks;
     store.StoreError for a corrupt directory."""
-    raw_b = _read(baseline_dir, "baseline")
-    raw_c = _read(current_dir, "current")
+    raw_b = read_set(baseline_dir, "baseline")
+    raw_c = read_set(current_dir, "current")
     pairs = _pairs(_device_names(*raw_b), _device_names(*raw_c), pairs)
-    base = _load(*raw_b, pairs)
-    cur = _load(*raw_c)
+    base = load_set(*raw_b, pairs)
+    cur = load_set(*raw_c)
     issues = [_issue_row(base, cur, iss) for iss in sorted(set(base.issues) | set(cur.issues))]
     order = {s: k for k, s in enumerate(STATUSES)}
     issues.sort(key=lambda i: (order[i.status], i.device, i.function, i.precision,
@@ -530,7 +535,7 @@ def _pairs(names_b: set, names_c: set, pairs: dict | None) -> dict | None:
     return None
 
 
-def _issue_row(base: _Set, cur: _Set, iss) -> IssueRow:
+def _issue_row(base: ResultSet, cur: ResultSet, iss) -> IssueRow:
     """One issue of either set, with its status: note, flaky, still failing, new,
     fixed, or untested (where the other set did not test the inputs it fails on)."""
     d = cur.issues.get(iss) or base.issues[iss]
@@ -557,8 +562,8 @@ def _issue_row(base: _Set, cur: _Set, iss) -> IssueRow:
     else:
         has, other, other_name = (cur, base, "baseline") if c.failures else \
             (base, cur, "current")
-        combos = _class_combos(has.findings, has.issues[iss]["rows"], target[1], target[2])
-        ok, why = _covers(other, target, combos)
+        combos = class_combos(has.findings, has.issues[iss]["rows"], target[1], target[2])
+        ok, why = covers(other, target, combos)
         if ok:
             row.status = "new" if c.failures else "fixed"
         else:
@@ -567,7 +572,7 @@ def _issue_row(base: _Set, cur: _Set, iss) -> IssueRow:
     return row
 
 
-def _per_target(issues: list, base: _Set, cur: _Set) -> tuple[list, list]:
+def _per_target(issues: list, base: ResultSet, cur: ResultSet) -> tuple[list, list]:
     """(coverage rows, ULP-maximum regressions, largest ratio first) per target."""
     ulp_fails = {name: Counter() for name in ("baseline", "current")}
     for i in issues:
@@ -629,7 +634,7 @@ def implementation_matrix(stats: pa.Table, findings: pa.Table) -> tuple[list, di
     return sorted(impls), dict(sorted(matrix.items(), key=lambda kv: (-len(kv[1]), kv[0])))
 
 
-def _ulp_histograms(base: _Set, cur: _Set) -> dict:
+def _ulp_histograms(base: ResultSet, cur: ResultSet) -> dict:
     """(function, precision) -> {"baseline", "current"}: the stats rows' error
     histograms summed over units (int64 (NROWS, NBINS): oracle.histogram's input
     classes by error bins)."""
@@ -648,10 +653,10 @@ def _ulp_histograms(base: _Set, cur: _Set) -> dict:
     return dict(sorted(out.items(), key=lambda kv: tuple(map(str, kv[0]))))
 
 
-def _ulp_samples(base: _Set, cur: _Set) -> dict:
+def _ulp_samples(base: ResultSet, cur: ResultSet) -> dict:
     """(function, precision) -> the ULP errors of each set: the findings' ``ulp_error``
     where either set has some for it, else each unit's ``max_ulp_error``."""
-    def from_findings(s: _Set) -> dict:
+    def from_findings(s: ResultSet) -> dict:
         f = s.findings
         fn, pr = f["function"].to_pylist(), f["precision"].to_pylist()
         ulp = f["ulp_error"].to_numpy(zero_copy_only=False)
@@ -660,7 +665,7 @@ def _ulp_samples(base: _Set, cur: _Set) -> dict:
             out[(fn[k], pr[k])].append(float(ulp[k]))
         return out
 
-    def from_stats(s: _Set) -> dict:
+    def from_stats(s: ResultSet) -> dict:
         st = s.stats.select(["function", "precision", "max_ulp_error"])
         out = defaultdict(list)
         for r in st.to_pylist():

@@ -1,0 +1,307 @@
+"""A driver's history across an ordered list of builds (``fuzzfarm history``).
+
+``history(builds)`` reads the results directory of every build (``Build``: one driver
+release, in the order the user gives, oldest first) and returns a ``History``: for every
+issue (``fuzzfarm.store.signatures``' issue id: a target and a rule class, the driver
+version left out, so that one bug meets itself across releases) its state in each build,
+and for every target its ULP maximum in each build.  ``write_markdown`` and
+``write_json`` render it.  Builds made here from results directories already made
+(``--results LABEL=DIR``); a build that could not be run is a ``Build`` with a status
+and no results, and its column says why.
+
+Definitions (what the report's words mean)
+------------------------------------------
+
+* **State** of an issue in a build: ``fail`` (a failure or fault of the issue in the
+  build's results), ``pass`` (the build tested the issue's target with inputs of the
+  classes a failing build failed on -- triage's *covers* -- and did not fail), ``untested``
+  (the build did not run, or did not test the target on those classes: a build without
+  cl_khr_fp16 tests no binary16 and says nothing about a binary16 issue), ``note`` (only
+  notes of the issue).
+* **Introduced in**: the first build that fails after a tested build that passed; where
+  the first tested build already fails, "failing since" that build.  **Fixed in**: the
+  first build that passes after the last failing one.  Untested builds are skipped, never
+  read as a pass.
+* **Status** over the builds: ``still failing`` (the last tested build fails), ``fixed``
+  (it passes, after failures), ``intermittent`` (failing, passing and failing again: more
+  than one change into fail), ``notes only``.
+* **ULP maximum** of a target per build: the largest error its runs measured.  Builds
+  that ran one fixed-seed campaign checked the same inputs, so a change is the driver's;
+  ``same_inputs`` says whether every build's units recorded the same seeds.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+from fuzzfarm.errors import BadInput
+from fuzzfarm.report import triage
+from fuzzfarm.store import dataset as store
+
+__all__ = ["HistoryError", "Build", "IssueHistory", "History", "history", "write_markdown",
+           "write_json", "STATES"]
+
+#: The states of an issue in one build.
+STATES = ("fail", "pass", "untested", "note")
+
+
+class HistoryError(BadInput):
+    """A bad list of builds: no builds, a repeated label, a results directory that does
+    not exist or holds no fuzzfarm results."""
+
+
+@dataclass(frozen=True)
+class Build:
+    """One driver build of a history: ``label`` (its version, as the user names it),
+    ``results`` (its results directory, or None where it did not run), ``status`` ("ran",
+    or why it did not: "install failed", "no device", "kernels did not build" ...) with
+    ``detail`` (the error line)."""
+    label: str
+    results: Path | None = None
+    status: str = "ran"
+    detail: str = ""
+
+    @property
+    def ran(self) -> bool:
+        return self.status == "ran" and self.results is not None
+
+
+@dataclass
+class IssueHistory:
+    """One issue across the builds: its target and rule class, ``states`` (one of STATES
+    per build, in build order), ``failures`` (counted failing inputs per build, 0 where
+    none), and the derived ``introduced``, ``fixed`` (build labels or None), ``since_first``
+    (failing in the first tested build) and ``status``."""
+    issue: str
+    device: str
+    function: str
+    precision: str
+    vector_width: int
+    build_options: str
+    rule_class: str
+    states: tuple
+    failures: tuple
+    introduced: str | None = None
+    since_first: bool = False
+    fixed: str | None = None
+    status: str = ""
+
+
+@dataclass
+class History:
+    """The result of ``history``: the builds in order, every issue's history (failing
+    in some build, or noted), every target's ULP maximum per build (None: untested or no
+    error measured), the driver strings each build's devices reported, and whether the
+    builds checked the same inputs."""
+    builds: list
+    issues: list
+    ulp_max: dict                            # target tuple -> [float | None per build]
+    drivers: dict                            # label -> sorted driver versions
+    same_inputs: bool
+
+    def with_status(self, status: str) -> list:
+        return [i for i in self.issues if i.status == status]
+
+
+def _derive(states, labels) -> tuple:
+    """(introduced, since_first, fixed, status) of one issue's states over the builds."""
+    tested = [(lab, s) for lab, s in zip(labels, states) if s in ("fail", "pass")]
+    if not tested:
+        return None, False, None, "notes only"
+    introduced, since_first, fixed, into_fail = None, tested[0][1] == "fail", None, 0
+    prev = None
+    for lab, s in tested:
+        if s == "fail" and prev != "fail":
+            into_fail += 1
+            if prev == "pass":
+                introduced = lab
+        if s == "pass" and prev == "fail":
+            fixed = lab
+        prev = s
+    if into_fail == 0:
+        return None, False, None, "notes only"
+    if into_fail > 1:
+        status = "intermittent"
+    else:
+        status = "still failing" if tested[-1][1] == "fail" else "fixed"
+    if status == "still failing" or status == "intermittent" and tested[-1][1] == "fail":
+        fixed = None
+    if since_first:
+        introduced = tested[0][0]
+    return introduced, since_first, fixed, status
+
+
+def _seeds(path: Path) -> set:
+    """The unit seeds the runs of a results directory recorded (a fixed-seed campaign's
+    units have the same seeds on every build)."""
+    t = store.read_stats(path)
+    return set(t.column("seed").to_pylist()) if t.num_rows else set()
+
+
+def history(builds: list[Build]) -> History:
+    """The history of every issue over ``builds`` (oldest first).  Pure except for
+    reading each build's results.  Raises HistoryError for no builds, a repeated label or
+    a results directory without fuzzfarm results; store.StoreError for a corrupt one."""
+    if not builds:
+        raise HistoryError("history: no builds given")
+    labels = [b.label for b in builds]
+    if len(set(labels)) != len(labels):
+        twice = sorted({x for x in labels if labels.count(x) > 1})
+        raise HistoryError(f"history: build label {twice[0]!r} given twice")
+    sets = []
+    for b in builds:
+        if not b.ran:
+            sets.append(None)
+            continue
+        try:
+            sets.append(triage.load_set(*triage.read_set(b.results, f"results {b.label}")))
+        except triage.TriageError as e:
+            raise HistoryError(str(e)) from None
+    issues = sorted({iss for s in sets if s for iss in s.issues})
+    rows = [_issue_history(iss, sets, labels) for iss in issues]
+    order = {"still failing": 0, "intermittent": 1, "fixed": 2, "notes only": 3}
+    rows.sort(key=lambda r: (order[r.status], r.device, r.function, r.precision,
+                             r.vector_width, r.build_options, r.rule_class))
+    targets = sorted({t for s in sets if s for t in s.targets}, key=str)
+    ulp = {t: [_ulp(s, t) for s in sets] for t in targets}
+    ulp = {t: v for t, v in ulp.items() if any(x is not None for x in v)}
+    seeds = [_seeds(b.results) for b in builds if b.ran]
+    same = bool(seeds) and all(s == seeds[0] for s in seeds)
+    drivers = {b.label: sorted({v for vs in s.devices.values() for v in vs}) if s else []
+               for b, s in zip(builds, sets)}
+    return History(builds=list(builds), issues=rows, ulp_max=ulp, drivers=drivers,
+                   same_inputs=same)
+
+
+def _ulp(s, target):
+    if s is None:
+        return None
+    t = s.targets.get(target)
+    return None if t is None or not t.runs else t.max_ulp
+
+
+def _issue_history(iss: str, sets: list, labels: list) -> IssueHistory:
+    """One issue's row: its state in each build (triage's coverage decides pass)."""
+    have = [(s, s.issues[iss]) for s in sets if s and iss in s.issues]
+    target = have[0][1]["target"]
+    failing = next(((s, d) for s, d in have if d["failures"]), None)
+    combos = triage.class_combos(failing[0].findings, failing[1]["rows"], target[1],
+                                 target[2]) if failing else None
+    states, counts = [], []
+    for s in sets:
+        d = s.issues.get(iss) if s else None
+        if d is not None and d["failures"]:
+            states.append("fail")
+            counts.append(int(d["failures"]))
+            continue
+        counts.append(0)
+        if s is None or not triage.covers(s, target, combos)[0]:
+            states.append("untested")
+        else:
+            states.append("note" if d is not None and not failing else "pass")
+    example = have[0][1].get("example") or {}
+    introduced, since_first, fixed, status = _derive(states, labels)
+    return IssueHistory(issue=iss, device=target[0], function=target[1],
+                        precision=target[2], vector_width=target[3],
+                        build_options=target[4],
+                        rule_class=str(example.get("rule_class") or ""),
+                        states=tuple(states), failures=tuple(counts),
+                        introduced=introduced, since_first=since_first, fixed=fixed,
+                        status=status)
+
+
+# ------------------------------------------------------------------------- reports
+def to_json(h: History) -> dict:
+    """``history.json``'s content: per build (label, results, status, detail, driver
+    strings), per issue (target, rule class, states and failures per build,
+    introduced/fixed/status), per target the ULP maximum per build."""
+    labels = [b.label for b in h.builds]
+    return {
+        "builds": [{"label": b.label, "results": str(b.results) if b.results else None,
+                    "status": b.status, "detail": b.detail, "drivers": h.drivers[b.label]}
+                   for b in h.builds],
+        "same_inputs": h.same_inputs,
+        "issues": [{"issue": i.issue, "device": i.device, "function": i.function,
+                    "precision": i.precision, "vector_width": i.vector_width,
+                    "build_options": i.build_options, "rule_class": i.rule_class,
+                    "status": i.status, "introduced_in": i.introduced,
+                    "failing_since_first": i.since_first, "fixed_in": i.fixed,
+                    "states": dict(zip(labels, i.states)),
+                    "failures": dict(zip(labels, i.failures)),
+                    "failing_builds": [lab for lab, s in zip(labels, i.states)
+                                       if s == "fail"]}
+                   for i in h.issues],
+        "ulp_max": [{"device": t[0], "function": t[1], "precision": t[2],
+                     "vector_width": t[3], "build_options": t[4],
+                     "by_build": {lab: (None if v is None or math.isnan(v) else v)
+                                  for lab, v in zip(labels, vs)}}
+                    for t, vs in h.ulp_max.items()],
+    }
+
+
+def write_json(h: History, path) -> Path:
+    """Write ``history.json`` (``to_json``) atomically; returns its path."""
+    path = Path(path)
+    tmp = path.with_name(path.name + ".part")
+    tmp.write_text(json.dumps(to_json(h), indent=1) + "\n")
+    tmp.replace(path)
+    return path
+
+
+_MARK = {"fail": "FAIL", "pass": "pass", "untested": "--", "note": "note"}
+
+
+@dataclass(frozen=True)
+class _Section:
+    title: str
+    columns: tuple
+    rows: list
+    empty: str = "none"
+    text: str = ""
+
+
+def _sections(h: History) -> list:
+    """The report's sections: the builds, still failing, intermittent, fixed (each issue
+    with introduced/fixed and its state per build), the ULP maxima that changed."""
+    labels = [b.label for b in h.builds]
+    builds = [(b.label, b.status if b.ran else f"{b.status}: {b.detail}".rstrip(": "),
+               ", ".join(h.drivers[b.label]) or "-") for b in h.builds]
+    inputs = ("every build's units have the same seeds (one fixed-seed campaign)"
+              if h.same_inputs else
+              "the builds' units recorded different seeds: their ULP maxima are over "
+              "different inputs, not comparable")
+    out = [_Section("Builds", ("build", "status", "drivers"), builds, text=f"Inputs: {inputs}.")]
+    for status in ("still failing", "intermittent", "fixed"):
+        rows = []
+        for i in h.with_status(status):
+            intro = (f"at or before {i.introduced}" if i.since_first else i.introduced) or "-"
+            cells = [f"{_MARK[s]} {n:,}" if s == "fail" else _MARK[s]
+                     for s, n in zip(i.states, i.failures)]
+            rows.append((f"{i.function} {i.precision} w{i.vector_width} {i.rule_class} "
+                         f"({i.device})", intro, i.fixed or "-", *cells))
+        out.append(_Section(f"{status.capitalize()} ({len(rows)})",
+                            ("issue", "introduced in", "fixed in", *labels), rows))
+    changed = [(f"{t[1]} {t[2]} w{t[3]} ({t[0]})",
+                *("--" if v is None else f"{v:.4g}" for v in vs))
+               for t, vs in h.ulp_max.items()
+               if len({round(x, 6) for x in vs if x is not None}) > 1]
+    out.append(_Section(f"ULP maximum per target, where it changed ({len(changed)})",
+                        ("target", *labels), changed))
+    return out
+
+
+def markdown(h: History) -> str:
+    """The Markdown report (templates/history.md.j2 over ``_sections``)."""
+    from fuzzfarm.report.render import render
+    return render("history.md.j2", sections=_sections(h))
+
+
+def write_markdown(h: History, path) -> Path:
+    """Write the Markdown report (``markdown``) atomically; returns its path."""
+    path = Path(path)
+    tmp = path.with_name(path.name + ".part")
+    tmp.write_text(markdown(h))
+    tmp.replace(path)
+    return path
