@@ -96,6 +96,9 @@ def test_cli_writes_markdown_and_json(builds, tmp_path):
     assert [b["label"] for b in data["builds"]] == ["v1", "v2", "v3", "v5"]
     sinpi = next(i for i in data["issues"] if i["function"] == "sinpi")
     assert sinpi["introduced_in"] == "v2" and sinpi["failing_builds"] == ["v2", "v3", "v5"]
+    assert sinpi["states"] == ["pass", "fail", "fail", "fail"]     # in the builds' order
+    cos = next(t for t in data["ulp_max"] if t["function"] == "cos")
+    assert cos["by_build"] == [1.0, 1.0, 2.5, 2.5]
     md = (tmp_path / "rep" / "history.md").read_text()
     assert "## Still failing" in md and "## Fixed" in md and "## Intermittent" in md
     assert "| cos binary32 w1 (dev-A) | 1 | 1 | 2.5 | 2.5 |" in md

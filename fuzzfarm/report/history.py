@@ -31,7 +31,6 @@ Definitions (what the report's words mean)
 """
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -214,9 +213,11 @@ def _issue_history(iss: str, sets: list, labels: list) -> IssueHistory:
 
 # ------------------------------------------------------------------------- reports
 def to_json(h: History) -> dict:
-    """``history.json``'s content: per build (label, results, status, detail, driver
-    strings), per issue (target, rule class, states and failures per build,
-    introduced/fixed/status), per target the ULP maximum per build."""
+    """``history.json``'s content: ``builds`` in order (label, results, status, detail,
+    driver strings); per issue its target, rule class, ``states`` and ``failures`` (lists
+    in the builds' order), introduced/fixed/status and the failing builds' labels; per
+    target ``by_build``, its ULP maximum per build (a list in the builds' order, null:
+    untested or none measured)."""
     labels = [b.label for b in h.builds]
     return {
         "builds": [{"label": b.label, "results": str(b.results) if b.results else None,
@@ -228,26 +229,20 @@ def to_json(h: History) -> dict:
                     "build_options": i.build_options, "rule_class": i.rule_class,
                     "status": i.status, "introduced_in": i.introduced,
                     "failing_since_first": i.since_first, "fixed_in": i.fixed,
-                    "states": dict(zip(labels, i.states)),
-                    "failures": dict(zip(labels, i.failures)),
+                    "states": list(i.states), "failures": list(i.failures),
                     "failing_builds": [lab for lab, s in zip(labels, i.states)
                                        if s == "fail"]}
                    for i in h.issues],
         "ulp_max": [{"device": t[0], "function": t[1], "precision": t[2],
                      "vector_width": t[3], "build_options": t[4],
-                     "by_build": {lab: (None if v is None or math.isnan(v) else v)
-                                  for lab, v in zip(labels, vs)}}
+                     "by_build": [None if v is None or math.isnan(v) else v for v in vs]}
                     for t, vs in h.ulp_max.items()],
     }
 
 
 def write_json(h: History, path) -> Path:
     """Write ``history.json`` (``to_json``) atomically; returns its path."""
-    path = Path(path)
-    tmp = path.with_name(path.name + ".part")
-    tmp.write_text(json.dumps(to_json(h), indent=1) + "\n")
-    tmp.replace(path)
-    return path
+    return store.write_json(Path(path), to_json(h))
 
 
 _MARK = {"fail": "FAIL", "pass": "pass", "untested": "--", "note": "note"}
@@ -300,8 +295,4 @@ def markdown(h: History) -> str:
 
 def write_markdown(h: History, path) -> Path:
     """Write the Markdown report (``markdown``) atomically; returns its path."""
-    path = Path(path)
-    tmp = path.with_name(path.name + ".part")
-    tmp.write_text(markdown(h))
-    tmp.replace(path)
-    return path
+    return store.write_text(Path(path), markdown(h))

@@ -44,7 +44,7 @@ from fuzzfarm.errors import BadInput, CorruptResults
 __all__ = ["FINDINGS_SCHEMA", "STATS_SCHEMA", "new_run_id", "check_writable", "write_findings",
            "write_findings_table", "write_stats", "write_run", "read_findings", "read_stats",
            "StoreError", "campaign_dir", "Journal", "read_journal", "done_units",
-           "write_json", "read_status", "latest_campaign", "write_fault_inputs",
+           "write_json", "write_text", "read_status", "latest_campaign", "write_fault_inputs",
            "ResultsLock", "ResultsInUse", "remove_orphans", "damaged_files", "quarantine",
            "compact", "finish_compactions"]
 
@@ -575,6 +575,13 @@ def write_json(path: Path, data: dict) -> Path:
     """Write (or replace) a JSON file atomically."""
     text = json.dumps(data, indent=2, sort_keys=True, default=str).encode()
     _atomic_write(Path(path), lambda fh: fh.write(text))
+    return Path(path)
+
+
+def write_text(path: Path, text: str) -> Path:
+    """Write (or replace) a text file (UTF-8) atomically: a report, never half written."""
+    data = str(text).encode("utf-8")
+    _atomic_write(Path(path), lambda fh: fh.write(data))
     return Path(path)
 
 
