@@ -733,42 +733,17 @@ def triage_cmd(baseline, current, out, pairs) -> None:
 
 
 @main.command("history")
-@click.option("--results", "results", multiple=True, required=True, metavar="LABEL=DIR",
-              help="One build: its label (a driver version) and the results directory of "
-                   "its campaign; repeat, oldest build first.")
+@click.option("--results", multiple=True, required=True, metavar="LABEL=DIR", help="A build "
+              "(e.g. 2024.0.0=runs/v2024.0): its label and campaign results; oldest first.")
 @click.option("--out", "-o", default="history-report", show_default=True,
-              type=click.Path(file_okay=False),
-              help="Report directory: history.md and history.json.")
+              type=click.Path(file_okay=False), help="Report directory: history.md, .json.")
 def history_cmd(results, out) -> None:
-    """A driver's history over an ordered list of builds, each given as the results
-    directory of one fixed-seed campaign run on it (oldest first): per issue the builds
-    where it fails, the build that introduced it and the one that fixed it, or "still
-    failing" / "intermittent"; a build that did not test an issue's target (no
-    cl_khr_fp16: no binary16) is "untested" there, never a fix; the ULP maximum of every
-    target per build.  Writes history.md and history.json.
-
-    \b
-    Example (three releases of one driver, each campaign already run):
-      fuzzfarm history --results 2024.0.0=runs/v2024.0 --results 2025.0.0=runs/v2025.0 \\
-                       --results 2026.2.0=runs/v2026.2 --out history-report
-
-    Exit status: 0, or 2 for bad input.
-    """
-    from pathlib import Path
+    """A driver's history over ordered builds, each the results of one fixed-seed campaign:
+    per issue the builds where it fails, the build that introduced it, the one that fixed
+    it, or still failing / intermittent ("untested" where a build did not test its target:
+    never a fix); each target's ULP maximum per build.  Exit status 2 for bad input."""
     from fuzzfarm.report import history as hist
-    builds = []
-    for r in results:
-        label, sep, path = r.partition("=")
-        if not sep or not label.strip() or not path.strip():
-            raise click.UsageError(f"--results {r!r}: write LABEL=DIR")
-        builds.append(hist.Build(label.strip(), Path(path.strip())))
-    h = hist.history(builds)
-    Path(out).mkdir(parents=True, exist_ok=True)
-    md = hist.write_markdown(h, Path(out) / "history.md")
-    hist.write_json(h, Path(out) / "history.json")
-    counts = {s: len(h.with_status(s)) for s in ("still failing", "intermittent", "fixed")}
-    click.echo(f"{len(h.builds)} builds, {len(h.issues)} issues: "
-               + ", ".join(f"{n} {s}" for s, n in counts.items()) + f"; {md}")
+    click.echo(hist.run(results, out))
 
 
 @main.command("repro")

@@ -40,7 +40,7 @@ from fuzzfarm.report import triage
 from fuzzfarm.store import dataset as store
 
 __all__ = ["HistoryError", "Build", "IssueHistory", "History", "history", "write_markdown",
-           "write_json", "STATES"]
+           "write_json", "run", "STATES"]
 
 #: The states of an issue in one build.
 STATES = ("fail", "pass", "untested", "note")
@@ -296,3 +296,22 @@ def markdown(h: History) -> str:
 def write_markdown(h: History, path) -> Path:
     """Write the Markdown report (``markdown``) atomically; returns its path."""
     return store.write_text(Path(path), markdown(h))
+
+
+def run(results, out) -> str:
+    """``fuzzfarm history``: the builds from ``results`` ("LABEL=DIR" strings, oldest
+    first), their history written to ``out`` (history.md, history.json); returns the
+    one-line summary.  Raises HistoryError for a malformed build or as ``history``."""
+    builds = []
+    for r in results:
+        label, sep, path = str(r).partition("=")
+        if not sep or not label.strip() or not path.strip():
+            raise HistoryError(f"--results {r!r}: write LABEL=DIR")
+        builds.append(Build(label.strip(), Path(path.strip())))
+    h = history(builds)
+    md = write_markdown(h, Path(out) / "history.md")
+    write_json(h, Path(out) / "history.json")
+    counts = ", ".join(f"{len(h.with_status(s))} {s}"
+                       for s in ("still failing", "intermittent", "fixed"))
+    return f"{len(h.builds)} builds, {len(h.issues)} issues: {counts}; {md}"
+
