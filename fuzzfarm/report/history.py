@@ -125,18 +125,11 @@ def _derive(states, labels) -> tuple:
         status = "intermittent"
     else:
         status = "still failing" if tested[-1][1] == "fail" else "fixed"
-    if status == "still failing" or status == "intermittent" and tested[-1][1] == "fail":
+    if tested[-1][1] == "fail":                  # failing in the last tested build
         fixed = None
     if since_first:
         introduced = tested[0][0]
     return introduced, since_first, fixed, status
-
-
-def _seeds(path: Path) -> set:
-    """The unit seeds the runs of a results directory recorded (a fixed-seed campaign's
-    units have the same seeds on every build)."""
-    t = store.read_stats(path)
-    return set(t.column("seed").to_pylist()) if t.num_rows else set()
 
 
 def history(builds: list[Build]) -> History:
@@ -166,7 +159,7 @@ def history(builds: list[Build]) -> History:
     targets = sorted({t for s in sets if s for t in s.targets}, key=str)
     ulp = {t: [_ulp(s, t) for s in sets] for t in targets}
     ulp = {t: v for t, v in ulp.items() if any(x is not None for x in v)}
-    seeds = [_seeds(b.results) for b in builds if b.ran]
+    seeds = [set(s.stats.column("seed").to_pylist()) for s in sets if s]   # unit seeds
     same = bool(seeds) and all(s == seeds[0] for s in seeds)
     drivers = {b.label: sorted({v for vs in s.devices.values() for v in vs}) if s else []
                for b, s in zip(builds, sets)}
