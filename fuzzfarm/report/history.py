@@ -37,6 +37,7 @@ from pathlib import Path
 
 from fuzzfarm.errors import BadInput
 from fuzzfarm.report import triage
+from fuzzfarm.report.triage_report import Section
 from fuzzfarm.store import dataset as store
 
 __all__ = ["HistoryError", "Build", "IssueHistory", "History", "history", "write_markdown",
@@ -107,10 +108,8 @@ class History:
 def _derive(states, labels) -> tuple:
     """(introduced, since_first, fixed, status) of one issue's states over the builds."""
     tested = [(lab, s) for lab, s in zip(labels, states) if s in ("fail", "pass")]
-    if not tested:
-        return None, False, None, "notes only"
-    introduced, since_first, fixed, into_fail = None, tested[0][1] == "fail", None, 0
-    prev = None
+    since_first = bool(tested) and tested[0][1] == "fail"
+    introduced, fixed, into_fail, prev = None, None, 0, None
     for lab, s in tested:
         if s == "fail" and prev != "fail":
             into_fail += 1
@@ -241,15 +240,6 @@ def write_json(h: History, path) -> Path:
 _MARK = {"fail": "FAIL", "pass": "pass", "untested": "--", "note": "note"}
 
 
-@dataclass(frozen=True)
-class _Section:
-    title: str
-    columns: tuple
-    rows: list
-    empty: str = "none"
-    text: str = ""
-
-
 def _sections(h: History) -> list:
     """The report's sections: the builds, still failing, intermittent, fixed (each issue
     with introduced/fixed and its state per build), the ULP maxima that changed."""
@@ -260,7 +250,8 @@ def _sections(h: History) -> list:
               if h.same_inputs else
               "the builds' units recorded different seeds: their ULP maxima are over "
               "different inputs, not comparable")
-    out = [_Section("Builds", ("build", "status", "drivers"), builds, text=f"Inputs: {inputs}.")]
+    out = [Section("Builds", ["build", "status", "drivers"], builds, text=f"Inputs: {inputs}.",
+                   empty="none")]
     for status in ("still failing", "intermittent", "fixed"):
         rows = []
         for i in h.with_status(status):
@@ -269,21 +260,21 @@ def _sections(h: History) -> list:
                      for s, n in zip(i.states, i.failures)]
             rows.append((f"{i.function} {i.precision} w{i.vector_width} {i.rule_class} "
                          f"({i.device})", intro, i.fixed or "-", *cells))
-        out.append(_Section(f"{status.capitalize()} ({len(rows)})",
-                            ("issue", "introduced in", "fixed in", *labels), rows))
+        out.append(Section(f"{status.capitalize()} ({len(rows)})",
+                           ["issue", "introduced in", "fixed in", *labels], rows, empty="none"))
     changed = [(f"{t[1]} {t[2]} w{t[3]} ({t[0]})",
                 *("--" if v is None else f"{v:.4g}" for v in vs))
                for t, vs in h.ulp_max.items()
                if len({round(x, 6) for x in vs if x is not None}) > 1]
-    out.append(_Section(f"ULP maximum per target, where it changed ({len(changed)})",
-                        ("target", *labels), changed))
+    out.append(Section(f"ULP maximum per target, where it changed ({len(changed)})",
+                       ["target", *labels], changed, empty="none"))
     return out
 
 
 def markdown(h: History) -> str:
-    """The Markdown report (templates/history.md.j2 over ``_sections``)."""
+    """The Markdown report (templates/sections.md.j2 over ``_sections``)."""
     from fuzzfarm.report.render import render
-    return render("history.md.j2", sections=_sections(h))
+    return render("sections.md.j2", heading="fuzzfarm history", sections=_sections(h))
 
 
 def write_markdown(h: History, path) -> Path:

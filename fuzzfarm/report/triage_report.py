@@ -19,12 +19,15 @@ from fuzzfarm.report.triage import (
 )
 from fuzzfarm.store import dataset as store
 
-__all__ = ["write_markdown", "write_html", "write_junit", "trust_line", "run", "print_summary"]
+__all__ = ["Section", "write_markdown", "write_html", "write_junit", "trust_line", "run",
+           "print_summary"]
 
 
 # --------------------------------------------------------------------------- rendering
 @dataclass
-class _Section:
+class Section:
+    """One section of a Markdown (templates/sections.md.j2) or HTML report: a heading of
+    ``level``, an optional paragraph, a table (or ``empty`` where it has no rows)."""
     title: str
     columns: list[str]
     rows: list[list[str]]
@@ -108,9 +111,9 @@ def trust_line(t: Triage) -> str:
             f"{len(t.notes)} note(s) (should, may, implementation-defined: never failures)")
 
 
-def _sections(t: Triage) -> list[_Section]:
+def _sections(t: Triage) -> list[Section]:
     c = t.counts
-    summary = _Section(
+    summary = Section(
         "Summary", ["", "count"],
         [["new failures", str(c["new"])], ["fixed", str(c["fixed"])],
          ["still failing", str(c["still failing"])], ["flaky", str(c["flaky"])],
@@ -141,16 +144,16 @@ _BLURBS = {
 }
 
 
-def _issue_sections(t: Triage) -> list[_Section]:
+def _issue_sections(t: Triage) -> list[Section]:
     """The sections of issues (by status, across implementations, notes)."""
     secs = []
     for status, (title, text) in _BLURBS.items():
         rows = [i for i in t.issues if i.status == status]
-        secs.append(_Section(f"{title} ({len(rows)})", _ISSUE_COLUMNS,
+        secs.append(Section(f"{title} ({len(rows)})", _ISSUE_COLUMNS,
                              [_issue_cells(i) for i in rows], css=status.replace(" ", "-"),
                              text=text))
     if t.implementations:
-        secs.append(_Section(
+        secs.append(Section(
             f"Across implementations ({len(t.matrix)} rules x {len(t.implementations)} "
             f"implementations)", ["rule", *t.implementations],
             [[rule, *(f"{cells[i][0]:,} ({cells[i][1]})" if i in cells else "-"
@@ -160,7 +163,7 @@ def _issue_sections(t: Triage) -> list[_Section]:
                  f"finding. Reproduce a cell with `fuzzfarm repro SIGNATURE {t.current} "
                  f"--out DIR`. Every implementation that ran a unit has a column."))
     notes = t.notes
-    secs.append(_Section(
+    secs.append(Section(
         f"Notes ({len(notes)})",
         ["issue", *_TARGET_COLUMNS, "rule class", "governed by", "notes baseline",
          "notes current", "example"],
@@ -171,9 +174,9 @@ def _issue_sections(t: Triage) -> list[_Section]:
     return secs
 
 
-def _coverage_sections(t: Triage) -> list[_Section]:
+def _coverage_sections(t: Triage) -> list[Section]:
     """The sections of ULP maxima and coverage."""
-    secs = [_Section(
+    secs = [Section(
         f"ULP maximum regressions ({len(t.ulp_regressions)})",
         [*_TARGET_COLUMNS, "max ULP baseline", "max ULP current", "ratio",
          "ulp.* failures baseline", "ulp.* failures current"],
@@ -184,16 +187,16 @@ def _coverage_sections(t: Triage) -> list[_Section]:
              "in the current set; the bound is not in the stats, so the ulp.* failure "
              "counts say whether it was exceeded.")]
     cov_cols = [*_TARGET_COLUMNS, "inputs", "units", "runs"]
-    secs.append(_Section(
+    secs.append(Section(
         f"Tested only in the baseline ({len(t.only_baseline)})", cov_cols,
         [[*_target_cells(r), f"{r.inputs_baseline:,}", str(r.units_baseline),
           str(r.runs_baseline)] for r in t.only_baseline], css="untested",
         text="Coverage differences: nothing about these targets is claimed fixed."))
-    secs.append(_Section(
+    secs.append(Section(
         f"Tested only in the current set ({len(t.only_current)})", cov_cols,
         [[*_target_cells(r), f"{r.inputs_current:,}", str(r.units_current),
           str(r.runs_current)] for r in t.only_current], css="untested"))
-    secs.append(_Section(
+    secs.append(Section(
         f"Inputs tested per target ({len(t.coverage)})",
         [*_TARGET_COLUMNS, "inputs baseline", "inputs current", "units baseline",
          "units current", "runs baseline", "runs current", "max ULP baseline",
@@ -206,11 +209,11 @@ def _coverage_sections(t: Triage) -> list[_Section]:
 
 
 def write_markdown(t: Triage, path) -> Path:
-    """Write the report as Markdown to ``path`` (fuzzfarm/report/templates/triage.md.j2);
+    """Write the report as Markdown to ``path`` (fuzzfarm/report/templates/sections.md.j2)
+    atomically;
     returns the path."""
-    p = Path(path)
-    p.write_text(render("triage.md.j2", sections=_sections(t)), encoding="utf-8")
-    return p
+    return store.write_text(Path(path), render("sections.md.j2", heading="fuzzfarm triage",
+                                               sections=_sections(t)))
 
 
 #: The report's style sheet: fuzzfarm/report/templates/triage.css.
