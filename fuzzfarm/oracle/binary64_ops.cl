@@ -1,6 +1,7 @@
-// Exact operations on binary64 values and double-double arithmetic: the device references'
-// building blocks (every screen kernel and the geometric screens put this file first; the
-// argument in docs/device_screen.md).  IEEE basic operations only, never contracted.
+// Exact operations on binary64 values (a binary16 pattern's value among them) and
+// double-double arithmetic: the device references' building blocks (every screen kernel
+// and the geometric screens put this file first; the argument in docs/device_screen.md).
+// IEEE basic operations only, never contracted.
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #pragma OPENCL FP_CONTRACT OFF
 
@@ -17,6 +18,13 @@ inline double rintd(double v) {
     if (absd(v) >= 0x1p51) return v;
     double big = copysignd(0x1.8p52, v);
     return (v + big) - big;
+}
+
+// the value of a finite binary16 pattern, exactly (a subnormal m 2**-24)
+inline double half_value(uint h) {
+    uint e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
+    double v = e ? (double)(m | 0x400u) * pow2d((int)e - 25) : (double)m * 0x1p-24;
+    return (h & 0x8000u) ? negd(v) : v;
 }
 
 // The unbiased exponent of a normal binary64 number v (|v| = m 2**e, m in [1, 2))

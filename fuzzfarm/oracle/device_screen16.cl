@@ -12,12 +12,7 @@
 #define SIGN16 0x8000u
 #define INF16 0x7c00u
 
-// the value of a finite binary16 pattern, exactly (a subnormal m 2**-24)
-inline double half_value(uint h) {
-    uint e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
-    double v = e ? (double)(m | 0x400u) * pow2d((int)e - 25) : (double)m * 0x1p-24;
-    return (h & SIGN16) ? negd(v) : v;
-}
+// (half_value, a binary16 pattern's exact value: binary64_ops.cl)
 // the binary32 pattern of a binary16 pattern (exact: every binary16 number is a binary32
 // one; infinities and NaNs, which the references are never asked about, as themselves)
 inline uint half_float_bits(uint h) {

@@ -31,11 +31,7 @@ inline double lane_value(ulong b) { return as_double(b); }
 #define SIGN_SHIFT 15
 #define EPS 0x1p-10
 #define MIN_NORMAL 0x1p-14
-// the value of a normal binary16 pattern (exact)
-inline double lane_value(ulong h) {
-    double v = (double)((h & 0x3ffu) | 0x400u) * pow2d((int)((h >> 10) & 0x1fu) - 25);
-    return (h & 0x8000u) ? negd(v) : v;
-}
+inline double lane_value(ulong h) { return half_value((uint)h); }     // exact
 #else
 #define LANE uint
 #define FRAC 23
