@@ -162,6 +162,17 @@ def test_select_pocl_by_name():
     assert chosen and all("pocl" in d.platform_version.lower() for d in chosen)
 
 
+def test_a_fingerprint_of_digits_only_is_not_an_index(info):
+    """A fingerprint is 12 hex digits, ~0.4 % of them decimal digits only: such a one
+    (or a prefix of 6 or more of its digits) selects its device, not device number N."""
+    digits = next(d for d in (dataclasses.replace(info, driver_version=f"v{k}", index=k % 3)
+                              for k in range(100_000)) if d.fingerprint.isdigit())
+    other = dataclasses.replace(info, index=5, driver_version="other")
+    assert select_devices(digits.fingerprint, devices=[other, digits]) == [digits]
+    assert select_devices(digits.fingerprint[:6], devices=[other, digits]) == [digits]
+    assert select_devices("5", devices=[other, digits]) == [other]
+
+
 def test_select_keeps_the_order_named(info):
     a = dataclasses.replace(info, index=0, device_index=0, name="Alpha GPU", device_type="GPU")
     b = dataclasses.replace(info, index=1, device_index=1, name="Beta CPU", device_type="CPU")

@@ -263,8 +263,8 @@ _PD = re.compile(r"^(\d+):(\d+)$")
 
 def _match(term: str, devices: Sequence[DeviceInfo]) -> list[DeviceInfo]:
     low = term.lower()
-    if low.isascii() and low.isdigit():
-        return [d for d in devices if d.index == int(low)]
+    if low.isascii() and low.isdigit() and len(low) < 6:    # longer: a fingerprint's
+        return [d for d in devices if d.index == int(low)]   # digits ('579766307866')
     m = _PD.match(low)
     if m:
         p, i = int(m.group(1)), int(m.group(2))
@@ -287,7 +287,7 @@ def select_devices(selector: str | None,
     """The devices a ``--device`` string names, in the order named, duplicates removed.
 
     ``selector`` is None or 'all' for every device, or comma-separated terms, each one of:
-    an index into ``list_devices()`` ('0'); 'P:D' platform and device indices ('0:1'); a
+    an index into ``list_devices()`` ('0'; fewer than 6 digits); 'P:D' platform and device indices ('0:1'); a
     fingerprint or a prefix of it of at least 6 hex digits; a case-insensitive substring of
     the platform name or version -- the implementation ('pocl', 'intel', 'oclgrind',
     'nvidia', 'cuda') -- or, where no platform matches, of the device name, vendor or
