@@ -670,17 +670,57 @@ def triage_cmd(baseline, current, out, pairs) -> None:
 
 
 @main.command("history")
-@click.option("--results", multiple=True, required=True, metavar="LABEL=DIR", help="A build "
-              "(e.g. 2024.0.0=runs/v2024.0): its label and campaign results; oldest first.")
+@click.option("--build", "--results", "builds", multiple=True, required=True, metavar="BUILD",
+              help="A build, oldest first: RUNTIME==VERSION (intel==2024.0.0, installed into "
+                   "the cache), RUNTIME==FIRST..LAST (every release between), LABEL=DIR "
+                   "(results already made) or LABEL=FILE (an ICD file or OpenCL library).")
+@click.option("--campaign", "campaign_file", default=None, metavar="FILE",
+              help="The campaign run on each build (default: cluster/campaigns/history.toml,"
+                   " fixed seed: special values and recipe units, binary16/32/64).")
+@click.option("--device", "-d", default=None, metavar="SEL",
+              help="Which of each build's devices to test (default: intel's CPU device; "
+                   "all a driver build adds).")
+@click.option("--parallel", "-j", type=click.IntRange(1), default=None,
+              help="Builds run at once, one Ray actor each (default: cores/8, at least 1; "
+                   "with --address every build).")
+@click.option("--address", default=None, metavar="ADDR", help="A running Ray cluster.")
+@click.option("--timeout", default="1h", show_default=True, metavar="DURATION",
+              help="A build's campaign running longer is a hang (a row that says so).")
+@click.option("--bisect", "bisect_what", default=None, metavar="ISSUE|FN/PREC[/RULE]",
+              help="Only find the first build where this fails (or stops failing): an issue "
+                   "of --out's history.json or sinpi/binary32[/RULE_CLASS]; writes bisect.md.")
+@click.option("--no-replay", is_flag=True, help="Do not replay each build's worst inputs "
+              "on the others (a second, short campaign per build).")
 @click.option("--out", "-o", default="history-report", show_default=True,
-              type=click.Path(file_okay=False), help="Report directory: history.md, .json.")
-def history_cmd(results, out) -> None:
-    """A driver's history over ordered builds, each the results of one fixed-seed campaign:
-    per issue the builds where it fails, the build that introduced it, the one that fixed
-    it, or still failing / intermittent ("untested" where a build did not test its target:
-    never a fix); each target's ULP maximum per build.  Exit status 2 for bad input."""
-    from fuzzfarm.report import history as hist
-    click.echo(hist.run(results, out))
+              type=click.Path(file_okay=False), help="Report directory: history.md, .html, "
+              ".json; builds/<label>/ holds each run build's results.")
+def history_cmd(builds, campaign_file, device, parallel, address, timeout, bisect_what,
+                no_replay, out):
+    """A driver's history over ordered builds: every build runs one fixed-seed campaign
+    (in parallel, one Ray actor and one OCL_ICD_VENDORS each); per issue the builds where
+    it fails, the build that introduced it, the one that fixed it, or still failing /
+    intermittent ("untested" where a build did not test its target: never a fix); each
+    target's ULP maximum per build, and on every build's worst inputs replayed on each.
+    A build that does not install, shows no device or
+    whose campaign fails is a row that says so.  Example: fuzzfarm history --build
+    intel==2024.0.0 --build intel==2025.0.0 --build intel==2026.2.0 -o intel-history
+
+    Exit status 0, 2 for bad input, 130 when interrupted (the report covers the builds
+    that finished).
+    """
+    from cluster import history as runner
+    from fuzzfarm.orchestrate.run import UsageError, parse_budget
+
+    try:
+        seconds = parse_budget(timeout)
+    except UsageError as exc:
+        raise click.UsageError(str(exc).replace("--budget", "--timeout")) from None
+    lines, code = runner.main(builds, out, campaign_file, device, parallel, address, seconds,
+                              bisect_what, not no_replay, log=lambda m: click.echo(m, err=True))
+    for line in lines:
+        click.echo(line)
+    if code:
+        raise SystemExit(code)
 
 
 @main.command("repro")

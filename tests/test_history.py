@@ -113,8 +113,8 @@ def test_a_build_that_did_not_run_is_a_row_that_says_so(builds):
 def test_bad_input_is_one_line_exit_2(builds, tmp_path):
     runner = CliRunner()
     for args, words in (
-            (["--results", "v1"], "LABEL=DIR"),
-            (["--results", f"v1={tmp_path / 'nope'}"], "is not a directory"),
+            (["--results", "v1"], "LABEL=RESULTS_DIR"),
+            (["--results", f"v1={tmp_path / 'nope'}"], "does not exist"),
             (["--results", f"v1={builds[0].results}", "--results",
               f"v1={builds[1].results}"], "given twice")):
         res = runner.invoke(main, ["history", *args, "--out", str(tmp_path / "r")])

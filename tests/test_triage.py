@@ -23,14 +23,15 @@ def _device(device, driver):
 
 
 def stats_row(run, unit, function, *, device="dev-A", driver="1.0", precision="binary32",
-              width=1, opts="", inputs=100, classes=None, max_ulp=None, failures=0):
+              width=1, opts="", inputs=100, classes=None, max_ulp=None, failures=0, seed=1,
+              max_inputs=None):
     """A valid STATS_SCHEMA row; ``classes`` defaults to every input x:pos_normal."""
     classes = {"x:pos_normal": inputs} if classes is None else classes
     return {"run_id": run, "unit_id": unit, **_device(device, driver), "function": function,
-            "precision": precision, "vector_width": width, "build_options": opts, "seed": 1,
+            "precision": precision, "vector_width": width, "build_options": opts, "seed": seed,
             "recipe": "{}", "inputs_tested": inputs, "inputs_by_class": list(classes.items()),
             "failures": failures, "failures_by_rule": [], "notes": 0, "notes_by_rule": [],
-            "max_ulp_error": max_ulp, "max_ulp_inputs": None, "screened": inputs, "exact": 0,
+            "max_ulp_error": max_ulp, "max_ulp_inputs": max_inputs, "screened": inputs, "exact": 0,
             "unjudged": 0, "device_seconds": 0.1, "check_seconds": 0.1,
             "time": datetime.now(timezone.utc)}
 

@@ -32,7 +32,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Icd", "environment_icds", "system_icds", "register", "MARKER"]
+__all__ = ["Icd", "environment_icds", "system_icds", "register", "write_folder", "cache_root",
+           "MARKER"]
 
 #: Set next to OCL_ICD_VENDORS when fuzzfarm chose its value.
 MARKER = "FUZZFARM_ICD_VENDORS"
@@ -101,17 +102,20 @@ def environment_icds(prefixes=None) -> list[Icd]:
     return out
 
 
-def _cache_root() -> Path:
+def cache_root() -> Path:
+    """fuzzfarm's folder in the user's cache: ``$XDG_CACHE_HOME/fuzzfarm`` (default
+    ``~/.cache/fuzzfarm``)."""
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base, "fuzzfarm")
 
 
-def _write_folder(icds: list[Icd]) -> Path:
+def write_folder(icds: list[Icd]) -> Path:
     """The folder holding one ICD file per entry of ``icds`` (named by a hash of them),
-    written once: into a temporary folder beside it, then renamed."""
+    written once: into a temporary folder beside it, then renamed.  Raises OSError when
+    neither the cache nor the temporary folder can be written."""
     lines = sorted((i.name, i.library) for i in icds)
     digest = hashlib.sha1(repr(lines).encode()).hexdigest()[:12]
-    for root in (_cache_root(), Path(tempfile.gettempdir(), f"fuzzfarm-{os.getuid()}")):
+    for root in (cache_root(), Path(tempfile.gettempdir(), f"fuzzfarm-{os.getuid()}")):
         final = root / f"icd-{digest}"
         if final.is_dir():
             return final
@@ -131,7 +135,7 @@ def _write_folder(icds: list[Icd]) -> Path:
             continue
         return final
     raise OSError("no writable cache folder for the OpenCL driver list (tried "
-                  f"{_cache_root()} and {tempfile.gettempdir()})")
+                  f"{cache_root()} and {tempfile.gettempdir()})")
 
 
 def register(environ=None) -> str | None:
@@ -148,7 +152,7 @@ def register(environ=None) -> str | None:
     if not extra:
         return None
     try:
-        folder = str(_write_folder(system_icds() + extra))
+        folder = str(write_folder(system_icds() + extra))
     except OSError:
         return None
     env["OCL_ICD_VENDORS"] = folder

@@ -27,12 +27,13 @@ Definitions (what the report's words mean)
   than one change into fail), ``notes only``.
 * **ULP maximum** of a target per build: the largest error its runs measured.  Builds
   that ran one fixed-seed campaign checked the same inputs, so a change is the driver's;
-  ``same_inputs`` says whether every build's units recorded the same seeds.
+  ``same_inputs`` says whether, for every target two builds both tested, their units
+  recorded the same seeds.
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from fuzzfarm.errors import BadInput
@@ -41,7 +42,7 @@ from fuzzfarm.report.triage_report import Section
 from fuzzfarm.store import dataset as store
 
 __all__ = ["HistoryError", "Build", "IssueHistory", "History", "history", "write_markdown",
-           "write_json", "run", "STATES"]
+           "write_json", "write_html", "build_times", "write", "summary", "STATES", "MAX_PLOTTED"]
 
 #: The states of an issue in one build.
 STATES = ("fail", "pass", "untested", "note")
@@ -56,12 +57,19 @@ class HistoryError(BadInput):
 class Build:
     """One driver build of a history: ``label`` (its version, as the user names it),
     ``results`` (its results directory, or None where it did not run), ``status`` ("ran",
-    or why it did not: "install failed", "no device", "kernels did not build" ...) with
-    ``detail`` (the error line)."""
+    or why it did not: "install failed", "no device", "campaign refused", "campaign
+    failed", "hung") with ``detail`` (the error line), ``source`` (how it was obtained:
+    "pip intel-opencl-rt==2024.0.0 ...", "driver PATH", "results DIR"), and for a build
+    this run made: ``install_s`` (seconds pip took; 0.0 when ``reused`` from the cache)
+    and ``run_s`` (seconds of its campaign)."""
     label: str
     results: Path | None = None
     status: str = "ran"
     detail: str = ""
+    source: str = ""
+    install_s: float | None = None
+    reused: bool | None = None
+    run_s: float | None = None
 
     @property
     def ran(self) -> bool:
@@ -93,13 +101,18 @@ class IssueHistory:
 class History:
     """The result of ``history``: the builds in order, every issue's history (failing
     in some build, or noted), every target's ULP maximum per build (None: untested or no
-    error measured), the driver strings each build's devices reported, and whether the
-    builds checked the same inputs."""
+    error measured), the driver strings each build's devices reported, whether the
+    builds checked the same inputs, and the maxima of the worst inputs replayed."""
     builds: list
     issues: list
     ulp_max: dict                            # target tuple -> [float | None per build]
     drivers: dict                            # label -> sorted driver versions
     same_inputs: bool
+    #: target -> [float | None per build]: the ULP maximum of each target whose maximum
+    #: changed, over every build's worst inputs replayed on each build (``replayed``)
+    replayed: dict = field(default_factory=dict)
+    #: the replay's run of each build (a Build per build, in order; [] when none ran)
+    replay_builds: list = field(default_factory=list)
 
     def with_status(self, status: str) -> list:
         return [i for i in self.issues if i.status == status]
@@ -158,12 +171,61 @@ def history(builds: list[Build]) -> History:
     targets = sorted({t for s in sets if s for t in s.targets}, key=str)
     ulp = {t: [_ulp(s, t) for s in sets] for t in targets}
     ulp = {t: v for t, v in ulp.items() if any(x is not None for x in v)}
-    seeds = [set(s.stats.column("seed").to_pylist()) for s in sets if s]   # unit seeds
-    same = bool(seeds) and all(s == seeds[0] for s in seeds)
+    seeds = [_seeds(s) for s in sets if s]
+    same = bool(seeds) and all(a[t] == b[t] for a in seeds for b in seeds
+                               for t in a.keys() & b.keys())
     drivers = {b.label: sorted({v for vs in s.devices.values() for v in vs}) if s else []
                for b, s in zip(builds, sets)}
     return History(builds=list(builds), issues=rows, ulp_max=ulp, drivers=drivers,
                    same_inputs=same)
+
+
+def changed_targets(h: History) -> list:
+    """The targets whose ULP maximum differs between the builds that measured one."""
+    return [t for t, vs in h.ulp_max.items()
+            if len({round(v, 6) for v in vs if v is not None and not math.isnan(v)}) > 1]
+
+
+def worst_inputs(h: History) -> dict:
+    """{(function, precision, vector width, build options): sorted input-bit tuples} of
+    the targets whose maximum changed (``changed_targets``; vector width 1): every
+    build's input of its largest error (the stats' ``max_ulp_inputs`` of its units at
+    the build's maximum), to replay on every build.  Reads the builds' results."""
+    want = {t[1:]: t for t in changed_targets(h) if t[3] == 1}
+    out: dict = {}
+    for k, b in enumerate(h.builds):
+        if not b.ran:
+            continue
+        cols = store.read_stats(b.results).select(
+            ["function", "precision", "vector_width", "build_options", "max_ulp_error",
+             "max_ulp_inputs"]).to_pydict()
+        for *t, err, bits in zip(*cols.values()):
+            key = tuple(t)
+            if key in want and bits and err is not None and h.ulp_max[want[key]][k] == err:
+                out.setdefault(key, set()).add(tuple(int(v) for v in bits))
+    return {k: sorted(v) for k, v in out.items()}
+
+
+def with_replayed(h: History, replay_builds: list) -> History:
+    """``h`` with ``replayed``: the ULP maxima per build of the changed targets measured by
+    ``replay_builds`` (the same builds, in order, each run on every build's worst inputs)."""
+    r = history(replay_builds)
+    changed = set(changed_targets(h))
+    return replace(h, replayed={t: vs for t, vs in r.ulp_max.items() if t in changed},
+                   replay_builds=list(replay_builds))
+
+
+def _seeds(s) -> dict:
+    """{(function, precision, vector width, build options): the unit seeds} of a set: a
+    unit's inputs follow from its target, seed and serial alone (work.make.unit_seed), so
+    two builds checked the same inputs of a target when they agree here, whatever other
+    targets (binary16 on a build with cl_khr_fp16) one of them ran besides."""
+    cols = s.stats.select(["function", "precision", "vector_width", "build_options",
+                           "seed"]).to_pydict()
+    out: dict = {}
+    for *t, seed in zip(*cols.values()):
+        out.setdefault(tuple(t), set()).add(seed)
+    return out
 
 
 def _ulp(s, target):
@@ -206,14 +268,21 @@ def _issue_history(iss: str, sets: list, labels: list) -> IssueHistory:
 # ------------------------------------------------------------------------- reports
 def to_json(h: History) -> dict:
     """``history.json``'s content: ``builds`` in order (label, results, status, detail,
-    driver strings); per issue its target, rule class, ``states`` and ``failures`` (lists
+    driver strings, source, install and campaign seconds); per issue its target, rule class, ``states`` and ``failures`` (lists
     in the builds' order), introduced/fixed/status and the failing builds' labels; per
     target ``by_build``, its ULP maximum per build (a list in the builds' order, null:
-    untested or none measured)."""
+    untested or none measured), and ``replayed_by_build`` for a target whose maximum
+    changed: the maxima over every build's worst inputs replayed on each (null: not
+    replayed)."""
     labels = [b.label for b in h.builds]
+
+    def clean(vs):
+        return [None if v is None or math.isnan(v) else v for v in vs]
     return {
         "builds": [{"label": b.label, "results": str(b.results) if b.results else None,
-                    "status": b.status, "detail": b.detail, "drivers": h.drivers[b.label]}
+                    "status": b.status, "detail": b.detail, "drivers": h.drivers[b.label],
+                    "source": b.source, "install_seconds": b.install_s,
+                    "install_reused": b.reused, "campaign_seconds": b.run_s}
                    for b in h.builds],
         "same_inputs": h.same_inputs,
         "issues": [{"issue": i.issue, "device": i.device, "function": i.function,
@@ -227,7 +296,8 @@ def to_json(h: History) -> dict:
                    for i in h.issues],
         "ulp_max": [{"device": t[0], "function": t[1], "precision": t[2],
                      "vector_width": t[3], "build_options": t[4],
-                     "by_build": [None if v is None or math.isnan(v) else v for v in vs]}
+                     "by_build": clean(vs),
+                     "replayed_by_build": clean(h.replayed[t]) if t in h.replayed else None}
                     for t, vs in h.ulp_max.items()],
     }
 
@@ -240,17 +310,35 @@ def write_json(h: History, path) -> Path:
 _MARK = {"fail": "FAIL", "pass": "pass", "untested": "--", "note": "note"}
 
 
+def build_times(b: Build) -> str:
+    """"12.3 s, 180.0 s" (install, campaign); "cached" for a reused install; "-" unknown."""
+    inst = ("cached" if b.reused else "-" if b.install_s is None else f"{b.install_s:.1f} s")
+    return f"{inst}, {'-' if b.run_s is None else f'{b.run_s:.1f} s'}"
+
+
+def ulp_cells(vs) -> list[str]:
+    """ULP maxima as table cells: 4 significant digits, or as many (up to 10) as tell
+    apart the values that differ (0.5 and 0.5000006 are not both "0.5"); "--" for none."""
+    have = {v for v in vs if v is not None and not math.isnan(v)}
+    for digits in (4, 7, 10):
+        if len({f"{v:.{digits}g}" for v in have}) == len(have):
+            break
+    return ["--" if v is None or math.isnan(v) else f"{v:.{digits}g}" for v in vs]
+
+
 def _sections(h: History) -> list:
     """The report's sections: the builds, still failing, intermittent, fixed (each issue
     with introduced/fixed and its state per build), the ULP maxima that changed."""
     labels = [b.label for b in h.builds]
-    builds = [(b.label, b.status if b.ran else f"{b.status}: {b.detail}".rstrip(": "),
-               ", ".join(h.drivers[b.label]) or "-") for b in h.builds]
+    builds = [(b.label, f"{b.status}: {b.detail}" if b.detail else b.status,
+               ", ".join(h.drivers[b.label]) or "-", b.source or "-", build_times(b))
+              for b in h.builds]
     inputs = ("every build's units have the same seeds (one fixed-seed campaign)"
               if h.same_inputs else
               "the builds' units recorded different seeds: their ULP maxima are over "
               "different inputs, not comparable")
-    out = [Section("Builds", ["build", "status", "drivers"], builds, text=f"Inputs: {inputs}.",
+    out = [Section("Builds", ["build", "status", "drivers", "source", "install, campaign"],
+                   builds, text=f"Inputs: {inputs}.",
                    empty="none")]
     for status in ("still failing", "intermittent", "fixed"):
         rows = []
@@ -262,12 +350,20 @@ def _sections(h: History) -> list:
                          f"({i.device})", intro, i.fixed or "-", *cells))
         out.append(Section(f"{status.capitalize()} ({len(rows)})",
                            ["issue", "introduced in", "fixed in", *labels], rows, empty="none"))
-    changed = [(f"{t[1]} {t[2]} w{t[3]} ({t[0]})",
-                *("--" if v is None else f"{v:.4g}" for v in vs))
-               for t, vs in h.ulp_max.items()
-               if len({round(x, 6) for x in vs if x is not None}) > 1]
+    def row(t, vs):
+        return (f"{t[1]} {t[2]} w{t[3]} ({t[0]})", *ulp_cells(vs))
+    changed = [row(t, h.ulp_max[t]) for t in changed_targets(h)]
     out.append(Section(f"ULP maximum per target, where it changed ({len(changed)})",
                        ["target", *labels], changed, empty="none"))
+    if h.replayed:
+        out.append(Section(
+            "ULP maximum on the same inputs: every build's worst inputs replayed on each",
+            ["target", *labels], [row(t, vs) for t, vs in h.replayed.items()],
+            text="A target differs here only where one build's result on one input is "
+                 "worse than another's: a change of the driver, not of the sampling."
+                 + "".join(f" Not replayed on {b.label}: {b.status}"
+                           f"{': ' + b.detail if b.detail else ''}."
+                           for b in h.replay_builds if not b.ran)))
     return out
 
 
@@ -282,20 +378,74 @@ def write_markdown(h: History, path) -> Path:
     return store.write_text(Path(path), markdown(h))
 
 
-def run(results, out) -> str:
-    """``fuzzfarm history``: the builds from ``results`` ("LABEL=DIR" strings, oldest
-    first), their history written to ``out`` (history.md, history.json); returns the
-    one-line summary.  Raises HistoryError for a malformed build or as ``history``."""
-    builds = []
-    for r in results:
-        label, sep, path = str(r).partition("=")
-        if not sep or not label.strip() or not path.strip():
-            raise HistoryError(f"--results {r!r}: write LABEL=DIR")
-        builds.append(Build(label.strip(), Path(path.strip())))
-    h = history(builds)
-    md = write_markdown(h, Path(out) / "history.md")
-    write_json(h, Path(out) / "history.json")
+#: Targets drawn in the ULP plot: those whose maximum changed most across builds.
+MAX_PLOTTED = 12
+
+
+def _by_change(h: History) -> list:
+    """(target, maxima) of the targets whose ULP maximum changed, the largest change (log2
+    of the ratio) first; the replayed maxima (same inputs) where there are."""
+    out = []
+    for t in changed_targets(h):
+        vs = h.replayed.get(t, h.ulp_max[t])
+        have = [v for v in vs if v is not None and not math.isnan(v)] or [0.0]
+        out.append((math.log2((max(have) + 2.0 ** -20) / (min(have) + 2.0 ** -20)), t, vs))
+    out.sort(key=lambda x: -x[0])
+    return [(t, vs) for _, t, vs in out]
+
+
+def _plot(h: History) -> str | None:
+    """The base64 PNG of the ULP maxima of the MAX_PLOTTED most changed targets per build
+    (symmetric-log axis: 0 stays visible), legend beside the axes; None when none changed."""
+    changed = _by_change(h)[:MAX_PLOTTED]
+    if not changed:
+        return None
+    import matplotlib
+
+    from fuzzfarm.report.triage_report import png_base64
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    labels = [b.label for b in h.builds]
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.9 * len(labels) + 3), 4.2))
+    for t, vs in changed:
+        xs = [k for k, v in enumerate(vs) if v is not None and not math.isnan(v)]
+        ax.plot(xs, [vs[k] for k in xs], marker="o", label=f"{t[1]} {t[2]} w{t[3]}")
+    ax.set_yscale("symlog", linthresh=1.0)
+    ax.set_xticks(range(len(labels)), labels, rotation=30, ha="right")
+    ax.set_ylabel("ULP maximum (symlog)")
+    ax.set_title("ULP maximum per build (targets that changed)")
+    ax.grid(True, alpha=0.3)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, frameon=False)
+    png = png_base64(fig)
+    plt.close(fig)
+    return png
+
+
+def write_html(h: History, path) -> Path:
+    """Write ``history.html`` for ``h`` atomically to ``path``; returns the path."""
+    labels = [b.label for b in h.builds]
+    timelines = {s: h.with_status(s) for s in ("still failing", "intermittent", "fixed")}
+    from fuzzfarm.report.render import render
+    page = render("history.html.j2", labels=labels, builds=h.builds, drivers=h.drivers,
+                  times={b.label: build_times(b) for b in h.builds}, timelines=timelines,
+                  plot=_plot(h), plotted=min(MAX_PLOTTED, len(changed_targets(h))),
+                  changed=len(changed_targets(h)), replayed=bool(h.replayed),
+                  sections=[x for x in _sections(h) if x.title.startswith("ULP maximum")],
+                  same_inputs=h.same_inputs, notes=len(h.with_status("notes only")))
+    return store.write_text(Path(path), page)
+
+
+def write(h: History, out) -> list[Path]:
+    """Write the report into the folder ``out``: history.md, history.html, history.json
+    (each atomically); returns their paths."""
+    out = Path(out)
+    return [write_markdown(h, out / "history.md"), write_html(h, out / "history.html"),
+            write_json(h, out / "history.json")]
+
+
+def summary(h: History) -> str:
+    """One line: builds, issues, still failing / intermittent / fixed."""
     counts = ", ".join(f"{len(h.with_status(s))} {s}"
                        for s in ("still failing", "intermittent", "fixed"))
-    return f"{len(h.builds)} builds, {len(h.issues)} issues: {counts}; {md}"
-
+    ran = sum(b.ran for b in h.builds)
+    return f"{len(h.builds)} builds ({ran} ran), {len(h.issues)} issues: {counts}"

@@ -17,7 +17,7 @@ import numpy as np
 from fuzzfarm.formats import FloatFormat
 from fuzzfarm.report.repro_case import Reproducer, Buffer, Case
 
-__all__ = ["candidate_strategy", "encode", "class_key", "db_dir", "save_example",
+__all__ = ["candidate_strategy", "encode", "class_key", "db_dir", "save_example", "save_inputs",
            "replay_examples", "ShrinkInfo", "shrink", "DB_DIRNAME", "DEFAULT_MAX_EXAMPLES",
            "MAX_LANDMARKS"]
 
@@ -134,12 +134,24 @@ def save_example(db_path: str | os.PathLike, target: Case, cand: tuple) -> None:
         db.save(key, choices_to_bytes(encode(target, cand)))
     except ImportError:         # a hypothesis before choice sequences: JSON only
         pass
-    entry = {"function": target.function, "precision": target.precision,
-             "rule_class": target.rule_class, "vector_width": target.width,
-             "input_bits": target.u64(cand)}
-    db.save(key + b".inputs", json.dumps(entry, sort_keys=True).encode())
-    db.save(_index_key(target.function, target.precision),
-            json.dumps({"rule_class": target.rule_class}, sort_keys=True).encode())
+    save_inputs(db_path, target.function, target.precision, target.rule_class, target.width,
+                target.u64(cand))
+
+
+def save_inputs(db_path: str | os.PathLike, function: str, precision: str, rule_class: str, width: int,
+                input_bits) -> None:
+    """Save one input (``input_bits``: raw bits, unsigned 64-bit, one per argument) of
+    ``function`` in ``precision`` under ``rule_class`` in the example database at
+    ``db_path``, where ``replay_examples`` finds it: a later campaign into the same results
+    puts it first in the target's special-value unit."""
+    from hypothesis.database import DirectoryBasedExampleDatabase
+    db = DirectoryBasedExampleDatabase(str(db_path))
+    entry = {"function": function, "precision": precision, "rule_class": rule_class,
+             "vector_width": int(width), "input_bits": [int(b) for b in input_bits]}
+    db.save(class_key(function, precision, rule_class) + b".inputs",
+            json.dumps(entry, sort_keys=True).encode())
+    db.save(_index_key(function, precision),
+            json.dumps({"rule_class": rule_class}, sort_keys=True).encode())
 
 
 def _saved(db_path, function: str, precision: str, rule_class: str | None = None) -> list:

@@ -219,7 +219,8 @@ def write_markdown(t: Triage, path) -> Path:
 #: The report's style sheet: fuzzfarm/report/templates/triage.css.
 
 
-def _png(fig) -> str:
+def png_base64(fig) -> str:
+    """A matplotlib figure as base64 PNG text (80 dpi), for an inline <img>."""
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=80, bbox_inches="tight")
     return base64.b64encode(buf.getvalue()).decode("ascii")
@@ -261,7 +262,7 @@ def _histograms(t: Triage) -> list[tuple[str, str]]:
             ax.hist(c, bins=bins, alpha=0.5, color="#d62728", label=f"current ({c.size})")
         what = "findings' ulp_error" if d["source"] == "findings" else "per-unit max_ulp_error"
         _label(ax, f"{fn} {prec}: {what}", "ULP error", "count")
-        out.append((f"ULP errors of {fn} {prec}", _png(fig)))
+        out.append((f"ULP errors of {fn} {prec}", png_base64(fig)))
     return out
 
 
@@ -308,7 +309,7 @@ def _error_histograms(t: Triage) -> list[tuple[str, str]]:
                "ULP error (leftmost bin: below 2^-12, exact included)", "share of inputs",
                legend=6)
         also = f" (and of its inputs {', '.join(classes)})" if classes else ""
-        out.append((f"ULP error distribution of {fn} {prec}{also}", _png(fig)))
+        out.append((f"ULP error distribution of {fn} {prec}{also}", png_base64(fig)))
     return out
 
 
@@ -337,7 +338,7 @@ def _bars(t: Triage) -> str | None:
     ax.set_xlabel("failures (fail + fault findings)", fontsize=8)
     ax.set_title("Failures per device and function", fontsize=9)
     ax.legend(fontsize=7)
-    return _png(fig)
+    return png_base64(fig)
 
 
 def write_html(t: Triage, path) -> Path:

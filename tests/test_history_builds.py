@@ -1,0 +1,346 @@
+"""`fuzzfarm history` builds that the tool makes and runs: naming them, installing pip
+builds into the cache (a stand-in pip: no download), each build's drivers and devices,
+bisecting, the HTML report; and one short run of real driver builds (Intel's CPU runtime
+of the `[intel]` extra, a library that is no driver)."""
+import json
+import math
+import os
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from cluster import history as runner
+from fuzzfarm.cli import main
+from fuzzfarm.device import icd
+from fuzzfarm.orchestrate import builds as specs
+from fuzzfarm.orchestrate import campaign as campaigns
+from fuzzfarm.report import history as hist
+from test_history import builds  # noqa: F401  (the planted five-build history fixture)
+from test_triage import unit
+
+@pytest.fixture(autouse=True)
+def own_cache(tmp_path, monkeypatch):
+    """Builds and ICD folders go to a cache of the test's own, not the user's."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
+
+
+INDEX = ["2023.2.0", "2024.0.0", "2024.0.1", "2024.1.0", "2025.0.0"]
+
+
+def _index(runtime):
+    assert runtime is specs.RUNTIMES["intel"]
+    return list(INDEX)
+
+
+# --------------------------------------------------------------------------- naming
+def test_specs_in_order_with_ranges_from_the_index(tmp_path):
+    (tmp_path / "res").mkdir()
+    (tmp_path / "x.icd").write_text("/opt/x/libx.so\n")
+    got = specs.parse(["intel==2024.0.1..2025.0.0", f"old={tmp_path / 'res'}",
+                       "intel-opencl-rt==2023.2.0", f"x={tmp_path / 'x.icd'}"], _index)
+    assert [b.label for b in got] == ["2024.0.1", "2024.1.0", "2025.0.0", "old", "2023.2.0", "x"]
+    assert [b.kind for b in got] == ["pip", "pip", "pip", "results", "pip", "driver"]
+    assert got[0].source == "pip intel-opencl-rt==2024.0.1 intel-cmplr-lib-rt==2024.0.1"
+    assert got[3].source.startswith("results ")
+
+
+@pytest.mark.parametrize("text, words", [
+    ("amd==1.0", "unknown runtime 'amd'"),
+    ("intel==2024.0.0..", "FIRST..LAST"),
+    ("intel==2022.0.0..2024.1.0", "no release '2022.0.0'"),
+    ("intel==2025.0.0..2024.0.0", "newer than"),
+    ("v1", "LABEL=RESULTS_DIR"),
+    ("v1=/nonexistent/dir", "does not exist"),
+])
+def test_a_bad_spec_is_one_line(text, words):
+    with pytest.raises(specs.BuildError, match=words.replace(".", r"\.").replace("(", r"\(")):
+        specs.parse([text], _index)
+
+
+def test_a_label_given_twice(tmp_path):
+    with pytest.raises(specs.BuildError, match="given twice"):
+        specs.parse(["intel==2024.0.0", f"2024.0.0={tmp_path}"], _index)
+
+
+# ------------------------------------------------------------------------- installing
+FAKE_PIP = """
+import sys
+from pathlib import Path
+args = sys.argv[1:]
+prefix = Path(args[args.index("--prefix") + 1])
+if any(a.endswith("==6.6.6") for a in args):
+    print("WARNING: a warning pip gives", file=sys.stderr)
+    print("ERROR: No matching distribution found for intel-opencl-rt==6.6.6", file=sys.stderr)
+    sys.exit(1)
+(prefix / "etc/OpenCL/vendors").mkdir(parents=True)
+(prefix / "lib").mkdir()
+# as Intel's wheels: the ICD file names the library where the wheel was built
+(prefix / "etc/OpenCL/vendors/fake-cpu.icd").write_text("/opt/built/here/libfake.so\\n")
+(prefix / "lib/libfake.so").write_bytes(b"")
+(prefix.parent / "calls").open("a").write(" ".join(a for a in args if "==" in a) + "\\n")
+"""
+
+
+@pytest.fixture
+def fake_pip(tmp_path):
+    script = tmp_path / "pip.py"
+    script.write_text(FAKE_PIP)
+    return [sys.executable, str(script)]
+
+
+def _pip_spec(version):
+    return specs.BuildSpec(version, "pip", runtime=specs.RUNTIMES["intel"], version=version)
+
+
+def test_install_once_into_the_cache_then_reuse(tmp_path, fake_pip):
+    root = tmp_path / "cache"
+    first = specs.install(_pip_spec("2024.0.0"), root, fake_pip)
+    assert not first.reused and first.seconds > 0
+    assert first.prefix == root / "intel-2024.0.0"
+    again = specs.install(_pip_spec("2024.0.0"), root, fake_pip)
+    assert again.reused and again.seconds == 0.0 and again.prefix == first.prefix
+    assert (root / "calls").read_text().splitlines() == \
+        ["intel-opencl-rt==2024.0.0 intel-cmplr-lib-rt==2024.0.0"]      # pip ran once
+    folder = specs.driver_folder(_pip_spec("2024.0.0"), first.prefix)
+    (entry,) = folder.glob("*.icd")
+    assert entry.read_text().strip() == str(first.prefix / "lib" / "libfake.so")
+
+
+def test_a_failed_install_says_why_and_leaves_nothing(tmp_path, fake_pip):
+    root = tmp_path / "cache"
+    with pytest.raises(specs.InstallFailed, match="No matching distribution"):
+        specs.install(_pip_spec("6.6.6"), root, fake_pip)
+    assert [p.name for p in root.iterdir() if not p.name.endswith(".lock")] == []
+
+
+def test_driver_folders_of_an_icd_file_and_of_a_library(tmp_path):
+    lib = tmp_path / "libdrv.so"
+    lib.write_bytes(b"")
+    (tmp_path / "good.icd").write_text(f"{lib}\n")
+    (tmp_path / "bad.icd").write_text("/nonexistent/libgone.so\n")
+    for spec in (specs.BuildSpec("a", "driver", path=tmp_path / "good.icd"),
+                 specs.BuildSpec("b", "driver", path=lib)):
+        (entry,) = specs.driver_folder(spec).glob("*.icd")
+        assert entry.read_text().strip() == str(lib)
+    with pytest.raises(specs.InstallFailed, match="libgone"):
+        specs.driver_folder(specs.BuildSpec("c", "driver", path=tmp_path / "bad.icd"))
+
+
+def test_the_environment_names_only_the_builds_folder(tmp_path):
+    env = specs.environment(tmp_path, {"RAY_ADDRESS": "x:1", icd.MARKER: "y", "HOME": "/h"})
+    assert env == {"HOME": "/h", "OCL_ICD_VENDORS": str(tmp_path)}
+    empty = Path(specs.environment(None, {})["OCL_ICD_VENDORS"])
+    assert empty.is_dir() and not list(empty.iterdir())
+
+
+def _device(name, platform, driver, kind="CPU"):
+    """A device as `fuzzfarm devices --json` describes it."""
+    from fuzzfarm.device.discovery import DeviceInfo
+    return DeviceInfo.from_dict({"index": 0, "platform_index": 0, "device_index": 0, "platform_name": platform,
+            "platform_version": f"OpenCL 3.0 {platform}", "name": name, "vendor": platform,
+            "version": "OpenCL 3.0", "driver_version": driver, "opencl_c_version": "OpenCL C 3.0",
+            "profile": "FULL_PROFILE", "extensions": [], "half_fp_config": None,
+            "single_fp_config": 6, "double_fp_config": 63, "device_type": kind}).to_dict()
+
+
+def test_a_builds_devices_are_those_its_driver_adds():
+    pocl = _device("pthread-AMD EPYC", "Portable Computing Language", "6.0")
+    cpu = _device("AMD EPYC", "Intel(R) OpenCL", "2024.0")
+    fpga = _device("Intel FPGA Emulation Device", "Intel(R) FPGA Emulation", "2024.0",
+                   "ACCELERATOR")
+    fp = {n: d["fingerprint"] for n, d in
+          (("pocl", pocl), ("cpu", cpu), ("fpga", fpga))}
+    assert specs.build_devices([pocl, cpu, fpga], [pocl], "all") == ((fp["cpu"], fp["fpga"]), "")
+    assert specs.build_devices([pocl, cpu, fpga], [pocl], "cpu") == ((fp["cpu"],), "")
+    assert specs.build_devices([pocl], [pocl], "all")[0] == ()
+    fps, why = specs.build_devices([pocl, fpga], [pocl], "gpu")
+    assert fps == () and "gpu" in why
+
+
+# ----------------------------------------------------------------------------- bisect
+@pytest.mark.parametrize("n", range(2, 21))
+def test_bisect_order_finds_the_change_within_the_bound(n):
+    bound = math.ceil(math.log2(n)) + 1
+    for change in range(n):
+        for before, after in (("pass", "fail"), ("fail", "pass")):
+            states = [before] * change + [after] * (n - change)
+            ran = []
+            first, other, newest = runner.bisect_order(
+                n, lambda i: ran.append(i) or states[i])
+            assert (first, newest) == (change, after)
+            assert other == (change - 1 if change else None)
+            assert len(ran) <= bound and len(set(ran)) == len(ran)
+
+
+def test_bisect_order_skips_untested_builds():
+    states = ["pass", "untested", "pass", "pass", "untested", "fail", "fail", "fail"]
+    first, other, newest = runner.bisect_order(len(states), lambda i: states[i])
+    assert (first, other, newest) == (5, 3, "fail")
+    assert runner.bisect_order(3, lambda i: "untested") == (None, None, "untested")
+
+
+def test_restrict_keeps_each_jobs_seed():
+    text = runner.DEFAULT_CAMPAIGN.read_text()
+    full = campaigns.loads(text)
+    one = campaigns.loads(runner.restrict(text, ("sinpi", "binary32", 1, "")))
+    assert [j.seed for j in one.jobs] == [j.seed for j in full.jobs]
+    assert [j.source for j in one.jobs] == [j.source for j in full.jobs]
+    assert all(len(j.targets) == 1 and "sinpi" in str(j.targets[0]) for j in one.jobs)
+    assert one.seed == full.seed and one.unit_inputs == full.unit_inputs
+
+
+def _series(tmp_path, n, first_failing, rule="CL.sinpi.positive_integer"):
+    """Results of n builds: sinpi passes before ``first_failing``, fails from it on;
+    cospi passes throughout."""
+    out = []
+    for k in range(n):
+        d = tmp_path / f"b{k}"
+        unit(d, f"run{k}", "sinpi", [(rule, {})] if k >= first_failing else [], driver=f"{k}")
+        unit(d, f"run{k}", "cospi", driver=f"{k}")
+        out.append(f"r{k:02d}={d}")
+    return out
+
+
+def test_bisect_over_results_builds_through_the_cli(tmp_path):
+    base = ["history", "--out", str(tmp_path / "rep")]
+    for b in _series(tmp_path, 9, 6):
+        base += ["--build", b]
+    res = CliRunner().invoke(main, [*base, "--bisect", "sinpi/binary32/CL.sinpi"])
+    assert res.exit_code == 0, res.output
+    assert "fails from r06 on; r05 does not (introduced in r06)" in res.output
+    doc = json.loads((tmp_path / "rep" / "bisect.json").read_text())
+    assert (doc["first"], doc["last_other"], doc["newest_state"]) == ("r06", "r05", "fail")
+    assert len(doc["probes"]) <= doc["bound"] == 5
+    assert "Builds run, in order" in (tmp_path / "rep" / "bisect.md").read_text()
+    # cospi never fails: the newest build passes, and so does every build probed
+    res = CliRunner().invoke(main, [*base, "--bisect", "cospi/binary32"])
+    assert res.exit_code == 0 and "no change in this range" in res.output
+    # a rule class the failure is not of: never "fail"
+    res = CliRunner().invoke(main, [*base, "--bisect", "sinpi/binary32/ulp"])
+    assert res.exit_code == 0 and "passes" in res.output
+
+
+def test_bisect_by_an_issue_of_an_earlier_history(tmp_path):
+    series = _series(tmp_path, 4, 2)
+    out = tmp_path / "rep"
+    args = ["history", "--out", str(out), *[a for b in series for a in ("--build", b)]]
+    assert CliRunner().invoke(main, args).exit_code == 0
+    iss = json.loads((out / "history.json").read_text())["issues"][0]
+    assert iss["introduced_in"] == "r02"
+    assert runner.bisect_target(iss["issue"], out) == \
+        (("sinpi", "binary32", 1, ""), "CL.sinpi.positive_integer")
+    res = CliRunner().invoke(main, [*args, "--bisect", iss["issue"]])
+    assert res.exit_code == 0 and "introduced in r02" in res.output
+    for what, words in (("i-nothing", "no such issue"), ("sinpi/quad", "no history.json")):
+        res = CliRunner().invoke(main, [*args, "--bisect", what, "--out", str(tmp_path / "o")
+                                        if what == "sinpi/quad" else str(out)])
+        assert res.exit_code == 2 and words in res.output, res.output
+
+
+# ---------------------------------------------------------------------------- report
+def test_same_inputs_compares_the_targets_both_builds_tested(tmp_path):
+    """A build with cl_khr_fp16 runs binary16 units besides: still the same inputs for
+    the targets both ran; a target whose unit seeds differ is not."""
+    def build(label, **units):
+        d = tmp_path / label
+        for fn, (prec, seed) in units.items():
+            unit(d, f"run-{label}", fn, precision=prec, seed=seed, max_ulp=1.0)
+        return hist.Build(label, d)
+    a = build("a", cos=("binary32", 1))
+    b = build("b", cos=("binary32", 1), exp=("binary16", 7))
+    c = build("c", cos=("binary32", 2))
+    assert hist.history([a, b]).same_inputs
+    assert not hist.history([a, b, c]).same_inputs
+
+
+def test_the_html_report_is_self_contained(builds, tmp_path):  # noqa: F811
+    builds = [replace(b, source="pip x", install_s=12.5, reused=False, run_s=100.0)
+              if b.ran else b for b in builds]
+    paths = hist.write(hist.history(builds), tmp_path)
+    page = (tmp_path / "history.html").read_text()
+    assert [p.name for p in paths] == ["history.md", "history.html", "history.json"]
+    assert "http://" not in page and "https://" not in page and "<script" not in page
+    assert "<td class='fail'>FAIL 1</td>" in page and "<td class='untested'>--</td>" in page
+    assert "data:image/png;base64," in page                 # cos's maximum changed
+    assert "12.5 s, 100.0 s" in page
+    doc = json.loads((tmp_path / "history.json").read_text())
+    assert doc["builds"][0]["install_seconds"] == 12.5
+    assert doc["builds"][3]["status"] == "install failed"
+
+
+def test_worst_inputs_of_the_changed_targets_and_their_replay(tmp_path):
+    """Each build's input of its largest error, for the targets whose maximum changed;
+    the replay campaign runs those targets' special-value units; the replayed maxima
+    are reported beside the campaign's."""
+    def build(label, cos_ulp, cos_at, exp_at):
+        d = tmp_path / label
+        unit(d, f"run-{label}", "cos", max_ulp=cos_ulp, max_inputs=[cos_at], serial=1)
+        unit(d, f"run-{label}", "cos", max_ulp=0.5, max_inputs=[0x3F000000], serial=2)
+        unit(d, f"run-{label}", "exp", max_ulp=1.0, max_inputs=[exp_at])
+        return hist.Build(label, d)
+    h = hist.history([build("a", 1.0, 0x3F800000, 1), build("b", 2.5, 0x40000000, 2)])
+    worst = hist.worst_inputs(h)
+    assert worst == {("cos", "binary32", 1, ""): [(0x3F800000,), (0x40000000,)]}  # exp: same
+    text = runner.replay_campaign(runner.DEFAULT_CAMPAIGN.read_text(), worst)
+    c = campaigns.loads(text)
+    assert [(j.source, [(t.name, t.precision) for t in j.targets]) for j in c.jobs] == \
+        [("catalogue", [("cos", "binary32")])]
+    # one job of every function and precision: a build without binary16 runs the rest
+    two = campaigns.loads(runner.replay_campaign(runner.DEFAULT_CAMPAIGN.read_text(), {
+        ("cos", "binary16", 1, ""): [(1,)], ("exp", "binary64", 1, ""): [(2,)]}))
+    assert len(two.jobs) == 1 and {(t.name, t.precision) for t in two.jobs[0].targets} >= \
+        {("cos", "binary16"), ("exp", "binary64")}
+    again = [build("a2", 2.5, 0x40000000, 1), build("b2", 2.5, 0x40000000, 2)]
+    again = [replace(b, label=lab) for b, lab in zip(again, "ab")]
+    r = hist.with_replayed(h, again)
+    (t,) = r.replayed
+    assert t[1] == "cos" and r.replayed[t] == [2.5, 2.5]
+    md = hist.markdown(r)
+    assert "every build's worst inputs replayed on each" in md
+    doc = hist.to_json(r)
+    cos = next(x for x in doc["ulp_max"] if x["function"] == "cos")
+    assert cos["by_build"] == [1.0, 2.5] and cos["replayed_by_build"] == [2.5, 2.5]
+
+
+# ----------------------------------------------------------------- real driver builds
+INTEL_LIB = Path(sys.prefix, "lib", "libintelocl.so")
+TINY = """name = "tiny"
+seed = 3
+[unit]
+inputs = 1024
+[[jobs]]
+source = "catalogue"
+functions = ["sinpi"]
+precisions = ["binary16", "binary32"]
+"""
+
+
+@pytest.mark.device
+@pytest.mark.skipif(not INTEL_LIB.exists(), reason="needs the [intel] extra")
+def test_driver_builds_run_in_their_own_processes(tmp_path, monkeypatch):
+    """Intel's CPU runtime of this environment as a driver build, a file that is no
+    driver, and a pip release that does not exist (pip fails, online or not)."""
+    monkeypatch.setenv("PIP_RETRIES", "0")
+    monkeypatch.setenv("PIP_TIMEOUT", "5")
+    (tmp_path / "c.toml").write_text(TINY)
+    junk = tmp_path / "libjunk.so"
+    junk.write_bytes(b"not a library")
+    out = tmp_path / "rep"
+    res = CliRunner().invoke(main, [
+        "history", "--campaign", str(tmp_path / "c.toml"), "--out", str(out), "-j", "2",
+        "--build", f"intel={INTEL_LIB}", "--build", f"junk={junk}",
+        "--build", "intel==0.0.1"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads((out / "history.json").read_text())
+    rows = {b["label"]: b for b in doc["builds"]}
+    assert rows["intel"]["status"] == "ran" and rows["intel"]["drivers"]
+    assert rows["intel"]["campaign_seconds"] > 0
+    assert rows["junk"]["status"] == "no device"
+    assert rows["0.0.1"]["status"] == "install failed" and rows["0.0.1"]["detail"]
+    assert (out / "builds" / "intel" / "_stats").is_dir()
+    assert not (out / "builds" / "junk").exists()
+    assert not [p for p in (out / "builds").iterdir() if p.name.startswith(".")]
+    assert os.environ.get("OCL_ICD_VENDORS") != str(tmp_path)      # this process untouched
