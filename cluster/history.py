@@ -72,14 +72,23 @@ def _last_line(text: str) -> str:
     return lines[-1] if lines else ""
 
 
-def _list_devices(env: dict) -> list[dict] | None:
-    """``fuzzfarm devices --json`` in ``env`` (None when it fails)."""
+def _list_devices(env: dict) -> tuple[list | None, str]:
+    """(``fuzzfarm devices --json`` in ``env``, "") or (None, why it failed: the driver
+    crashed, hung or printed an error while the devices were listed)."""
     try:
         p = subprocess.run([sys.executable, "-m", "fuzzfarm", "devices", "--json"], env=env,
                            capture_output=True, text=True, timeout=600)
-        return json.loads(p.stdout) if p.returncode == 0 else None
-    except (OSError, subprocess.TimeoutExpired, json.JSONDecodeError):
-        return None
+    except subprocess.TimeoutExpired:
+        return None, "listing the devices hung (600 s)"
+    except OSError as exc:
+        return None, str(exc)
+    if p.returncode < 0:
+        return None, f"listing the devices died of signal {-p.returncode}"
+    try:
+        return (json.loads(p.stdout), "") if p.returncode == 0 else \
+            (None, f"exit {p.returncode}: {_last_line(p.stderr)}")
+    except json.JSONDecodeError:
+        return None, "`fuzzfarm devices --json` printed no JSON"
 
 
 def _die_with_parent() -> None:
@@ -113,12 +122,17 @@ def _campaign(text: str, timeout: float, env: dict, fingerprints: tuple, run_dir
         os.killpg(p.pid, signal.SIGKILL)
         p.communicate()
         return "hung", f"the campaign ran past {timeout:.0f} s and was killed"
-    if p.returncode in (0, 1):
+    said = _last_line(stderr) or _last_line(stdout)
+    if p.returncode in (0, 3) and not (run_dir / "_runs").is_dir():
+        return "campaign failed", f"exit {p.returncode} without results: {said}"
+    if p.returncode == 0:
         return "ran", ""
     if p.returncode == 3:
-        return "ran", "incomplete: a device was lost; " + _last_line(stdout + stderr)
+        return "ran", f"incomplete: a device was lost; {said}"
+    if p.returncode < 0:
+        return "campaign failed", f"the campaign's process died of signal {-p.returncode}"
     word = "campaign refused" if p.returncode == 2 else "campaign failed"
-    return word, f"exit {p.returncode}: {_last_line(stderr) or _last_line(stdout)}"
+    return word, f"exit {p.returncode}: {said}"
 
 
 @ray.remote(max_restarts=0, max_task_retries=0)
@@ -141,11 +155,13 @@ class BuildActor:
             return BuildOutcome(label, "install failed", str(exc), install_s, reused)
         env = specs.environment(folder)
         if self.every is None:
-            self.every = _list_devices(specs.environment(None))
-        listing = _list_devices(env)
-        if listing is None or self.every is None:
-            return BuildOutcome(label, "no device", "`fuzzfarm devices` failed with the "
-                                "build's driver", install_s, reused)
+            self.every, why = _list_devices(specs.environment(None))
+            if self.every is None:
+                return BuildOutcome(label, "no device", f"without any build: {why}",
+                                    install_s, reused)
+        listing, why = _list_devices(env)
+        if listing is None:
+            return BuildOutcome(label, "no device", why, install_s, reused)
         sel = selector or (spec.runtime.devices if spec.runtime else "all")
         fps, why = specs.build_devices(listing, self.every, sel)
         if not fps:
