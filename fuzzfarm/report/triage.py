@@ -611,9 +611,9 @@ def _implementation(platform, device, driver) -> str:
 def implementation_matrix(stats: pa.Table, findings: pa.Table) -> tuple[list, dict]:
     """Rule x implementation of one result set.  Implementations: 'platform: device
     (driver)' of every stats row and finding (so one that found nothing is there too),
-    sorted.  Returns (implementations, {rule id: {implementation: (failing inputs,
-    signature of its first finding)}}) over failures and device faults (``findings``
-    with signatures' columns)."""
+    sorted.  Returns (implementations, {rule id: {implementation: (failing inputs counted
+    -- every one, not the stored examples: store.samples -- and the signature of its first
+    finding)}}) over failures and device faults (``findings`` with signatures' columns)."""
     impls = set()
     for t in (stats, findings):
         if t.num_rows:
@@ -622,15 +622,17 @@ def implementation_matrix(stats: pa.Table, findings: pa.Table) -> tuple[list, di
                                                        cols["driver_version"])}
     matrix: dict = {}
     if findings.num_rows:
+        from fuzzfarm.store.samples import counts
         cols = findings.select(["platform", "device", "driver_version", "rule_id",
                                 "severity", "signature"]).to_pydict()
-        for p, d, v, rule, sev, sig in zip(*cols.values()):
+        cols["count"] = counts(findings).to_pylist()     # a stored row stands for count inputs
+        for p, d, v, rule, sev, sig, k in zip(*cols.values()):
             if sev not in FAILURE_SEVERITIES:
                 continue
             cell = matrix.setdefault(rule, {})
             impl = _implementation(p, d, v)
             n, first = cell.get(impl, (0, sig))
-            cell[impl] = (n + 1, first)
+            cell[impl] = (n + int(k), first)
     return sorted(impls), dict(sorted(matrix.items(), key=lambda kv: (-len(kv[1]), kv[0])))
 
 

@@ -57,7 +57,8 @@ def _example(row: IssueRow, limit: int = 240) -> str:
 
 
 _ISSUE_COLUMNS = ["issue", "device", "function", "precision", "width", "build options",
-                  "rule class", "governed by", "severity", "fails baseline", "fails current",
+                  "rule class", "governed by", "severity", "failing inputs baseline",
+                  "failing inputs current",
                   "runs failing/tested baseline", "runs failing/tested current",
                   "max ULP baseline", "max ULP current", "example", "detail"]
 
@@ -165,8 +166,8 @@ def _issue_sections(t: Triage) -> list[Section]:
     notes = t.notes
     secs.append(Section(
         f"Notes ({len(notes)})",
-        ["issue", *_TARGET_COLUMNS, "rule class", "governed by", "notes baseline",
-         "notes current", "example"],
+        ["issue", *_TARGET_COLUMNS, "rule class", "governed by", "inputs with notes baseline",
+         "inputs with notes current", "example"],
         [[i.issue, *_target_cells(i), i.rule_class, i.governed_by, str(i.baseline.notes),
           str(i.current.notes), _example(i)] for i in notes], css="note",
         text="Informational: what the governing text recommends or permits (should, may, "
@@ -381,7 +382,7 @@ def write_junit(t: Triage, path) -> Path:
                              f"{i.precision}", name=_junit_name(i), time="0")
         body = (f"issue {i.issue} ({i.status}); rule {i.rule_id}; "
                 f"failures baseline {i.baseline.failures}, current {i.current.failures}; "
-                f"notes baseline {i.baseline.notes}, current {i.current.notes}"
+                f"inputs with notes: baseline {i.baseline.notes}, current {i.current.notes}"
                 + (f"; {i.detail}" if i.detail else ""))
         if i.fails_in_current:
             kind = {"new": "new", "still failing": "still-failing", "flaky": "flaky",
