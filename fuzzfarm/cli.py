@@ -104,7 +104,8 @@ LOG_OPTIONS = [
                       "(text), or JSON lines; auto: rich on a terminal, text elsewhere "
                       "(cron, CI, a file)."),
     click.option("--quiet", "-q", is_flag=True,
-                 help="No progress lines: warnings and the end only."),
+                 help="No progress lines: the start (run id, seed), warnings and the "
+                      "end only."),
 ]
 
 
