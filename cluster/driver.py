@@ -452,7 +452,7 @@ class CampaignRun:
         self.console.print(
             f"[bold]campaign {self.run_id}[/]{' (resumed)' if self.resumed else ''}: "
             f"{len(self.c.jobs)} job(s) on {len(self.devices)} device(s) in "
-            f"{len(self.pools)} pool(s); out {self.out}")
+            f"{len(self.pools)} pool(s); seed {self.c.seed}; out {self.out}")
         if self.dashboard_url:
             self.console.print(f"Ray dashboard: http://{self.dashboard_url}")
         for _ in range(min(self.in_flight * len(self.actors), cpus)):
@@ -579,7 +579,8 @@ class CampaignRun:
 
     def _close(self, meta: dict) -> None:
         """Whatever happened: the status file's state and the metadata written, Ray shut
-        down, the results compacted, the lock released."""
+        down, the temporary files of lost writers removed, the results compacted, the lock
+        released."""
         import ray
 
         from fuzzfarm.store import dataset as store
@@ -596,6 +597,13 @@ class CampaignRun:
             store.write_run(self.out, self.run_id, meta)
         ray.shutdown()
         try:
+            # a writer killed mid-write during the run (a lost actor or node) left its
+            # temporary file; no writer of this campaign is left (and the lock keeps
+            # others out): none stays in a finished results directory
+            removed = store.remove_orphans(self.out)
+            if removed:
+                self.console.print(f"removed {removed} unfinished temporary file(s) of "
+                                   f"writers this campaign lost")
             self._compact(min_files=2)
         finally:
             self.lock.release()

@@ -104,7 +104,8 @@ LOG_OPTIONS = [
                       "(text), or JSON lines; auto: rich on a terminal, text elsewhere "
                       "(cron, CI, a file)."),
     click.option("--quiet", "-q", is_flag=True,
-                 help="No progress lines: warnings and the end only."),
+                 help="No progress lines: the start (run id, seed), warnings and the "
+                      "end only."),
 ]
 
 
@@ -492,7 +493,8 @@ def check_cmd(results, quarantine, as_json) -> None:
 @click.option("--function", "functions", default=None, metavar="LIST",
               help="Only these built-ins or conversion ids (comma-separated).")
 @click.option("--limit", type=int, default=50, show_default=True,
-              help="Rows to print (0: all).")
+              help="Signatures to list of each kind (0: all); a heading says how many "
+                   "more there are.")
 @click.option("--json", "as_json", is_flag=True,
               help="Print every signature as JSON lines (NDJSON), every field.")
 @click.option("--wide", is_flag=True,

@@ -20,6 +20,8 @@ import pytest
 from devices import require_device
 from ray_cluster import LoopbackCluster
 
+from fuzzfarm.store import dataset as store
+
 pytestmark = [pytest.mark.device, pytest.mark.cluster, pytest.mark.timeout(600)]
 
 CAMPAIGN = """\
@@ -94,6 +96,8 @@ def test_campaign_survives_a_killed_actor_and_a_lost_node(tmp_path):
     assert sorted(serials.values()) == [6, 9, 9, 9, 9]
     # findings only of written units (the session's end compacted their files)
     assert not list(out.rglob(".compact-*"))
+    # nothing half-written stays, whatever was killed during the run (issue 30, item 7)
+    assert not list(out.rglob(store.TEMP_PREFIX + "*")), list(out.rglob(".tmp-*"))
     findings = ds.dataset(out).to_table(columns=["unit_id", "severity"]).to_pylist()
     assert {r["unit_id"] for r in findings} <= set(per_unit)
     assert all(r["severity"] != "fault" for r in findings)      # no false device fault

@@ -42,11 +42,10 @@ def test_every_line_fits_80_columns_and_shows_hex_floats(tmp_path):
     lines = r.output.splitlines()
     assert len(lines) > 4
     assert all(len(line) <= 80 for line in lines), max(lines, key=len)
-    body = [ln for ln in lines if ln.startswith(" ") and "->" in ln]
+    body = [ln for ln in lines if re.match(r"s[0-9a-f]{6,12} ", ln) and "->" in ln]
     # floats are %a (or inf / qNaN / sNaN), never decimal; most lines show one
     assert body and not any(re.search(r"=-?\d+\.\d", ln) for ln in body)
     assert sum(bool(HEX_FLOAT.search(ln)) for ln in body) > len(body) // 2
-    assert any(re.search(r"\(0x[0-9a-f]{8}\)", ln) for ln in body)     # bits where they fit
     assert "\x1b[" not in r.output                                      # no escape codes
 
 
@@ -55,6 +54,8 @@ def test_narrower_and_wider_terminals(tmp_path):
     for cols in (60, 132):
         r = CliRunner().invoke(main, ["findings", res], env={"COLUMNS": str(cols)})
         assert r.exit_code == 0 and all(len(ln) <= cols for ln in r.output.splitlines())
+    # the input's bits beside its value where they fit
+    assert any(re.search(r"\(0x[0-9a-f]{8}\)", ln) for ln in r.output.splitlines())
 
 
 def test_wide_and_json(tmp_path):
@@ -78,3 +79,42 @@ def test_older_stored_values_print_in_the_current_form():
 def test_counts_stay_short():
     assert [report._count(n) for n in (7, 9_999, 16_847, 880_803_840, 4_294_967_296)] == \
         ["7", "9,999", "16.8k", "881M", "4.3G"]
+
+
+def test_each_line_starts_with_an_id_repro_takes(tmp_path):
+    """The id at the start of each line is the shortest unique prefix of the signature,
+    and `repro`'s lookup takes it; every signature has a line or is counted as left out."""
+    from fuzzfarm.report.repro import lookup
+    from fuzzfarm.store import signatures
+    res = _results(tmp_path)
+    summary = signatures.summarize(store.read_findings(res)).to_pylist()
+    r = CliRunner().invoke(main, ["findings", res, "--limit", "0", "--severity", "all"],
+                           env={"COLUMNS": "80"})
+    shown = [m.group(1) for m in map(re.compile(r"^(s[0-9a-f]{6,12}) ").match,
+                                     r.output.splitlines()) if m]
+    assert len(shown) == len(summary) == len(set(shown))
+    for prefix in shown:
+        full = [x["signature"] for x in summary if x["signature"].startswith(prefix)]
+        assert len(full) == 1 and lookup(res, prefix)["signature"] == full[0]
+    few = CliRunner().invoke(main, ["findings", res, "--limit", "1", "--severity", "all"],
+                             env={"COLUMNS": "80"})
+    kinds = {x["severity"] for x in summary}
+    left = sum(max(0, sum(x["severity"] == k for x in summary) - 1) for k in kinds)
+    assert sum(int(n) for n in re.findall(r"\((\d+) more not listed", few.output)) == left
+
+
+def test_short_ids_and_distinct_names():
+    ids = ["s0123456789ab", "s0123459999ab", "s0123456780ff", "sffffff000000"]
+    short = report.short_ids(ids)
+    assert short == {"s0123456789ab": "s0123456789", "s0123459999ab": "s0123459",
+                     "s0123456780ff": "s0123456780", "sffffff000000": "sffffff"}
+    assert all(sum(i.startswith(p) for i in ids) == 1 for p in short.values())
+    w, cut = report.distinct_fit(["CL.nan.signaling_should_quiet_the_x",
+                                  "CL.nan.signaling_should_quiet_the_y", "CL.ulp"], 20)
+    assert len(set(cut.values())) == 3 and w == 20                   # the ends differ
+    assert cut["CL.ulp"] == "CL.ulp" and cut["CL.nan.signaling_should_quiet_the_x"] == \
+        "CL.nan.sig…iet_the_x"
+    w, cut = report.distinct_fit(["a" * 10 + "x" + "b" * 10, "a" * 10 + "y" + "b" * 10], 9)
+    assert len(set(cut.values())) == 2 and w == 21        # only the middle differs
+    w, cut = report.distinct_fit(["convert_int_sat_rte(float)/f32", "convert_int/f32"], 16)
+    assert len(set(cut.values())) == 2 and w == 16      # distinct already at 16

@@ -1,6 +1,6 @@
 """Logs for machines (issue 18, item 6): with stdout not a terminal, `run` and `sweep`
 write one concise line per event (time, what, key=value), no tables and no escape codes;
-`--log-format json` writes JSON lines; `--quiet` keeps only the end."""
+`--log-format json` writes JSON lines; `--quiet` keeps the start, warnings and the end."""
 from __future__ import annotations
 
 import json

@@ -73,6 +73,7 @@ def test_run_finds_sinpi_of_one_on_pocl(tmp_path):
                     env={"FUZZFARM_COMPACT_INTERVAL": "2"})
     assert res.returncode == 0, res.stderr[-2000:]
     assert "not compacted" not in res.stderr and "not trimmed" not in res.stderr
+    assert "seed 3;" in res.stderr + res.stdout         # printed at the start of the run
     (journal,) = (out / "_campaign").glob("*/journal.jsonl")
     lines = journal.read_text().splitlines()
     assert json.loads(lines[0])["event"] == "streams"          # rewritten while it ran

@@ -203,7 +203,7 @@ def test_findings_command_shows_failures_apart_from_notes_with_their_texts(tmp_p
     assert "OpenCL SPIR-V Env" in out[fails:notes] and "(is)" in out[fails:notes]
     assert "OpenCL C 3.0" in out[notes:faults] and "(should)" in out[notes:faults]
     assert out.strip().splitlines()[-1].endswith(
-        "2 failures in 1 signature; 1 notes in 1 signature; 1 device faults in 1 signature")
+        "2 failing inputs in 1 signature; 1 inputs with notes in 1 signature; 1 device faults in 1 signature")
     res = CliRunner().invoke(main, ["findings", str(tmp_path), "--severity", "note", "--wide"],
                              env={"COLUMNS": "250"})
-    assert "Failures:" not in res.output and "0 failures in 0 signatures" in res.output
+    assert "Failures:" not in res.output and "0 failing inputs in 0 signatures" in res.output

@@ -423,3 +423,23 @@ def test_error_histograms_of_the_stats_rows_are_summed_and_plotted(tmp_path):
     assert c.sum() == 13 and c[44] == 9 and d["current"][ROW_NEAR_ZERO, 50] == 3
     html = triage_report.write_html(t, tmp_path / "r.html").read_text()
     assert "ULP error distribution of sin binary32 (and of its inputs near_zero)" in html
+
+
+def test_a_larger_maximum_on_other_inputs_is_not_a_regression(tmp_path):
+    """Two runs of one driver with different seeds: cos's maximum is larger in the
+    current set, over other inputs -- "not comparable", not a regression (issue 30,
+    item 4); with the same seeds it is one."""
+    b, c, same = tmp_path / "b", tmp_path / "c", tmp_path / "same"
+    unit(b, "r1", "cos", max_ulp=1.0, seed=11)
+    unit(c, "r2", "cos", max_ulp=2.0, seed=12)
+    unit(same, "r3", "cos", max_ulp=2.0, seed=11)
+    t = triage.compare(b, c)
+    assert not t.ulp_regressions
+    assert [(r.function, r.same_inputs) for r in t.ulp_not_comparable] == [("cos", False)]
+    t = triage.compare(b, same)
+    assert [r.function for r in t.ulp_regressions] == ["cos"] and not t.ulp_not_comparable
+    out = tmp_path / "rep"
+    triage_report.run(b, c, out)
+    md = (out / "report.md").read_text()
+    assert "## ULP maximum higher on different inputs, not comparable (1)" in md
+    assert "## ULP maximum regressions (0)" in md

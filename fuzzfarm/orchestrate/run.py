@@ -240,31 +240,37 @@ def summary_tables(out: str, run_id: str) -> list[Table]:
     findings = store.read_findings(out, run_id)
     per_fn = _per_function(out, run_id)
     t = Table(title=f"Summary of run {run_id}")
-    for col in ("function", "inputs", "failures", "notes", "max ULP error", "failing rules"):
+    for col in ("function", "inputs", "failing inputs", "inputs with notes", "max ULP error",
+                "failing rules"):
         t.add_column(col, justify="left" if col in ("function", "failing rules") else "right")
     for name, d in per_fn.items():
-        t.add_row(name, f"{d['inputs']:,}", str(d["failures"]), str(d["notes"]),
+        t.add_row(name, f"{d['inputs']:,}", f"{d['failures']:,}", f"{d['notes']:,}",
                   "-" if d["max_ulp"] is None else f"{d['max_ulp']:.3g}",
                   ", ".join(sorted(d["rules"])))
     tables = [t]
     if findings.num_rows:
         import pyarrow as pa
+        from fuzzfarm.store.samples import counts
         cols = ["function", "rule_id", "sentence", "inputs", "outputs", "expected"]
-        fails = findings.select(cols + ["severity"]).filter(
-            pc.equal(findings["severity"], "fail")).select(cols)
+        fails = findings.filter(pc.equal(findings["severity"], "fail"))
+        weights = counts(fails)
+        fails = fails.select(cols)
         ex = Table(title="Failures: one example per function and rule", show_lines=True)
-        for col in ("function", "rule", "count", "example: input -> got (expected)"):
-            ex.add_column(col, overflow="fold", justify="right" if col == "count" else "left")
-        # count and first row per (function, rule) with Arrow, not row by row
+        for col in ("function", "rule", "failing inputs", "stored examples",
+                    "example: input -> got (expected)"):
+            ex.add_column(col, overflow="fold",
+                          justify="right" if col.endswith(("inputs", "examples")) else "left")
+        # counted inputs, stored rows and first row per (function, rule) with Arrow
         keyed = fails.select(["function", "rule_id"]).append_column(
-            "row", pa.array(range(fails.num_rows), type=pa.int64()))
+            "row", pa.array(range(fails.num_rows), type=pa.int64())).append_column(
+            "n", weights)
         groups = keyed.group_by(["function", "rule_id"]).aggregate(
-            [("row", "count"), ("row", "min")]).to_pylist()
+            [("row", "count"), ("row", "min"), ("n", "sum")]).to_pylist()
         firsts = fails.take(pa.array([g["row_min"] for g in groups], pa.int64())).to_pylist()
         for g, r in sorted(zip(groups, firsts), key=lambda gr: (gr[0]["function"],
                                                                   gr[0]["rule_id"])):
             ex.add_row(g["function"], f"{g['rule_id']}\n[dim]{r['sentence']}[/]",
-                       f"{g['row_count']:,}",
+                       f"{g['n_sum']:,}", f"{g['row_count']:,}",
                        f"{r['inputs']} -> {r['outputs']}\n(expected {r['expected']})")
         if groups:
             tables.append(ex)

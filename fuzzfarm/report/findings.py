@@ -16,7 +16,7 @@ from rich.table import Table
 
 from fuzzfarm.formats import modernize
 
-__all__ = ["SECTIONS", "summary_line", "print_signatures", "lines"]
+__all__ = ["SECTIONS", "summary_line", "print_signatures", "lines", "short_ids", "distinct_fit"]
 
 SECTIONS = (
     ("fail", "Failures", "the governing text requires the result (shall, must, or a "
@@ -28,10 +28,12 @@ SECTIONS = (
 
 
 def summary_line(summary: list[dict]) -> str:
-    """'N failures in K signatures; M notes in J signatures; F device faults in L
-    signatures' of ``signatures.summarize`` rows (as dicts)."""
+    """'N failing inputs in K signatures; M inputs with notes in J signatures; F device
+    faults in L signatures' of ``signatures.summarize`` rows (as dicts): inputs counted
+    (every failing input, not only the stored examples: store.samples)."""
     parts = []
-    for sev, label in (("fail", "failures"), ("note", "notes"), ("fault", "device faults")):
+    for sev, label in (("fail", "failing inputs"), ("note", "inputs with notes"),
+                       ("fault", "device faults")):
         rows = [r for r in summary if r["severity"] == sev]
         parts.append(f"{sum(r['count'] for r in rows):,} {label} in {len(rows)} "
                      f"signature{'s' if len(rows) != 1 else ''}")
@@ -41,21 +43,23 @@ def summary_line(summary: list[dict]) -> str:
 
 def print_signatures(console, summary: list[dict], limit: int, results: str) -> None:
     """Print ``summary`` (``signatures.summarize`` rows as dicts) on ``console`` (a
-    rich Console): at most ``limit`` signatures (0: all), a table per kind, then the
-    ``summary_line`` of all of them."""
-    shown = summary if not limit else summary[:limit]
+    rich Console): a table per kind of at most ``limit`` signatures (0: all; the title
+    says how many more), ids never broken over lines, then the ``summary_line`` of all."""
     for sev, title, why in SECTIONS:
-        rows = [r for r in shown if r["severity"] == sev]
+        every = [r for r in summary if r["severity"] == sev]
+        rows = every if not limit else every[:limit]
         if not rows:
             continue
-        of = sum(r["severity"] == sev for r in summary)
-        t = Table(title=escape(f"{title}: {len(rows)} signature(s)"
-                               + (f" of {of}" if len(rows) < of else "") + f" — {why}"),
+        more = (f" ({len(every) - len(rows)} more not listed: --limit 0 lists them all)"
+                if len(rows) < len(every) else "")
+        t = Table(title=escape(f"{title}: {len(every)} signature(s) — {why}{more}"),
                   show_lines=True)
         for col in ("signature", "device / driver", "target", "rule class", "governed by",
-                    "count", "runs", "first / last seen", "max ULP", "example"):
-            t.add_column(col, overflow="fold",
-                         justify="right" if col in ("count", "runs", "max ULP") else "left")
+                    "failing inputs", "runs", "first / last seen", "max ULP", "example"):
+            t.add_column(col, overflow="fold", no_wrap=col == "signature",
+                         min_width=13 if col == "signature" else None,
+                         justify="right" if col in ("failing inputs", "runs", "max ULP")
+                         else "left")
         for r in rows:
             target = f"{r['function']} {r['precision']} w{r['vector_width']}" + (
                 f" {r['build_options']}" if r["build_options"] else "")
@@ -100,26 +104,73 @@ def _example(r: dict, room: int) -> str:
     return _fit(text, room)
 
 
+def short_ids(ids, least: int = 7) -> dict:
+    """{signature id: its shortest prefix of at least ``least`` characters ("s" and 6 hex
+    digits) that no other id of ``ids`` starts with}: what `fuzzfarm repro` takes."""
+    ids = sorted(set(ids))
+    out = {}
+    for k, sid in enumerate(ids):
+        n = least
+        for other in (ids[k - 1] if k else "", ids[k + 1] if k + 1 < len(ids) else ""):
+            common = next((i for i, (a, b) in enumerate(zip(sid, other)) if a != b),
+                          min(len(sid), len(other)))
+            n = max(n, common + 1)
+        out[sid] = sid[:n]
+    return out
+
+
+def distinct_fit(names, width: int) -> tuple[int, dict]:
+    """(w, {name: shown}) with every name cut in its middle to at most w characters (w >
+    ``width`` only where cutting at ``width`` would make two different names look alike:
+    the width grows until they differ, up to the longest name)."""
+    names = sorted(set(names))
+    longest = max(map(len, names), default=0)
+    w = min(width, longest)
+    while w < longest and len({_cut(n, w) for n in names}) < len(names):
+        w += 1
+    return w, {n: _cut(n, w) for n in names}
+
+
+def _cut(text: str, width: int) -> str:
+    """``text`` in at most ``width`` characters, its middle elided: rule classes and
+    conversions differ at both ends (ulp.ldexp[x:pos_sub…,k:int_neg])."""
+    if len(text) <= width:
+        return text
+    tail = (width - 1) // 2
+    return text[:width - 1 - tail] + "…" + (text[-tail:] if tail else "")
+
+
 def lines(summary: list[dict], limit: int, results: str, width: int = 80) -> list[str]:
     """The report as plain lines of at most ``width`` characters: per kind (failures,
-    notes, device faults) a heading, then one line per signature (at most ``limit`` in
-    all; 0: every one), then ``summary_line``."""
-    shown = summary if not limit else summary[:limit]
+    notes, device faults) a heading -- with how many signatures are left out, if any,
+    and how to list them -- then one line per signature (at most ``limit`` a kind; 0:
+    every one): its id's shortest unique prefix (`fuzzfarm repro` takes it), the failing
+    inputs counted, rule class, target and an example; rule classes and targets are cut
+    only as far as they stay distinct; then ``summary_line``."""
+    ids = short_ids(r["signature"] for r in summary)
+    id_w = max(map(len, ids.values()), default=7)
     out = []
     for sev, title, why in SECTIONS:
-        rows = [r for r in shown if r["severity"] == sev]
+        every = [r for r in summary if r["severity"] == sev]
+        rows = every if not limit else every[:limit]
         if not rows:
             continue
-        of = sum(r["severity"] == sev for r in summary)
-        out.append(_fit(f"{title}: {len(rows)}" + (f" of {of}" if len(rows) < of else "")
-                        + f" signature(s) — {why}", width))
-        rule_w = min(28, max(len(r["rule_class"] or r["rule_id"]) for r in rows))
+        left = len(every) - len(rows)
+        out.append(_fit(f"{title}: {len(every)} signature(s) — {why}", width))
+        if left:
+            out.append(_fit(f"  ({left} more not listed: --limit 0 lists them all)", width))
+        rule_w, rule = distinct_fit((r["rule_class"] or r["rule_id"] for r in rows), 26)
+        what = {id(r): f"{r['function']}/{_PREC.get(r['precision'], r['precision'])}" + (
+            f"x{r['vector_width']}" if r["vector_width"] and r["vector_width"] > 1 else "")
+            for r in rows}
+        what_w, short = distinct_fit(what.values(), 16)
+        out.append(_fit(f"{'id':<{id_w}} {'inputs':>6} {'rule class':<{rule_w}} "
+                        f"{'target':<{what_w}} example (of the inputs counted)", width))
         for r in rows:
-            what = f"{r['function']}/{_PREC.get(r['precision'], r['precision'])}" + (
-                f"x{r['vector_width']}" if r["vector_width"] and r["vector_width"] > 1 else "")
-            head = (f"{_count(r['count']):>6} {_fit(r['rule_class'] or r['rule_id'], rule_w):<{rule_w}}"
-                    f" {_fit(what, 16)} ")
-            out.append(head + _example(r, width - len(head)))
+            head = (f"{ids[r['signature']]:<{id_w}} {_count(r['count']):>6} "
+                    f"{rule[r['rule_class'] or r['rule_id']]:<{rule_w}} "
+                    f"{short[what[id(r)]]:<{what_w}} ")
+            out.append(_fit(head + _example(r, width - len(head)), width))
     last = f"{results}: " + summary_line(summary)
     if len(last) <= width:
         out.append(last)

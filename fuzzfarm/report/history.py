@@ -171,9 +171,9 @@ def history(builds: list[Build]) -> History:
     targets = sorted({t for s in sets if s for t in s.targets}, key=str)
     ulp = {t: [_ulp(s, t) for s in sets] for t in targets}
     ulp = {t: v for t, v in ulp.items() if any(x is not None for x in v)}
-    seeds = [_seeds(s) for s in sets if s]
-    same = bool(seeds) and all(a[t] == b[t] for a in seeds for b in seeds
-                               for t in a.keys() & b.keys())
+    ran = [s for s in sets if s]            # triage's _Target.seeds: equal seeds, same inputs
+    same = bool(ran) and all(a.targets[t].seeds == b.targets[t].seeds for a in ran
+                             for b in ran for t in a.targets.keys() & b.targets.keys())
     drivers = {b.label: sorted({v for vs in s.devices.values() for v in vs}) if s else []
                for b, s in zip(builds, sets)}
     return History(builds=list(builds), issues=rows, ulp_max=ulp, drivers=drivers,
@@ -213,19 +213,6 @@ def with_replayed(h: History, replay_builds: list) -> History:
     changed = set(changed_targets(h))
     return replace(h, replayed={t: vs for t, vs in r.ulp_max.items() if t in changed},
                    replay_builds=list(replay_builds))
-
-
-def _seeds(s) -> dict:
-    """{(function, precision, vector width, build options): the unit seeds} of a set: a
-    unit's inputs follow from its target, seed and serial alone (work.make.unit_seed), so
-    two builds checked the same inputs of a target when they agree here, whatever other
-    targets (binary16 on a build with cl_khr_fp16) one of them ran besides."""
-    cols = s.stats.select(["function", "precision", "vector_width", "build_options",
-                           "seed"]).to_pydict()
-    out: dict = {}
-    for *t, seed in zip(*cols.values()):
-        out.setdefault(tuple(t), set()).add(seed)
-    return out
 
 
 def _ulp(s, target):

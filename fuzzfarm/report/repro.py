@@ -109,12 +109,18 @@ def _judge_source() -> str:
 
 
 # --------------------------------------------------------------------------- references
+_SIGNATURE_PREFIX = re.compile(r"^s[0-9a-f]{6,11}$")
+
+
 def parse_ref(text: str) -> dict:
-    """``{"signature": id}`` for ``s`` + 12 hex digits, or ``{"run_id": str | None,
+    """``{"signature": id}`` for ``s`` + 12 hex digits or a prefix of one (``s`` + at least
+    6: `fuzzfarm findings` prints the shortest unique one), or ``{"run_id": str | None,
     "unit_id": str, "element": int}`` for ``[<run_id>/]<unit_id>#<element>``.  Raises
     ReproError with one line otherwise (an issue id ``i...`` included)."""
     from fuzzfarm.store.signatures import SIGNATURE_RE
     t = (text or "").strip()
+    if _SIGNATURE_PREFIX.match(t):          # 's' and 6 to 11 hex digits: a unique prefix
+        return {"signature": t}
     if SIGNATURE_RE.match(t):
         if t.startswith("i"):
             raise ReproError(f"{t!r} is an issue id; give a signature id (s + 12 hex digits, "
@@ -151,7 +157,13 @@ def lookup(results: str | os.PathLike, ref: str) -> dict:
         if table.num_rows == 0:
             raise ReproError(f"unknown signature {ref!r}: {str(results)!r} holds no findings")
         table = with_signatures(table)
-        rows = table.filter(pc.equal(table["signature"], parsed["signature"])).to_pylist()
+        want = parsed["signature"]
+        matches = sorted({x for x in table["signature"].to_pylist() if x.startswith(want)})
+        if len(matches) > 1:
+            raise ReproError(f"signature prefix {ref!r} is ambiguous in {str(results)!r}: "
+                             f"{', '.join(matches[:5])}{' ...' if len(matches) > 5 else ''}")
+        rows = table.filter(pc.equal(table["signature"], matches[0])).to_pylist() \
+            if matches else []
         if not rows:
             raise ReproError(f"unknown signature {ref!r} in {str(results)!r} (see "
                              f"`fuzzfarm findings {results}`)")

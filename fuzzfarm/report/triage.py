@@ -151,7 +151,8 @@ class IssueRow:
 
 @dataclass
 class UlpRow:
-    """A target whose largest measured ULP error (stats ``max_ulp_error``) grew."""
+    """A target whose largest measured ULP error (stats ``max_ulp_error``) is larger in the
+    current set: a regression where ``same_inputs``, else not comparable."""
     device: str
     function: str
     precision: str
@@ -161,6 +162,9 @@ class UlpRow:
     current_max: float
     ulp_failures_baseline: int      # ulp.* failures of the target in each set
     ulp_failures_current: int
+    #: both sets' units of the target had the same seeds, so checked the same inputs: only
+    #: then is a larger maximum the driver's (else "different inputs, not comparable")
+    same_inputs: bool = True
 
     @property
     def ratio(self) -> float:
@@ -203,7 +207,7 @@ class Triage:
     baseline: str
     current: str
     issues: list[IssueRow]
-    ulp_regressions: list[UlpRow]
+    ulp_regressions: list[UlpRow]          # larger on the same inputs
     coverage: list[CoverageRow]
     devices_baseline: dict[str, list[str]]     # device model -> driver versions
     devices_current: dict[str, list[str]]
@@ -225,6 +229,8 @@ class Triage:
     #: faulting on one of them, {implementation: (failing inputs, first signature)}
     implementations: list = field(default_factory=list)
     matrix: dict = field(default_factory=dict)
+    #: larger maxima over different inputs (the units' seeds differ): not regressions
+    ulp_not_comparable: list = field(default_factory=list)
 
     def _with(self, status):
         return [i for i in self.issues if i.status == status]
@@ -291,6 +297,9 @@ class _Target:
     units: int = 0
     max_ulp: float | None = None
     classes: Counter = field(default_factory=Counter)
+    #: the units' seeds: a unit's inputs follow from its target, seed and serial alone
+    #: (work.make.unit_seed), so equal seeds mean the same inputs
+    seeds: set = field(default_factory=set)
 
 
 @dataclass
@@ -345,12 +354,13 @@ def load_set(stats: pa.Table, findings: pa.Table, rename: dict | None = None) ->
     targets: dict = defaultdict(_Target)
     runs = set()
     cols = ["run_id", "device", "driver_version", *TARGET_FIELDS[1:], "inputs_tested",
-            "max_ulp_error", "inputs_by_class"]
+            "max_ulp_error", "inputs_by_class", "seed"]
     for r in stats.select(cols).to_pylist():
         key = (r["device"], r["function"], r["precision"], int(r["vector_width"] or 0),
                _norm_options(r["build_options"]))
         t = targets[key]
         t.units += 1
+        t.seeds.add(r["seed"])
         n = r["inputs_tested"] or 0
         t.inputs += n
         if n > 0:
@@ -511,7 +521,8 @@ def compare(baseline_dir, current_dir, pairs: dict | None = None) -> Triage:
     return Triage(
         implementations=impls, matrix=matrix,
         baseline=str(baseline_dir), current=str(current_dir), issues=issues,
-        ulp_regressions=regressions, coverage=coverage,
+        ulp_regressions=[r for r in regressions if r.same_inputs],
+        ulp_not_comparable=[r for r in regressions if not r.same_inputs], coverage=coverage,
         paired=dict(pairs or {}),
         devices_baseline={d: sorted(v) for d, v in sorted(base.devices.items())},
         devices_current={d: sorted(v) for d, v in sorted(cur.devices.items())},
@@ -589,7 +600,8 @@ def _per_target(issues: list, base: ResultSet, cur: ResultSet) -> tuple[list, li
         if tb.max_ulp is not None and tc.max_ulp is not None and tc.max_ulp > tb.max_ulp:
             regressions.append(UlpRow(*key, baseline_max=tb.max_ulp, current_max=tc.max_ulp,
                                       ulp_failures_baseline=ulp_fails["baseline"][key],
-                                      ulp_failures_current=ulp_fails["current"][key]))
+                                      ulp_failures_current=ulp_fails["current"][key],
+                                      same_inputs=tb.seeds == tc.seeds))
     regressions.sort(key=lambda r: (-r.ratio, r.device, r.function))
     return coverage, regressions
 
@@ -611,9 +623,9 @@ def _implementation(platform, device, driver) -> str:
 def implementation_matrix(stats: pa.Table, findings: pa.Table) -> tuple[list, dict]:
     """Rule x implementation of one result set.  Implementations: 'platform: device
     (driver)' of every stats row and finding (so one that found nothing is there too),
-    sorted.  Returns (implementations, {rule id: {implementation: (failing inputs,
-    signature of its first finding)}}) over failures and device faults (``findings``
-    with signatures' columns)."""
+    sorted.  Returns (implementations, {rule id: {implementation: (failing inputs counted
+    -- every one, not the stored examples: store.samples -- and the signature of its first
+    finding)}}) over failures and device faults (``findings`` with signatures' columns)."""
     impls = set()
     for t in (stats, findings):
         if t.num_rows:
@@ -622,15 +634,17 @@ def implementation_matrix(stats: pa.Table, findings: pa.Table) -> tuple[list, di
                                                        cols["driver_version"])}
     matrix: dict = {}
     if findings.num_rows:
+        from fuzzfarm.store.samples import counts
         cols = findings.select(["platform", "device", "driver_version", "rule_id",
                                 "severity", "signature"]).to_pydict()
-        for p, d, v, rule, sev, sig in zip(*cols.values()):
+        cols["count"] = counts(findings).to_pylist()     # a stored row stands for count inputs
+        for p, d, v, rule, sev, sig, k in zip(*cols.values()):
             if sev not in FAILURE_SEVERITIES:
                 continue
             cell = matrix.setdefault(rule, {})
             impl = _implementation(p, d, v)
             n, first = cell.get(impl, (0, sig))
-            cell[impl] = (n + 1, first)
+            cell[impl] = (n + int(k), first)
     return sorted(impls), dict(sorted(matrix.items(), key=lambda kv: (-len(kv[1]), kv[0])))
 
 

@@ -57,7 +57,8 @@ def _example(row: IssueRow, limit: int = 240) -> str:
 
 
 _ISSUE_COLUMNS = ["issue", "device", "function", "precision", "width", "build options",
-                  "rule class", "governed by", "severity", "fails baseline", "fails current",
+                  "rule class", "governed by", "severity", "failing inputs baseline",
+                  "failing inputs current",
                   "runs failing/tested baseline", "runs failing/tested current",
                   "max ULP baseline", "max ULP current", "example", "detail"]
 
@@ -119,7 +120,9 @@ def _sections(t: Triage) -> list[Section]:
          ["still failing", str(c["still failing"])], ["flaky", str(c["flaky"])],
          ["untested (no comparison)", str(c["untested"])], ["notes (informational)",
                                                              str(c["note"])],
-         ["ULP maximum regressions", str(len(t.ulp_regressions))],
+         ["ULP maximum regressions (same inputs)", str(len(t.ulp_regressions))],
+         ["ULP maximum higher on different inputs (not comparable)",
+          str(len(t.ulp_not_comparable))],
          ["targets tested only in the baseline", str(len(t.only_baseline))],
          ["targets tested only in the current set", str(len(t.only_current))]],
         text=(f"Baseline: `{t.baseline}` ({len(t.runs_baseline)} runs); current: "
@@ -165,8 +168,8 @@ def _issue_sections(t: Triage) -> list[Section]:
     notes = t.notes
     secs.append(Section(
         f"Notes ({len(notes)})",
-        ["issue", *_TARGET_COLUMNS, "rule class", "governed by", "notes baseline",
-         "notes current", "example"],
+        ["issue", *_TARGET_COLUMNS, "rule class", "governed by", "inputs with notes baseline",
+         "inputs with notes current", "example"],
         [[i.issue, *_target_cells(i), i.rule_class, i.governed_by, str(i.baseline.notes),
           str(i.current.notes), _example(i)] for i in notes], css="note",
         text="Informational: what the governing text recommends or permits (should, may, "
@@ -184,8 +187,19 @@ def _coverage_sections(t: Triage) -> list[Section]:
           f"{r.ratio:.3g}", str(r.ulp_failures_baseline), str(r.ulp_failures_current)]
          for r in t.ulp_regressions], css="regression",
         text="Targets whose largest measured ULP error (per-unit `max_ulp_error`) is larger "
-             "in the current set; the bound is not in the stats, so the ulp.* failure "
-             "counts say whether it was exceeded.")]
+             "in the current set on the same inputs (both sets' units of the target had the "
+             "same seeds): the driver's doing; the bound is not in the stats, so the ulp.* "
+             "failure counts say whether it was exceeded."),
+        Section(
+        f"ULP maximum higher on different inputs, not comparable "
+        f"({len(t.ulp_not_comparable)})",
+        [*_TARGET_COLUMNS, "max ULP baseline", "max ULP current", "ratio"],
+        [[*_target_cells(r), _fmt_ulp(r.baseline_max), _fmt_ulp(r.current_max),
+          f"{r.ratio:.3g}"] for r in t.ulp_not_comparable],
+        text="The two sets drew different inputs for these targets (their units' seeds "
+             "differ: two runs with random seeds or budgets): a larger maximum here may be "
+             "the sampling, not the driver. Run one fixed-seed campaign on both builds "
+             "(`fuzzfarm history`) to compare them.")]
     cov_cols = [*_TARGET_COLUMNS, "inputs", "units", "runs"]
     secs.append(Section(
         f"Tested only in the baseline ({len(t.only_baseline)})", cov_cols,
@@ -381,7 +395,7 @@ def write_junit(t: Triage, path) -> Path:
                              f"{i.precision}", name=_junit_name(i), time="0")
         body = (f"issue {i.issue} ({i.status}); rule {i.rule_id}; "
                 f"failures baseline {i.baseline.failures}, current {i.current.failures}; "
-                f"notes baseline {i.baseline.notes}, current {i.current.notes}"
+                f"inputs with notes: baseline {i.baseline.notes}, current {i.current.notes}"
                 + (f"; {i.detail}" if i.detail else ""))
         if i.fails_in_current:
             kind = {"new": "new", "still failing": "still-failing", "flaky": "flaky",
@@ -436,7 +450,8 @@ def print_summary(t: Triage, out_dir=None, console=None) -> None:
             ("fixed", c["fixed"], "green"), ("still failing", c["still failing"], ""),
             ("flaky", c["flaky"], "yellow"), ("untested", c["untested"], "dim"),
             ("notes", c["note"], "dim"),
-            ("ULP max regressions", len(t.ulp_regressions), ""),
+            ("ULP max regressions (same inputs)", len(t.ulp_regressions), ""),
+            ("ULP max higher, different inputs", len(t.ulp_not_comparable), "dim"),
             ("targets only in baseline", len(t.only_baseline), ""),
             ("targets only in current", len(t.only_current), "")):
         table.add_row(label, str(n), style=style or None)
