@@ -479,7 +479,7 @@ def test_the_bundled_pocl_is_recognised_where_the_wheel_ships_it():
     child process that sees that library alone (a broken child must not pass as 'no
     bundled PoCL here', which would skip every test that needs it)."""
     from fuzzfarm.device import discovery
-    libs = discovery._bundled_pocl_libraries()
+    libs = discovery.bundled_pocl_libraries()
     if not libs:
         pytest.skip("this pyopencl ships no libpocl")
     found = discovery._bundled_pocl_fingerprints()

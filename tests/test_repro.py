@@ -502,9 +502,12 @@ def test_a_build_failure_reproducer_is_the_kernel_its_log_and_programs_that_buil
     info = require_device()
     bad = "__kernel void k(__global float *a) { a[0] = no_such_builtin(a[0]); }\n"
     rep = fault_repro.export(_build_failure_row(bad, info.fingerprint), tmp_path / "r")
-    names = sorted(p.name for p in rep.files)
+    names = sorted(p.name for p in rep.files if not p.name.endswith(".icd"))
     assert names == ["README.md", "build.c", "build.py", "build_log.txt", "kernel.cl",
                      "repro.json"]
+    # the ICD files shipped are those repro.shipped_icds names for the device
+    assert sorted(p.name for p in rep.files if p.name.endswith(".icd")) == \
+        sorted(name for name, _ in repro.shipped_icds(rep.info))
     assert rep.info is not None and "no_such_builtin" in rep.log       # re-verified here
     readme = (tmp_path / "r" / "README.md").read_text()
     assert "recorded log line" in readme and "CL_BUILD_PROGRAM_FAILURE (-11)" in readme

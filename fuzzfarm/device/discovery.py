@@ -35,7 +35,7 @@ from fuzzfarm.device.kernels import fp_config_names  # noqa: E402
 from fuzzfarm.formats import BINARY16, BINARY32, BINARY64, FloatFormat  # noqa: E402
 
 __all__ = ["DeviceInfo", "DeviceSelectionError", "list_devices", "select_devices",
-           "bundled_pocl_library", "open_device"]
+           "bundled_pocl_library", "bundled_pocl_libraries", "open_device"]
 
 _PRECISIONS = (BINARY16.name, BINARY32.name, BINARY64.name)
 
@@ -316,7 +316,7 @@ def select_devices(selector: str | None,
     return chosen
 
 
-def _bundled_pocl_libraries() -> list[str]:
+def bundled_pocl_libraries() -> list[str]:
     """Absolute paths of the libpocl shared libraries that pyopencl's wheel (and
     pocl-binary-distribution) bundle: PyPI's PoCL."""
     dirs = []
@@ -341,7 +341,7 @@ def _bundled_pocl_fingerprints() -> dict[str, str]:
             "print(' '.join(d.fingerprint for d in list_devices()))")
     root = str(Path(__file__).resolve().parents[2])   # the folder holding fuzzfarm/
     out: dict[str, str] = {}
-    for lib in _bundled_pocl_libraries():
+    for lib in bundled_pocl_libraries():
         with tempfile.TemporaryDirectory(prefix="fuzzfarm-icd-") as tmp:
             Path(tmp, "pocl.icd").write_text(lib + "\n")
             env = {**os.environ, "OCL_ICD_VENDORS": tmp,

@@ -89,9 +89,12 @@ def export(row: dict, out, device: str | None = None, log=None) -> FaultReport:
                   build_log=(detail.get("build_log") or "").strip(),
                   verified=(f"yes, on {info.label} [{info.fingerprint}]: still fails"
                             if info is not None else "no (the device is not attached here)"))
+    from fuzzfarm.report.repro import shipped_icds
+    icds = shipped_icds(info)
+    values["icd_files"] = [name for name, _ in icds]
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    files = {"kernel.cl": source, "build_log.txt": values["build_log"] + "\n",
+    files = {**{name: lib + "\n" for name, lib in icds}, "kernel.cl": source, "build_log.txt": values["build_log"] + "\n",
              "build.py": render("build_failure.py.j2", **values),
              "build.c": render("build_failure.c.j2", **values),
              "README.md": render("build_failure.md.j2", **values),

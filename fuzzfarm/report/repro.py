@@ -64,7 +64,7 @@ from fuzzfarm.formats import format_named
 from fuzzfarm.report.render import render
 
 __all__ = ["ReproError", "NotReproducible", "Buffer", "Case", "Outcome", "Reproducer",
-           "parse_ref", "lookup", "target_for", "candidate_strategy", "encode",
+           "parse_ref", "lookup", "target_for", "candidate_strategy", "encode", "shipped_icds",
            "shrink", "acceptable", "acceptance", "reproduce", "export", "save_example",
            "replay_examples", "db_dir", "class_key", "REPEATS", "DEFAULT_MAX_EXAMPLES",
            "DB_DIRNAME", "BUILD_LINE", "ReproReport", "ShrinkInfo", "summary",
@@ -477,8 +477,8 @@ def _python_script(spec: dict) -> str:
     return render("repro.py.j2",
         title=f"{spec['function']}({spec['input']}) on {d['label']}",
         rule_id=spec["rule_id"], section=spec["section"], sentence=spec["sentence"],
-        device=d["name"], platform_version=d["platform_version"],
-        build_options=spec["build_options"],
+        device=d["name"], platform=d["platform"], driver_version=d["driver_version"],
+        icd_files=spec["icd_files"], build_options=spec["build_options"],
         kernel_name=spec["kernel_name"], kernel_source=_py_str(spec["kernel_source"]),
         lanes=spec["lanes"], local_size=spec["local_size"], inputs=inputs,
         outputs=outputs, judge_output=spec["judge"]["output"],
@@ -547,14 +547,16 @@ def _c_program(spec: dict, icd_dir: str | None) -> str:
     d = spec["device"]
     pocl = ""
     if icd_dir:
-        pocl = ("\n *         PyPI's PoCL (bundled with pyopencl) through the system ICD loader:"
+        pocl = ("\n *         The drivers it was found with are shipped beside it as ICD files"
+                "\n *         (where OCL_ICD_VENDORS is unset it points the loader at them):"
                 f"\n *         OCL_ICD_VENDORS={icd_dir} ./repro")
     return render("repro.c.j2",
         title=_c_escape(f"{spec['function']}({spec['input']}) on {d['label']}").replace("*/", "* /"),
         rule_id=spec["rule_id"], section=_c_escape(spec["section"]).replace("*/", "* /"),
         sentence=_c_escape(spec["sentence"]).replace("*/", "* /"), build_line=BUILD_LINE,
-        device_c=_c_escape(d["name"]), platform_version_c=_c_escape(d["platform_version"]),
-        pocl_note=pocl,
+        device_c=_c_escape(d["name"]), platform_c=_c_escape(d["platform"]),
+        driver_c=_c_escape(d["driver_version"]), device=d["name"], platform=d["platform"],
+        driver_version=d["driver_version"], icd_files=spec["icd_files"], pocl_note=pocl,
         kernel_source=_c_string(spec["kernel_source"]), kernel_name=spec["kernel_name"],
         build_options=_c_escape(spec["build_options"]),
         input_text=_c_escape(spec["input_text"]),
@@ -608,13 +610,35 @@ def _readme(spec: dict, report: ReproReport, icd_dir: str | None) -> str:
                   how=how, accept=_accept_text(spec), build_line=BUILD_LINE, icd_dir=icd_dir)
 
 
+def shipped_icds(info) -> list[tuple[str, str]]:
+    """(ICD file name, driver library) of the drivers a reproducer ships beside itself, so
+    that it finds a driver the system's loader does not (``OCL_ICD_VENDORS`` pointed at
+    its folder, which its programs set where the variable is unset): where ``info`` (a
+    DeviceInfo, or None) is PyPI's PoCL, or this Python environment installed a driver
+    (Intel's intel-opencl-rt: fuzzfarm.device.icd), those with the system's drivers and
+    PyPI's PoCL beside them, as pyopencl shows them; [] where the system's loader finds
+    every driver as installed."""
+    from fuzzfarm.device import icd
+    from fuzzfarm.device.discovery import bundled_pocl_libraries
+    lib = bundled_pocl_library(info) if info is not None else None
+    env = [i for i in icd.environment_icds() if i.library]
+    if lib is None and not env:
+        return []
+    found = {i.name: i.library for i in icd.system_icds()}
+    found.update({i.name: i.library for i in env})
+    # PyPI's PoCL (what pyopencl shows beside any driver): the finding's own first
+    pocl = list(dict.fromkeys(([lib] if lib else []) + bundled_pocl_libraries()))
+    found.update({("pocl.icd" if k == 0 else f"pocl-{k}.icd"): p for k, p in enumerate(pocl)})
+    return sorted(found.items())
+
+
 def export(report: ReproReport) -> list[Path]:
     """Write the reproducer files to ``report.out``; returns their paths."""
     out = Path(report.out)
     out.mkdir(parents=True, exist_ok=True)
-    spec = _spec(report)
-    lib = bundled_pocl_library(report.info)
-    icd_dir = str(out.resolve()) if lib else None
+    icds = shipped_icds(report.info)
+    spec = {**_spec(report), "icd_files": [name for name, _ in icds]}
+    icd_dir = str(out.resolve()) if icds else None
     files = []
 
     def write(name: str, text: str, mode: int | None = None) -> None:
@@ -627,8 +651,8 @@ def export(report: ReproReport) -> list[Path]:
     write("kernel.cl", spec["kernel_source"])
     write("repro.py", _python_script(spec), 0o755)
     write("repro.c", _c_program(spec, icd_dir))
-    if lib:
-        write("pocl.icd", lib + "\n")
+    for name, lib in icds:
+        write(name, lib + "\n")
     write("README.md", _readme(spec, report, icd_dir))
     write("repro.json", json.dumps(spec, indent=2, sort_keys=True, default=str) + "\n")
     return files
