@@ -409,20 +409,26 @@ def test_error_histograms_of_the_stats_rows_are_summed_and_plotted(tmp_path):
     drawn in the HTML report; rows without them (older results) are left out."""
     from fuzzfarm.oracle.histogram import NBINS, NROWS, ROW_NEAR_ZERO
     base, cur = tmp_path / "b", tmp_path / "c"
-    for out, run, cells in ((base, "rb", [(3, 10, 5), (4, 40, 7)]),
-                            (cur, "rc", [(3, 10, 1), (3, 44, 9), (ROW_NEAR_ZERO, 50, 3)])):
+    for out, run, cells in ((base, "rb", [(3, 10, 5), (4, 40, 7), (3, 20, 2)]),
+                            (cur, "rc", [(3, 10, 1), (3, 44, 9), (ROW_NEAR_ZERO, 50, 3),
+                                         (3, 30, 1)])):
         row = stats_row(run, "sin-0", "sin")
         row["ulp_histogram"] = [{"band": b, "bin": k, "count": n} for b, k, n in cells]
         store.write_stats(out, run, "sin-0", row)
         store.write_stats(out, run, "cos-0", stats_row(run, "cos-0", "cos"))   # none
+        tan = stats_row(run, "tan-0", "tan")             # two bars: too few to plot
+        tan["ulp_histogram"] = [{"band": 3, "bin": 10, "count": 4}, {"band": 3, "bin": 12,
+                                                                       "count": 1}]
+        store.write_stats(out, run, "tan-0", tan)
     t = triage.compare(base, cur)
-    assert set(t.ulp_histograms) == {("sin", "binary32")}
+    assert set(t.ulp_histograms) == {("sin", "binary32"), ("tan", "binary32")}
     d = t.ulp_histograms[("sin", "binary32")]
     b, c = d["baseline"].sum(axis=0), d["current"].sum(axis=0)
     assert d["baseline"].shape == (NROWS, NBINS) and b[10] == 5 and b[40] == 7
-    assert c.sum() == 13 and c[44] == 9 and d["current"][ROW_NEAR_ZERO, 50] == 3
+    assert c.sum() == 14 and c[44] == 9 and d["current"][ROW_NEAR_ZERO, 50] == 3
     html = triage_report.write_html(t, tmp_path / "r.html").read_text()
     assert "ULP error distribution of sin binary32 (and of its inputs near_zero)" in html
+    assert "ULP error distribution of tan" not in html
 
 
 def test_a_larger_maximum_on_other_inputs_is_not_a_regression(tmp_path):

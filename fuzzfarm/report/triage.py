@@ -78,7 +78,7 @@ TARGET_FIELDS = ("device", "function", "precision", "vector_width", "build_optio
 STATUSES = ("new", "fixed", "still failing", "flaky", "untested", "note")
 FAILURE_SEVERITIES = ("fault", "fail")
 #: At most this many ULP histograms and (device, function) bars in the HTML report.
-MAX_HISTOGRAMS = 36
+MAX_HISTOGRAMS = 12
 MAX_BARS = 40
 
 
@@ -334,7 +334,7 @@ def read_set(path, which: str) -> tuple[pa.Table, pa.Table]:
     return stats, findings
 
 
-def _device_names(stats: pa.Table, findings: pa.Table) -> set[str]:
+def device_names(stats: pa.Table, findings: pa.Table) -> set[str]:
     """The device model names of a results directory's stats and findings."""
     return set(stats.column("device").to_pylist()) | \
         set(findings.column("device").to_pylist())
@@ -509,7 +509,7 @@ def compare(baseline_dir, current_dir, pairs: dict | None = None) -> Triage:
     store.StoreError for a corrupt directory."""
     raw_b = read_set(baseline_dir, "baseline")
     raw_c = read_set(current_dir, "current")
-    pairs = _pairs(_device_names(*raw_b), _device_names(*raw_c), pairs)
+    pairs = _pairs(device_names(*raw_b), device_names(*raw_c), pairs)
     base = load_set(*raw_b, pairs)
     cur = load_set(*raw_c)
     issues = [_issue_row(base, cur, iss) for iss in sorted(set(base.issues) | set(cur.issues))]

@@ -253,7 +253,8 @@ def _histograms(t: Triage) -> list[tuple[str, str]]:
         return (key not in regressed, -(vals.max() if vals.size else 0.0), str(key))
 
     items = [kv for kv in t.ulp_samples.items()
-             if kv[1]["baseline"].size or kv[1]["current"].size]
+             if len(np.unique(np.concatenate([kv[1]["baseline"], kv[1]["current"]])))
+             >= MIN_DISTINCT]
     out = []
     for (fn, prec), d in sorted(items, key=peak)[:MAX_HISTOGRAMS]:
         b, c = d["baseline"], d["current"]
@@ -280,13 +281,19 @@ def _histograms(t: Triage) -> list[tuple[str, str]]:
     return out
 
 
+#: A histogram of fewer distinct ULP errors (2-4 bars) tells nothing a table does not.
+MIN_DISTINCT = 5
+
+
 def _label(ax, title: str, xlabel: str, ylabel: str, legend: int = 7) -> None:
-    """The report's plot style: small title, labels, ticks and legend."""
+    """The report's plot style: small title, labels, ticks, and the legend below the
+    axes (never over the data)."""
     ax.set_title(title, fontsize=9)
     ax.set_xlabel(xlabel, fontsize=8)
     ax.set_ylabel(ylabel, fontsize=8)
     ax.tick_params(labelsize=7)
-    ax.legend(fontsize=legend)
+    ax.legend(fontsize=legend, loc="upper center", bbox_to_anchor=(0.5, -0.3),
+              frameon=False)
 
 
 def _error_histograms(t: Triage) -> list[tuple[str, str]]:
@@ -310,7 +317,10 @@ def _error_histograms(t: Triage) -> list[tuple[str, str]]:
                                           f"p99 <= {p99:.3g})", **kw)
         return n
     out = []
-    for (fn, prec), d in list(t.ulp_histograms.items())[:MAX_HISTOGRAMS]:
+    shown = [kv for kv in t.ulp_histograms.items()
+             if int(np.count_nonzero(kv[1]["baseline"].sum(axis=0)
+                                     + kv[1]["current"].sum(axis=0))) >= MIN_DISTINCT]
+    for (fn, prec), d in shown[:MAX_HISTOGRAMS]:
         fig = Figure(figsize=(4.4, 2.7))
         ax = fig.add_subplot()
         for side, color in (("baseline", "#1f77b4"), ("current", "#d62728")):
@@ -368,6 +378,7 @@ def write_html(t: Triage, path) -> Path:
     except ImportError as exc:                    # matplotlib is a dependency; be kind
         plots["plots_error"] = str(exc)
     page = render("triage.html.j2", sections=_sections(t), disjoint=t.devices_disjoint,
+                  min_values=MIN_DISTINCT,
                   badges=[(s, c[s]) for s in ("new", "fixed", "still failing", "flaky",
                                               "untested")], **plots)
     p = Path(path)
