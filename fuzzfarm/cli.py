@@ -13,12 +13,13 @@ error where pyopencl is missing).
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 
 import click
 
 from fuzzfarm import __version__
-from fuzzfarm.errors import FuzzfarmError
+from fuzzfarm.errors import BadInput, FuzzfarmError
 
 __all__ = ["main", "DEVICE_OPTION", "load_devices"]
 
@@ -56,8 +57,9 @@ def main() -> None:
 #: ``--device`` for any command that runs on devices; pass its value to select_devices.
 DEVICE_OPTION = click.option(
     "--device", "-d", "device", default=None, metavar="SEL",
-    help="Devices to use: 'all' (default), indices '0,2', 'P:D' pairs, fingerprint "
-         "prefixes, or names ('pocl', 'nvidia', 'gpu'); see `fuzzfarm devices`.")
+    help="Devices to use: 'all' (default), indices '0,2', 'P:D' pairs, fingerprints (or "
+         "their first 6+ hex digits), or names ('pocl', 'nvidia', 'gpu'); see `fuzzfarm "
+         "devices`.")
 
 
 def need_dashboard(option: str = "--dashboard") -> None:
@@ -197,6 +199,7 @@ def run(ctx, functions, precisions, widths, build_options, device, budget, seed,
     load_devices()
     if dashboard:
         need_dashboard()
+    fresh = {os.path.abspath(p) for p in (out,) if not os.path.exists(p)}
     given = [f"--{name.replace('_', '-')}" for name in
              ("functions", "precisions", "widths", "build_options", "budget", "seed")
              if ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT]
@@ -213,6 +216,10 @@ def run(ctx, functions, precisions, widths, build_options, device, budget, seed,
     if campaign_file or resume_dir:
         default_out = ctx.get_parameter_source("out") is click.core.ParameterSource.DEFAULT
         from fuzzfarm.orchestrate.stored import stored_campaign
+        if campaign_file and default_out:       # the campaign's own out, if it names one
+            from fuzzfarm.orchestrate.campaign import load
+            fresh |= {os.path.abspath(p) for p in (load(campaign_file).out,)
+                      if p and not os.path.exists(p)}
         run_id, camp, out = stored_campaign(campaign_file, resume_dir, device, address, out,
                                             default_out)
     else:
@@ -220,9 +227,15 @@ def run(ctx, functions, precisions, widths, build_options, device, budget, seed,
                                build_options, precisions, widths)
         camp, out = campaigns.of_run_options(opts), opts.out
     log = _line_log(log_format, quiet)
-    meta = run_campaign(camp, out, address=address, run_id=run_id, dashboard=dashboard,
-                        console=log or Console(stderr=True), screen=screen,
-                        inputs=inputs_at)
+    try:
+        meta = run_campaign(camp, out, address=address, run_id=run_id, dashboard=dashboard,
+                            console=log or Console(stderr=True), screen=screen,
+                            inputs=inputs_at)
+    except BadInput:        # found once the devices were seen: leave no empty --out
+        if os.path.abspath(out) in fresh:
+            from fuzzfarm.store.dataset import remove_unused
+            remove_unused(out)
+        raise
     failures = _run_report(meta, out, log)
     if meta.get("interrupted"):
         raise SystemExit(130)

@@ -228,7 +228,7 @@ def test_a_malformed_campaign_names_key_and_line_exits_2_writes_nothing(tmp_path
     lines = [ln for ln in res.output.splitlines() if ln.strip()]
     assert len(lines) == 1 and lines[0].startswith("Error: ") and where in lines[0], lines
     assert str(spec) in lines[0]
-    assert not out.exists() or not any(out.iterdir())
+    assert not out.exists()                 # bad input leaves nothing behind (issue 30)
 
 
 def test_campaign_options_that_conflict_exit_2(tmp_path):
@@ -237,14 +237,35 @@ def test_campaign_options_that_conflict_exit_2(tmp_path):
     for args, words in ((["--functions", "sin"], "--functions cannot be combined"),
                         (["--resume", str(tmp_path)], "exclude each other"),
                         (["--device", "no-such-device-xyz"], "--device 'no-such-device-xyz'")):
-        res = CliRunner().invoke(main, ["run", "--campaign", str(spec), *args])
+        out = tmp_path / "fresh"
+        res = CliRunner().invoke(main, ["run", "--campaign", str(spec), *args,
+                                        "--out", str(out)])
         assert res.exit_code == 2 and words in res.output, res.output
+        assert not out.exists(), args
     res = CliRunner().invoke(main, ["run", "--resume", str(tmp_path), "--device", "pocl"])
     assert res.exit_code == 2 and "--device cannot be combined with --resume" in res.output
     res = CliRunner().invoke(main, ["run", "--resume", str(tmp_path / "nowhere")])
     assert res.exit_code == 2 and "no such results directory" in res.output
     res = CliRunner().invoke(main, ["status", str(tmp_path)])
     assert res.exit_code == 2 and "no campaign status" in res.output
+
+
+@pytest.mark.device
+def test_a_campaign_no_device_can_run_leaves_no_directory(tmp_path):
+    """Refused once the devices are seen (a binary16 job where no selected device has
+    cl_khr_fp16): exit 2, one line, and no --out directory left behind."""
+    from devices import require_device, selector
+    info = require_device()
+    if info.has_fp16:
+        pytest.skip("the device has cl_khr_fp16")
+    spec = tmp_path / "c.toml"
+    spec.write_text('[[jobs]]\nsource = "catalogue"\nfunctions = ["sinpi"]\n'
+                    'precisions = ["binary16"]\n')
+    out = tmp_path / "fresh"
+    res = CliRunner().invoke(main, ["run", "--campaign", str(spec), "--device", selector(),
+                                    "--out", str(out)])
+    assert res.exit_code == 2 and "cl_khr_fp16" in res.output, res.output
+    assert not out.exists()
 
 
 def test_status_reads_the_status_file_and_tells_a_silent_driver(tmp_path):

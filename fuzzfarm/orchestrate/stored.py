@@ -42,8 +42,8 @@ def resume_target(out: str):
 def stored_campaign(campaign_file, resume_dir, device, address, out, default_out: bool):
     """(run id or None, Campaign, results directory) of ``run --campaign`` or ``run
     --resume``: the campaign loaded (``--device`` overriding its devices) or the one to
-    resume, the directory checked writable and, for local devices, its selectors checked
-    before Ray starts.  Raises UsageError or CampaignError (one line)."""
+    resume, for local devices its selectors checked before Ray starts, and then (so that
+    bad input creates no directory) the directory checked writable.  Raises UsageError or CampaignError (one line)."""
     from dataclasses import replace
 
     from fuzzfarm.device.discovery import DeviceSelectionError, list_devices, select_devices
@@ -59,10 +59,6 @@ def stored_campaign(campaign_file, resume_dir, device, address, out, default_out
             out = camp.out or out
         if device:          # the same campaign on other devices
             camp = replace(camp, devices=(device,))
-    try:
-        store.check_writable(out)
-    except store.StoreError as exc:
-        raise UsageError(str(exc)) from None
     if not address:         # local devices: check the selectors before Ray starts
         try:
             select_devices(",".join(camp.devices), list_devices())
@@ -70,4 +66,8 @@ def stored_campaign(campaign_file, resume_dir, device, address, out, default_out
             if device and not resume_dir:       # the override's own words
                 raise UsageError(str(exc)) from None
             raise camp.error("devices", str(exc).replace("--device ", "selector "))
+    try:                    # last: bad input creates no directory
+        store.check_writable(out)
+    except store.StoreError as exc:
+        raise UsageError(str(exc)) from None
     return run_id, camp, out

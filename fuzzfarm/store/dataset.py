@@ -41,7 +41,8 @@ import pyarrow.parquet as pq
 
 from fuzzfarm.errors import BadInput, CorruptResults
 
-__all__ = ["FINDINGS_SCHEMA", "STATS_SCHEMA", "new_run_id", "check_writable", "write_findings",
+__all__ = ["FINDINGS_SCHEMA", "STATS_SCHEMA", "new_run_id", "check_writable", "remove_unused",
+           "write_findings",
            "write_findings_table", "write_stats", "write_run", "read_findings", "read_stats",
            "StoreError", "campaign_dir", "Journal", "read_journal", "done_units",
            "write_json", "write_text", "read_status", "latest_campaign", "write_fault_inputs",
@@ -548,6 +549,21 @@ def _holder(out: Path) -> str:
                 f"{h.get('since')})")
     except (OSError, ValueError):
         return "another process"
+
+
+def remove_unused(out: str | os.PathLike) -> bool:
+    """Remove the directory ``out`` where it holds nothing but a results lock's file (a
+    directory a command created and then refused to use: bad input leaves nothing);
+    returns whether it did.  Never raises."""
+    try:
+        if {p.name for p in os.scandir(out)} <= {LOCK_NAME}:
+            for name in os.listdir(out):
+                os.unlink(os.path.join(out, name))
+            os.rmdir(out)
+            return True
+    except OSError:
+        pass
+    return False
 
 
 def remove_orphans(out: str | os.PathLike) -> int:
