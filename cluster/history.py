@@ -580,7 +580,7 @@ def main(texts, out, campaign: str | None = None, selector: str | None = None,
         if replay and not any(b.status == "interrupted" for b in done):
             h = replay_worst(h, builds, text, out, parallel, address, selector, timeout, log)
         paths = hist.write(h, out)
-        code = 130 if any(b.status == "interrupted" for b in done) else 0
+        code = 130 if any(b.status == "interrupted" for b in [*done, *h.replay_builds]) else 0
         return [f"{hist.summary(h)} in {time.monotonic() - t0:.1f} s", *map(str, paths)], code
     finally:
         if not started and ray.is_initialized():

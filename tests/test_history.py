@@ -16,6 +16,11 @@ LABELS = ["v1", "v2", "v3", "v4", "v5"]
 @pytest.fixture
 def builds(tmp_path):
     """Five builds of driver "dev-A"; v4 did not install (no results)."""
+    return planted_builds(tmp_path)
+
+
+def planted_builds(tmp_path):
+    """Five builds of driver "dev-A" with a planted history (the ``builds`` fixture)."""
     dirs = {lab: tmp_path / lab for lab in LABELS}
     for k, lab in enumerate(LABELS):
         if lab == "v4":

@@ -18,7 +18,7 @@ from fuzzfarm.device import icd
 from fuzzfarm.orchestrate import builds as specs
 from fuzzfarm.orchestrate import campaign as campaigns
 from fuzzfarm.report import history as hist
-from test_history import builds  # noqa: F401  (the planted five-build history fixture)
+from test_history import planted_builds
 from test_triage import unit
 
 @pytest.fixture(autouse=True)
@@ -256,9 +256,9 @@ def test_same_inputs_compares_the_targets_both_builds_tested(tmp_path):
     assert not hist.history([a, b, c]).same_inputs
 
 
-def test_the_html_report_is_self_contained(builds, tmp_path):  # noqa: F811
+def test_the_html_report_is_self_contained(tmp_path):
     builds = [replace(b, source="pip x", install_s=12.5, reused=False, run_s=100.0)
-              if b.ran else b for b in builds]
+              if b.ran else b for b in planted_builds(tmp_path)]
     paths = hist.write(hist.history(builds), tmp_path)
     page = (tmp_path / "history.html").read_text()
     assert [p.name for p in paths] == ["history.md", "history.html", "history.json"]
@@ -303,6 +303,22 @@ def test_worst_inputs_of_the_changed_targets_and_their_replay(tmp_path):
     doc = hist.to_json(r)
     cos = next(x for x in doc["ulp_max"] if x["function"] == "cos")
     assert cos["by_build"] == [1.0, 2.5] and cos["replayed_by_build"] == [2.5, 2.5]
+
+
+def test_a_device_renamed_by_a_release_is_one_device(tmp_path):
+    """PoCL 3.1 calls the CPU PoCL 3.0 called "pthread-X" "pthread-skylake-avx512-X":
+    builds of one model each are read as one device, so a fix is a fix, not an issue
+    that stops being tested and another that starts."""
+    a, b = tmp_path / "a", tmp_path / "b"
+    unit(a, "r1", "sinpi", [("CL.sinpi.positive_integer", {"device": "pthread-X"})],
+         device="pthread-X")
+    unit(b, "r2", "sinpi", device="pthread-skylake-avx512-X")
+    h = hist.history([hist.Build("3.0", a), hist.Build("3.1", b)])
+    (row,) = [i for i in h.issues if i.function == "sinpi"]
+    assert row.states == ("fail", "pass") and row.fixed == "3.1"
+    assert h.renamed == {"3.0": "pthread-X"}
+    assert "named differently" in hist.markdown(h)
+    assert hist.to_json(h)["builds"][0]["device_as_named"] == "pthread-X"
 
 
 # ----------------------------------------------------------------- real driver builds

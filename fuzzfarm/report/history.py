@@ -113,6 +113,9 @@ class History:
     replayed: dict = field(default_factory=dict)
     #: the replay's run of each build (a Build per build, in order; [] when none ran)
     replay_builds: list = field(default_factory=list)
+    #: {label: device model as that build named it}, where builds of one device model
+    #: named differently are read as one, under the newest build's name (``_one_model``)
+    renamed: dict = field(default_factory=dict)
 
     def with_status(self, status: str) -> list:
         return [i for i in self.issues if i.status == status]
@@ -154,15 +157,16 @@ def history(builds: list[Build]) -> History:
     if len(set(labels)) != len(labels):
         twice = sorted({x for x in labels if labels.count(x) > 1})
         raise HistoryError(f"history: build label {twice[0]!r} given twice")
-    sets = []
+    raw = []
     for b in builds:
-        if not b.ran:
-            sets.append(None)
-            continue
         try:
-            sets.append(triage.load_set(*triage.read_set(b.results, f"results {b.label}")))
+            raw.append(triage.read_set(b.results, f"results {b.label}") if b.ran else None)
         except triage.TriageError as e:
             raise HistoryError(str(e)) from None
+    renamed = _one_model(builds, raw)
+    sets = [triage.load_set(*r, {renamed[b.label]: _newest_model(raw)}
+                            if b.label in renamed else None) if r else None
+            for b, r in zip(builds, raw)]
     issues = sorted({iss for s in sets if s for iss in s.issues})
     rows = [_issue_history(iss, sets, labels) for iss in issues]
     order = {"still failing": 0, "intermittent": 1, "fixed": 2, "notes only": 3}
@@ -177,7 +181,30 @@ def history(builds: list[Build]) -> History:
     drivers = {b.label: sorted({v for vs in s.devices.values() for v in vs}) if s else []
                for b, s in zip(builds, sets)}
     return History(builds=list(builds), issues=rows, ulp_max=ulp, drivers=drivers,
-                   same_inputs=same)
+                   same_inputs=same, renamed=renamed)
+
+
+def _one_model(builds, raw) -> dict:
+    """{label: the device model the build named} where every build that ran tested one
+    device model and they name it differently (a driver release that renamed the CPU, e.g.
+    PoCL 3.0's "pthread-<cpu>" and 3.1's "pthread-skylake-avx512-<cpu>"): those builds are
+    read as one device, under the newest build's name; {} otherwise."""
+    names = {b.label: triage.device_names(*r) for b, r in zip(builds, raw) if r}
+    if not names or any(len(n) != 1 for n in names.values()):
+        return {}
+    one = {lab: next(iter(n)) for lab, n in names.items()}
+    if len(set(one.values())) < 2:
+        return {}
+    newest = list(one.values())[-1]
+    return {lab: m for lab, m in one.items() if m != newest}
+
+
+def _newest_model(raw) -> str:
+    """The model name of the newest build that ran (the one the others are read as)."""
+    for r in reversed(raw):
+        if r:
+            return next(iter(triage.device_names(*r)))
+    return ""
 
 
 def changed_targets(h: History) -> list:
@@ -268,6 +295,7 @@ def to_json(h: History) -> dict:
     return {
         "builds": [{"label": b.label, "results": str(b.results) if b.results else None,
                     "status": b.status, "detail": b.detail, "drivers": h.drivers[b.label],
+                    "device_as_named": h.renamed.get(b.label),
                     "source": b.source, "install_seconds": b.install_s,
                     "install_reused": b.reused, "campaign_seconds": b.run_s}
                    for b in h.builds],
@@ -324,6 +352,10 @@ def _sections(h: History) -> list:
               if h.same_inputs else
               "the builds' units recorded different seeds: their ULP maxima are over "
               "different inputs, not comparable")
+    if h.renamed:
+        inputs += ("; one device model, named differently by "
+                   + ", ".join(f"{lab} ({m!r})" for lab, m in h.renamed.items())
+                   + ", read as one under the newest build's name")
     out = [Section("Builds", ["build", "status", "drivers", "source", "install, campaign"],
                    builds, text=f"Inputs: {inputs}.",
                    empty="none")]
