@@ -449,3 +449,62 @@ def test_a_larger_maximum_on_other_inputs_is_not_a_regression(tmp_path):
     md = (out / "report.md").read_text()
     assert "## ULP maximum higher on different inputs, not comparable (1)" in md
     assert "## ULP maximum regressions (0)" in md
+
+
+def _not_comparable(b_fp="fp-base", c_fp="fp-cur"):
+    """A Triage with one ULP row over different inputs: baseline 1.0 at x=1, current 2.0
+    at x=2."""
+    row = triage.UlpRow("dev-A", "cos", "binary32", 1, "", baseline_max=1.0, current_max=2.0,
+                        ulp_failures_baseline=0, ulp_failures_current=0, same_inputs=False,
+                        baseline_worst=((0x3F800000,), b_fp),
+                        current_worst=((0x40000000,), c_fp))
+    t = triage.Triage.__new__(triage.Triage)
+    t.ulp_regressions, t.ulp_not_comparable = [], [row]
+    return t, row
+
+
+@pytest.mark.parametrize("attached, errors, moved, words", [
+    ({"fp-cur"}, {0x3F800000: 1.6}, True, "worse on the same input"),       # known bad
+    ({"fp-cur"}, {0x3F800000: 1.0}, False, "not worse there"),              # known good
+    ({"fp-base"}, {0x40000000: 0.9}, True, "worse on the same input"),       # known bad
+    ({"fp-base"}, {0x40000000: 2.0}, False, "the sampling's"),              # known good
+    (set(), {}, False, ""),                                                # nothing here
+])
+def test_a_replay_on_an_attached_build_tells_a_change_from_sampling(attached, errors, moved,
+                                                                   words):
+    from fuzzfarm.report import triage_replay
+    t, row = _not_comparable()
+
+    def measure(runner, r, inputs):
+        return [errors[bits[0]] for bits in inputs]
+    triage_replay.replay(t, lambda fp, opts: fp if fp in attached else None, measure)
+    assert (row in t.ulp_regressions) is moved and (row in t.ulp_not_comparable) is not moved
+    assert words in row.replay
+
+
+def test_a_replay_of_one_build_is_sampling_and_a_failing_device_is_said():
+    from fuzzfarm.report import triage_replay
+    t, row = _not_comparable("fp", "fp")
+    triage_replay.replay(t, lambda fp, opts: fp, lambda r, row, inputs: [1.0, 2.0])
+    assert row in t.ulp_not_comparable and "sampling" in row.replay
+    t, row = _not_comparable()
+
+    def broken(runner, r, inputs):
+        raise RuntimeError("clEnqueueNDRangeKernel failed: CL_OUT_OF_RESOURCES")
+    triage_replay.replay(t, lambda fp, opts: fp, broken)
+    assert row in t.ulp_not_comparable and "replay failed" in row.replay
+    assert "CL_OUT_OF_RESOURCES" in row.replay
+
+
+@pytest.mark.device
+def test_the_replay_measures_on_the_device(tmp_path):
+    """On a real device: the error of cos at a replayed input, as the checker measures."""
+    from devices import require_device
+    from fuzzfarm.device.runner import DeviceRunner
+    from fuzzfarm.report import triage_replay
+    info = require_device()
+    t, row = _not_comparable(info.fingerprint, info.fingerprint)
+    (e1, e2) = triage_replay.measure(DeviceRunner(info), row, [(0x3F800000,), (0x40000000,)])
+    assert 0.0 <= e1 <= 4.0 and 0.0 <= e2 <= 4.0        # cos's bound: 4 ULPs
+    triage_replay.replay(t, triage_replay.attached_runner)
+    assert "sampling" in row.replay and f"{e1:.4g}" in row.replay

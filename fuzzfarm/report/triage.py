@@ -165,6 +165,12 @@ class UlpRow:
     #: both sets' units of the target had the same seeds, so checked the same inputs: only
     #: then is a larger maximum the driver's (else "different inputs, not comparable")
     same_inputs: bool = True
+    #: each set's input of its largest error (raw bits per argument) and the fingerprint
+    #: of the device that measured it: what ``triage_replay`` runs again
+    baseline_worst: tuple | None = None
+    current_worst: tuple | None = None
+    #: what replaying the two worst inputs on an attached build showed ("" not replayed)
+    replay: str = ""
 
     @property
     def ratio(self) -> float:
@@ -300,6 +306,8 @@ class _Target:
     #: the units' seeds: a unit's inputs follow from its target, seed and serial alone
     #: (work.make.unit_seed), so equal seeds mean the same inputs
     seeds: set = field(default_factory=set)
+    #: (input bits, device fingerprint) of the largest error (stats ``max_ulp_inputs``)
+    worst: tuple | None = None
 
 
 @dataclass
@@ -354,7 +362,7 @@ def load_set(stats: pa.Table, findings: pa.Table, rename: dict | None = None) ->
     targets: dict = defaultdict(_Target)
     runs = set()
     cols = ["run_id", "device", "driver_version", *TARGET_FIELDS[1:], "inputs_tested",
-            "max_ulp_error", "inputs_by_class", "seed"]
+            "max_ulp_error", "inputs_by_class", "seed", "max_ulp_inputs", "device_fingerprint"]
     for r in stats.select(cols).to_pylist():
         key = (r["device"], r["function"], r["precision"], int(r["vector_width"] or 0),
                _norm_options(r["build_options"]))
@@ -367,6 +375,8 @@ def load_set(stats: pa.Table, findings: pa.Table, rename: dict | None = None) ->
             t.runs.add(r["run_id"])
         m = r["max_ulp_error"]
         if m is not None and not math.isnan(m):
+            if (t.max_ulp is None or m > t.max_ulp) and r["max_ulp_inputs"]:
+                t.worst = (tuple(int(b) for b in r["max_ulp_inputs"]), r["device_fingerprint"])
             t.max_ulp = m if t.max_ulp is None else max(t.max_ulp, m)
         for k, v in r["inputs_by_class"] or ():
             t.classes[k] += v or 0
@@ -601,7 +611,8 @@ def _per_target(issues: list, base: ResultSet, cur: ResultSet) -> tuple[list, li
             regressions.append(UlpRow(*key, baseline_max=tb.max_ulp, current_max=tc.max_ulp,
                                       ulp_failures_baseline=ulp_fails["baseline"][key],
                                       ulp_failures_current=ulp_fails["current"][key],
-                                      same_inputs=tb.seeds == tc.seeds))
+                                      same_inputs=tb.seeds == tc.seeds,
+                                      baseline_worst=tb.worst, current_worst=tc.worst))
     regressions.sort(key=lambda r: (-r.ratio, r.device, r.function))
     return coverage, regressions
 

@@ -182,24 +182,28 @@ def _coverage_sections(t: Triage) -> list[Section]:
     secs = [Section(
         f"ULP maximum regressions ({len(t.ulp_regressions)})",
         [*_TARGET_COLUMNS, "max ULP baseline", "max ULP current", "ratio",
-         "ulp.* failures baseline", "ulp.* failures current"],
+         "ulp.* failures baseline", "ulp.* failures current", "how known"],
         [[*_target_cells(r), _fmt_ulp(r.baseline_max), _fmt_ulp(r.current_max),
-          f"{r.ratio:.3g}", str(r.ulp_failures_baseline), str(r.ulp_failures_current)]
+          f"{r.ratio:.3g}", str(r.ulp_failures_baseline), str(r.ulp_failures_current),
+          r.replay or "the same inputs (the same unit seeds)"]
          for r in t.ulp_regressions], css="regression",
         text="Targets whose largest measured ULP error (per-unit `max_ulp_error`) is larger "
              "in the current set on the same inputs (both sets' units of the target had the "
-             "same seeds): the driver's doing; the bound is not in the stats, so the ulp.* "
+             "same seeds, or a replay showed it): the driver's doing; the bound is not in the stats, so the ulp.* "
              "failure counts say whether it was exceeded."),
         Section(
         f"ULP maximum higher on different inputs, not comparable "
         f"({len(t.ulp_not_comparable)})",
-        [*_TARGET_COLUMNS, "max ULP baseline", "max ULP current", "ratio"],
+        [*_TARGET_COLUMNS, "max ULP baseline", "max ULP current", "ratio", "replayed"],
         [[*_target_cells(r), _fmt_ulp(r.baseline_max), _fmt_ulp(r.current_max),
-          f"{r.ratio:.3g}"] for r in t.ulp_not_comparable],
+          f"{r.ratio:.3g}", r.replay or "no build of either set attached here"]
+         for r in t.ulp_not_comparable],
         text="The two sets drew different inputs for these targets (their units' seeds "
              "differ: two runs with random seeds or budgets): a larger maximum here may be "
-             "the sampling, not the driver. Run one fixed-seed campaign on both builds "
-             "(`fuzzfarm history`) to compare them.")]
+             "the sampling, not the driver. Where a build of either set is attached, each "
+             "set's worst input was run again on it (a target found worse on the same input "
+             "is listed as a regression above). Run one fixed-seed campaign on both builds "
+             "(`fuzzfarm history`) to compare them all.")]
     cov_cols = [*_TARGET_COLUMNS, "inputs", "units", "runs"]
     secs.append(Section(
         f"Tested only in the baseline ({len(t.only_baseline)})", cov_cols,
@@ -431,12 +435,18 @@ def write_junit(t: Triage, path) -> Path:
     return p
 
 
-def run(baseline, current, out_dir="triage-report", pairs: dict | None = None) -> Triage:
-    """Compare ``baseline`` with ``current`` (``pairs``: see ``compare``) and write
-    ``report.md``, ``report.html`` and ``junit.xml`` into ``out_dir`` (created).  Returns
-    the ``Triage``.  Raises TriageError / store.StoreError for bad input (nothing is
-    written then)."""
+def run(baseline, current, out_dir="triage-report", pairs: dict | None = None,
+        runner_for=None) -> Triage:
+    """Compare ``baseline`` with ``current`` (``pairs``: see ``compare``), replay the worst
+    inputs of ULP maxima over different inputs on an attached build
+    (``triage_replay.replay``; ``runner_for``: its device lookup, default the attached
+    devices) and write ``report.md``, ``report.html`` and ``junit.xml`` into ``out_dir``
+    (created).  Returns the ``Triage``.  Raises TriageError / store.StoreError for bad
+    input (nothing is written then)."""
+    from fuzzfarm.report import triage_replay
     t = compare(baseline, current, pairs)
+    if t.ulp_not_comparable:
+        triage_replay.replay(t, runner_for or triage_replay.attached_runner)
     out = store.check_writable(out_dir)
     write_markdown(t, out / "report.md")
     write_html(t, out / "report.html")
