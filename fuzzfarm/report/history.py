@@ -415,7 +415,8 @@ def _by_change(h: History) -> list:
 
 def _plot(h: History) -> str | None:
     """The base64 PNG of the ULP maxima of the MAX_PLOTTED most changed targets per build
-    (symmetric-log axis: 0 stays visible), legend beside the axes; None when none changed."""
+    (a log axis; symmetric-log where a maximum is 0, so it stays visible), legend beside
+    the axes; None when none changed."""
     changed = _by_change(h)[:MAX_PLOTTED]
     if not changed:
         return None
@@ -425,13 +426,19 @@ def _plot(h: History) -> str | None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     labels = [b.label for b in h.builds]
-    fig, ax = plt.subplots(figsize=(max(6.0, 0.9 * len(labels) + 3), 4.2))
+    fig, ax = plt.subplots(figsize=(max(8.0, 1.1 * len(labels) + 4), 4.8))
+    lowest = math.inf
     for t, vs in changed:
         xs = [k for k, v in enumerate(vs) if v is not None and not math.isnan(v)]
         ax.plot(xs, [vs[k] for k in xs], marker="o", label=f"{t[1]} {t[2]} w{t[3]}")
-    ax.set_yscale("symlog", linthresh=1.0)
+        lowest = min([lowest, *(vs[k] for k in xs)])
+    if lowest > 0:                      # every maximum above 0: a log axis
+        ax.set_yscale("log")
+        ax.set_ylabel("ULP maximum (log)")
+    else:                               # a 0 among them: symmetric log keeps it visible
+        ax.set_yscale("symlog", linthresh=0.5)
+        ax.set_ylabel("ULP maximum (symlog)")
     ax.set_xticks(range(len(labels)), labels, rotation=30, ha="right")
-    ax.set_ylabel("ULP maximum (symlog)")
     ax.set_title("ULP maximum per build (targets that changed)")
     ax.grid(True, alpha=0.3)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, frameon=False)
