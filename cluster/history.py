@@ -7,8 +7,9 @@ reused), writes the folder of the build's ICD files, lists the devices the build
 ``fuzzfarm run --campaign FILE --device FINGERPRINTS`` in a process of its own whose
 ``OCL_ICD_VENDORS`` names that folder -- the ocl-icd loader reads the variable once, so
 every build needs its own process, and that process starts its own local Ray cluster.
-The results come back to the driver as an archive and are unpacked into
-``OUT/builds/<label>``; ``fuzzfarm.report.history`` reads them.
+An actor on the driver's node stages the results in ``OUT/builds/.<label>-*``, renamed
+into ``OUT/builds/<label>`` when the build is done; one on another node sends them back as
+an archive, unpacked there; ``fuzzfarm.report.history`` reads them.
 
 A build that fails to install, shows no device, whose campaign is refused, fails or hangs
 is a row that says so (``Build.status``/``detail``); the history goes on.  Kernels that
@@ -54,8 +55,8 @@ class BuildOutcome:
     "no device", "campaign refused", "campaign failed", "hung"), ``detail`` (one line),
     the install's ``install_s`` (seconds; 0.0 when ``reused``), the campaign's ``run_s``,
     the ``devices`` run on (fingerprints), and its results: ``staged`` (a folder of the
-    driver's ``OUT/builds`` the actor could write into) or, from a node that cannot see it,
-    ``archive`` (the results directory as a gzipped tar); both None unless it ran."""
+    driver's ``OUT/builds``, where the actor ran on the driver's node) or, from another
+    node, ``archive`` (the results directory as a gzipped tar); both None unless it ran."""
     label: str
     status: str
     detail: str = ""
@@ -144,7 +145,8 @@ class BuildActor:
         self.every = None                  # the devices every build sees (listed once)
 
     def build(self, spec: specs.BuildSpec, text: str, selector: str | None,
-              timeout: float, work: str, replay: tuple = ()) -> BuildOutcome:
+              timeout: float, work: str, driver_node: str,
+              replay: tuple = ()) -> BuildOutcome:
         label, install_s, reused, prefix = spec.label, None, None, None
         try:
             if spec.kind == "pip":
@@ -166,7 +168,9 @@ class BuildActor:
         fps, why = specs.build_devices(listing, self.every, sel)
         if not fps:
             return BuildOutcome(label, "no device", why, install_s, reused)
-        staging = _staging(work, label)
+        here = ray.get_runtime_context().get_node_id() == driver_node
+        staging = Path(tempfile.mkdtemp(prefix=f".{_folder_name(label)}-", dir=work)
+                       if here else tempfile.mkdtemp(prefix="fuzzfarm-build-"))
         if replay:      # put first in each target's special-value unit (coordinator._replays)
             from fuzzfarm.report.repro_shrink import db_dir, save_inputs
             for fn, prec, bits in replay:
@@ -175,7 +179,7 @@ class BuildActor:
         status, detail = _campaign(text, timeout, env, fps, staging / "results")
         run_s = time.monotonic() - t0
         staged = archive = None
-        if status == "ran" and staging.parent == Path(work):
+        if status == "ran" and here:
             staged = str(staging)
         elif status == "ran":
             buf = io.BytesIO()
@@ -186,16 +190,6 @@ class BuildActor:
             shutil.rmtree(staging, ignore_errors=True)
         return BuildOutcome(label, status, detail, install_s, reused, run_s, fps, staged,
                             archive)
-
-
-def _staging(work: str, label: str) -> Path:
-    """A new folder for one build's campaign: in the driver's ``OUT/builds`` (``work``)
-    where this node can write there (the driver then renames it into place, and removes it
-    when interrupted), else in this node's temporary folder."""
-    try:
-        return Path(tempfile.mkdtemp(prefix=f".{_folder_name(label)}-", dir=work))
-    except OSError:
-        return Path(tempfile.mkdtemp(prefix="fuzzfarm-build-"))
 
 
 def _folder_name(label: str) -> str:
@@ -230,15 +224,15 @@ def _as_build(spec: specs.BuildSpec, o: BuildOutcome, out: Path) -> hist.Build:
                       install_s=o.install_s, reused=o.reused, run_s=o.run_s)
 
 
-def _start_ray(address: str | None, num_cpus: int | None) -> None:
+def _start_ray(address: str | None) -> None:
+    """Ray: the cluster at ``address``, else a new local one of this machine's cores."""
     if ray.is_initialized():
         return
     kw = dict(logging_level="ERROR", log_to_driver=False, configure_logging=True)
     if address:
         ray.init(address=address, **kw)
     else:
-        ray.init(address="local", num_cpus=num_cpus or os.cpu_count(),
-                 include_dashboard=False, **kw)
+        ray.init(address="local", num_cpus=os.cpu_count(), include_dashboard=False, **kw)
 
 
 def run_builds(builds: list, text: str, out, parallel: int = 1, address: str | None = None,
@@ -260,7 +254,8 @@ def run_builds(builds: list, text: str, out, parallel: int = 1, address: str | N
     if not todo:
         return [done[b.label] for b in builds]
     work.mkdir(parents=True, exist_ok=True)
-    _start_ray(address, None)
+    _start_ray(address)
+    driver_node = ray.get_runtime_context().get_node_id()
 
     def actor():
         return BuildActor.options(num_cpus=1, scheduling_strategy="SPREAD").remote(cache)
@@ -271,7 +266,8 @@ def run_builds(builds: list, text: str, out, parallel: int = 1, address: str | N
             while queue and free:
                 b, a = queue.pop(0), free.pop(0)
                 log(f"{b.label}: {b.source}")
-                pending[a.build.remote(b, text, selector, timeout, str(work), replay)] = (b, a)
+                pending[a.build.remote(b, text, selector, timeout, str(work), driver_node,
+                                       replay)] = (b, a)
             ready, _ = ray.wait(list(pending), num_returns=1)
             b, a = pending.pop(ready[0])
             try:
