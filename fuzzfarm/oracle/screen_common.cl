@@ -97,8 +97,11 @@ inline ulong bits64(const uint *L, int b) {
 // The remainder of mx 2**d by mz > 0 (integer significands), taken ``step`` bits at a time
 // (the caller's mz 2**step <= 2**64, so that r 2**step, r < mz, fits); *q8: the quotient
 // floor(mx 2**d / mz) modulo 8, kept from every step's quotient (fmod's and remainder's
-// long division in either precision)
+// long division in either precision).  mz = 0 (a zero divisor, which the screens never
+// ask about but the test kernel fuzzfarm_reference may): 0, never an integer division by
+// zero -- on a CPU device that traps (SIGFPE) and takes the whole process down.
 inline ulong long_mod(ulong mx, ulong mz, int d, int step, int *q8) {
+    if (mz == 0UL) { *q8 = 0; return 0UL; }
     ulong q = mx / mz, r = mx % mz;
     while (d > 0) {
         int s = d < step ? d : step;
