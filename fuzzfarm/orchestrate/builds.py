@@ -236,10 +236,11 @@ def driver_folder(spec: BuildSpec, prefix: Path | None = None) -> Path:
     if spec.kind == "pip":
         found = icds.environment_icds([str(prefix)])
     elif spec.path.suffix == ".icd":
-        lib = spec.path.read_text(errors="replace").strip().splitlines()
-        lib = lib[0].strip() if lib else ""
-        found = [icds.Icd(spec.path.name, lib, lib if lib and os.path.exists(lib) or
-                          lib and "/" not in lib else None, "given")]
+        lines = spec.path.read_text(errors="replace").strip().splitlines()
+        lib = lines[0].strip() if lines else ""
+        # a path must exist; a bare file name is the loader's to find (its library path)
+        usable = bool(lib) and ("/" not in lib or os.path.exists(lib))
+        found = [icds.Icd(spec.path.name, lib, lib if usable else None, "given")]
     else:
         found = [icds.Icd(spec.path.stem + ".icd", str(spec.path), str(spec.path.resolve()),
                           "given")]
