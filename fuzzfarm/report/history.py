@@ -116,6 +116,9 @@ class History:
     #: {label: device model as that build named it}, where builds of one device model
     #: named differently are read as one, under the newest build's name (``_one_model``)
     renamed: dict = field(default_factory=dict)
+    #: target -> [the input-bit tuples of its largest error, per build] (triage's
+    #: _Target.worst; () where the build did not measure it)
+    worst: dict = field(default_factory=dict)
 
     def with_status(self, status: str) -> list:
         return [i for i in self.issues if i.status == status]
@@ -163,10 +166,9 @@ def history(builds: list[Build]) -> History:
             raw.append(triage.read_set(b.results, f"results {b.label}") if b.ran else None)
         except triage.TriageError as e:
             raise HistoryError(str(e)) from None
-    renamed = _one_model(builds, raw)
-    sets = [triage.load_set(*r, {renamed[b.label]: _newest_model(raw)}
-                            if b.label in renamed else None) if r else None
-            for b, r in zip(builds, raw)]
+    renamed, newest = _one_model(builds, raw)
+    sets = [triage.load_set(*r, {renamed[b.label]: newest} if b.label in renamed else None)
+            if r else None for b, r in zip(builds, raw)]
     issues = sorted({iss for s in sets if s for iss in s.issues})
     rows = [_issue_history(iss, sets, labels) for iss in issues]
     order = {"still failing": 0, "intermittent": 1, "fixed": 2, "notes only": 3}
@@ -175,36 +177,31 @@ def history(builds: list[Build]) -> History:
     targets = sorted({t for s in sets if s for t in s.targets}, key=str)
     ulp = {t: [_ulp(s, t) for s in sets] for t in targets}
     ulp = {t: v for t, v in ulp.items() if any(x is not None for x in v)}
+    worst = {t: [tuple(bits for bits, _ in s.targets[t].worst) if s and t in s.targets
+                 else () for s in sets] for t in ulp}
     ran = [s for s in sets if s]            # triage's _Target.seeds: equal seeds, same inputs
     same = bool(ran) and all(a.targets[t].seeds == b.targets[t].seeds for a in ran
                              for b in ran for t in a.targets.keys() & b.targets.keys())
     drivers = {b.label: sorted({v for vs in s.devices.values() for v in vs}) if s else []
                for b, s in zip(builds, sets)}
     return History(builds=list(builds), issues=rows, ulp_max=ulp, drivers=drivers,
-                   same_inputs=same, renamed=renamed)
+                   same_inputs=same, renamed=renamed, worst=worst)
 
 
-def _one_model(builds, raw) -> dict:
-    """{label: the device model the build named} where every build that ran tested one
-    device model and they name it differently (a driver release that renamed the CPU, e.g.
-    PoCL 3.0's "pthread-<cpu>" and 3.1's "pthread-skylake-avx512-<cpu>"): those builds are
-    read as one device, under the newest build's name; {} otherwise."""
+def _one_model(builds, raw) -> tuple[dict, str]:
+    """({label: the device model the build named}, the newest build's model name) where
+    every build that ran tested one device model and they name it differently (a driver
+    release that renamed the CPU, e.g. PoCL 3.0's "pthread-<cpu>" and 3.1's
+    "pthread-skylake-avx512-<cpu>"): those builds are read as one device, under the newest
+    build's name; ({}, "") otherwise."""
     names = {b.label: triage.device_names(*r) for b, r in zip(builds, raw) if r}
     if not names or any(len(n) != 1 for n in names.values()):
-        return {}
+        return {}, ""
     one = {lab: next(iter(n)) for lab, n in names.items()}
     if len(set(one.values())) < 2:
-        return {}
+        return {}, ""
     newest = list(one.values())[-1]
-    return {lab: m for lab, m in one.items() if m != newest}
-
-
-def _newest_model(raw) -> str:
-    """The model name of the newest build that ran (the one the others are read as)."""
-    for r in reversed(raw):
-        if r:
-            return next(iter(triage.device_names(*r)))
-    return ""
+    return {lab: m for lab, m in one.items() if m != newest}, newest
 
 
 def changed_targets(h: History) -> list:
@@ -216,20 +213,13 @@ def changed_targets(h: History) -> list:
 def worst_inputs(h: History) -> dict:
     """{(function, precision, vector width, build options): sorted input-bit tuples} of
     the targets whose maximum changed (``changed_targets``; vector width 1): every
-    build's input of its largest error (the stats' ``max_ulp_inputs`` of its units at
-    the build's maximum), to replay on every build.  Reads the builds' results."""
-    want = {t[1:]: t for t in changed_targets(h) if t[3] == 1}
+    build's input of its largest error (``History.worst``: the stats' ``max_ulp_inputs``
+    of its units at the build's maximum), to replay on every build."""
     out: dict = {}
-    for k, b in enumerate(h.builds):
-        if not b.ran:
-            continue
-        cols = store.read_stats(b.results).select(
-            ["function", "precision", "vector_width", "build_options", "max_ulp_error",
-             "max_ulp_inputs"]).to_pydict()
-        for *t, err, bits in zip(*cols.values()):
-            key = tuple(t)
-            if key in want and bits and err is not None and h.ulp_max[want[key]][k] == err:
-                out.setdefault(key, set()).add(tuple(int(v) for v in bits))
+    for t in changed_targets(h):
+        if t[3] == 1:
+            for inputs in h.worst.get(t, ()):
+                out.setdefault(t[1:], set()).update(inputs)
     return {k: sorted(v) for k, v in out.items()}
 
 

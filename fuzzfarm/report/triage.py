@@ -306,8 +306,9 @@ class _Target:
     #: the units' seeds: a unit's inputs follow from its target, seed and serial alone
     #: (work.make.unit_seed), so equal seeds mean the same inputs
     seeds: set = field(default_factory=set)
-    #: (input bits, device fingerprint) of the largest error (stats ``max_ulp_inputs``)
-    worst: tuple | None = None
+    #: ((input bits, device fingerprint), ...) of every unit whose error is the largest
+    #: (stats ``max_ulp_inputs``), in reading order; () where none recorded its input
+    worst: tuple = ()
 
 
 @dataclass
@@ -375,8 +376,12 @@ def load_set(stats: pa.Table, findings: pa.Table, rename: dict | None = None) ->
             t.runs.add(r["run_id"])
         m = r["max_ulp_error"]
         if m is not None and not math.isnan(m):
-            if (t.max_ulp is None or m > t.max_ulp) and r["max_ulp_inputs"]:
-                t.worst = (tuple(int(b) for b in r["max_ulp_inputs"]), r["device_fingerprint"])
+            at = ((tuple(int(b) for b in r["max_ulp_inputs"]), r["device_fingerprint"]),) \
+                if r["max_ulp_inputs"] else ()
+            if t.max_ulp is None or m > t.max_ulp:
+                t.worst = at
+            elif m == t.max_ulp:
+                t.worst += at
             t.max_ulp = m if t.max_ulp is None else max(t.max_ulp, m)
         for k, v in r["inputs_by_class"] or ():
             t.classes[k] += v or 0
@@ -612,7 +617,8 @@ def _per_target(issues: list, base: ResultSet, cur: ResultSet) -> tuple[list, li
                                       ulp_failures_baseline=ulp_fails["baseline"][key],
                                       ulp_failures_current=ulp_fails["current"][key],
                                       same_inputs=tb.seeds == tc.seeds,
-                                      baseline_worst=tb.worst, current_worst=tc.worst))
+                                      baseline_worst=tb.worst[0] if tb.worst else None,
+                                      current_worst=tc.worst[0] if tc.worst else None))
     regressions.sort(key=lambda r: (-r.ratio, r.device, r.function))
     return coverage, regressions
 
