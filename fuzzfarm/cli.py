@@ -199,7 +199,7 @@ def run(ctx, functions, precisions, widths, build_options, device, budget, seed,
     load_devices()
     if dashboard:
         need_dashboard()
-    fresh = {os.path.abspath(p) for p in (out,) if not os.path.exists(p)}
+    created = not os.path.exists(out)       # --out made by this command (a campaign: below)
     given = [f"--{name.replace('_', '-')}" for name in
              ("functions", "precisions", "widths", "build_options", "budget", "seed")
              if ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT]
@@ -216,12 +216,8 @@ def run(ctx, functions, precisions, widths, build_options, device, budget, seed,
     if campaign_file or resume_dir:
         default_out = ctx.get_parameter_source("out") is click.core.ParameterSource.DEFAULT
         from fuzzfarm.orchestrate.stored import stored_campaign
-        if campaign_file and default_out:       # the campaign's own out, if it names one
-            from fuzzfarm.orchestrate.campaign import load
-            fresh |= {os.path.abspath(p) for p in (load(campaign_file).out,)
-                      if p and not os.path.exists(p)}
-        run_id, camp, out = stored_campaign(campaign_file, resume_dir, device, address, out,
-                                            default_out)
+        run_id, camp, out, created = stored_campaign(campaign_file, resume_dir, device,
+                                                     address, out, default_out)
     else:
         opts = runner.validate(functions, budget, seed, out, device, address,
                                build_options, precisions, widths)
@@ -232,7 +228,7 @@ def run(ctx, functions, precisions, widths, build_options, device, budget, seed,
                             console=log or Console(stderr=True), screen=screen,
                             inputs=inputs_at)
     except BadInput:        # found once the devices were seen: leave no empty --out
-        if os.path.abspath(out) in fresh:
+        if created:
             from fuzzfarm.store.dataset import remove_unused
             remove_unused(out)
         raise

@@ -40,8 +40,8 @@ def resume_target(out: str):
 
 
 def stored_campaign(campaign_file, resume_dir, device, address, out, default_out: bool):
-    """(run id or None, Campaign, results directory) of ``run --campaign`` or ``run
-    --resume``: the campaign loaded (``--device`` overriding its devices) or the one to
+    """(run id or None, Campaign, results directory, whether this call created it) of
+    ``run --campaign`` or ``run --resume``: the campaign loaded (``--device`` overriding its devices) or the one to
     resume, for local devices its selectors checked before Ray starts, and then (so that
     bad input creates no directory) the directory checked writable.  Raises UsageError or CampaignError (one line)."""
     from dataclasses import replace
@@ -66,8 +66,9 @@ def stored_campaign(campaign_file, resume_dir, device, address, out, default_out
             if device and not resume_dir:       # the override's own words
                 raise UsageError(str(exc)) from None
             raise camp.error("devices", str(exc).replace("--device ", "selector "))
+    created = not os.path.exists(out)
     try:                    # last: bad input creates no directory
         store.check_writable(out)
     except store.StoreError as exc:
         raise UsageError(str(exc)) from None
-    return run_id, camp, out
+    return run_id, camp, out, created
