@@ -32,7 +32,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Icd", "environment_icds", "system_icds", "register", "write_folder", "cache_root",
+__all__ = ["Icd", "environment_icds", "system_icds", "registered", "register", "write_folder",
+           "cache_root",
            "MARKER"]
 
 #: Set next to OCL_ICD_VENDORS when fuzzfarm chose its value.
@@ -138,6 +139,14 @@ def write_folder(icds: list[Icd]) -> Path:
                   f"{cache_root()} and {tempfile.gettempdir()})")
 
 
+def registered() -> list[Icd]:
+    """The ICD files ``register`` points the loader at: the system's and this
+    environment's (each with a library that exists); [] where the environment has none,
+    so that the loader's defaults stand."""
+    extra = [i for i in environment_icds() if i.library]
+    return system_icds() + extra if extra else []
+
+
 def register(environ=None) -> str | None:
     """Point the ocl-icd loader at the system's drivers and this environment's (see the
     module docstring).  Returns the folder now in ``OCL_ICD_VENDORS``, or None when
@@ -148,11 +157,11 @@ def register(environ=None) -> str | None:
     current = env.get("OCL_ICD_VENDORS")
     if current and current != env.get(MARKER):
         return None
-    extra = [i for i in environment_icds() if i.library]
-    if not extra:
+    found = registered()
+    if not found:
         return None
     try:
-        folder = str(write_folder(system_icds() + extra))
+        folder = str(write_folder(found))
     except OSError:
         return None
     env["OCL_ICD_VENDORS"] = folder

@@ -621,11 +621,10 @@ def shipped_icds(info) -> list[tuple[str, str]]:
     from fuzzfarm.device import icd
     from fuzzfarm.device.discovery import bundled_pocl_libraries
     lib = bundled_pocl_library(info) if info is not None else None
-    env = [i for i in icd.environment_icds() if i.library]
-    if lib is None and not env:
+    drivers = icd.registered()              # what fuzzfarm itself points the loader at
+    if lib is None and not drivers:
         return []
-    found = {i.name: i.library for i in icd.system_icds()}
-    found.update({i.name: i.library for i in env})
+    found = {i.name: i.library for i in drivers or icd.system_icds()}
     # PyPI's PoCL (what pyopencl shows beside any driver): the finding's own first
     pocl = list(dict.fromkeys(([lib] if lib else []) + bundled_pocl_libraries()))
     found.update({("pocl.icd" if k == 0 else f"pocl-{k}.icd"): p for k, p in enumerate(pocl)})
