@@ -237,14 +237,16 @@ def _start_ray(address: str | None) -> None:
 
 def run_builds(builds: list, text: str, out, parallel: int = 1, address: str | None = None,
                selector: str | None = None, timeout: float = DEFAULT_TIMEOUT,
-               log=print, cache: str | None = None, replay: tuple = ()) -> list:
+               log=print, cache: str | None = None, replay: tuple = (),
+               actors: list | None = None) -> list:
     """Run the campaign ``text`` (TOML) on every build of ``builds`` (BuildSpecs) that is
     not a results directory, at most ``parallel`` at a time (one BuildActor each, spread
     over the cluster at ``address`` or a local one), and return a ``history.Build`` per
     spec, in order.  ``selector`` narrows each build's devices (default: the runtime's, or
     all the build adds); ``replay``: (function, precision, input bits) put first in each
-    target's special-value unit.  Never raises for a build's behaviour: its row says it
-    (an actor that died is replaced).  On KeyboardInterrupt the builds not finished are rows with
+    target's special-value unit; ``actors``: a list the caller keeps, to run later calls on
+    the same BuildActors (filled here where empty).  Never raises for a build's behaviour:
+    its row says it (an actor that died is replaced).  On KeyboardInterrupt the builds not finished are rows with
     status "interrupted", their staged results removed; the finished ones are kept."""
     out = Path(out)
     work = out / "builds"
@@ -260,7 +262,9 @@ def run_builds(builds: list, text: str, out, parallel: int = 1, address: str | N
     def actor():
         return BuildActor.options(num_cpus=1, scheduling_strategy="SPREAD").remote(cache)
     pending, queue = {}, list(todo)
-    free = [actor() for _ in range(max(1, min(parallel, len(todo))))]
+    free = actors if actors is not None else []
+    if not free:
+        free.extend(actor() for _ in range(max(1, min(parallel, len(todo)))))
     try:
         while queue or pending:
             while queue and free:
@@ -375,9 +379,12 @@ def bisect(builds: list, target: tuple, rule_class: str, text: str, out,
     one = restrict(text, target) if text else ""
     probes: list = []
 
+    pool: list = []         # one BuildActor for every probe: it lists the devices every
+                            # build sees once, not once a probe
+
     def state_of(i: int) -> str:
         b = run_builds([builds[i]], one, Path(out) / "bisect", 1, address, selector, timeout,
-                       log, cache)[0]
+                       log, cache, actors=pool)[0]
         st = probe_state(b, target, rule_class)
         probes.append(Probe(b.label, st, b))
         log(f"{b.label}: {st}")
@@ -435,7 +442,7 @@ def replay_campaign(text: str, worst: dict) -> str:
 
 
 def replay_worst(h: hist.History, builds: list, text: str, out, parallel: int,
-                 address, selector, timeout, log) -> hist.History:
+                 address, selector, timeout, log, actors: list | None = None) -> hist.History:
     """``h`` with every build's worst inputs of the targets whose maximum changed replayed
     on every build that ran here (into ``out/replay/builds``): history.with_replayed.
     Results directories given as builds have no driver here: not replayed."""
@@ -447,7 +454,8 @@ def replay_worst(h: hist.History, builds: list, text: str, out, parallel: int,
     log(f"replaying {len(items)} worst inputs of {len(worst)} targets on {len(mine)} builds")
     again = {b.label: b for b in run_builds(mine, replay_campaign(text, worst),
                                            Path(out) / "replay", parallel, address,
-                                           selector, timeout, log, replay=items)}
+                                           selector, timeout, log, replay=items,
+                                           actors=actors)}
     return hist.with_replayed(h, [again.get(b.label, hist.Build(b.label, None, "not replayed"))
                                   for b in h.builds])
 
@@ -571,10 +579,13 @@ def main(texts, out, campaign: str | None = None, selector: str | None = None,
         if parallel is None:
             parallel = len(builds) if address else max(1, (os.cpu_count() or 1) // 8)
         t0 = time.monotonic()
-        done = run_builds(builds, text, out, parallel, address, selector, timeout, log)
+        pool: list = []     # the campaigns' BuildActors run the replay too
+        done = run_builds(builds, text, out, parallel, address, selector, timeout, log,
+                          actors=pool)
         h = hist.history(done)
         if replay and not any(b.status == "interrupted" for b in done):
-            h = replay_worst(h, builds, text, out, parallel, address, selector, timeout, log)
+            h = replay_worst(h, builds, text, out, parallel, address, selector, timeout, log,
+                             pool)
         paths = hist.write(h, out)
         code = 130 if any(b.status == "interrupted" for b in [*done, *h.replay_builds]) else 0
         return [f"{hist.summary(h)} in {time.monotonic() - t0:.1f} s", *map(str, paths)], code
