@@ -1519,7 +1519,10 @@ def test_a_larger_chunk_of_a_screen_is_not_built_again():
     bound = dref.plain_bound("exp", "binary32", Claims())
     small = ds.DeviceScreen(runner, "exp", bound, 1 << 10)
     big = ds.DeviceScreen(runner, "exp", bound, 1 << 14)
-    assert len(builds) == 1 and big.program is small.program and big.chunk == 1 << 14
+    # the screen's own program once, and the gathering program its screens share once
+    assert [w.startswith("device screen of exp") for w in builds] == [True, False]
+    assert big.program is small.program and big.chunk == 1 << 14
+    assert big._mark_kernels is small._mark_kernels
     rng = np.random.default_rng(4)
     x = rng.uniform(-20, 20, 1 << 10).astype(np.float32).view(np.uint32)
     y = np.exp(x.view(np.float32).astype(np.float64)).astype(np.float32).view(np.uint32)
@@ -1529,7 +1532,8 @@ def test_a_larger_chunk_of_a_screen_is_not_built_again():
     passed = np.unpackbits(a.passed.view(np.uint8), bitorder="little")[:x.size].astype(bool)
     assert passed.sum() > x.size // 2 and not passed[::7].any()
     other = ds.DeviceScreen(runner, "exp", bound / 2, 1 << 10)      # another source
-    assert len(builds) == 2 and other.program is not small.program
+    assert len(builds) == 3 and other.program is not small.program
+    assert other._mark_kernels is small._mark_kernels      # the gathering: not again
 
 
 @pytest.mark.device

@@ -84,7 +84,7 @@ from fuzzfarm.oracle.device_references import (EXACT_RULES, aggregates, plain_bo
 from fuzzfarm.oracle.histogram import NBINS, NROWS
 from fuzzfarm.oracle.screen_answer import (LOCAL, NCLASSES, ScreenChunk, clean_candidates,
                                            words_for)
-from fuzzfarm.oracle.screen_source import REL, screen_source
+from fuzzfarm.oracle.screen_source import REL, gather_source, screen_source
 
 __all__ = ["DeviceScreen", "screen_for", "screen_source", "REL", "Landing"]
 
@@ -168,10 +168,34 @@ def _screen_kernels(runner, program, name: str, source: str) -> dict:
     """{kernel name: kernel} of a built screen program (KernelBuildError where the device
     cannot make one: Oclgrind builds sinpi's, then cannot make its kernel)."""
     from fuzzfarm.device import commands
-    return commands.kernels(runner, program, ["fuzzfarm_screen"] + [
-        f"fuzzfarm_{k}" for k in ("top", "mark_count", "mark_scan", "mark_write",
-                                  "reference", "screen_pairs")],
-        f"the device screen of {name}", source)
+    return commands.kernels(runner, program, ["fuzzfarm_screen", "fuzzfarm_reference",
+                                              "fuzzfarm_screen_pairs"],
+                            f"the device screen of {name}", source)
+
+
+#: The gathering kernels (``gather_kernels``) built on each runner, by pattern width.
+_GATHER: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+#: The gathering's kernels, by the names ``enqueue_marked`` uses.
+GATHER_KERNELS = ("top", "mark_count", "mark_scan", "mark_write")
+
+
+def gather_kernels(runner, itemsize: int) -> dict:
+    """{"top", "mark_count", "mark_scan", "mark_write": kernel} of the gathering program
+    for ``itemsize``-byte patterns on ``runner`` (screen_gather.cl), built once per runner
+    and width and shared by its screens: their launches go to the runner's one in-order
+    queue and set every argument at each enqueue.  Raises device.runner.KernelBuildError
+    where the device does not build it (a finding, as a screen's own program)."""
+    from fuzzfarm.device import commands
+    mine = _GATHER.setdefault(runner, {})
+    if itemsize not in mine:
+        source = gather_source(itemsize)
+        program = runner.build(source, f"the device screen's gathering ({itemsize * 8}-bit "
+                                       f"patterns)", options="")
+        made = commands.kernels(runner, program, [f"fuzzfarm_{k}" for k in GATHER_KERNELS],
+                                "the device screen's gathering", source)
+        mine[itemsize] = {k: made[f"fuzzfarm_{k}"] for k in GATHER_KERNELS}
+    return mine[itemsize]
 
 
 def screen_for(runner, name: str, precision: str, claims, chunk: int):
@@ -220,8 +244,7 @@ class DeviceScreen:
             built[source] = program, _screen_kernels(runner, program, name, source)
         program, made = built[source]
         self.kernel = made["fuzzfarm_screen"]
-        self._mark_kernels = {k: made[f"fuzzfarm_{k}"]
-                              for k in ("top", "mark_count", "mark_scan", "mark_write")}
+        self._mark_kernels = gather_kernels(runner, self.pattern.itemsize)
         self._test_kernels = {k: made[f"fuzzfarm_{k}"] for k in ("reference", "screen_pairs")}
         self.program = program
         self._allocate()

@@ -27,8 +27,8 @@ from fuzzfarm.oracle.histogram import (HIST_BINS_PER_OCTAVE, HIST_FRAC_BITS, HIS
                                        NROWS, ROW_NEAR_POLE, ROW_NEAR_ZERO, ROW_SUBNORMAL)
 from fuzzfarm.oracle.screen_answer import LOCAL, NCLASSES
 
-__all__ = ["screen_source", "prune_unused", "REL", "PATTERN_TYPES", "SCREEN_FILES",
-           "BINARY16_OWN"]
+__all__ = ["screen_source", "gather_source", "prune_unused", "REL", "PATTERN_TYPES",
+           "SCREEN_FILES", "BINARY16_OWN"]
 
 #: The assumed relative error of every device reference (as the host's float64 screen:
 #: its margin formula and constants are reused unchanged).  docs/device_screen.md bounds
@@ -373,3 +373,19 @@ def screen_source(name: str, bound: float, aggregate: bool = False,
     return prune_unused("\n".join([*defines, *(files.joinpath(f).read_text() for f in
                                                  ("binary64_ops.cl", "screen_common.cl")),
                                     *body]))
+
+
+#: The OpenCL C type of the gathered columns by their width in bytes (``gather_source``).
+GATHER_TYPES = {2: "ushort", 4: "uint", 8: "ulong"}
+
+
+def gather_source(itemsize: int) -> str:
+    """The OpenCL C source of the gathering kernels (``fuzzfarm_top``,
+    ``fuzzfarm_mark_count``, ``fuzzfarm_mark_scan``, ``fuzzfarm_mark_write``;
+    screen_gather.cl) for columns of ``itemsize``-byte patterns (2, 4 or 8): one program
+    that every screen of a runner with patterns of that width shares.  Raises KeyError
+    for another width."""
+    files = resources.files("fuzzfarm.oracle")
+    return "\n".join([f"#define PATTERN {GATHER_TYPES[int(itemsize)]}",
+                      f"#define LOCAL {LOCAL}u",
+                      files.joinpath("screen_gather.cl").read_text()])
