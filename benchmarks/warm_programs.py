@@ -1,14 +1,13 @@
 #!/usr/bin/env python3
-"""Build every program a whole-catalogue run builds -- the built-ins' kernels, every device
-screen, the input generators -- once on one device, so that the driver's compiled-program
-cache is warm before a timed run (a fresh machine's first run is otherwise paced by its
-compiler: NVIDIA's built the 430 screens and the catalogue's kernels in 78 s cold, 8 s
-cached, issue 28's eighth stop).
+"""Build and launch once every program a whole-catalogue run uses -- the built-ins' kernels,
+every device screen and its gathering, the input generators -- on one device, as a
+campaign's start does (fuzzfarm.work.warm; docs/cold_start.md), so that the driver's
+compiled-program cache is warm before a timed run.
 
-    python3 benchmarks/warm_programs.py [--device SEL] [-p binary32,binary64]
+    python3 benchmarks/warm_programs.py [--device SEL] [-p binary32,binary64] [--helpers N]
 
-Prints the targets, the screens built and the seconds taken; a target whose program the
-device does not build is listed (a finding for a real run, skipped here).
+Prints the targets warmed, those whose warm-up met an error (a finding for a real run,
+which records it) and the seconds taken.
 """
 from __future__ import annotations
 
@@ -26,28 +25,26 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--device", default="0", help="device selector (default: the first)")
     p.add_argument("--precisions", "-p", default="binary32,binary64")
+    p.add_argument("--helpers", type=int, default=None,
+                   help="helper processes (default: one per core where they help, else "
+                        "none: the warm-up runs in this process)")
     args = p.parse_args(argv)
     from fuzzfarm.device.discovery import select_devices
     from fuzzfarm.orchestrate.run import _names, targets_for
-    from fuzzfarm.work.make import make_unit
-    from fuzzfarm.work.session import (MIN_SCREEN_INPUTS, DeviceSession, is_device_plan,
-                                       prepare_inputs)
+    from fuzzfarm.work.session import DeviceSession
+    from fuzzfarm.work.warm import helpers_useful, warm_in_helpers, warm_in_process
     t0 = time.perf_counter()
-    session = DeviceSession(select_devices(args.device)[0])
-    targets = targets_for(_names(""), tuple(args.precisions.split(",")), (1,))
-    session.prepare({"": targets})
-    screens = 0
-    for t in targets:
-        unit, plan = prepare_inputs(make_unit("warm", (t.name, t.precision, 1), 1, 1, 0, 1,
-                                              size=1024), on_device=True)
-        try:
-            screens += session.screen(unit, MIN_SCREEN_INPUTS) is not None
-            if is_device_plan(plan):
-                session.makes(unit, plan)   # builds the kind's input generator
-        except Exception as exc:            # noqa: BLE001 - listed, the others go on
-            print(f"not built: {t} ({type(exc).__name__}: {str(exc)[:100]})")
-    print(f"warm: {len(targets)} targets, {screens} device screens, "
-          f"{time.perf_counter() - t0:.1f} s")
+    info = select_devices(args.device)[0]
+    targets = {"": targets_for(_names(""), tuple(args.precisions.split(",")), (1,))}
+    if args.helpers != 0 and (args.helpers or helpers_useful(info)):
+        report = warm_in_helpers(info, targets, processes=args.helpers)
+        progress, how = report.progress, f"{report.helpers} helper processes"
+    else:
+        session = DeviceSession(info)
+        session.prepare_kernels(targets)
+        progress, how = warm_in_process(session, targets), "in this process"
+    print(f"warm: {progress.done} of {progress.total} targets ({progress.failed} met an "
+          f"error), {how}, {time.perf_counter() - t0:.1f} s")
     return 0
 
 

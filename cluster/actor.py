@@ -213,7 +213,7 @@ class RayExecutor:
         return out
 
 
-@ray.remote(num_cpus=0)
+@ray.remote(num_cpus=0, concurrency_groups={"progress": 1})
 class DeviceActor:
     """Owns one OpenCL device: the ``i``-th of ``fingerprint`` on its node, its
     DeviceSession (contexts, queues and built kernels per build-options set); ``makers``
@@ -232,6 +232,9 @@ class DeviceActor:
         self.info = mine[i]
         self.faults = faults or {}
         self.session = DeviceSession(self.info, screen, inputs, self.faults)
+        self.screen, self.inputs = screen, inputs
+        from fuzzfarm.work.warm import WarmProgress
+        self.building = WarmProgress()      # what ``build_progress`` reports
         # started now, so their processes start and warm up while the kernels build (a
         # make() call queues behind the warm-up on the same actor)
         self.makers = [UnitMaker.remote() for _ in range(max(0, int(makers)))]
@@ -248,10 +251,37 @@ class DeviceActor:
         """The device's FP_ILOGB0 and FP_ILOGBNAN (for `fuzzfarm verify`)."""
         return self.session.device_constants()
 
-    def prepare(self, targets_by_options: dict) -> float:
-        """Build every target's kernel up front (DeviceSession.prepare: {build options:
-        [Target, ...]}); returns seconds spent."""
-        return self.session.prepare(targets_by_options)
+    def prepare(self, targets_by_options: dict, deadline: float | None = None) -> dict:
+        """Build every program the targets' units use before the first unit (``{build
+        options: [Target, ...]}``): on a device whose compiler runs on the host and keeps
+        what it compiled (``work.warm.helpers_useful``: PoCL, Intel's CPU runtime) each
+        target's programs are first built and launched once in helper processes, one per
+        core, until ``deadline`` (a ``time.time()``, the campaign's budget); then
+        DeviceSession.prepare builds every kernel and device screen here (from the
+        driver's cache where the helpers ran).  ``build_progress`` says how far it is.
+        Returns the warm-up's report (``WarmReport.to_json``) with ``seconds``, the
+        time spent in all."""
+        from fuzzfarm.work.warm import (WarmProgress, WarmReport, helpers_useful, targets_of,
+                                        warm_in_helpers)
+        t0 = time.perf_counter()
+        self.building = WarmProgress(total=len(targets_of(self.info, targets_by_options)))
+        report = WarmReport(progress=self.building)
+        if helpers_useful(self.info):
+            report = warm_in_helpers(self.info, targets_by_options, self.screen, self.inputs,
+                                     self.faults, on_progress=self._built, deadline=deadline)
+        self.session.prepare(targets_by_options)
+        self.building.done = self.building.total
+        self.building.seconds = time.perf_counter() - t0
+        return {**report.to_json(), "seconds": round(time.perf_counter() - t0, 3)}
+
+    def _built(self, progress) -> None:
+        self.building = progress
+
+    @ray.method(concurrency_group="progress")
+    def build_progress(self) -> dict:
+        """How far ``prepare`` is (WarmProgress.to_json: targets done of total), answered
+        while it runs."""
+        return self.building.to_json()
 
     def work(self, coordinator, key: str, run_id: str, out: str, max_in_flight: int = 2,
              prefetch: int | None = None, profile_dir: str | None = None) -> dict:

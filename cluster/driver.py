@@ -80,6 +80,7 @@ class CampaignRun:
         self.faults: list = []
         self.dashboard_url = None
         self.elapsed_before = 0.0
+        self.t_begin = time.time()    # when the time budget started (``_set_up``)
         self.state = "starting"
         self.saved = False            # the campaign is written (bad input writes nothing)
         self.coord = None             # the Coordinator actor, once started
@@ -233,9 +234,56 @@ class CampaignRun:
         return out
 
     def _prepare(self, key: str):
-        """Have device ``key``'s actor build its kernels (calls on an actor run in order,
-        so a ``_work`` submitted after it waits for it)."""
-        return self.actors[key].prepare.remote(self._targets_by_options(key))
+        """Have device ``key``'s actor build its programs (calls on an actor run in order,
+        so a ``_work`` submitted after it waits for it), stopping its warm-up when the
+        budget ends (``deadline``)."""
+        return self.actors[key].prepare.remote(self._targets_by_options(key),
+                                               self.deadline)
+
+    @property
+    def deadline(self) -> float | None:
+        """When the time budget ends (a ``time.time()``): the budget counts from the
+        session's start, program builds included (None: no time budget)."""
+        if self.c.time_budget is None:
+            return None
+        return self.t_begin + max(0.0, self.c.time_budget - self.elapsed_before)
+
+    def _wait_built(self, refs: list) -> None:
+        """Wait for the actors' ``prepare`` calls, saying how far the builds are: a line
+        'building D/T' (targets whose programs are built, of all) every few seconds, or a
+        status line on a terminal."""
+        import ray
+        from fuzzfarm.orchestrate.progress import LineLog
+        pending, last = list(refs), 0.0
+        self.state = "building"
+        status = None
+        if Console is not None and isinstance(self.console, Console):
+            status = self.console.status("building programs")
+            status.start()
+        try:
+            while pending:
+                _, pending = ray.wait(pending, num_returns=len(pending), timeout=0.5)
+                now = time.time()
+                if not pending or now - last < (2.0 if status is not None else 5.0):
+                    continue
+                last = now
+                got = ray.get([a.build_progress.remote() for a in self.actors.values()])
+                done, total = sum(g["done"] for g in got), sum(g["total"] for g in got)
+                if not total:             # no actor has started building yet
+                    continue
+                text = f"building {done}/{total}"
+                if status is not None:
+                    status.update(f"{text} targets' programs ({now - self.t_begin:.0f}s)")
+                elif isinstance(self.console, LineLog):
+                    if not self.console.quiet:
+                        self.console.event("building", campaign=self.c.name, built=done,
+                                           targets=total, elapsed_s=round(now - self.t_begin))
+                else:
+                    self.console.print(f"{text} targets' programs")
+        finally:
+            if status is not None:
+                status.stop()
+        ray.get(refs)                 # an actor's error is raised here
 
     def _work(self, key: str):
         """Device ``key``'s actor pulling units until its pool is finished."""
@@ -361,7 +409,7 @@ class CampaignRun:
                             "given_up": self.dead.get(key)}
         return {"run_id": self.run_id, "campaign": self.c.name, "state": self.state,
                 "updated": time.time(), "session_started": session_started,
-                "elapsed_work": self.elapsed_before + elapsed,
+                "elapsed_work": self.elapsed_before + time.time() - self.t_begin,
                 "time_budget": self.c.time_budget, "input_budget": self.c.input_budget,
                 "driver": {"host": socket.gethostname(), "pid": os.getpid()},
                 "dashboard": self.dashboard_url, "status_interval": self.status_interval,
@@ -434,6 +482,9 @@ class CampaignRun:
         from cluster.actor import warm_checker
         from cluster.coordinator import Coordinator
         from fuzzfarm.store import dataset as store
+        # the time budget counts from here, Ray up: the device actors' start and their
+        # program builds are the user's wait as much as the units are
+        self.t_begin = time.time()
         self._discover()
         self.pools = self._pools()
         self._save_campaign()        # bad input has written nothing
@@ -458,15 +509,18 @@ class CampaignRun:
         for _ in range(min(self.in_flight * len(self.actors), cpus)):
             warm_checker.remote()
         t0 = time.perf_counter()
-        for key in self.actors:
-            self._prepare(key)
+        built = [self._prepare(key) for key in self.actors]
+        self._wait_built(built)
         # the device constants, which also waits for every actor to be up
         meta["device_constants"] = dict(zip(self.actors, ray.get(
             [a.constants.remote() for a in self.actors.values()])))
-        self.console.print(f"devices ready in {time.perf_counter() - t0:.1f}s")
-        remaining = None if self.c.time_budget is None else \
-            max(0.0, self.c.time_budget - self.elapsed_before)
+        meta["builds"] = dict(zip(self.actors, ray.get(built)))
+        self.console.print(f"devices ready in {time.perf_counter() - t0:.1f}s (programs "
+                           f"built for {sum(b['done'] for b in meta['builds'].values())} "
+                           f"targets)")
+        deadline = self.deadline
         started = time.time()
+        remaining = None if deadline is None else max(0.0, deadline - started)
         here = ray.get_runtime_context().get_node_id()
         self.coord = Coordinator.options(
             scheduling_strategy=NodeAffinitySchedulingStrategy(here, soft=False)).remote(

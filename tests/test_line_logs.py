@@ -49,7 +49,7 @@ def test_a_run_with_stdout_to_a_file_writes_a_line_log(tmp_path):
     """`fuzzfarm run ... > log` (its own process: Ray is started and stopped there)."""
     log = tmp_path / "run.log"
     with open(log, "w") as fh:
-        p = subprocess.run([sys.executable, "-m", "fuzzfarm", "run", "-f", "sinpi", "-b", "3s",
+        p = subprocess.run([sys.executable, "-m", "fuzzfarm", "run", "-f", "sinpi", "-b", "10s",
                             "--out", str(tmp_path / "res"), "-d", selector()],
                            cwd=ROOT, stdout=fh, stderr=subprocess.PIPE, text=True,
                            env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=300)

@@ -40,7 +40,7 @@ from fuzzfarm.work.kinds import kind_of
 from fuzzfarm.work.unit import Drawn, IndexRange, WorkUnit
 
 __all__ = ["DeviceSession", "Slot", "Launch", "ScreenUnavailable", "SCREENS", "INPUTS",
-           "prepare_inputs", "is_device_plan", "run_unit"]
+           "prepare_inputs", "is_device_plan", "run_unit", "precisions_of"]
 
 #: Where results are screened: 'auto' (on the device where a device reference applies,
 #: else on the host), 'device' (ScreenUnavailable where it cannot), 'host'.
@@ -90,6 +90,13 @@ class Launch:
             self.landing = None
 
 
+def precisions_of(info) -> tuple:
+    """The precisions device ``info`` (a DeviceInfo) computes in: binary32, and binary16
+    with cl_khr_fp16, binary64 with cl_khr_fp64, in that order of width."""
+    return tuple(p for p in ("binary16", "binary32", "binary64")
+                 if info.supports(format_named(p)))
+
+
 def prepare_inputs(unit: WorkUnit, on_device: bool):
     """(``unit`` with its recipes drawn, its inputs) for a launch: None for a range (made
     on the device from their numbers), the device plan (generate.UnitPlan) where
@@ -134,8 +141,7 @@ class DeviceSession:
         self.screen_mode = screen
         self.makes_inputs = inputs == "auto" and screen != "host"
         self.plants = plants or {}
-        self.precisions = tuple(p for p in ("binary16", "binary32", "binary64")
-                                if info.supports(format_named(p)))
+        self.precisions = precisions_of(info)
         self._runners: dict = {}
         self._claims: dict = {}         # build options -> {precision: Claims}
         self._generators: dict = {}     # (build options, kind, format) -> generator or None
@@ -196,14 +202,24 @@ class DeviceSession:
         gc.collect()
 
     def prepare(self, targets_by_options: dict) -> float:
-        """Build every target's kernel up front, one program per (build options,
-        precision, width) (``targets_by_options``: {build options: [Target, ...]});
-        targets in a precision the device lacks are skipped.  A kernel that does not
-        build is kept in ``unbuildable`` and raised when a unit of it is launched.  The
-        targets' device screens are built too, several at once (``prepare_screens``).
-        Returns the seconds spent."""
-        from fuzzfarm.device.runner import KernelBuildError
+        """Build every target's kernel up front (``prepare_kernels``) and the targets'
+        device screens, several at once (``prepare_screens``).  Returns the seconds
+        spent."""
         t0 = time.perf_counter()
+        for bo, targets in self.prepare_kernels(targets_by_options).items():
+            self.prepare_screens(bo, targets)
+        return time.perf_counter() - t0
+
+    def prepare_kernels(self, targets_by_options: dict) -> dict:
+        """Build every target's kernel, one program per (build options, precision, width)
+        (``targets_by_options``: {build options: [Target, ...]}; the program's text
+        depends on the whole list, so a process that is to find another's programs in the
+        driver's cache gives the same list); targets in a precision the device lacks are
+        skipped.  A kernel that does not build is kept in ``unbuildable`` and raised when
+        a unit of it is launched.  Returns {build options: [the built-ins of those
+        programs]}, whose device screens ``prepare_screens`` builds."""
+        from fuzzfarm.device.runner import KernelBuildError
+        screened: dict = {}
         for bo, targets in targets_by_options.items():
             groups: dict = {}
             own: dict = {}
@@ -224,8 +240,8 @@ class DeviceSession:
                     for t in ts:
                         if t.name in exc.failed or (not exc.failed and len(ts) == 1):
                             self.unbuildable[(bo, t)] = exc.failed.get(t.name, exc)
-            self.prepare_screens(bo, [t for ts in groups.values() for t in ts])
-        return time.perf_counter() - t0
+            screened[bo] = [t for ts in groups.values() for t in ts]
+        return screened
 
     def prepare_screens(self, build_options: str, targets: list, threads: int | None = None
                         ) -> int:

@@ -1,0 +1,250 @@
+"""Compiling a run's programs before its units start: every program a target's units use
+(its built-in's or conversion's kernel, its device screen and the screen's gathering, the
+input generator) built *and launched once*, so that a driver which generates a kernel's
+machine code at its first launch (PoCL: per kernel and work-group size) does it here, on
+every core, and not one unit at a time on the device's queue (docs/cold_start.md).
+
+A target is warmed by running two small units of it through the device's real path
+(``DeviceSession.launch`` and ``land``): its special-value unit and one drawn unit, made
+on the device where the session would make them there.  Nothing is checked or stored:
+the campaign's own units, which come next, give every verdict.  What a target's warm-up
+meets -- a kernel that does not build, an OpenCL error -- is left for its first real
+unit, which records it as a device fault as it always has (``Pipeline._fault``): the
+warm-up only counts it (``WarmReport.failed``).
+
+``warm_in_helpers`` spreads the targets over helper processes (one per core by
+default), each with its own context on the same device: a driver that compiles under one
+lock per process (PoCL 3.0 serializes its kernel compiler within a process) then compiles
+on every core, and the device's on-disk program cache (PoCL's kernel cache; pyopencl's
+binary cache for drivers without one) hands the results to the device actor.  A helper
+that crashes or hangs costs only its unfinished targets, which the actor builds itself.
+``warm_in_process`` does the same in the caller's process (the helpers' loop; a device
+whose driver keeps nothing on disk).
+"""
+from __future__ import annotations
+
+import multiprocessing
+import os
+import queue as queue_module
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from fuzzfarm.target import Target
+from fuzzfarm.work.kinds import kind_of
+
+__all__ = ["WarmReport", "WarmProgress", "warm_units", "warm_in_process", "warm_in_helpers",
+           "helpers_useful", "targets_of", "WARM_ITEMS", "HELPER_MIN_TARGETS"]
+
+#: The fewest targets warmed in helper processes (each helper at least this many).
+HELPER_MIN_TARGETS = 8
+
+#: The sizes of a target's drawn warm-up units, in work items: PoCL generates a kernel's
+#: code per work-group size and again for a grid of 2**16 work items or more (its
+#: "smallgrid" specialization ends there, measured on PyPI's PoCL 3.0), and a campaign's
+#: units are of both kinds (the special-value unit and the first drawn ones small, the
+#: later ones large), so the warm-up launches one of each.
+WARM_ITEMS = (1024, 1 << 16)
+
+@dataclass
+class WarmProgress:
+    """How far a warm-up is: ``done`` of ``total`` targets (a target counts as done
+    whatever its warm-up met), ``failed`` of them met an error, and ``seconds`` since it
+    started.  What the live table and the line log show while programs build."""
+
+    done: int = 0
+    total: int = 0
+    failed: int = 0
+    seconds: float = 0.0
+
+    def to_json(self) -> dict:
+        return {"done": self.done, "total": self.total, "failed": self.failed,
+                "seconds": round(self.seconds, 3)}
+
+
+@dataclass
+class WarmReport:
+    """The outcome of a warm-up: ``progress`` at its end, ``helpers`` (processes used; 0
+    for in-process), ``lost`` (targets a helper that crashed, hung or ran out of time
+    left unwarmed) and ``stopped`` (the deadline came first)."""
+
+    progress: WarmProgress = field(default_factory=WarmProgress)
+    helpers: int = 0
+    lost: int = 0
+    stopped: bool = False
+
+    def to_json(self) -> dict:
+        return {**self.progress.to_json(), "helpers": self.helpers, "lost": self.lost,
+                "stopped": self.stopped}
+
+
+def helpers_useful(info) -> bool:
+    """Whether warming ``info``'s programs in helper processes can save the device actor
+    time: a CPU device (its compiler runs on the host's cores, at first launch on PoCL)
+    that keeps what it compiled where another process finds it.  Oclgrind keeps nothing
+    (it interprets every launch) and is seen to crash with several host threads; a GPU's
+    programs are built in the actor, several at once (DeviceSession.prepare_screens)."""
+    kinds = info.device_type.split("|")
+    return "CPU" in kinds and "GPU" not in kinds and "oclgrind" not in info.platform_name.lower()
+
+
+def warm_units(target: Target, build_options: str = "", seed: int = 1) -> list:
+    """The units that warm ``target``'s programs: its special-value unit and a drawn unit
+    of each of WARM_ITEMS work items (inputs times the vector width; vectors for a
+    geometric built-in).  Their ids start with ``warm-``; nothing of them is stored."""
+    from fuzzfarm.work.make import make_unit
+    target = Target.of(target)
+    # an element-wise input is one lane of a work item's vector; a geometric one, a vector
+    lanes = target.width if kind_of(target).lanes_per_input(target) == 1 else 1
+    units = [make_unit("warm", target, 0, seed, 1, 1, build_options=build_options)]
+    units += [make_unit("warm", target, k + 1, seed, 1, 1, size=items * lanes,
+                        build_options=build_options)
+              for k, items in enumerate(WARM_ITEMS)]
+    return units
+
+
+def _warm_target(session, target: Target, build_options: str) -> bool:
+    """Run ``target``'s warm-up units on ``session`` (a DeviceSession); whether all of
+    them ran.  Any error is the real units' to meet and record."""
+    from fuzzfarm.work.make import make_inputs
+    from fuzzfarm.work.session import is_device_plan, prepare_inputs
+    ok = True
+    for unit in warm_units(target, build_options):
+        try:
+            unit, inputs = prepare_inputs(unit, on_device=session.makes_inputs)
+            if is_device_plan(inputs) and not session.makes(unit, inputs):
+                inputs = make_inputs(unit)
+            launch = session.launch(unit, inputs)
+            try:
+                session.land(launch)
+            finally:
+                launch.release()
+        except Exception:           # noqa: BLE001 - the campaign's units record it
+            ok = False
+    return ok
+
+
+def targets_of(info, targets_by_options: dict) -> list:
+    """[(build options, Target)] of ``targets_by_options`` ({build options: [Target,
+    ...]}) that device ``info`` (a DeviceInfo) runs: those in its precisions, each once."""
+    from fuzzfarm.work.session import precisions_of
+    return _targets(precisions_of(info), targets_by_options)
+
+
+def _targets(precisions: tuple, targets_by_options: dict) -> list:
+    """[(build options, Target)] of ``targets_by_options`` in ``precisions`` (those the
+    device has), each once."""
+    out = []
+    for bo, targets in targets_by_options.items():
+        for t in dict.fromkeys(map(Target.of, targets)):
+            if t.required_precisions <= set(precisions):
+                out.append((bo, t))
+    return out
+
+
+def warm_in_process(session, targets_by_options: dict,
+                    on_target: Callable[[bool], None] | None = None,
+                    deadline: float | None = None,
+                    keep_going: Callable[[], bool] | None = None) -> WarmProgress:
+    """Warm every target of ``targets_by_options`` ({build options: [Target, ...]}) on
+    ``session`` (a DeviceSession) in this process, one after another; ``on_target(ok)``
+    after each; stops at ``deadline`` (a ``time.time()``) or when ``keep_going()`` says
+    no.  Returns the progress at the end."""
+    t0 = time.perf_counter()
+    todo = _targets(session.precisions, targets_by_options)
+    progress = WarmProgress(total=len(todo))
+    for bo, t in todo:
+        if (deadline is not None and time.time() >= deadline) or \
+                (keep_going is not None and not keep_going()):
+            break
+        ok = _warm_target(session, t, bo)
+        progress.done += 1
+        progress.failed += not ok
+        if on_target is not None:
+            on_target(ok)
+    progress.seconds = time.perf_counter() - t0
+    return progress
+
+
+def _helper(info, screen: str, inputs: str, plants: dict, every: dict, share: dict,
+            results) -> None:
+    """A helper process: its own DeviceSession on ``info`` with the kernels of ``every``
+    target built as the device actor builds them (the same programs, so the driver's
+    cache serves the actor), its ``share`` of the targets warmed, one result per target
+    on ``results`` (a multiprocessing queue)."""
+    from fuzzfarm.work.session import DeviceSession
+    parent = os.getppid()
+    try:
+        session = DeviceSession(info, screen, inputs, plants)
+        session.prepare_kernels(every)
+    except Exception:               # noqa: BLE001 - the actor opens the device itself
+        return
+    # a helper whose actor was killed stops after its current target
+    warm_in_process(session, share, on_target=results.put,
+                    keep_going=lambda: os.getppid() == parent)
+
+
+def warm_in_helpers(info, targets_by_options: dict, screen: str = "auto",
+                    inputs: str = "auto", plants: dict | None = None,
+                    processes: int | None = None,
+                    on_progress: Callable[[WarmProgress], None] | None = None,
+                    deadline: float | None = None, patience: float = 120.0) -> WarmReport:
+    """Warm the targets of ``targets_by_options`` ({build options: [Target, ...]}) on
+    device ``info`` (a DeviceInfo) in ``processes`` helper processes (default: the host's
+    cores), the targets dealt out in turn so that each helper gets every kind.
+    ``on_progress(WarmProgress)`` is called after each target; the helpers are stopped at
+    ``deadline`` (a ``time.time()``), or when none has finished a target for
+    ``patience`` seconds (a compiler that hangs).  Each helper takes at least
+    HELPER_MIN_TARGETS targets, and fewer than two helpers are not worth their start (a
+    few seconds of imports, no compiling in parallel): then none is started, and the
+    report says so (``helpers`` 0, every target left to the actor).  Of ``plants``
+    (planted faults, tests) the helpers take only the planted build failures, which the
+    actor meets the same way: a planted crash, hang or OpenCL error is for the campaign's
+    units.  Returns the WarmReport."""
+    t0 = time.perf_counter()
+    todo = targets_of(info, targets_by_options)
+    n = min(int(processes or os.cpu_count() or 1), len(todo) // HELPER_MIN_TARGETS)
+    if n < 2:
+        return WarmReport(progress=WarmProgress(total=len(todo)), helpers=0)
+    report = WarmReport(progress=WarmProgress(total=len(todo)), helpers=n)
+    shares: list = [{} for _ in range(n)]
+    for k, (bo, t) in enumerate(todo):
+        shares[k % n].setdefault(bo, []).append(t)
+    ctx = multiprocessing.get_context("spawn")   # never fork a process holding a context
+    results = ctx.Queue()
+    build_plants = {"build": list((plants or {}).get("build", ()))}
+    procs = [ctx.Process(target=_helper, args=(info, screen, inputs, build_plants,
+                                               targets_by_options, share, results),
+                         daemon=True)
+             for share in shares]
+    for p in procs:
+        p.start()
+    last = time.time()
+    try:
+        while report.progress.done < len(todo):
+            try:
+                ok = results.get(timeout=0.25)
+            except queue_module.Empty:
+                now = time.time()
+                if deadline is not None and now >= deadline:
+                    report.stopped = True
+                    break
+                if now - last > patience or not any(p.is_alive() for p in procs):
+                    break
+                continue
+            last = time.time()
+            report.progress.done += 1
+            report.progress.failed += not ok
+            report.progress.seconds = time.perf_counter() - t0
+            if on_progress is not None:
+                on_progress(report.progress)
+    finally:
+        for p in procs:
+            p.join(timeout=0 if report.stopped else 1.0)
+            if p.is_alive():
+                p.kill()
+                p.join()
+        results.close()
+    report.lost = len(todo) - report.progress.done
+    report.progress.seconds = time.perf_counter() - t0
+    return report

@@ -1,0 +1,95 @@
+"""The warm-up before a campaign's units (fuzzfarm.work.warm): which units warm a target,
+which devices get helper processes, and on the test device that the helpers build and
+launch every program so that the device's own session then finds them in the driver's
+cache, stop at the deadline, and report honestly."""
+from __future__ import annotations
+
+import dataclasses
+import time
+
+import pytest
+
+from fuzzfarm.target import Target
+from fuzzfarm.work import warm
+from fuzzfarm.work.unit import Drawn, Special
+from tests.devices import require_device
+
+
+def test_a_target_is_warmed_by_its_special_unit_and_one_drawn_unit_per_grid_kind():
+    units = warm.warm_units(Target.parse("sin", "binary32", 4))
+    assert [type(u.source) for u in units] == [Special, Drawn, Drawn]
+    # element-wise: work items are inputs / width, so each grid kind gets its work items
+    assert [u.source.size for u in units[1:]] == [n * 4 for n in warm.WARM_ITEMS]
+    assert all(u.unit_id.startswith("warm-") for u in units)
+    geo = warm.warm_units(Target.parse("dot", "binary32", 4))
+    assert [u.source.size for u in geo[1:]] == list(warm.WARM_ITEMS)   # one item a vector
+
+
+def test_small_and_large_grids_straddle_pocl_s_smallgrid_limit():
+    small, large = warm.WARM_ITEMS
+    assert small < 1 << 16 <= large
+
+
+def _info(**changes):
+    info = require_device()
+    return dataclasses.replace(info, **changes)
+
+
+@pytest.mark.device
+def test_helpers_are_for_cpu_devices_that_keep_their_programs():
+    assert warm.helpers_useful(_info(device_type="CPU", platform_name="Portable Computing "
+                                                                       "Language"))
+    assert warm.helpers_useful(_info(device_type="CPU", platform_name="Intel(R) OpenCL"))
+    assert not warm.helpers_useful(_info(device_type="GPU", platform_name="NVIDIA CUDA"))
+    assert not warm.helpers_useful(_info(device_type="CPU|GPU|ACCELERATOR",
+                                         platform_name="Oclgrind"))
+    assert not warm.helpers_useful(_info(device_type="CPU", platform_name="Oclgrind"))
+
+
+@pytest.mark.device
+def test_too_few_targets_start_no_helper():
+    info = require_device()
+    targets = {"": [Target.parse(n, "binary32", 1) for n in ("sin", "cos", "exp")]}
+    report = warm.warm_in_helpers(info, targets, processes=2)
+    assert report.helpers == 0 and report.progress.done == 0
+    assert report.progress.total == 3 and report.lost == 0     # none was a helper's
+
+
+@pytest.mark.device
+def test_a_deadline_already_past_stops_the_helpers_at_once():
+    info = require_device()
+    names = ["sin", "cos", "tan", "exp", "exp2", "log", "log2", "sqrt", "cbrt", "atan",
+             "asin", "acos", "sinh", "cosh", "tanh", "erf"]
+    targets = {"": [Target.parse(n, "binary32", 1) for n in names]}
+    t0 = time.perf_counter()
+    report = warm.warm_in_helpers(info, targets, processes=2, deadline=time.time() - 1)
+    assert report.stopped and report.helpers == 2
+    assert report.lost == len(names) - report.progress.done
+    assert time.perf_counter() - t0 < 30
+
+
+@pytest.mark.device
+def test_helpers_warm_every_target_and_the_session_then_runs_from_the_cache():
+    """Two helpers warm 16 targets of three kinds; each target counted once, progress
+    reported after each; then a session of this process runs a unit of each kind."""
+    from fuzzfarm.work.make import make_inputs
+    from fuzzfarm.work.session import DeviceSession
+    info = require_device()
+    names = ["fabs", "sqrt", "fmin", "fmax", "copysign", "floor", "ceil", "trunc",
+             "convert_int_rte(float)", "convert_float(int)", "convert_uint_sat(float)",
+             "convert_short(float)", "length", "dot", "rint", "round"]
+    targets = {"": [Target.parse(n, "binary32", 1) for n in names]}
+    seen = []
+    report = warm.warm_in_helpers(info, targets, processes=2, on_progress=lambda p:
+                                  seen.append((p.done, p.total)))
+    assert report.helpers == 2 and not report.stopped and report.lost == 0
+    assert report.progress.done == report.progress.total == len(names)
+    assert report.progress.failed == 0
+    assert seen == [(k, len(names)) for k in range(1, len(names) + 1)]
+    session = DeviceSession(info)
+    session.prepare(targets)
+    for unit in warm.warm_units(Target.parse("convert_int_rte(float)", "binary32", 1))[:1]:
+        launch = session.launch(unit, make_inputs(unit))
+        landed = session.land(launch)
+        launch.release()
+        assert landed.unit == unit
