@@ -291,6 +291,10 @@ def test_a_finding_whose_device_is_not_here_is_exported_unverified(results, tmp_
     readme = (out / "README.md").read_text()
     assert "NOT RE-VERIFIED" in readme and "imaginary-gpu" in readme
     assert "0x1p+0 (0x3f800000)" in readme                  # the input, %a and bits
+    # every item of the finding's list on a line of its own (a tag ending a line of text
+    # must not take the line's newline with it)
+    for item in ("function", "build options", "rule", "section", "spec", "input", "got"):
+        assert f"\n- {item}: " in readme, item
     spec = json.loads((out / "repro.json").read_text())
     assert spec["runs"] == 0 and spec["input_bits"] == [ONE]
     assert spec["got_bits"] == {"ret": [NEG_ZERO]}
