@@ -422,11 +422,18 @@ def catalogue_cmd(as_json, only, precisions) -> None:
     from edgecases.export import catalogue_records
     from fuzzfarm.orchestrate.run import _parse_list, _precision
 
+    from fuzzfarm.target import Target
+    from fuzzfarm.work import screens
+
     precs = _parse_list(precisions, "precisions", _precision)
     if only and only not in catalogue.functions():
         raise click.UsageError(f"--function: unknown function {only!r}; see `fuzzfarm catalogue`")
     profiles = [("full", False), ("embedded", False), ("full", True), ("embedded", True)]
     data = catalogue_records(precs, profiles)
+    for f in data["functions"]:
+        width = catalogue.function(f["function"]).widths[0]
+        f["device_verdict"] = screens.device_verdict(Target.parse(f["function"], f["precision"],
+                                                                  width))
     if only:
         data["functions"] = [f for f in data["functions"] if f["function"] == only]
         ids = {x.id for x in catalogue.rules_for(only)}
@@ -436,14 +443,17 @@ def catalogue_cmd(as_json, only, precisions) -> None:
         return
     console = Console()
     t = Table(title="Functions x precisions: ULP bounds per profile", show_lines=False)
-    for col in ("function", "family", "precision", "full", "embedded", "relaxed (full)", "rules"):
+    for col in ("function", "family", "precision", "full", "embedded", "relaxed (full)", "rules",
+                "device verdict"):
         t.add_column(col, overflow="fold")
     for f in data["functions"]:
         b = f["bounds"]
         t.add_row(f["function"], f["family"], f["precision"],
                   b.get("full", {}).get("bound", "-"), b.get("embedded", {}).get("bound", "-"),
-                  b.get("full.relaxed", {}).get("bound", "-"), str(len(f["rules"])))
+                  b.get("full.relaxed", {}).get("bound", "-"), str(len(f["rules"])),
+                  f["device_verdict"])
     console.print(t)
+    console.print(f"device verdict: {screens.LEGEND}")
     r = Table(title="Prescribed results (rules)", show_lines=False)
     for col in ("id", "condition", "result", "severity", "section"):
         r.add_column(col, overflow="fold")
