@@ -251,14 +251,17 @@ class DeviceActor:
         """The device's FP_ILOGB0 and FP_ILOGBNAN (for `fuzzfarm verify`)."""
         return self.session.device_constants()
 
-    def prepare(self, targets_by_options: dict, deadline: float | None = None) -> dict:
+    def prepare(self, targets_by_options: dict, deadline: float | None = None,
+                largest: int | None = None) -> dict:
         """Build every program the targets' units use before the first unit (``{build
         options: [Target, ...]}``): on a device whose compiler runs on the host and keeps
         what it compiled (``work.warm.helpers_useful``: PoCL, Intel's CPU runtime) each
         target's programs are first built and launched once in helper processes, one per
         core, until ``deadline`` (a ``time.time()``, the campaign's budget); then
         DeviceSession.prepare builds every kernel and device screen here (from the
-        driver's cache where the helpers ran).  ``build_progress`` says how far it is.
+        driver's cache where the helpers ran); ``largest``: the campaign's largest unit
+        (inputs), which decides the launch shapes warmed.  ``build_progress`` says how far
+        it is.
         Returns the warm-up's report (``WarmReport.to_json``) with ``seconds``, the
         time spent in all."""
         from fuzzfarm.work.warm import (WarmProgress, WarmReport, helpers_useful, targets_of,
@@ -268,7 +271,8 @@ class DeviceActor:
         report = WarmReport(progress=self.building)
         if helpers_useful(self.info):
             report = warm_in_helpers(self.info, targets_by_options, self.screen, self.inputs,
-                                     self.faults, on_progress=self._built, deadline=deadline)
+                                     self.faults, on_progress=self._built, deadline=deadline,
+                                     largest=largest)
         self.session.prepare(targets_by_options)
         self.building.done = self.building.total
         self.building.seconds = time.perf_counter() - t0

@@ -81,6 +81,8 @@ def progress_fields(snap: dict, run, started: float) -> dict:
                                 if d["alive"] and k not in run.dead)}
     if run.c.time_budget is not None:
         fields["budget_s"] = round(max(0.0, run.c.time_budget - run.elapsed_before))
+    if snap.get("first_failure_at") is not None:     # seconds from the budget's start
+        fields["first_failure_s"] = round(snap["first_failure_at"] - run.t_begin, 1)
     return fields
 
 
@@ -88,8 +90,10 @@ def progress_table(snap: dict, run, started: float):
     elapsed = max(time.time() - started, 1e-9)
     budget = "" if run.c.time_budget is None else \
         f" of {max(0.0, run.c.time_budget - run.elapsed_before):.0f}s"
+    first = "" if snap.get("first_failure_at") is None else \
+        f", first failure at {snap['first_failure_at'] - run.t_begin:.0f}s"
     title = (f"campaign {run.c.name} — {elapsed:.0f}s{budget}; units done {snap['done']}, "
-             f"retried {snap['retried']}, device faults {snap['faults']}")
+             f"retried {snap['retried']}, device faults {snap['faults']}{first}")
     rows = []
     for key, d in sorted(snap["devices"].items()):
         label = run.devices[key]["info"].label

@@ -237,8 +237,8 @@ class CampaignRun:
         """Have device ``key``'s actor build its programs (calls on an actor run in order,
         so a ``_work`` submitted after it waits for it), stopping its warm-up when the
         budget ends (``deadline``)."""
-        return self.actors[key].prepare.remote(self._targets_by_options(key),
-                                               self.deadline)
+        return self.actors[key].prepare.remote(self._targets_by_options(key), self.deadline,
+                                               self.c.unit_inputs or self.c.unit_max_inputs)
 
     @property
     def deadline(self) -> float | None:
@@ -628,8 +628,10 @@ class CampaignRun:
         # enqueue errors (recorded by the devices)
         faults = [{"unit_id": uid, "reason": reason}
                   for uid, reason in ray.get(self.coord.faults.remote())]
+        first = snap.get("first_failure_at")
         meta.update(status=self.state, finished=time.time(), totals=totals, faults=faults,
-                    given_up=self.dead)
+                    given_up=self.dead, first_failure_s=None if first is None else
+                    round(first - self.t_begin, 1))
 
     def _close(self, meta: dict) -> None:
         """Whatever happened: the status file's state and the metadata written, Ray shut

@@ -248,17 +248,20 @@ def _run_report(meta: dict, out, log) -> int:
 
     from fuzzfarm.orchestrate import run as runner
     failures = sum(t.get("failures", 0) for t in meta.get("totals", []))
+    first = meta.get("first_failure_s")     # seconds from the budget's start (None: none)
     if log is not None:
         for row in runner.summary_rows(out, meta["run_id"]):
             log.event("summary", **row)
         log.event("end", run_id=meta["run_id"], status=meta["status"], failures=failures,
-                  faults=len(meta.get("faults") or []), results=str(out))
+                  faults=len(meta.get("faults") or []), results=str(out),
+                  first_failure_s="-" if first is None else first)
     else:
         report = Console()
         for table in runner.summary_tables(out, meta["run_id"]):
             report.print(table)
-        report.print(f"run {meta['run_id']}: {meta['status']}; results in {out}/ "
-                     f"(pyarrow.dataset.dataset({str(out)!r}))")
+        report.print(f"run {meta['run_id']}: {meta['status']}; "
+                     f"{'' if first is None else f'first failure after {first:g} s; '}"
+                     f"results in {out}/ (pyarrow.dataset.dataset({str(out)!r}))")
     return failures
 
 

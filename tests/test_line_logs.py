@@ -62,6 +62,7 @@ def test_a_run_with_stdout_to_a_file_writes_a_line_log(tmp_path):
     assert "progress" in events and events[-1] == "end"
     end = dict(kv.split("=", 1) for kv in lines[-1].split(" ")[2:])
     assert end["status"] == "completed" and int(end["failures"]) > 0   # sinpi(n) on PoCL
+    assert 0 < float(end["first_failure_s"]) <= 10 + 10       # within the budget and end
 
 
 @pytest.mark.device

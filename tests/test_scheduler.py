@@ -396,3 +396,19 @@ def test_a_journal_of_the_untyped_specs_restores_the_same_units():
     resumed.add_device("d", pool)
     again = drain(resumed, "d", complete=False)
     assert [t.unit for t in again] == [t.unit for t in tickets]
+
+
+def test_the_first_failure_s_time_is_kept():
+    clock = Clock()
+    s = Scheduler([Stream("p", 1, "recipes", T1, "", 7)], unit_inputs=1000, clock=clock)
+    s.add_device("d", "p")
+    a, b, c = s.lease("d"), s.lease("d"), s.lease("d")
+    clock.t += 3
+    s.complete(a.unit_id, "d", inputs=10, failures=0)
+    assert s.snapshot()["first_failure_at"] is None        # a unit without failures
+    clock.t += 2
+    s.complete(b.unit_id, "d", inputs=10, failures=4)
+    at = clock.t
+    clock.t += 5
+    s.complete(c.unit_id, "d", inputs=10, failures=1)      # later ones change nothing
+    assert s.snapshot()["first_failure_at"] == at

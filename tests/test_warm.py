@@ -25,6 +25,14 @@ def test_a_target_is_warmed_by_its_special_unit_and_one_drawn_unit_per_grid_kind
     assert [u.source.size for u in geo[1:]] == list(warm.WARM_ITEMS)   # one item a vector
 
 
+def test_a_campaign_of_small_units_warms_no_large_grid():
+    t = Target.parse("sin", "binary32", 1)
+    assert len(warm.warm_units(t, largest=8192)) == 2                  # special, small
+    assert len(warm.warm_units(t, largest=1 << 16)) == 3
+    wide = Target.parse("sin", "binary32", 4)
+    assert len(warm.warm_units(wide, largest=1 << 17)) == 2           # 2**15 work items
+
+
 def test_small_and_large_grids_straddle_pocl_s_smallgrid_limit():
     small, large = warm.WARM_ITEMS
     assert small < 1 << 16 <= large

@@ -292,6 +292,9 @@ class Scheduler:
         self.deadline, self.input_budget = deadline, input_budget
         self.per_recipe, self.recipes_per_unit = per_recipe, recipes_per_unit
         self.clock = clock
+        #: when the first unit with a failure was completed (a ``clock()`` time; None
+        #: while none has been)
+        self.first_failure_at: float | None = None
         self.replay = replay or {}
         self.stopped = False
         self.issued_inputs = 0
@@ -485,6 +488,8 @@ class Scheduler:
         self.done.add(unit)
         self.counts["completed"] += 1
         dev = device or (lease.device if lease else None)
+        if failures and self.first_failure_at is None:
+            self.first_failure_at = self.clock()
         if dev in self.devices:
             st = self.devices[dev].stats
             st["units"] += 1
@@ -614,5 +619,6 @@ class Scheduler:
                                 "on_device": len(d.on_device), **d.stats}
                             for k, d in self.devices.items()},
                 "pools": pools, "done": len(self.done), "issued_inputs": self.issued_inputs,
-                "stopped": self.stopped, **self.counts}
+                "stopped": self.stopped, "first_failure_at": self.first_failure_at,
+                **self.counts}
 

@@ -88,10 +88,13 @@ def helpers_useful(info) -> bool:
     return "CPU" in kinds and "GPU" not in kinds and "oclgrind" not in info.platform_name.lower()
 
 
-def warm_units(target: Target, build_options: str = "", seed: int = 1) -> list:
+def warm_units(target: Target, build_options: str = "", seed: int = 1,
+               largest: int | None = None) -> list:
     """The units that warm ``target``'s programs: its special-value unit and a drawn unit
     of each of WARM_ITEMS work items (inputs times the vector width; vectors for a
-    geometric built-in).  Their ids start with ``warm-``; nothing of them is stored."""
+    geometric built-in) -- of the larger only where the campaign's units can reach it
+    (``largest``: its largest unit, inputs; None: no limit).  Their ids start with
+    ``warm-``; nothing of them is stored."""
     from fuzzfarm.work.make import make_unit
     target = Target.of(target)
     # an element-wise input is one lane of a work item's vector; a geometric one, a vector
@@ -99,17 +102,19 @@ def warm_units(target: Target, build_options: str = "", seed: int = 1) -> list:
     units = [make_unit("warm", target, 0, seed, 1, 1, build_options=build_options)]
     units += [make_unit("warm", target, k + 1, seed, 1, 1, size=items * lanes,
                         build_options=build_options)
-              for k, items in enumerate(WARM_ITEMS)]
+              for k, items in enumerate(WARM_ITEMS)
+              if k == 0 or largest is None or items * lanes <= largest]
     return units
 
 
-def _warm_target(session, target: Target, build_options: str) -> bool:
-    """Run ``target``'s warm-up units on ``session`` (a DeviceSession); whether all of
-    them ran.  Any error is the real units' to meet and record."""
+def _warm_target(session, target: Target, build_options: str,
+                 largest: int | None = None) -> bool:
+    """Run ``target``'s warm-up units (``warm_units``) on ``session`` (a DeviceSession);
+    whether all of them ran.  Any error is the real units' to meet and record."""
     from fuzzfarm.work.make import make_inputs
     from fuzzfarm.work.session import is_device_plan, prepare_inputs
     ok = True
-    for unit in warm_units(target, build_options):
+    for unit in warm_units(target, build_options, largest=largest):
         try:
             unit, inputs = prepare_inputs(unit, on_device=session.makes_inputs)
             if is_device_plan(inputs) and not session.makes(unit, inputs):
@@ -145,11 +150,13 @@ def _targets(precisions: tuple, targets_by_options: dict) -> list:
 def warm_in_process(session, targets_by_options: dict,
                     on_target: Callable[[bool], None] | None = None,
                     deadline: float | None = None,
-                    keep_going: Callable[[], bool] | None = None) -> WarmProgress:
+                    keep_going: Callable[[], bool] | None = None,
+                    largest: int | None = None) -> WarmProgress:
     """Warm every target of ``targets_by_options`` ({build options: [Target, ...]}) on
-    ``session`` (a DeviceSession) in this process, one after another; ``on_target(ok)``
-    after each; stops at ``deadline`` (a ``time.time()``) or when ``keep_going()`` says
-    no.  Returns the progress at the end."""
+    ``session`` (a DeviceSession) in this process, one after another (``warm_units``,
+    ``largest`` the campaign's largest unit); ``on_target(ok)`` after each; stops at
+    ``deadline`` (a ``time.time()``) or when ``keep_going()`` says no.  Returns the
+    progress at the end."""
     t0 = time.perf_counter()
     todo = _targets(session.precisions, targets_by_options)
     progress = WarmProgress(total=len(todo))
@@ -157,7 +164,7 @@ def warm_in_process(session, targets_by_options: dict,
         if (deadline is not None and time.time() >= deadline) or \
                 (keep_going is not None and not keep_going()):
             break
-        ok = _warm_target(session, t, bo)
+        ok = _warm_target(session, t, bo, largest)
         progress.done += 1
         progress.failed += not ok
         if on_target is not None:
@@ -167,7 +174,7 @@ def warm_in_process(session, targets_by_options: dict,
 
 
 def _helper(info, screen: str, inputs: str, plants: dict, every: dict, share: dict,
-            results) -> None:
+            results, largest: int | None) -> None:
     """A helper process: its own DeviceSession on ``info`` with the kernels of ``every``
     target built as the device actor builds them (the same programs, so the driver's
     cache serves the actor), its ``share`` of the targets warmed, one result per target
@@ -181,17 +188,19 @@ def _helper(info, screen: str, inputs: str, plants: dict, every: dict, share: di
         return
     # a helper whose actor was killed stops after its current target
     warm_in_process(session, share, on_target=results.put,
-                    keep_going=lambda: os.getppid() == parent)
+                    keep_going=lambda: os.getppid() == parent, largest=largest)
 
 
 def warm_in_helpers(info, targets_by_options: dict, screen: str = "auto",
                     inputs: str = "auto", plants: dict | None = None,
                     processes: int | None = None,
                     on_progress: Callable[[WarmProgress], None] | None = None,
-                    deadline: float | None = None, patience: float = 120.0) -> WarmReport:
+                    deadline: float | None = None, patience: float = 120.0,
+                    largest: int | None = None) -> WarmReport:
     """Warm the targets of ``targets_by_options`` ({build options: [Target, ...]}) on
     device ``info`` (a DeviceInfo) in ``processes`` helper processes (default: the host's
-    cores), the targets dealt out in turn so that each helper gets every kind.
+    cores), the targets dealt out in turn so that each helper gets every kind
+    (``warm_units``; ``largest``: the campaign's largest unit, inputs).
     ``on_progress(WarmProgress)`` is called after each target; the helpers are stopped at
     ``deadline`` (a ``time.time()``), or when none has finished a target for
     ``patience`` seconds (a compiler that hangs).  Each helper takes at least
@@ -214,7 +223,8 @@ def warm_in_helpers(info, targets_by_options: dict, screen: str = "auto",
     results = ctx.Queue()
     build_plants = {"build": list((plants or {}).get("build", ()))}
     procs = [ctx.Process(target=_helper, args=(info, screen, inputs, build_plants,
-                                               targets_by_options, share, results),
+                                               targets_by_options, share, results,
+                                               largest),
                          daemon=True)
              for share in shares]
     for p in procs:
