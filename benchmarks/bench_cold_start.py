@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Benchmark: the README's main job from a cold cache, then again warm (docs/cold_start.md).
 
-    python3 benchmarks/bench_cold_start.py [--budget 5m] [--device pocl] [--runs cold,warm]
-                                           [--campaign FILE] [--out DIR]
+    python3 benchmarks/bench_cold_start.py [--budget 5m] [--device pocl] [-p binary32]
+                                           [--runs cold,warm] [--campaign FILE] [--out DIR]
 
 Each run is `fuzzfarm run --budget B --log-format json` (or `--campaign FILE`) in a child
 process whose ``HOME`` is a fresh folder made for the benchmark: no PoCL kernel cache, no
@@ -46,7 +46,7 @@ def run_once(home: Path, args, label: str) -> dict:
     cmd = [sys.executable, "-m", "fuzzfarm", "run", "--out", str(results), "--log-format",
            "json", "--seed", str(args.seed)]
     cmd += ["--campaign", args.campaign] if args.campaign else \
-        ["--budget", args.budget, "--device", args.device]
+        ["--budget", args.budget, "--device", args.device, "--precisions", args.precisions]
     env = {**os.environ, "HOME": str(home), "PYTHONPATH": str(ROOT)}
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
@@ -77,6 +77,7 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--budget", default="5m")
     p.add_argument("--device", default="pocl")
+    p.add_argument("--precisions", "-p", default="binary32")
     p.add_argument("--campaign", default=None, help="a campaign file instead of --budget")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--runs", default="cold,warm")
