@@ -47,7 +47,8 @@ def run_once(home: Path, args, label: str) -> dict:
            "json", "--seed", str(args.seed)]
     cmd += ["--campaign", args.campaign] if args.campaign else \
         ["--budget", args.budget, "--device", args.device, "--precisions", args.precisions]
-    env = {**os.environ, "HOME": str(home), "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "HOME": str(home), "PYTHONPATH": os.pathsep.join(
+        [str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])}
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - t0
