@@ -49,7 +49,7 @@ def run_once(home: Path, args, label: str) -> dict:
         ["--budget", args.budget, "--device", args.device, "--precisions", args.precisions]
     env = {**os.environ, "HOME": str(home), "PYTHONPATH": os.pathsep.join(
         [str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])}
-    t0 = time.perf_counter()
+    t0, t_start = time.perf_counter(), time.time()
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - t0
     events = []
@@ -58,12 +58,23 @@ def run_once(home: Path, args, label: str) -> dict:
             events.append(json.loads(line))
         except json.JSONDecodeError:
             continue
+    stamps = [datetime.fromisoformat(e["time"].replace("Z", "+00:00")).timestamp()
+              for e in events if "time" in e]
     building = [e for e in events if e.get("event") == "building"]
     progress = [e for e in events if e.get("event") == "progress"]
     end = next((e for e in events if e.get("event") == "end"), {})
     inputs = _inputs(results)
     shutil.rmtree(results, ignore_errors=True)
+    ready = next((e for e in events if "devices ready" in str(e.get("text", ""))), None)
+    first_progress = next((e for e in events if e.get("event") == "progress"), None)
     return {"run": label, "returncode": proc.returncode, "wall_s": round(wall, 1),
+            # the process's start to its first line, to the first progress line (units
+            # under way), and its end line to its exit
+            "to_first_line_s": round(stamps[0] - t_start, 1) if stamps else None,
+            "to_units_s": round(datetime.fromisoformat(first_progress["time"].replace(
+                "Z", "+00:00")).timestamp() - t_start, 1) if first_progress else None,
+            "end_line_to_exit_s": round(t_start + wall - stamps[-1], 1) if stamps else None,
+            "devices_ready": ready.get("text") if ready else None,
             "inputs": inputs, "inputs_per_s_over_wall": round(inputs / wall),
             "building_lines": len(building),
             "built": building[-1].get("built") if building else None,

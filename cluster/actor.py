@@ -264,6 +264,8 @@ class DeviceActor:
         it is.
         Returns the warm-up's report (``WarmReport.to_json``) with ``seconds``, the
         time spent in all."""
+        from collections import Counter
+
         from fuzzfarm.work.warm import (WarmProgress, WarmReport, helpers_useful, targets_of,
                                         warm_in_helpers)
         t0 = time.perf_counter()
@@ -273,7 +275,13 @@ class DeviceActor:
             report = warm_in_helpers(self.info, targets_by_options, self.screen, self.inputs,
                                      self.faults, on_progress=self._built, deadline=deadline,
                                      largest=largest)
-        self.session.prepare(targets_by_options)
+        # built here, not warmed by helpers: a target counts once its screen is built
+        per = Counter((t.name, t.precision) for _, t in targets_of(self.info,
+                                                                    targets_by_options))
+
+        def on_built(name: str, precision: str) -> None:
+            self.building.done += per.pop((name, precision), 0)
+        self.session.prepare(targets_by_options, None if report.helpers else on_built)
         self.building.done = self.building.total
         self.building.seconds = time.perf_counter() - t0
         return {**report.to_json(), "seconds": round(time.perf_counter() - t0, 3)}

@@ -113,13 +113,14 @@ def screen_key(runner, name: str, precision: str, claims) -> tuple | None:
 COMPILER_STACK_BYTES = 64 << 20
 
 
-def build_screens(runner, keys, threads: int = 8) -> int:
+def build_screens(runner, keys, threads: int = 8, on_built=None) -> int:
     """Build the programs of the screens ``keys`` (``screen_key``'s) not yet built on
     ``runner``, ``threads`` at a time (the driver compiles them at once: a run's first
     minutes had been its compiler's, one screen after another); ``DeviceScreen`` then
     finds them built.  A program that does not build is left unbuilt: ``screen_for``
     raises its KernelBuildError when a unit needs it, where the fault is recorded.
-    Returns how many were built."""
+    ``on_built(name, precision)``, if given, is called as each one is done (built or
+    not).  Returns how many were built."""
     from concurrent.futures import ThreadPoolExecutor
 
     from fuzzfarm.device.runner import KernelBuildError
@@ -154,6 +155,8 @@ def build_screens(runner, keys, threads: int = 8) -> int:
         else:
             mapped = map(build, list(todo.items()))
         for source, name, program in mapped:
+            if on_built is not None:
+                on_built(name, todo[source][1])
             if program is None or source in built:
                 continue
             try:

@@ -201,13 +201,13 @@ class DeviceSession:
         del old
         gc.collect()
 
-    def prepare(self, targets_by_options: dict) -> float:
+    def prepare(self, targets_by_options: dict, on_built=None) -> float:
         """Build every target's kernel up front (``prepare_kernels``) and the targets'
-        device screens, several at once (``prepare_screens``).  Returns the seconds
-        spent."""
+        device screens, several at once (``prepare_screens``; ``on_built(name,
+        precision)`` as each screen is done).  Returns the seconds spent."""
         t0 = time.perf_counter()
         for bo, targets in self.prepare_kernels(targets_by_options).items():
-            self.prepare_screens(bo, targets)
+            self.prepare_screens(bo, targets, on_built=on_built)
         return time.perf_counter() - t0
 
     def prepare_kernels(self, targets_by_options: dict) -> dict:
@@ -243,15 +243,16 @@ class DeviceSession:
             screened[bo] = [t for ts in groups.values() for t in ts]
         return screened
 
-    def prepare_screens(self, build_options: str, targets: list, threads: int | None = None
-                        ) -> int:
+    def prepare_screens(self, build_options: str, targets: list, threads: int | None = None,
+                        on_built=None) -> int:
         """Build the device screens of ``targets`` (built-ins; those ``screen`` would
         choose a device screen for) on ``threads`` threads at once (default: on a GPU --
-        GPU alone in its CL_DEVICE_TYPE -- the host's cores, at most 8, so a run's first units do not wait for NVIDIA's compiler
+        GPU alone in its CL_DEVICE_TYPE -- the host's cores, at most 16, so a run's first units do not wait for NVIDIA's compiler
         one screen at a time; elsewhere one -- a CPU device's compiler has the host's cores
         already, and Oclgrind 21.10 crashes when two programs build at once).  Screens that
         do not build are left to ``screen``, which records the fault when a unit needs
-        them.  Returns how many programs were built."""
+        them; ``on_built(name, precision)`` is called as each is done.  Returns how many
+        programs were built."""
         import os
 
         from fuzzfarm.oracle.device_screen import build_screens, screen_key
@@ -267,8 +268,8 @@ class DeviceSession:
                     keys.add(key)
         kinds = self.info.device_type.split("|")
         gpu = "GPU" in kinds and "CPU" not in kinds       # Oclgrind says CPU|GPU|ACCELERATOR
-        threads = threads or (min(8, os.cpu_count() or 1) if gpu else 1)
-        return build_screens(runner, sorted(keys), threads)
+        threads = threads or (min(16, os.cpu_count() or 1) if gpu else 1)
+        return build_screens(runner, sorted(keys), threads, on_built)
 
     # ------------------------------------------------------------------ choices
     def screen(self, unit: WorkUnit, size: int):
