@@ -70,10 +70,10 @@ def run_once(home: Path, args, label: str) -> dict:
     return {"run": label, "returncode": proc.returncode, "wall_s": round(wall, 1),
             # the process's start to its first line, to the first progress line (units
             # under way), and its end line to its exit
-            "to_first_line_s": round(stamps[0] - t_start, 1) if stamps else None,
+            "to_first_line_s": round(min(stamps) - t_start, 1) if stamps else None,
             "to_units_s": round(datetime.fromisoformat(first_progress["time"].replace(
                 "Z", "+00:00")).timestamp() - t_start, 1) if first_progress else None,
-            "end_line_to_exit_s": round(t_start + wall - stamps[-1], 1) if stamps else None,
+            "end_line_to_exit_s": round(t_start + wall - max(stamps), 1) if stamps else None,
             "devices_ready": ready.get("text") if ready else None,
             "inputs": inputs, "inputs_per_s_over_wall": round(inputs / wall),
             "building_lines": len(building),

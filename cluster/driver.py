@@ -80,7 +80,7 @@ class CampaignRun:
         self.faults: list = []
         self.dashboard_url = None
         self.elapsed_before = 0.0
-        self.t_begin = time.time()    # when the time budget started (``_set_up``)
+        self.t_begin = time.time()    # when the time budget started (``run``)
         self.state = "starting"
         self.saved = False            # the campaign is written (bad input writes nothing)
         self.coord = None             # the Coordinator actor, once started
@@ -431,6 +431,9 @@ class CampaignRun:
         if self.lock.acquire():
             self.console.print(f"removed {self.lock.removed} unfinished temporary file(s) "
                                f"a stopped writer left in {self.out}")
+        # the time budget counts from here: Ray's start, the device actors' and their
+        # program builds are the user's wait as much as the units are
+        self.t_begin = time.time()
         try:
             prior = store.read_status(self.out, self.run_id) if self.resumed else None
             self.elapsed_before = float((prior or {}).get("elapsed_work") or 0.0)
@@ -482,9 +485,6 @@ class CampaignRun:
         from cluster.actor import warm_checker
         from cluster.coordinator import Coordinator
         from fuzzfarm.store import dataset as store
-        # the time budget counts from here, Ray up: the device actors' start and their
-        # program builds are the user's wait as much as the units are
-        self.t_begin = time.time()
         self._discover()
         self.pools = self._pools()
         self._save_campaign()        # bad input has written nothing

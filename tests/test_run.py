@@ -68,7 +68,7 @@ def test_run_finds_sinpi_of_one_on_pocl(tmp_path):
     2 s while it runs: the counts survive compaction, and the journal is cut to the
     units in flight (Scheduler.checkpoint), not a line per unit issued."""
     out = tmp_path / "res"
-    res = _fuzzfarm("run", "--functions", "sinpi,sin", "--budget", "12s", "--seed", "3",
+    res = _fuzzfarm("run", "--functions", "sinpi,sin", "--budget", "15s", "--seed", "3",
                     "--out", str(out), "--device", selector(),
                     env={"FUZZFARM_COMPACT_INTERVAL": "2"})
     assert res.returncode == 0, res.stderr[-2000:]
@@ -110,7 +110,7 @@ def test_run_finds_sinpi_of_one_on_pocl(tmp_path):
     runs = list((out / "_runs").glob("*.json"))
     assert json.loads(runs[0].read_text())["status"] == "completed"
     # --fail-on-findings turns the same result into exit 1
-    res = _fuzzfarm("run", "--functions", "sinpi", "--budget", "8s", "--seed", "3",
+    res = _fuzzfarm("run", "--functions", "sinpi", "--budget", "12s", "--seed", "3",
                     "--out", str(out), "--device", selector(), "--fail-on-findings")
     assert res.returncode == 1
 
@@ -175,7 +175,7 @@ def test_vector_widths_precisions_conversions_and_verify_on_pocl(tmp_path):
     out = tmp_path / "out"
     fns = "sinpi,normalize,convert_int_sat_rte(float)"
     res = _fuzzfarm("run", "--functions", fns, "--precisions", "float,double", "--widths", "1,4",
-                    "--budget", "25s", "--seed", "3", "--out", str(out), "--device", selector())
+                    "--budget", "30s", "--seed", "3", "--out", str(out), "--device", selector())
     assert res.returncode == 0, res.stderr[-3000:]
     stats = ds.dataset(out / "_stats").to_table().to_pylist()
     seen = {(s["function"], s["precision"], s["vector_width"]) for s in stats}
@@ -458,7 +458,7 @@ def test_no_unit_lost_and_every_row_regenerates(tmp_path):
     out = tmp_path / "res"
     code = ("from fuzzfarm.orchestrate import run\n"
             "from cluster.driver import run_options\n"
-            f"o = run.validate('sin,fract', '4s', 5, {str(out)!r}, {selector()!r}, None)\n"
+            f"o = run.validate('sin,fract', '15s', 5, {str(out)!r}, {selector()!r}, None)\n"
             "o.makers = 1\n"
             "o.max_unit_inputs = 1 << 17\n"
             "m = run_options(o)\n"

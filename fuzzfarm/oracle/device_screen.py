@@ -117,8 +117,9 @@ def build_screens(runner, keys, threads: int = 8, on_built=None) -> int:
     """Build the programs of the screens ``keys`` (``screen_key``'s) not yet built on
     ``runner``, ``threads`` at a time (the driver compiles them at once: a run's first
     minutes had been its compiler's, one screen after another); ``DeviceScreen`` then
-    finds them built.  A program that does not build is left unbuilt: ``screen_for``
-    raises its KernelBuildError when a unit needs it, where the fault is recorded.
+    finds them built, and the gathering programs they share (``gather_kernels``).  A
+    program that does not build is left unbuilt: ``screen_for`` raises its
+    KernelBuildError when a unit needs it, where the fault is recorded.
     ``on_built(name, precision)``, if given, is called as each one is done (built or
     not).  Returns how many were built."""
     from concurrent.futures import ThreadPoolExecutor
@@ -164,6 +165,13 @@ def build_screens(runner, keys, threads: int = 8, on_built=None) -> int:
                 made += 1
             except KernelBuildError:
                 continue
+    # the gathering programs the screens share, one per pattern width (a failure is the
+    # first screen's to record, as its own program's)
+    for width in sorted({np.dtype(format_named(k[3]).uint).itemsize for k in keys}):
+        try:
+            gather_kernels(runner, width)
+        except KernelBuildError:
+            continue
     return made
 
 

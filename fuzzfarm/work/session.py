@@ -247,7 +247,7 @@ class DeviceSession:
                         on_built=None) -> int:
         """Build the device screens of ``targets`` (built-ins; those ``screen`` would
         choose a device screen for) on ``threads`` threads at once (default: on a GPU --
-        GPU alone in its CL_DEVICE_TYPE -- the host's cores, at most 16, so a run's first units do not wait for NVIDIA's compiler
+        GPU alone in its CL_DEVICE_TYPE -- the host's cores, at most 8, so a run's first units do not wait for NVIDIA's compiler
         one screen at a time; elsewhere one -- a CPU device's compiler has the host's cores
         already, and Oclgrind 21.10 crashes when two programs build at once).  Screens that
         do not build are left to ``screen``, which records the fault when a unit needs
@@ -268,7 +268,7 @@ class DeviceSession:
                     keys.add(key)
         kinds = self.info.device_type.split("|")
         gpu = "GPU" in kinds and "CPU" not in kinds       # Oclgrind says CPU|GPU|ACCELERATOR
-        threads = threads or (min(16, os.cpu_count() or 1) if gpu else 1)
+        threads = threads or (min(8, os.cpu_count() or 1) if gpu else 1)
         return build_screens(runner, sorted(keys), threads, on_built)
 
     # ------------------------------------------------------------------ choices
