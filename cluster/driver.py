@@ -59,7 +59,8 @@ class CampaignRun:
                  in_flight: int | None = None, profile_dir: str | None = None,
                  screen: str = "auto", inputs: str = "auto",
                  status_interval: float = DEFAULT_STATUS_INTERVAL,
-                 per_recipe: int = 8192, recipes_per_unit: int = 4):
+                 per_recipe: int = 8192, recipes_per_unit: int = 4,
+                 started: float | None = None):
         from fuzzfarm.store import dataset as store
         self.c, self.out, self.address = campaign, str(out), address
         self.resumed = run_id is not None
@@ -80,6 +81,7 @@ class CampaignRun:
         self.faults: list = []
         self.dashboard_url = None
         self.elapsed_before = 0.0
+        self.started = started        # the caller's start (``time.time()``), if earlier
         self.t_begin = time.time()    # when the time budget started (``run``)
         self.state = "starting"
         self.saved = False            # the campaign is written (bad input writes nothing)
@@ -431,9 +433,10 @@ class CampaignRun:
         if self.lock.acquire():
             self.console.print(f"removed {self.lock.removed} unfinished temporary file(s) "
                                f"a stopped writer left in {self.out}")
-        # the time budget counts from here: Ray's start, the device actors' and their
-        # program builds are the user's wait as much as the units are
-        self.t_begin = time.time()
+        # the time budget counts from the caller's start (the command's), else from here:
+        # Ray's start, the device actors' and their program builds are the user's wait as
+        # much as the units are
+        self.t_begin = min(time.time(), self.started or time.time())
         try:
             prior = store.read_status(self.out, self.run_id) if self.resumed else None
             self.elapsed_before = float((prior or {}).get("elapsed_work") or 0.0)
@@ -596,6 +599,11 @@ class CampaignRun:
             self._reap_lost_nodes(work)
             self._last["nodes"] = now
         snap = ray.get(self.coord.snapshot.remote())
+        deadline = self.deadline
+        if deadline is not None and now >= deadline and not self._last.get("budget"):
+            self._last["budget"] = now          # said once: the end phase begins
+            self.console.print(f"time budget reached after {now - self.t_begin:.0f}s: no new "
+                               f"units; those in flight finish, then the summary")
         live.update(progress_fields(snap, self, started) if lines else
                     progress_table(snap, self, started))
         if now - self._last["status"] >= self.status_interval:
@@ -725,7 +733,9 @@ def run_campaign(campaign, out: str, **options) -> dict:
     ``screen`` ('auto': binary32 units of a built-in with a device reference are screened
     on the device, oracle.device_screen; 'host': every result judged on the host),
     ``inputs`` ('auto': drawn units of binary32 one-input built-ins make their inputs on
-    the device, fuzzfarm.device.generate; 'host': every unit's inputs from the host).
+    the device, fuzzfarm.device.generate; 'host': every unit's inputs from the host),
+    ``started`` (a ``time.time()``: when the caller started, the time budget's start;
+    default: this call's).
     Raises fuzzfarm.orchestrate.campaign.CampaignError for selectors that match no device.  A kernel
     that does not build, an OpenCL error, a crashed or hung unit is a device fault: a
     finding (severity "fault"), listed in ``faults``; the campaign goes on."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections import Counter
 
 import click
@@ -22,6 +23,8 @@ from fuzzfarm import __version__
 from fuzzfarm.errors import BadInput, FuzzfarmError
 
 __all__ = ["main", "DEVICE_OPTION", "load_devices"]
+
+STARTED = time.time()       # the command's start: a run's time budget counts from it
 
 
 class _OneLineErrors(click.Group):
@@ -225,6 +228,7 @@ def run(ctx, functions, precisions, widths, build_options, device, budget, seed,
     log = _line_log(log_format, quiet)
     try:
         meta = run_campaign(camp, out, address=address, run_id=run_id, dashboard=dashboard,
+                            started=STARTED,
                             console=log or Console(stderr=True), screen=screen,
                             inputs=inputs_at)
     except BadInput:        # found once the devices were seen: leave no empty --out
@@ -232,37 +236,14 @@ def run(ctx, functions, precisions, widths, build_options, device, budget, seed,
             from fuzzfarm.store.dataset import remove_unused
             remove_unused(out)
         raise
-    failures = _run_report(meta, out, log)
+    from fuzzfarm.orchestrate.run import print_report
+    failures = print_report(meta, out, log)
     if meta.get("interrupted"):
         raise SystemExit(130)
     if meta["status"] == "incomplete":
         raise SystemExit(3)
     if fail_on_findings and (failures or meta.get("faults")):
         raise SystemExit(1)
-
-
-def _run_report(meta: dict, out, log) -> int:
-    """Print a run's summary (lines with ``log``, else rich tables); returns its
-    failures."""
-    from rich.console import Console
-
-    from fuzzfarm.orchestrate import run as runner
-    failures = sum(t.get("failures", 0) for t in meta.get("totals", []))
-    first = meta.get("first_failure_s")     # seconds from the budget's start (None: none)
-    if log is not None:
-        for row in runner.summary_rows(out, meta["run_id"]):
-            log.event("summary", **row)
-        log.event("end", run_id=meta["run_id"], status=meta["status"], failures=failures,
-                  faults=len(meta.get("faults") or []), results=str(out),
-                  first_failure_s="-" if first is None else first)
-    else:
-        report = Console()
-        for table in runner.summary_tables(out, meta["run_id"]):
-            report.print(table)
-        report.print(f"run {meta['run_id']}: {meta['status']}; "
-                     f"{'' if first is None else f'first failure after {first:g} s; '}"
-                     f"results in {out}/ (pyarrow.dataset.dataset({str(out)!r}))")
-    return failures
 
 
 @main.command()

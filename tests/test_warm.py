@@ -77,11 +77,19 @@ def test_a_deadline_already_past_stops_the_helpers_at_once():
 
 
 @pytest.mark.device
-def test_helpers_warm_every_target_and_the_session_then_runs_from_the_cache():
+def test_helpers_warm_every_target_and_the_session_then_runs_from_the_cache(tmp_path,
+                                                                            monkeypatch):
     """Two helpers warm 16 targets of three kinds; each target counted once, progress
-    reported after each; then a session of this process runs a unit of each kind."""
+    reported after each; then a session of this process runs a unit of each kind.  The
+    finished warm-up leaves a stamp: the same targets again start no helper; others do."""
+    import os
     from fuzzfarm.work.make import make_inputs
     from fuzzfarm.work.session import DeviceSession
+    # fuzzfarm's cache (the stamps) in a fresh folder; PoCL's kernel cache where it was
+    pocl = os.environ.get("POCL_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "pocl")
+    monkeypatch.setenv("POCL_CACHE_DIR", pocl)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     info = require_device()
     names = ["fabs", "sqrt", "fmin", "fmax", "copysign", "floor", "ceil", "trunc",
              "convert_int_rte(float)", "convert_float(int)", "convert_uint_sat(float)",
@@ -101,3 +109,9 @@ def test_helpers_warm_every_target_and_the_session_then_runs_from_the_cache():
         landed = session.land(launch)
         launch.release()
         assert landed.unit == unit
+    assert warm.is_warm(info, targets) and warm.stamp_path(info, targets, None).is_file()
+    again = warm.warm_in_helpers(info, targets, processes=2)
+    assert again.warm and again.helpers == 0 and again.progress.done == len(names)
+    other = {"": targets[""][:-1]}
+    assert not warm.is_warm(info, other)                 # another target list: not stamped
+    assert not list(tmp_path.rglob(".tmp-*"))            # the stamp written whole

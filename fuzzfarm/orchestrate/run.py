@@ -290,3 +290,29 @@ def summary_tables(out: str, run_id: str) -> list[Table]:
                            said[:300])
             tables.append(ft)
     return tables
+
+
+def print_report(meta: dict, out, log=None) -> int:
+    """Print a run's summary: ``summary`` lines and an ``end`` line on ``log`` (a
+    fuzzfarm.orchestrate.progress.LineLog), else rich tables and a closing sentence on
+    stdout; both say the time to the first failure (seconds from the run's start).
+    ``meta``: the run's metadata (``cluster.driver.run_campaign``).  Returns the run's
+    failures."""
+    from rich.console import Console
+
+    failures = sum(t.get("failures", 0) for t in meta.get("totals", []))
+    first = meta.get("first_failure_s")     # seconds from the budget's start (None: none)
+    if log is not None:
+        for row in summary_rows(out, meta["run_id"]):
+            log.event("summary", **row)
+        log.event("end", run_id=meta["run_id"], status=meta["status"], failures=failures,
+                  faults=len(meta.get("faults") or []), results=str(out),
+                  first_failure_s="-" if first is None else first)
+    else:
+        report = Console()
+        for table in summary_tables(out, meta["run_id"]):
+            report.print(table)
+        report.print(f"run {meta['run_id']}: {meta['status']}; "
+                     f"{'' if first is None else f'first failure after {first:g} s; '}"
+                     f"results in {out}/ (pyarrow.dataset.dataset({str(out)!r}))")
+    return failures

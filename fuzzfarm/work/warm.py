@@ -19,7 +19,9 @@ on every core, and the device's on-disk program cache (PoCL's kernel cache; pyop
 binary cache for drivers without one) hands the results to the device actor.  A helper
 that crashes or hangs costs only its unfinished targets, which the actor builds itself.
 ``warm_in_process`` does the same in the caller's process (the helpers' loop; a device
-whose driver keeps nothing on disk).
+whose driver keeps nothing on disk).  A finished warm-up leaves a stamp in fuzzfarm's
+cache, keyed by the device, the targets and the content of every file the programs' text
+comes from: the next run of the same job starts its units at once.
 """
 from __future__ import annotations
 
@@ -28,13 +30,15 @@ import os
 import queue as queue_module
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Callable
 
 from fuzzfarm.target import Target
 from fuzzfarm.work.kinds import kind_of
 
 __all__ = ["WarmReport", "WarmProgress", "warm_units", "warm_in_process", "warm_in_helpers",
-           "helpers_useful", "targets_of", "WARM_ITEMS", "HELPER_MIN_TARGETS"]
+           "helpers_useful", "targets_of", "is_warm", "stamp_path", "WARM_ITEMS",
+           "HELPER_MIN_TARGETS"]
 
 #: The fewest targets warmed in helper processes (each helper at least this many).
 HELPER_MIN_TARGETS = 8
@@ -66,16 +70,18 @@ class WarmProgress:
 class WarmReport:
     """The outcome of a warm-up: ``progress`` at its end, ``helpers`` (processes used; 0
     for in-process), ``lost`` (targets a helper that crashed, hung or ran out of time
-    left unwarmed) and ``stopped`` (the deadline came first)."""
+    left unwarmed), ``stopped`` (the deadline came first) and ``warm`` (nothing to do: a
+    stamp says these targets were warmed already, ``is_warm``)."""
 
     progress: WarmProgress = field(default_factory=WarmProgress)
     helpers: int = 0
     lost: int = 0
     stopped: bool = False
+    warm: bool = False
 
     def to_json(self) -> dict:
         return {**self.progress.to_json(), "helpers": self.helpers, "lost": self.lost,
-                "stopped": self.stopped}
+                "stopped": self.stopped, "warm": self.warm}
 
 
 def helpers_useful(info) -> bool:
@@ -191,6 +197,64 @@ def _helper(info, screen: str, inputs: str, plants: dict, every: dict, share: di
                     keep_going=lambda: os.getppid() == parent, largest=largest)
 
 
+#: The package folders whose files make the programs' text (kernel sources, the screens'
+#: generators, the catalogue's data): a warm-up stamp is for their exact content.
+_PROGRAM_SOURCES = ("fuzzfarm/device", "fuzzfarm/oracle", "fuzzfarm/work", "edgecases/data")
+
+
+def stamp_path(info, targets_by_options: dict, largest: int | None) -> Path:
+    """Where the stamp of a finished warm-up of these targets on device ``info`` lives:
+    ``<fuzzfarm's cache>/warm/<key>.json``, the key a hash of the device's fingerprint,
+    the targets, ``largest``, WARM_ITEMS and every file the programs' text comes from, so
+    that a new fuzzfarm version or driver warms again."""
+    import hashlib
+    from fuzzfarm.device.icd import cache_root
+    h = hashlib.sha256()
+    h.update(repr((info.fingerprint, sorted((bo, t.id) for bo, t in
+                                            targets_of(info, targets_by_options)),
+                   largest, WARM_ITEMS)).encode())
+    root = Path(__file__).resolve().parents[2]
+    for folder in _PROGRAM_SOURCES:
+        for f in sorted(Path(root, folder).glob("*")):
+            if f.suffix in (".py", ".cl", ".toml"):
+                h.update(f.name.encode() + f.read_bytes())
+    return cache_root() / "warm" / f"{h.hexdigest()[:24]}.json"
+
+
+def _driver_cache_present(info) -> bool:
+    """Whether the driver's own program cache is where a stamp expects it: PoCL's kernel
+    cache folder (``POCL_CACHE_DIR``, default ``~/.cache/pocl``) exists; other drivers'
+    are not looked for."""
+    if "portable computing language" not in info.platform_name.lower():
+        return True
+    folder = os.environ.get("POCL_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),
+        "pocl")
+    return os.path.isdir(folder)
+
+
+def is_warm(info, targets_by_options: dict, largest: int | None = None) -> bool:
+    """Whether a warm-up of exactly these targets finished on device ``info`` with this
+    fuzzfarm's program sources, and the driver's cache is still there (``stamp_path``)."""
+    return stamp_path(info, targets_by_options, largest).is_file() and \
+        _driver_cache_present(info)
+
+
+def _write_stamp(path: Path, report: "WarmReport") -> None:
+    """The stamp of a finished warm-up, written atomically (a temporary file renamed);
+    a cache that cannot be written only means the next run warms again."""
+    import json
+    import tempfile
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
+        with os.fdopen(fd, "w") as fh:
+            json.dump({**report.to_json(), "finished": time.time()}, fh)
+        os.replace(tmp, path)
+    except OSError:
+        pass
+
+
 def warm_in_helpers(info, targets_by_options: dict, screen: str = "auto",
                     inputs: str = "auto", plants: dict | None = None,
                     processes: int | None = None,
@@ -209,12 +273,18 @@ def warm_in_helpers(info, targets_by_options: dict, screen: str = "auto",
     report says so (``helpers`` 0, every target left to the actor).  Of ``plants``
     (planted faults, tests) the helpers take only the planted build failures, which the
     actor meets the same way: a planted crash, hang or OpenCL error is for the campaign's
-    units.  Returns the WarmReport."""
+    units.  A warm-up that finished every target without an error leaves a stamp
+    (``stamp_path``); while it is there (``is_warm``) no helper is started and the report
+    says ``warm``.  Returns the WarmReport."""
     t0 = time.perf_counter()
     todo = targets_of(info, targets_by_options)
     n = min(int(processes or os.cpu_count() or 1), len(todo) // HELPER_MIN_TARGETS)
     if n < 2:
         return WarmReport(progress=WarmProgress(total=len(todo)), helpers=0)
+    stamp = stamp_path(info, targets_by_options, largest)
+    if is_warm(info, targets_by_options, largest):
+        return WarmReport(progress=WarmProgress(done=len(todo), total=len(todo)), helpers=0,
+                          warm=True)
     report = WarmReport(progress=WarmProgress(total=len(todo)), helpers=n)
     shares: list = [{} for _ in range(n)]
     for k, (bo, t) in enumerate(todo):
@@ -257,4 +327,6 @@ def warm_in_helpers(info, targets_by_options: dict, screen: str = "auto",
         results.close()
     report.lost = len(todo) - report.progress.done
     report.progress.seconds = time.perf_counter() - t0
+    if not report.lost and not report.stopped and not report.progress.failed:
+        _write_stamp(stamp, report)
     return report
