@@ -4,9 +4,10 @@ input generator) built *and launched once*, so that a driver which generates a k
 machine code at its first launch (PoCL: per kernel and work-group size) does it here, on
 every core, and not one unit at a time on the device's queue (docs/cold_start.md).
 
-A target is warmed by running two small units of it through the device's real path
-(``DeviceSession.launch`` and ``land``): its special-value unit and one drawn unit, made
-on the device where the session would make them there.  Nothing is checked or stored:
+A target is warmed by running small units of it through the device's real path
+(``DeviceSession.launch`` and ``land``): its special-value unit and a drawn unit of each
+launch shape the campaign's units take (``warm_units``), made on the device where the
+session would make them there.  Nothing is checked or stored:
 the campaign's own units, which come next, give every verdict.  What a target's warm-up
 meets -- a kernel that does not build, an OpenCL error -- is left for its first real
 unit, which records it as a device fault as it always has (``Pipeline._fault``): the
@@ -18,8 +19,7 @@ lock per process (PoCL 3.0 serializes its kernel compiler within a process) then
 on every core, and the device's on-disk program cache (PoCL's kernel cache; pyopencl's
 binary cache for drivers without one) hands the results to the device actor.  A helper
 that crashes or hangs costs only its unfinished targets, which the actor builds itself.
-``warm_in_process`` does the same in the caller's process (the helpers' loop; a device
-whose driver keeps nothing on disk).  A finished warm-up leaves a stamp in fuzzfarm's
+``warm_in_process`` does the same in the caller's process (each helper's loop).  A finished warm-up leaves a stamp in fuzzfarm's
 cache, keyed by the device, the targets and the content of every file the programs' text
 comes from: the next run of the same job starts its units at once.
 """
@@ -49,6 +49,7 @@ HELPER_MIN_TARGETS = 8
 #: units are of both kinds (the special-value unit and the first drawn ones small, the
 #: later ones large), so the warm-up launches one of each.
 WARM_ITEMS = (1024, 1 << 16)
+
 
 @dataclass
 class WarmProgress:
