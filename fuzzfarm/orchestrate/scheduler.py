@@ -416,7 +416,8 @@ class Scheduler:
             if self.unit_inputs is not None:
                 size = int(self.unit_inputs)
             elif self.sizer is not None:
-                size = self.sizer.next_size((s.pool, tuple(s.target)))
+                left = None if self.deadline is None else self.deadline - self.clock()
+                size = self.sizer.next_size((s.pool, tuple(s.target)), left)
             else:
                 size = self.per_recipe * self.recipes_per_unit
             if s.max_inputs is not None:
