@@ -412,26 +412,3 @@ def test_the_first_failure_s_time_is_kept():
     clock.t += 5
     s.complete(c.unit_id, "d", inputs=10, failures=1)      # later ones change nothing
     assert s.snapshot()["first_failure_at"] == at
-
-
-def test_units_shrink_to_the_time_left_in_the_budget():
-    """At a measured 10**6 inputs/s a unit is 0.5 s of work (2**19 inputs, growth
-    allowing); with 1 s of the budget left it gets at most END_SHARE of it."""
-    from fuzzfarm.work.make import END_SHARE
-    pool = "aaaaaaaaaaaa"
-    clock = Clock()
-
-    def sched(deadline):
-        s = Scheduler([Stream(pool, 1, "recipes", T1, "", 7)],
-                      sizer=UnitSizer(0.5, 1024, 1 << 22, growth=1e9), deadline=deadline,
-                      clock=clock)
-        s.add_device("d", pool)
-        first = s.lease("d")
-        s.complete(first.unit_id, "d", inputs=10**6, target=T1, check_seconds=1.0)
-        return s
-    far = sched(clock.t + 3600).lease("d")
-    near = sched(clock.t + 1.0).lease("d")
-    assert far.size == 500_000 - 500_000 % 1024
-    want = int(10**6 * 1.0 * END_SHARE)
-    assert near.size == want - want % 1024
-    assert sched(None).lease("d").size == far.size          # no time budget: no limit

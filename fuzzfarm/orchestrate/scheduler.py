@@ -416,8 +416,7 @@ class Scheduler:
             if self.unit_inputs is not None:
                 size = int(self.unit_inputs)
             elif self.sizer is not None:
-                left = None if self.deadline is None else self.deadline - self.clock()
-                size = self.sizer.next_size((s.pool, tuple(s.target)), left)
+                size = self.sizer.next_size((s.pool, tuple(s.target)))
             else:
                 size = self.per_recipe * self.recipes_per_unit
             if s.max_inputs is not None:

@@ -24,7 +24,7 @@ from fuzzfarm.work.unit import Drawn, IndexRange, Special, WorkUnit
 
 __all__ = ["make_unit", "stream_unit", "draw", "make_inputs", "split_size", "unit_seed",
            "UnitSizer", "UNIT_MAX_BYTES", "RESIDENT_MAX_BYTES", "resident_bytes",
-           "bytes_per_input", "MIN_PER_RECIPE", "MAX_RECIPES", "MAX_PER_RECIPE", "END_SHARE"]
+           "bytes_per_input", "MIN_PER_RECIPE", "MAX_RECIPES", "MAX_PER_RECIPE"]
 
 #: Inputs per recipe a unit of a given size aims at: a unit of S inputs draws
 #: ``split_size(S)`` recipes (at least one, at most ``MAX_RECIPES`` up to 2**23 inputs).
@@ -144,11 +144,6 @@ def bytes_per_input(target) -> int:
     return (len(t.inputs) + len(t.outputs)) * size * kind_of(t).lanes_per_input(t)
 
 
-#: The share of the seconds left in a time budget that one new unit may take at its
-#: measured rate (UnitSizer.next_size).
-END_SHARE = 0.25
-
-
 class UnitSizer:
     """How many inputs the next unit of a target gets: about ``unit_seconds`` of checking
     at the rate measured so far for that target (inputs per second of its check tasks),
@@ -209,20 +204,14 @@ class UnitSizer:
         old = self.rate.get(key)
         self.rate[key] = r if old is None else 0.5 * old + 0.5 * r
 
-    def next_size(self, key, seconds_left: float | None = None) -> int:
-        """The size of the next unit of ``key`` (inputs; see the class docstring).  With
-        ``seconds_left`` (until the time budget ends) a unit gets at most END_SHARE of
-        them at its measured rate: the units in flight, a pipeline a few units deep, then
-        end about when the budget does, instead of a run's largest units starting just
-        before it ends."""
+    def next_size(self, key) -> int:
+        """The size of the next unit of ``key`` (inputs; see the class docstring)."""
         rate = self.rate.get(key)
         if rate is None:
             want = self.min_inputs
         else:
             want = min(rate * self.unit_seconds,
                        self.growth * self.last.get(key, self.min_inputs))
-            if seconds_left is not None:
-                want = min(want, rate * max(0.0, seconds_left) * END_SHARE)
         want = int(min(self.cap(key), max(self.min_inputs, want)))
         if want >= 1024:
             want -= want % 1024
