@@ -1611,8 +1611,8 @@ def test_screens_are_built_several_at_once_on_a_gpu_only(monkeypatch):
     from fuzzfarm.target import Target
     from fuzzfarm.work.session import DeviceSession
     seen = []
-    monkeypatch.setattr(ds, "build_screens", lambda runner, keys, threads: seen.append(
-        threads) or 0)
+    monkeypatch.setattr(ds, "build_screens", lambda runner, keys, threads, on_built=None:
+                        seen.append(threads) or 0)
     info = require_device()
     targets = [Target.parse("sin", "binary32")]
     for kind, want in (("CPU", 1), ("CPU|GPU|ACCELERATOR", 1),     # Oclgrind's claim
