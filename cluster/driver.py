@@ -36,6 +36,8 @@ DEFAULT_STATUS_INTERVAL = 2.0
 #: directory must have for it; at the end of a session every directory is compacted.
 COMPACT_INTERVAL = float(os.environ.get("FUZZFARM_COMPACT_INTERVAL", "600"))
 COMPACT_MIN_FILES = 256
+#: A background compaction starts when this share of a time budget is left (``_tick``).
+LATE_COMPACT_SHARE = 0.1
 
 from cluster.display import (Console, Live, LineLive, PlainConsole, PlainLive,
                              progress_fields, progress_table)
@@ -609,7 +611,12 @@ class CampaignRun:
         if now - self._last["status"] >= self.status_interval:
             store.write_json(self.dir / "status.json", self.status(snap, started))
             self._last["status"] = now
-        if now - self._last["compact"] >= COMPACT_INTERVAL:
+        # and once near the end of a time budget, so that the closing compaction, which
+        # the user waits for, merges only the units written after it
+        late = deadline is not None and not self._last.get("late") and \
+            now >= deadline - LATE_COMPACT_SHARE * (deadline - self.t_begin)
+        if late or now - self._last["compact"] >= COMPACT_INTERVAL:
+            self._last["late"] = self._last.get("late") or late
             self._compact_in_background()
             self._last["compact"] = now
 
