@@ -247,7 +247,9 @@ class CampaignRun:
     @property
     def deadline(self) -> float | None:
         """When the time budget ends (a ``time.time()``): the budget counts from the
-        session's start, program builds included (None: no time budget)."""
+        command's start (``started``; else the session's), Ray's start and the program
+        builds included, less what earlier sessions of a resumed campaign spent (None:
+        no time budget)."""
         if self.c.time_budget is None:
             return None
         return self.t_begin + max(0.0, self.c.time_budget - self.elapsed_before)
@@ -438,7 +440,7 @@ class CampaignRun:
         # the time budget counts from the caller's start (the command's), else from here:
         # Ray's start, the device actors' and their program builds are the user's wait as
         # much as the units are
-        self.t_begin = min(time.time(), self.started or time.time())
+        self.t_begin = time.time() if self.started is None else self.started
         try:
             prior = store.read_status(self.out, self.run_id) if self.resumed else None
             self.elapsed_before = float((prior or {}).get("elapsed_work") or 0.0)
