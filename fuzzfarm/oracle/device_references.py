@@ -64,8 +64,8 @@ DEVICE_REFERENCES = {
     # SECOND_OUTPUT), nan's a quiet NaN whatever its uint argument
     "lgamma": "ref_lgamma", "lgamma_r": "ref_lgamma", "nan": "ref_nan",
 }
-#: built-in -> its reference of a binary64 pattern in device_screen64.cl (binary64 results,
-#: issue 28): double-double references within ``REL64`` of f (the trigonometric,
+#: built-in -> its reference of a binary64 pattern in device_screen64.cl (binary64
+#: results): double-double references within ``REL64`` of f (the trigonometric,
 #: hyperbolic and inverse ones, roots, exponentials, logarithms, +, -, *, /, fdim, hypot,
 #: atan2, fma and mad: the written budgets there) and the exact built-ins, bit for bit by
 #: integer arithmetic.  The sets below say how each is judged, as for binary32
@@ -83,7 +83,7 @@ BINARY64_REFERENCES = {
     "fmin": "ref64_fmin", "fmax": "ref64_fmax", "min": "ref64_fmin", "max": "ref64_fmax",
     "maxmag": "ref64_maxmag", "minmag": "ref64_minmag", "copysign": "ref64_copysign",
     "nextafter": "ref64_nextafter", "step": "ref64_step",
-    # since 2026-11-28: the rest of the trigonometric, hyperbolic and root built-ins and
+    # the rest of the trigonometric, hyperbolic and root built-ins and
     # the two-argument ones whose references are IEEE operations in double-double
     "tan": "ref64_tan", "sinpi": "ref64_sinpi", "cospi": "ref64_cospi",
     "tanpi": "ref64_tanpi", "rsqrt": "ref64_rsqrt", "cbrt": "ref64_cbrt",
@@ -99,7 +99,7 @@ BINARY64_REFERENCES = {
     "fmod": "ref64_fmod", "remainder": "ref64_remainder",
     # three arguments
     "fma": "ref64_fma", "mad": "ref64_fma", "clamp": "ref64_clamp",
-    # since the ninth stop: an int argument, an int result, a second output (their int
+    # an int argument, an int result, a second output (their int
     # columns read as such: ``int_columns``)
     "ldexp": "ref64_ldexp", "ilogb": "ref64_ilogb", "frexp": "ref64_frexp",
     "modf": "ref64_modf", "fract": "ref64_fract", "remquo": "ref64_remquo",

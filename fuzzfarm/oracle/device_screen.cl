@@ -154,7 +154,7 @@ inline double ref_exp(uint xb, int *kind) {
     return exp_full(x);
 }
 
-// ---- expm1 and the hyperbolic functions (since 2026-11-27)
+// ---- expm1 and the hyperbolic functions
 // e**x - 1 for |x| <= 0.35 by Taylor to x**14 (truncation below 2**-56 relative)
 inline double expm1_small(double x) {
     double p = EXP_C14;
@@ -290,7 +290,7 @@ inline double ref_log10(uint xb, int *kind) {
     return de * LOG10_2_HI + (de * LOG10_2_LO + lm * INV_LN10);   // e * LOG10_2_HI exact
 }
 
-// ---- Roots (since 2026-11-27): Newton's iterations in binary64, no square root of the
+// ---- Roots: Newton's iterations in binary64, no square root of the
 // device's.  v = m 2**(2k) (sqrt) or m 2**(3k) (cbrt) from v's exponent bits, m in [1, 4)
 // or [1, 8); the iterations start within 25 % and converge quadratically: after the last
 // one, the relative error is the rounding of a few operations, below 2**-51.
@@ -330,7 +330,7 @@ inline double ref_cbrt(uint xb, int *kind) {
     return (xb >> 31) ? negd(r) : r;
 }
 
-// ---- atan and the inverse sines and cosines (since 2026-11-27), table-free:
+// ---- atan and the inverse sines and cosines, table-free:
 // atan(a) for a >= 0 (a = +inf included): a > 1 by pi/2 - atan(1/a); then two halvings
 // atan(z) = 2 atan(z / (1 + sqrt(1 + z**2))), |z| <= tan(pi/16) < 0.2, and the odd Taylor
 // series to z**27 (truncation below 2**-60).
@@ -387,7 +387,7 @@ inline double ref_atanpi(uint xb, int *kind) { return ref_atan(xb, kind) * INV_P
 inline double ref_asinpi(uint xb, int *kind) { return ref_asin(xb, kind) * INV_PI; }
 inline double ref_acospi(uint xb, int *kind) { return ref_acos(xb, kind) * INV_PI; }
 
-// ---- log1p and the inverse hyperbolic functions (since 2026-11-27)
+// ---- log1p and the inverse hyperbolic functions
 // A normal binary64 u > 0 as m 2**e, m in [sqrt(1/2), sqrt(2)] (exact: u's fraction bits
 // with the exponent of 1, or of 1/2 above sqrt(2)): returns m, *e
 inline double split_double(double u, int *e) {
@@ -499,7 +499,7 @@ inline double ref_tanpi(uint xb, int *kind) {
     return y < 0.0 ? negd(t) : t;
 }
 
-// ---- erf (since 2026-11-27), odd: |x| < 2 by the series of positive terms
+// ---- erf, odd: |x| < 2 by the series of positive terms
 // erf(a) = 2/sqrt(pi) e**(-a**2) sum_n 2**n a**(2n+1) / (1 3 5 ... (2n+1)) (no
 // cancellation; each term one product and one quotient on the last, the sum compensated
 // (Fast2Sum: s >= every term), at most 44 terms); 2 <= |x| < 6 as 1 - erfc(a), erfc by
@@ -524,7 +524,7 @@ inline double erfc_cf(double a) {                 // 2 <= a < 10.0625
     for (int k = 60; k > 0; k--) t = (0.5 * (double)k) / (a + t);
     return INV_SQRTPI * exp_full(negd(a * a)) / (a + t);
 }
-// erfc (since 2026-11-27): x < 1/2 as 1 - erf(x) (erf(x) < 0.53: no cancellation worth
+// erfc: x < 1/2 as 1 - erf(x) (erf(x) < 0.53: no cancellation worth
 // the name; x < 0: 1 + erf(|x|)); 1/2 <= x < 2 by Taylor polynomials of degree ERFC_K
 // about the centres c_j = 1/2 + (j + 1/2)/8 (|h| = |x - c_j| <= 1/16, exact; coefficients
 // computed with mpmath, truncation below 2**-60 relative); 2 <= x < 10.0625 by the
@@ -560,7 +560,7 @@ inline double ref_erf(uint xb, int *kind) {
     return (xb >> 31) ? negd(r) : r;
 }
 
-// ---- The exact built-ins (since 2026-11-27), judged bit for bit: the result is made
+// ---- The exact built-ins, judged bit for bit: the result is made
 // from x's bits with integer arithmetic and exact operations on binary64 values of at most
 // 24 significant bits (every addition below is exact), K_EXACT everywhere (x finite; the
 // zeros have rules of their own).  BIT_EXACT (device_references.BIT_EXACT) keeps their passed
@@ -622,7 +622,7 @@ inline double ref_recip(uint xb, int *kind) {
     return r;
 }
 
-// ---- degrees, radians and the two-argument built-ins (issue 28, since 2026-11-27).
+// ---- degrees, radians and the two-argument built-ins.
 // A two-argument reference takes x and z, the binary32 patterns of the first and second
 // argument (TWO_ARGS; the screen passes only inputs whose arguments are both finite and
 // nonzero: every other input is the host's).  Each is one or two IEEE operations on

@@ -457,7 +457,7 @@ inline dd_t ref64_log1p(ulong xb, int *kind) {
     return dd_add(ln64(as_ulong(hl.hi)), dl);
 }
 
-// ---- Double-double roots and log1p of a double-double (issue 28, since 2026-11-28: the
+// ---- Double-double roots and log1p of a double-double (the
 // references below; dd_div: binary64_ops.cl).  Each is within the relative error written
 // beside it where no partial result underflows: the callers leave results below 2**-968
 // to the host.
@@ -992,7 +992,7 @@ inline dd_t ref64_rootn(ulong xb, ulong zb, int *kind) {
     return exp_dd64(t, (xb >> 63) ? -1.0 : 1.0, kind);
 }
 
-// ---- erf, erfc (16 ULP in binary64; ninth stop), a = |x|.  Their references are within
+// ---- erf, erfc (16 ULP in binary64), a = |x|.  Their references are within
 // REL64_WIDE = 2**-84 (``rel64``): the budgets below.
 // Kummer's series erf(a) = (2 a / sqrt(pi)) e**-a**2 sum_n (2 a**2)**n / (2n + 1)!!, every
 // term positive (no cancellation): s_n = s_(n-1) q / (2n + 1), q = 2 a**2 exact (two_prod),
@@ -1098,7 +1098,7 @@ inline dd_t ref64_erfc(ulong xb, int *kind) {
     return r;
 }
 
-// ---- tgamma (16 ULP in binary64; ninth stop), within REL64_WIDE.
+// ---- tgamma (16 ULP in binary64), within REL64_WIDE.
 // ln |a| of a double-double a, |a.lo| <= ulp(a.hi)/2: ln64(a.hi) + a.lo / a.hi (the next
 // term of ln(1 + d), d**2/2, below 2**-107)
 inline dd_t ln_dd64(dd_t a) {
