@@ -269,15 +269,15 @@ class DeviceActor:
         from fuzzfarm.work.warm import (WarmProgress, WarmReport, helpers_useful, targets_of,
                                         warm_in_helpers)
         t0 = time.perf_counter()
-        self.building = WarmProgress(total=len(targets_of(self.info, targets_by_options)))
+        mine = targets_of(self.info, targets_by_options)
+        self.building = WarmProgress(total=len(mine))
         report = WarmReport(progress=self.building)
         if helpers_useful(self.info):
             report = warm_in_helpers(self.info, targets_by_options, self.screen, self.inputs,
                                      self.faults, on_progress=self._built, deadline=deadline,
                                      largest=largest)
         # built here, not warmed by helpers: a target counts once its screen is built
-        per = Counter((t.name, t.precision) for _, t in targets_of(self.info,
-                                                                    targets_by_options))
+        per = Counter((t.name, t.precision) for _, t in mine)
 
         def on_built(name: str, precision: str) -> None:
             self.building.done += per.pop((name, precision), 0)

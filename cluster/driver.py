@@ -182,13 +182,12 @@ class CampaignRun:
         least CL_DEVICE_MAX_MEM_ALLOC_SIZE of the fingerprint's devices); raises a
         CampaignError for a job no chosen device can run."""
         from fuzzfarm.device.discovery import DeviceSelectionError, select_devices
-        from fuzzfarm.formats import format_named
         from fuzzfarm.target import Target
+        from fuzzfarm.work.session import precisions_of
         infos = [d["info"] for d in self.devices.values()]
         pools: dict = {}
         for info in infos:
-            precs = [p for p in ("binary16", "binary32", "binary64")
-                     if info.supports(format_named(p))]
+            precs = list(precisions_of(info))
             pool = pools.setdefault(info.fingerprint, {"precisions": precs, "jobs": [],
                                                        "max_alloc": info.max_alloc_bytes})
             pool["max_alloc"] = min(pool["max_alloc"], info.max_alloc_bytes)

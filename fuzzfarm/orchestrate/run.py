@@ -187,8 +187,8 @@ def validate(functions: str | None, budget: str, seed: int | None, out: str,
     if not usable:
         raise UsageError(f"--precisions {','.join(precs)}: no selected device supports "
                          f"{' or '.join(precs)} (binary16 needs cl_khr_fp16, binary64 cl_khr_fp64)")
-    can = [{p for p in ("binary16", "binary32", "binary64") if d.supports(format_named(p))}
-           for d in devices]
+    from fuzzfarm.work.session import precisions_of
+    can = [set(precisions_of(d)) for d in devices]
     targets = [t for t in targets_for(names, usable, wids)
                if any(t.required_precisions <= c for c in can)]
     if not targets:
