@@ -283,7 +283,7 @@ def warm_in_helpers(info, targets_by_options: dict, screen: str = "auto",
     if n < 2:
         return WarmReport(progress=WarmProgress(total=len(todo)), helpers=0)
     stamp = stamp_path(info, targets_by_options, largest)
-    if is_warm(info, targets_by_options, largest):
+    if stamp.is_file() and _driver_cache_present(info):        # is_warm, hashed once
         return WarmReport(progress=WarmProgress(done=len(todo), total=len(todo)), helpers=0,
                           warm=True)
     report = WarmReport(progress=WarmProgress(total=len(todo)), helpers=n)
