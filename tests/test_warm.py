@@ -44,11 +44,11 @@ def _info(**changes):
 
 
 @pytest.mark.device
-def test_helpers_are_for_cpu_devices_that_keep_their_programs():
+def test_helpers_are_for_devices_whose_compiler_keeps_its_programs():
     assert warm.helpers_useful(_info(device_type="CPU", platform_name="Portable Computing "
                                                                        "Language"))
     assert warm.helpers_useful(_info(device_type="CPU", platform_name="Intel(R) OpenCL"))
-    assert not warm.helpers_useful(_info(device_type="GPU", platform_name="NVIDIA CUDA"))
+    assert warm.helpers_useful(_info(device_type="GPU", platform_name="NVIDIA CUDA"))
     assert not warm.helpers_useful(_info(device_type="CPU|GPU|ACCELERATOR",
                                          platform_name="Oclgrind"))
     assert not warm.helpers_useful(_info(device_type="CPU", platform_name="Oclgrind"))
@@ -115,3 +115,75 @@ def test_helpers_warm_every_target_and_the_session_then_runs_from_the_cache(tmp_
     other = {"": targets[""][:-1]}
     assert not warm.is_warm(info, other)                 # another target list: not stamped
     assert not list(tmp_path.rglob(".tmp-*"))            # the stamp written whole
+
+
+@pytest.mark.device
+def test_the_driver_cache_a_stamp_needs_is_the_driver_s_own(tmp_path, monkeypatch):
+    nvidia = _info(device_type="GPU", platform_name="NVIDIA CUDA")
+    monkeypatch.setenv("CUDA_CACHE_PATH", str(tmp_path / "nv"))
+    assert not warm._driver_cache_present(nvidia)                   # no CUDA cache yet
+    (tmp_path / "nv").mkdir()
+    assert warm._driver_cache_present(nvidia)
+    monkeypatch.setenv("CUDA_CACHE_DISABLE", "1")                   # a cache never kept
+    assert not warm._driver_cache_present(nvidia)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    intel = _info(device_type="CPU", platform_name="Intel(R) OpenCL")
+    assert not warm._driver_cache_present(intel)                    # pyopencl's cache
+    (tmp_path / "xdg" / "pyopencl").mkdir(parents=True)
+    assert warm._driver_cache_present(intel)
+
+
+def _gpu_targets():
+    names = ["sin", "cos", "exp", "log", "fmin", "fmax", "sqrt", "cbrt", "dot", "length"]
+    conversions = ["convert_int_rte(float)", "convert_float(int)"]
+    return {"": [Target.parse(n, p, w) for n in names for p in ("binary32", "binary64")
+                 for w in (1, 4)] + [Target.parse(c, "binary32", 1) for c in conversions]}
+
+
+@pytest.mark.device
+def test_gpu_helpers_are_dealt_whole_kernel_programs_each_built_once():
+    from fuzzfarm.work.session import kernel_programs, precisions_of
+    info = _info(device_type="GPU", platform_name="NVIDIA CUDA")
+    targets = _gpu_targets()
+    whole = kernel_programs(targets, precisions_of(info))[""]
+    shares = warm._kernel_shares(info, targets, 3)
+    dealt = [kernel_programs(share, precisions_of(info))[""] for share in shares]
+    assert all(dealt)                                   # every helper builds something
+    # each program of the whole run is built by exactly one helper, with the same list
+    # of targets (so the same program text)
+    seen = [(key, ts) for d in dealt for key, ts in d.items()]
+    assert sorted(k for k, _ in seen) == sorted(whole)
+    assert all(whole[key] == ts for key, ts in seen)
+
+
+@pytest.mark.device
+def test_a_gpu_helper_builds_its_kernels_and_each_target_s_screen(monkeypatch):
+    """The helper's build-only path, run in this process on the test device: the kernel
+    programs it was dealt, then its share's screens one target at a time, a result per
+    target."""
+    import queue
+
+    from fuzzfarm.work.session import DeviceSession
+    info = require_device()
+    targets = {"": [t for t in _gpu_targets()[""] if t.precision == "binary32"]}
+    kernels = warm._kernel_shares(info, targets, 2)[0]
+    share = {"": targets[""][1::2]}
+    calls = {"kernels": [], "screens": []}
+    prepare_kernels, prepare_screens = DeviceSession.prepare_kernels, \
+        DeviceSession.prepare_screens
+
+    def spy_kernels(self, by_options):
+        calls["kernels"].append(by_options)
+        return prepare_kernels(self, by_options)
+
+    def spy_screens(self, bo, ts, threads=None, on_built=None):
+        calls["screens"].append((bo, list(ts), threads))
+        return prepare_screens(self, bo, ts, threads, on_built)
+    monkeypatch.setattr(DeviceSession, "prepare_kernels", spy_kernels)
+    monkeypatch.setattr(DeviceSession, "prepare_screens", spy_screens)
+    results = queue.Queue()
+    warm._helper(info, "auto", "auto", {}, targets, share, results, None, kernels)
+    assert calls["kernels"] == [kernels]               # not every target's programs
+    assert calls["screens"] == [("", [t], 1) for t in share[""]]
+    assert [results.get_nowait() for _ in share[""]] == [True] * len(share[""])
+    assert results.empty()

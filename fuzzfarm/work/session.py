@@ -40,7 +40,7 @@ from fuzzfarm.work.kinds import kind_of
 from fuzzfarm.work.unit import Drawn, IndexRange, WorkUnit
 
 __all__ = ["DeviceSession", "Slot", "Launch", "ScreenUnavailable", "SCREENS", "INPUTS",
-           "prepare_inputs", "is_device_plan", "run_unit", "precisions_of"]
+           "prepare_inputs", "is_device_plan", "run_unit", "precisions_of", "kernel_programs"]
 
 #: Where results are screened: 'auto' (on the device where a device reference applies,
 #: else on the host), 'device' (ScreenUnavailable where it cannot), 'host'.
@@ -124,6 +124,27 @@ def run_unit(runner, unit: WorkUnit, inputs: dict) -> dict:
     (host-made, as make_inputs gives them) and wait; the outputs by name (fresh arrays)."""
     target = unit.target
     return kind_of(target).run(runner, target, inputs)
+
+
+def kernel_programs(targets_by_options: dict, precisions) -> dict:
+    """How ``DeviceSession.prepare_kernels`` groups targets into kernel programs:
+    {build options: {(shared, key): [Target, ...]}}, where a shared program holds the
+    built-ins of one (precision, width) (``key``; ``shared`` True) and a kind that builds
+    its own programs (conversions, ...) gets its targets as one entry (``key`` its kind's
+    name, ``shared`` False).  Targets in a precision outside ``precisions`` are left out;
+    order and repeats are kept, since a program's text depends on its list: a process
+    that builds a part of the groups (a warm-up helper) passes whole groups back to
+    ``prepare_kernels`` and makes the same programs."""
+    out: dict = {}
+    for bo, targets in targets_by_options.items():
+        groups = out.setdefault(bo, {})
+        for t in map(Target.of, targets):
+            if not t.required_precisions <= set(precisions):
+                continue
+            shared = kind_of(t).builds_with_others()
+            key = (t.precision, t.width) if shared else kind_of(t).name
+            groups.setdefault((shared, key), []).append(t)
+    return out
 
 
 class DeviceSession:
@@ -220,27 +241,20 @@ class DeviceSession:
         programs]}, whose device screens ``prepare_screens`` builds."""
         from fuzzfarm.device.runner import KernelBuildError
         screened: dict = {}
-        for bo, targets in targets_by_options.items():
-            groups: dict = {}
-            own: dict = {}
-            for t in map(Target.of, targets):
-                if not t.required_precisions <= set(self.precisions):
-                    continue
-                if kind_of(t).builds_with_others():
-                    groups.setdefault((t.precision, t.width), []).append(t)
-                else:
-                    own.setdefault(kind_of(t).name, []).append(t)
+        for bo, groups in kernel_programs(targets_by_options, self.precisions).items():
             runner = self.runner(bo)
-            for ts in own.values():
-                kind_of(ts[0]).prepare_own(runner, ts)
-            for (precision, width), ts in groups.items():
+            for (shared, key), ts in groups.items():
+                if not shared:
+                    kind_of(ts[0]).prepare_own(runner, ts)
+                    continue
+                precision, width = key
                 try:
                     runner.prepare([t.fn for t in ts], format_named(precision), width)
                 except KernelBuildError as exc:
                     for t in ts:
                         if t.name in exc.failed or (not exc.failed and len(ts) == 1):
                             self.unbuildable[(bo, t)] = exc.failed.get(t.name, exc)
-            screened[bo] = [t for ts in groups.values() for t in ts]
+            screened[bo] = [t for (shared, _), ts in groups.items() if shared for t in ts]
         return screened
 
     def prepare_screens(self, build_options: str, targets: list, threads: int | None = None,

@@ -19,6 +19,8 @@ lock per process (PoCL 3.0 serializes its kernel compiler within a process) then
 on every core, and the device's on-disk program cache (PoCL's kernel cache; pyopencl's
 binary cache for drivers without one) hands the results to the device actor.  A helper
 that crashes or hangs costs only its unfinished targets, which the actor builds itself.
+On a GPU, which compiles at build time, the helpers build and do not launch: each
+program in one helper (NVIDIA's CUDA cache then serves the actor).
 ``warm_in_process`` does the same in the caller's process (each helper's loop).  A finished warm-up leaves a stamp in fuzzfarm's
 cache, keyed by the device, the targets and the content of every file the programs' text
 comes from: the next run of the same job starts its units at once.
@@ -86,13 +88,21 @@ class WarmReport:
 
 
 def helpers_useful(info) -> bool:
-    """Whether warming ``info``'s programs in helper processes can save the device actor
-    time: a CPU device (its compiler runs on the host's cores, at first launch on PoCL)
-    that keeps what it compiled where another process finds it.  Oclgrind keeps nothing
-    (it interprets every launch) and is seen to crash with several host threads; a GPU's
-    programs are built in the actor, several at once (DeviceSession.prepare_screens)."""
+    """Whether building ``info``'s programs in helper processes can save the device actor
+    time: a device whose compiler runs on the host's cores and keeps what it compiled
+    where another process finds it -- a CPU device (PoCL compiles at first launch, under
+    one lock per process) or a GPU (NVIDIA's compiler keeps its programs in the CUDA
+    cache, ``~/.nv/ComputeCache``).  Not Oclgrind: it keeps nothing (it interprets every
+    launch) and is seen to crash with several host threads."""
+    return "oclgrind" not in info.platform_name.lower() and (_is_gpu(info) or
+                                                               "CPU" in info.device_type)
+
+
+def _is_gpu(info) -> bool:
+    """A GPU and nothing else in its CL_DEVICE_TYPE (Oclgrind says CPU|GPU|ACCELERATOR):
+    its programs are compiled when built, not at their first launch."""
     kinds = info.device_type.split("|")
-    return "CPU" in kinds and "GPU" not in kinds and "oclgrind" not in info.platform_name.lower()
+    return "GPU" in kinds and "CPU" not in kinds
 
 
 def warm_units(target: Target, build_options: str = "", seed: int = 1,
@@ -181,21 +191,50 @@ def warm_in_process(session, targets_by_options: dict,
 
 
 def _helper(info, screen: str, inputs: str, plants: dict, every: dict, share: dict,
-            results, largest: int | None) -> None:
-    """A helper process: its own DeviceSession on ``info`` with the kernels of ``every``
-    target built as the device actor builds them (the same programs, so the driver's
-    cache serves the actor), its ``share`` of the targets warmed, one result per target
-    on ``results`` (a multiprocessing queue)."""
+            results, largest: int | None, kernels: dict | None = None) -> None:
+    """A helper process: its own DeviceSession on ``info``, making the programs the device
+    actor makes next (the same text, so the driver's cache serves the actor); one
+    result per target of its ``share`` on ``results`` (a multiprocessing queue).
+
+    ``kernels`` None (a CPU device, whose compiler works at a kernel's first launch):
+    the kernels of ``every`` target are built (cheap there) and the ``share``'s targets
+    warmed by launching them.  Otherwise (a GPU, which compiles at build time) only the
+    kernel programs of ``kernels`` (whole groups of ``kernel_programs``) and the device
+    screens of the ``share`` are built, each program in one helper only; nothing runs."""
     from fuzzfarm.work.session import DeviceSession
     parent = os.getppid()
     try:
         session = DeviceSession(info, screen, inputs, plants)
-        session.prepare_kernels(every)
+        session.prepare_kernels(every if kernels is None else kernels)
     except Exception:               # noqa: BLE001 - the actor opens the device itself
         return
     # a helper whose actor was killed stops after its current target
-    warm_in_process(session, share, on_target=results.put,
-                    keep_going=lambda: os.getppid() == parent, largest=largest)
+    if kernels is None:
+        warm_in_process(session, share, on_target=results.put,
+                        keep_going=lambda: os.getppid() == parent, largest=largest)
+        return
+    for bo, targets in share.items():
+        for t in targets:
+            if os.getppid() != parent:
+                return
+            try:
+                session.prepare_screens(bo, [t], threads=1)
+                results.put(True)
+            except Exception:       # noqa: BLE001 - the actor builds it and records it
+                results.put(False)
+
+
+def _kernel_shares(info, targets_by_options: dict, n: int) -> list:
+    """``targets_by_options``'s kernel programs (``kernel_programs``) dealt out to ``n``
+    helpers in turn: [{build options: [Target, ...]}, ...], whole groups each."""
+    from fuzzfarm.work.session import kernel_programs, precisions_of
+    shares: list = [{} for _ in range(n)]
+    k = 0
+    for bo, groups in kernel_programs(targets_by_options, precisions_of(info)).items():
+        for ts in groups.values():
+            shares[k % n].setdefault(bo, []).extend(ts)
+            k += 1
+    return shares
 
 
 #: The package folders whose files make the programs' text (kernel sources, the screens'
@@ -223,14 +262,22 @@ def stamp_path(info, targets_by_options: dict, largest: int | None) -> Path:
 
 
 def _driver_cache_present(info) -> bool:
-    """Whether the driver's own program cache is where a stamp expects it: PoCL's kernel
-    cache folder (``POCL_CACHE_DIR``, default ``~/.cache/pocl``) exists; other drivers'
-    are not looked for."""
-    if "portable computing language" not in info.platform_name.lower():
-        return True
-    folder = os.environ.get("POCL_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),
-        "pocl")
+    """Whether the program cache that serves the device's next run is where a stamp
+    expects it: PoCL's kernel cache (``POCL_CACHE_DIR``, default ``~/.cache/pocl``),
+    NVIDIA's CUDA cache (``CUDA_CACHE_PATH``, default ``~/.nv/ComputeCache``; none while
+    ``CUDA_CACHE_DISABLE`` is 1), else pyopencl's binary cache (``~/.cache/pyopencl``)."""
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"),
+                                                             ".cache")
+    platform = info.platform_name.lower()
+    if "portable computing language" in platform:
+        folder = os.environ.get("POCL_CACHE_DIR") or os.path.join(cache, "pocl")
+    elif "nvidia" in platform:
+        if os.environ.get("CUDA_CACHE_DISABLE", "0") == "1":
+            return False
+        folder = os.environ.get("CUDA_CACHE_PATH") or os.path.join(
+            os.path.expanduser("~"), ".nv", "ComputeCache")
+    else:
+        folder = os.path.join(cache, "pyopencl")
     return os.path.isdir(folder)
 
 
@@ -293,11 +340,12 @@ def warm_in_helpers(info, targets_by_options: dict, screen: str = "auto",
     ctx = multiprocessing.get_context("spawn")   # never fork a process holding a context
     results = ctx.Queue()
     build_plants = {"build": list((plants or {}).get("build", ()))}
+    kernels = _kernel_shares(info, targets_by_options, n) if _is_gpu(info) else [None] * n
     procs = [ctx.Process(target=_helper, args=(info, screen, inputs, build_plants,
                                                targets_by_options, share, results,
-                                               largest),
+                                               largest, own),
                          daemon=True)
-             for share in shares]
+             for share, own in zip(shares, kernels)]
     for p in procs:
         p.start()
     last = time.time()
