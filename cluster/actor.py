@@ -283,6 +283,7 @@ class DeviceActor:
             self.building.done += per.pop((name, precision), 0)
         self.session.prepare(targets_by_options, None if report.helpers else on_built)
         self.building.done = self.building.total
+        report.progress = self.building          # every target's programs are built now
         self.building.seconds = time.perf_counter() - t0
         return {**report.to_json(), "seconds": round(time.perf_counter() - t0, 3)}
 
