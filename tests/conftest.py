@@ -15,6 +15,7 @@ import pytest
 DEVICE_GROUP = "device-and-cluster"
 
 
+@pytest.hookimpl(tryfirst=True)     # before xdist's own hook reads the groups
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.get_closest_marker("device") or item.get_closest_marker("cluster"):
