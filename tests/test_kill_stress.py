@@ -35,8 +35,14 @@ units = {units}
 """
 
 
-def _ray_processes() -> set[int]:
-    r = subprocess.run(["pgrep", "-f", "raylet|gcs_server"], capture_output=True, text=True)
+def _session_processes(sessions, pattern: str = ".") -> set[int]:
+    """Processes of the sessions ``sessions`` (the drivers this test started, each in a
+    session of its own, which its Ray cluster's processes share) whose command line
+    matches ``pattern``: never another test's Ray cluster on the same machine."""
+    if not sessions:
+        return set()
+    r = subprocess.run(["pgrep", "-s", ",".join(map(str, sessions)), "-f", pattern],
+                       capture_output=True, text=True)
     return {int(p) for p in r.stdout.split()}
 
 
@@ -66,10 +72,10 @@ VICTIMS = (("driver", 2), ("worker", 1), ("node", 1))
 _WORKERS = r"ray::(DeviceActor|check_and_write|UnitMaker)"
 
 
-def _kill_one(pattern: str, rng: random.Random) -> bool:
-    """SIGKILL one random process whose command line matches ``pattern``; False if none."""
-    r = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True)
-    pids = [int(p) for p in r.stdout.split()]
+def _kill_one(pattern: str, rng: random.Random, session: int) -> bool:
+    """SIGKILL one random process of ``session`` (a driver's) whose command line matches
+    ``pattern``; False if none."""
+    pids = sorted(_session_processes([session], pattern))
     if not pids:
         return False
     try:
@@ -105,7 +111,7 @@ def _kill_cycles(tmp_path, cycles: int, seed: int) -> None:
     spec.write_text(CAMPAIGN.format(units=units).replace(
         'name = "killed"', f'name = "killed"\ndevices = ["{selector()}"]'))
     out = tmp_path / "res"
-    before = _ray_processes()
+    sessions = []                               # each driver's, which its Ray's share
     kills = 0
     killed = Counter()
     for cycle in range(cycles):
@@ -113,6 +119,7 @@ def _kill_cycles(tmp_path, cycles: int, seed: int) -> None:
         if args is None:
             break
         p = _start(args, out)
+        sessions.append(p.pid)
         # a random moment: during start-up (no unit yet), among the units, or at the end
         done = _stats_files(out)
         # spread the kills over the campaign: a random point of this cycle's share
@@ -124,13 +131,14 @@ def _kill_cycles(tmp_path, cycles: int, seed: int) -> None:
             half = done + (target - done) // 2
             while p.poll() is None and _stats_files(out) < half:
                 time.sleep(0.02)
-            if p.poll() is None and _kill_one(_WORKERS, rng):
+            if p.poll() is None and _kill_one(_WORKERS, rng, p.pid):
                 killed["worker"] += 1
         while p.poll() is None and _stats_files(out) < target:
             time.sleep(0.02)
         time.sleep(jitter)
         hit = alone = False
-        if p.poll() is None and victim == "node" and _kill_one("raylet --raylet_socket", rng):
+        if p.poll() is None and victim == "node" and _kill_one("raylet --raylet_socket", rng,
+                                                               p.pid):
             killed["node"] += 1
             hit = True
             try:                    # the driver notices its node is gone, or is killed
@@ -151,6 +159,7 @@ def _kill_cycles(tmp_path, cycles: int, seed: int) -> None:
     args = _next_args(spec, out)
     if args is not None:
         p = _start(args, out)
+        sessions.append(p.pid)
         _, err = p.communicate(timeout=600)
         assert p.returncode == 0, err[-3000:]
     assert kills >= cycles - max(1, cycles // 5)       # a few runs may end before their kill
@@ -177,9 +186,9 @@ def _kill_cycles(tmp_path, cycles: int, seed: int) -> None:
     assert not list(out.rglob(".compact-*"))                 # no compaction half-done
     # Ray's own processes die with their driver (fate sharing), within seconds
     deadline = time.monotonic() + 60
-    while _ray_processes() - before and time.monotonic() < deadline:
+    while _session_processes(sessions) and time.monotonic() < deadline:
         time.sleep(0.5)
-    assert _ray_processes() - before == set(), "a killed driver left Ray processes"
+    assert _session_processes(sessions) == set(), "a killed driver left Ray processes"
 
 
 def test_a_driver_killed_at_random_moments_loses_nothing(tmp_path):
