@@ -178,16 +178,17 @@ class CampaignRun:
                                  "info": info}
 
     def _pools(self) -> dict:
-        """{fingerprint: {"precisions", "jobs", "max_alloc"}} for the chosen devices (the
+        """{fingerprint: {"precisions", "jobs", "max_alloc"}} for the chosen devices
+        ("precisions": ``capabilities_of``, the precisions and 'spirv'; the
         least CL_DEVICE_MAX_MEM_ALLOC_SIZE of the fingerprint's devices); raises a
         CampaignError for a job no chosen device can run."""
         from fuzzfarm.device.discovery import DeviceSelectionError, select_devices
         from fuzzfarm.target import Target
-        from fuzzfarm.work.session import precisions_of
+        from fuzzfarm.work.session import capabilities_of
         infos = [d["info"] for d in self.devices.values()]
         pools: dict = {}
         for info in infos:
-            precs = list(precisions_of(info))
+            precs = list(capabilities_of(info))
             pool = pools.setdefault(info.fingerprint, {"precisions": precs, "jobs": [],
                                                        "max_alloc": info.max_alloc_bytes})
             pool["max_alloc"] = min(pool["max_alloc"], info.max_alloc_bytes)
@@ -201,15 +202,22 @@ class CampaignRun:
             else:
                 mine = set(pools)
             runnable = False
+            spirv = any(Target.of(t).front_end == "spirv" for t in job.targets)
             for fp in mine:
                 have = set(pools[fp]["precisions"])
-                if any(Target.of(t).required_precisions <= have for t in job.targets):
+                if any(Target.of(t).requirements <= have for t in job.targets):
                     pools[fp]["jobs"].append(job.number)
                     runnable = True
+                if spirv and "spirv" not in have:
+                    info = next(i for i in infos if i.fingerprint == fp)
+                    self.console.print(f"{info.label} [{fp}] takes no SPIR-V "
+                                       f"(CL_DEVICE_IL_VERSION names none): job "
+                                       f"{job.name}'s SPIR-V targets run elsewhere or not")
             if not runnable:
                 raise self.c.error(f"jobs[{job.number}].precisions",
                                    "no selected device supports these precisions "
-                                   "(binary16 needs cl_khr_fp16, binary64 cl_khr_fp64)")
+                                   "(binary16 needs cl_khr_fp16, binary64 cl_khr_fp64)"
+                                   + (" and SPIR-V (CL_DEVICE_IL_VERSION)" if spirv else ""))
         return pools
 
     def _actor(self, key: str):

@@ -26,7 +26,8 @@ from importlib import resources
 from fuzzfarm.errors import SpecDataError
 
 __all__ = ["VERBS", "BINDING", "TEXTS", "Modality", "ModalityError", "table", "modality",
-           "implied_severity", "verbs_in", "language_of_text", "audit", "governing"]
+           "implied_severity", "verbs_in", "front_end_of_text", "audit", "governing",
+           "FRONT_ENDS"]
 
 
 class ModalityError(SpecDataError):
@@ -60,15 +61,17 @@ BINDING = frozenset({"shall", "must", "is"})
 _MODAL = ("shall", "must", "should", "may", "recommended", "undefined",
           "implementation-defined", "unspecified")
 
-#: The texts a rule can be governed by, and the kernel source language each governs
-#: (None: every kernel).  A rule governed by a language's text binds only kernels built
-#: from that language (OpenCL C 3.0 §6.4.3.3 versus the SPIR-V SaturatedConversion
-#: decoration).
+#: The front ends a kernel enters a driver by: OpenCL C source or a SPIR-V module.
+FRONT_ENDS = ("opencl-c", "spirv")
+
+#: The texts a rule can be governed by, and the front end each governs (None: every
+#: kernel).  A rule governed by a front end's text binds only kernels built through that
+#: front end (OpenCL C 3.0 §6.4.3.3 versus the SPIR-V SaturatedConversion decoration).
 TEXTS: dict[str, str | None] = {
     "C99 Annex F": None,
     "C99": None,
     "OpenCL SPIR-V Env": None,
-    "OpenCL C 3.0": "opencl_c",
+    "OpenCL C 3.0": "opencl-c",
     "SPIR-V": "spirv",
     "IEEE 754-2008": None,
     "OpenCL 3.0 API": None,
@@ -127,8 +130,8 @@ def verbs_in(clause: str) -> set[str]:
     return found
 
 
-def language_of_text(text: str) -> str | None:
-    """The kernel source language a governing text binds ('opencl_c', 'spirv'), or None
+def front_end_of_text(text: str) -> str | None:
+    """The front end a governing text binds ('opencl-c', 'spirv': FRONT_ENDS), or None
     for a text that binds every kernel.  Raises KeyError for an unknown text."""
     return TEXTS[text]
 

@@ -142,6 +142,9 @@ def _line_log(log_format: str, quiet: bool):
                    "also half, float, double.")
 @click.option("--widths", "-w", default="1", show_default=True, metavar="LIST",
               help="Vector widths to call the built-ins at: 1,2,3,4,8,16 (every lane checked).")
+@click.option("--front-end", "front_ends", default="opencl-c", show_default=True,
+              metavar="LIST", help="How kernels enter the driver: opencl-c (source), spirv "
+                                   "(SPIR-V modules; devices whose IL version names it).")
 @click.option("--build-options", default="", metavar="OPTS",
               help="OpenCL build options, e.g. '-cl-fast-relaxed-math' (relaxed ULP table) or "
                    "'-cl-denorms-are-zero' (flush-to-zero allowances).")
@@ -181,7 +184,8 @@ def _line_log(log_format: str, quiet: bool):
                    "device.")
 @log_options
 @click.pass_context
-def run(ctx, functions, precisions, widths, build_options, device, budget, seed, out, address,
+def run(ctx, functions, precisions, widths, front_ends, build_options, device, budget, seed,
+        out, address,
         campaign_file, resume_dir, dashboard, fail_on_findings, screen, inputs_at, log_format,
         quiet) -> None:
     """Fuzz the selected devices' built-ins for a time budget, or run a campaign, and
@@ -203,9 +207,10 @@ def run(ctx, functions, precisions, widths, build_options, device, budget, seed,
     if dashboard:
         need_dashboard()
     created = not os.path.exists(out)       # --out made by this command (a campaign: below)
-    given = [f"--{name.replace('_', '-')}" for name in
-             ("functions", "precisions", "widths", "build_options", "budget", "seed")
-             if ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT]
+    given = [p.opts[0] for p in ctx.command.params if p.name in
+             ("functions", "precisions", "widths", "front_ends", "build_options", "budget",
+              "seed")
+             and ctx.get_parameter_source(p.name) is not click.core.ParameterSource.DEFAULT]
     if resume_dir and device:
         given.insert(0, "--device")
     run_id = None
@@ -223,7 +228,7 @@ def run(ctx, functions, precisions, widths, build_options, device, budget, seed,
                                                      address, out, default_out)
     else:
         opts = runner.validate(functions, budget, seed, out, device, address,
-                               build_options, precisions, widths)
+                               build_options, precisions, widths, front_ends)
         camp, out = campaigns.of_run_options(opts), opts.out
     log = _line_log(log_format, quiet)
     try:

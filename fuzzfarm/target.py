@@ -2,9 +2,9 @@
 width, parsed and validated once where a name enters (the CLI, a campaign file, a stored
 row) and passed down as a value.
 
-``Target`` is a named tuple ``(name, precision, width)``, so it is hashable, orders, and
-stores as a plain list in checkpoints and scheduler state; everything else about it is
-derived from the specification data (``edgecases``):
+``Target`` is a named tuple ``(name, precision, width, front_end)``, so it is hashable,
+orders, and stores as a plain list in checkpoints and scheduler state; everything else
+about it is derived from the specification data (``edgecases``):
 
 * ``kind``: how the pipeline treats it, one of ``KINDS``: ``"elementwise"`` (a built-in
   applied lane by lane: math, half_, native_, common and the operators, integer arguments
@@ -30,16 +30,20 @@ from typing import NamedTuple
 
 from edgecases import catalogue
 from edgecases import conversions as conversion_table
+from edgecases import modality
 from fuzzfarm.errors import BadInput
 from fuzzfarm.formats import FloatFormat, format_named
 
-__all__ = ["Target", "TargetError", "KINDS", "PRECISIONS", "is_conversion_name",
+__all__ = ["Target", "TargetError", "KINDS", "PRECISIONS", "FRONT_ENDS", "is_conversion_name",
            "canonical_name"]
 
 #: The kinds of target, each with its own inputs, kernel and verdict.
 KINDS = ("elementwise", "geometric", "conversion")
 #: The precisions a target may name (IEEE 754-2008 interchange formats).
 PRECISIONS = ("binary16", "binary32", "binary64")
+#: The driver front ends a kernel can enter by (edgecases.modality.FRONT_ENDS): OpenCL C
+#: source (clCreateProgramWithSource) or a SPIR-V module (clCreateProgramWithIL).
+FRONT_ENDS = modality.FRONT_ENDS
 
 
 class TargetError(BadInput):
@@ -77,26 +81,37 @@ def canonical_name(name: str) -> str:
 
 
 class Target(NamedTuple):
-    """One built-in or conversion x precision x vector width.
+    """One built-in or conversion x precision x vector width x front end.
 
     ``name``: a built-in's name (``"sinpi"``) or a conversion's id
     (``"convert_int_sat_rte(float)"``); ``precision``: ``"binary16"``, ``"binary32"`` or
     ``"binary64"`` (for a conversion, the widest floating format it touches); ``width``:
-    the OpenCL vector width, 1, 2, 3, 4, 8 or 16.  Build one with ``Target.parse`` where a
-    name comes from outside; the constructor does not validate."""
+    the OpenCL vector width, 1, 2, 3, 4, 8 or 16; ``front_end``: how its kernel enters the
+    driver, ``"opencl-c"`` (source) or ``"spirv"`` (a SPIR-V module; FRONT_ENDS).  Build
+    one with ``Target.parse`` where a name comes from outside; the constructor does not
+    validate."""
 
     name: str
     precision: str = "binary32"
     width: int = 1
+    front_end: str = "opencl-c"
 
     # ------------------------------------------------------------------ parsing
     @classmethod
-    def parse(cls, name: str, precision: str = "binary32", width: int = 1) -> "Target":
-        """The target ``name`` x ``precision`` x ``width``, validated against the catalogue.
-        A conversion id is normalised (``convert_int( float )`` -> ``convert_int(float)``).
-        Raises TargetError (a BadInput: one line, exit status 2 at the CLI) for an unknown
-        built-in, a malformed conversion, a precision the built-in does not exist in, or a
-        width it does not take."""
+    def parse(cls, name: str, precision: str = "binary32", width: int = 1,
+              front_end: str = "opencl-c") -> "Target":
+        """The target ``name`` x ``precision`` x ``width`` x ``front_end``, validated
+        against the catalogue.  A conversion id is normalised (``convert_int( float )`` ->
+        ``convert_int(float)``).  Raises TargetError (a BadInput: one line, exit status 2
+        at the CLI) for an unknown built-in, a malformed conversion, a precision the
+        built-in does not exist in, a width it does not take, or an unknown front end."""
+        if front_end not in FRONT_ENDS:
+            raise TargetError(f"front_end={front_end!r} is unknown; choose one of "
+                              f"{', '.join(FRONT_ENDS)}")
+        return cls._parse(name, precision, width)._replace(front_end=front_end)
+
+    @classmethod
+    def _parse(cls, name: str, precision: str, width: int) -> "Target":
         name = str(name).strip()
         try:
             spec = _spec(name)
@@ -130,18 +145,21 @@ class Target(NamedTuple):
 
     @classmethod
     def of(cls, target) -> "Target":
-        """``target`` as a Target: a Target, or a (name, precision, width) sequence (a
-        stored checkpoint, a JSON list).  Does not validate (see ``parse``)."""
+        """``target`` as a Target: a Target, or a (name, precision, width[, front end])
+        sequence (a stored checkpoint, a JSON list; without a front end, OpenCL C).  Does
+        not validate (see ``parse``)."""
         if isinstance(target, Target):
             return target
-        name, precision, width = target
-        return cls(str(name), str(precision), int(width))
+        name, precision, width, *rest = target
+        return cls(str(name), str(precision), int(width), str(rest[0]) if rest else "opencl-c")
 
     # ------------------------------------------------------------------ what it is
     @property
     def id(self) -> str:
-        """``sinpi.binary32.w1``: the target in unit ids and file names."""
-        return f"{self.name}.{self.precision}.w{self.width}"
+        """``sinpi.binary32.w1``: the target in unit ids and file names (a SPIR-V target's
+        ends in ``.spirv``: ``sinpi.binary32.w1.spirv``)."""
+        base = f"{self.name}.{self.precision}.w{self.width}"
+        return base if self.front_end == "opencl-c" else f"{base}.{self.front_end}"
 
     @property
     def is_conversion(self) -> bool:
@@ -225,6 +243,15 @@ class Target(NamedTuple):
             return frozenset({f.name for f in (c.src_format, c.dst_format) if f is not None}
                              | {self.precision})
         return frozenset({self.precision})
+
+    @property
+    def requirements(self) -> frozenset:
+        """What a device must have to run the target: its ``required_precisions``, and
+        'spirv' for a SPIR-V target (a device whose CL_DEVICE_IL_VERSION names SPIR-V;
+        ``work.session.capabilities_of``)."""
+        if self.front_end == "spirv":
+            return self.required_precisions | {"spirv"}
+        return self.required_precisions
 
     # ------------------------------------------------------------------ what applies
     def rules(self) -> tuple:

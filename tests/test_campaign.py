@@ -61,7 +61,8 @@ def test_nightly_is_what_a_night_runs():
     assert {t[0] for t in by["catalogue"].targets} == set(catalogue.functions())
     assert {t[1] for t in by["catalogue"].targets} == {"binary32", "binary64"}
     assert len(by["recipes"].build_options) == 2 and not by["recipes"].finite
-    assert by["sweep"].targets == tuple((f, "binary32", 1) for f in ("sinpi", "cospi", "tanpi"))
+    assert by["sweep"].targets == tuple((f, "binary32", 1, "opencl-c")
+                                        for f in ("sinpi", "cospi", "tanpi"))
     assert not camp.finite
 
 
@@ -77,7 +78,7 @@ def test_minimal_file_and_defaults():
     assert (job.number, job.name, job.source, job.build_options, job.inputs, job.units,
             job.devices, job.chunk_bits, job.line) == (1, "job1", "recipes", ("",), None,
                                                        None, (), 22, 4)
-    assert job.targets == (("sinpi", "binary32", 1),)
+    assert job.targets == (("sinpi", "binary32", 1, "opencl-c"),)
     assert not job.finite and not camp.finite
     assert loads(MINIMAL).name == "campaign"
 
@@ -130,7 +131,8 @@ chunk_bits = 16
                                           ["binary32", "binary64"], [1, 4]))
     assert a.build_options == ("", "-cl-denorms-are-zero") and a.devices == ("pocl",)
     assert b.name == "job2" and b.units == 3 and b.finite
-    assert c.targets == (("sin", "binary16", 1), ("pow", "binary16", 1)) and c.chunk_bits == 16
+    assert c.targets == (("sin", "binary16", 1, "opencl-c"), ("pow", "binary16", 1, "opencl-c")) \
+        and c.chunk_bits == 16
     assert camp.line_of("devices") == 2
     assert camp.line_of("jobs[2]") == 13 and camp.line_of("jobs[2].units") == 16
     assert camp.line_of("jobs[3].devices") == 18        # absent: its table's line

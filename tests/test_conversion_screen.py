@@ -274,7 +274,7 @@ def _faulty_program(every: int):
     """A Conversion._program whose kernel gets every ``every``-th work item's result (from
     1) one pattern off: a planted fault of the driver's conversion."""
     import re
-    from fuzzfarm.work.kinds import Conversion
+    from fuzzfarm.work.conversion_kind import Conversion
     real = Conversion._program
 
     def program(self, target):
@@ -299,7 +299,8 @@ def test_made_units_get_the_host_verdict(runner, monkeypatch, every, size):
     the eighth of a unit a gathering holds): every row read back, same verdict."""
     from fuzzfarm.device.conversion_generate import ConversionPlan
     from fuzzfarm.work.check import check_landed, check_result
-    from fuzzfarm.work.kinds import Conversion, kind_of
+    from fuzzfarm.work.conversion_kind import Conversion
+    from fuzzfarm.work.kinds import kind_of
     from fuzzfarm.work.make import make_inputs, make_unit
     from fuzzfarm.work.session import DeviceSession, prepare_inputs
     monkeypatch.setattr(Conversion, "_program", _faulty_program(every))
@@ -445,7 +446,8 @@ def test_vector_widths_are_judged_element_by_element(runner, width):
     the device and units of host-made inputs, judged on the device, get the host-screened
     verdict, a fault planted in the kernel included."""
     from fuzzfarm.work.check import check_landed, check_result
-    from fuzzfarm.work.kinds import Conversion, kind_of
+    from fuzzfarm.work.conversion_kind import Conversion
+    from fuzzfarm.work.kinds import kind_of
     from fuzzfarm.work.make import make_inputs, make_unit
     from fuzzfarm.work.session import DeviceSession, prepare_inputs
     import pytest as _pytest

@@ -15,6 +15,7 @@ import pytest
 
 from strategies import conversions as CI
 from edgecases import conversions as CT
+from edgecases.modality import FRONT_ENDS
 from fuzzfarm.device import conversion_kernels as CK
 from fuzzfarm.verdict import conversions as C
 from fuzzfarm.verdict.claims import Claims
@@ -41,12 +42,12 @@ def f64(x: float) -> int:
     return D.bits_of(x)
 
 
-def run(text: str, src, got, claims=None, language="opencl_c"):
+def run(text: str, src, got, claims=None, front_end="opencl-c"):
     """check() on one element."""
     conv = CT.parse(text)
     s = np.asarray([src], dtype=np.int64 if src < 0 else np.uint64)
     g = np.asarray([got], dtype=np.int64 if got < 0 else np.uint64)
-    return C.check(conv, s, g, claims, language)
+    return C.check(conv, s, g, claims, front_end)
 
 
 def fails(res) -> set:
@@ -105,13 +106,13 @@ def _slow_to_float(x: Fraction, t: str, mode: str, neg_zero: bool) -> int:
     return int(np.array(-v if neg else v, ft).view(ut))
 
 
-def slow(conv, s: int, language: str = "opencl_c"):
+def slow(conv, s: int, front_end: str = "opencl-c"):
     d = _decode(s, conv.src) if conv.src in _FMT else ("num", Fraction(s), False)
     if conv.dst in CT.INT_TYPES:
         lo, hi = CT.int_range(conv.dst)
         if d[0] == "nan":
             # OpenCL C: "NaN should be converted to 0" (not judged); SPIR-V: "is converted"
-            return (0, True) if conv.sat and language == "spirv" else (None, False)
+            return (0, True) if conv.sat and front_end == "spirv" else (None, False)
         if d[0] == "inf":
             return ((lo if d[1] else hi), True) if conv.sat else (None, False)
         x = d[1]
@@ -135,19 +136,19 @@ def slow(conv, s: int, language: str = "opencl_c"):
 CROSS = [c for c in ALL if not (c.kind == "int_to_int" and c.rounding)]
 
 
-@pytest.mark.parametrize("language", C.LANGUAGES)
+@pytest.mark.parametrize("front_end", FRONT_ENDS)
 @pytest.mark.parametrize("kind", ["float_to_int", "int_to_float", "float_to_float", "int_to_int"])
-def test_reference_matches_a_slow_exact_oracle(kind, language):
+def test_reference_matches_a_slow_exact_oracle(kind, front_end):
     """Every (src, dst, sat, mode): landmarks plus random inputs, against Fractions."""
-    if language != "opencl_c" and kind != "float_to_int":
-        pytest.skip("the source language changes float->int _sat of a NaN only")
+    if front_end != "opencl-c" and kind != "float_to_int":
+        pytest.skip("the front end changes float->int _sat of a NaN only")
     for conv in (c for c in CROSS if c.kind == kind):
         pool = CI.special_inputs(conv)
         x = np.concatenate([pool[:: max(1, pool.size // 100)], CI.inputs(conv, 120, 11)])
-        exp, judged = C.reference(conv, x, language)
+        exp, judged = C.reference(conv, x, front_end)
         assert exp.dtype == conv.dst_dtype and judged.dtype == bool
         for k in range(x.size):
-            want, jw = slow(conv, int(x[k]), language)
+            want, jw = slow(conv, int(x[k]), front_end)
             where = f"{conv.id} src={int(x[k]):#x}"
             assert bool(judged[k]) == jw, where
             if not jw:
@@ -290,8 +291,8 @@ CASES = [
 @pytest.mark.parametrize("text,src,good,bad,rule", CASES,
                          ids=[f"{c[0]}-{c[4].split('.')[-1]}-{i}" for i, c in enumerate(CASES)])
 def test_rule_passes_the_right_result_and_flags_a_wrong_one(text, src, good, bad, rule):
-    lang = "spirv" if rule.startswith("SPIRV.") else "opencl_c"
-    run = functools.partial(globals()["run"], language=lang)
+    lang = "spirv" if rule.startswith("SPIRV.") else "opencl-c"
+    run = functools.partial(globals()["run"], front_end=lang)
     ok = run(text, src, good)
     assert not ok.findings, ok.findings
     assert ok.exact == 1 and ok.unjudged == 0
@@ -330,13 +331,13 @@ def test_a_saturated_nan_in_opencl_c_is_only_recommended_to_be_zero(text, src, g
         (f,) = res.findings
         assert f.expected == "0" and "should" in f.sentence and "should" in f.reading
     # the same result under the SPIR-V decoration's text is judged
-    assert fails(run(text, src, got, language="spirv")) == (
+    assert fails(run(text, src, got, front_end="spirv")) == (
         set() if got == 0 else {"SPIRV.convert.sat_nan_zero"})
 
 
-def test_an_unknown_source_language_is_refused():
-    with pytest.raises(ValueError, match="language='glsl'"):
-        run("convert_int_sat(float)", 0, 0, language="glsl")
+def test_an_unknown_front_end_is_refused():
+    with pytest.raises(ValueError, match="front_end=.glsl."):
+        run("convert_int_sat(float)", 0, 0, front_end="glsl")
 
 
 def test_a_signaling_nan_may_stay_signaling():

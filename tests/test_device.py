@@ -256,12 +256,12 @@ def test_staging_slots_are_reused_within_their_budget(info, monkeypatch):
     and reuse it; the idle slots kept never exceed the byte budget (one slot at least)."""
     from fuzzfarm.device import runner as device_module
     made = []
-    real = device_module._Slot.__init__
+    real = device_module.Slot.__init__
 
     def counting(self, *a, **k):
         made.append(1)
         real(self, *a, **k)
-    monkeypatch.setattr(device_module._Slot, "__init__", counting)
+    monkeypatch.setattr(device_module.Slot, "__init__", counting)
     r = DeviceRunner(info)
     rng = np.random.default_rng(3)
     x32 = rng.integers(0, 2**32, 5000, dtype=np.uint32)

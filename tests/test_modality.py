@@ -62,14 +62,14 @@ def test_no_recommendation_is_a_failure_and_every_departure_is_lenient():
             assert severity == "note" and row.binding, rid
 
 
-def test_saturated_nan_is_governed_by_the_source_language():
+def test_saturated_nan_is_governed_by_the_front_end():
     cl, spirv = (modality.modality(i) for i in
                  ("CL.convert.sat_nan_zero", "SPIRV.convert.sat_nan_zero"))
     assert (cl.text, cl.verb, cl.severity) == ("OpenCL C 3.0", "should", "note")
     assert (spirv.text, spirv.verb, spirv.severity) == ("SPIR-V", "is", "fail")
-    assert modality.language_of_text(cl.text) == "opencl_c"
-    assert modality.language_of_text(spirv.text) == "spirv"
-    assert modality.language_of_text("C99 Annex F") is None
+    assert modality.front_end_of_text(cl.text) == "opencl-c"
+    assert modality.front_end_of_text(spirv.text) == "spirv"
+    assert modality.front_end_of_text("C99 Annex F") is None
 
 
 # ------------------------------------------------------------------ the audit catches bad rows

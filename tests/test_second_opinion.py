@@ -346,9 +346,9 @@ def test_conversions_agree_with_a_judge_written_from_the_sentences():
                  for g in conversion_candidates(cid, s, rng)]
         src_arr = as_dtype_array([p[0] for p in pairs], src)
         got_arr = as_dtype_array([p[1] for p in pairs], dst)
-        languages = ("opencl_c", "spirv") if sat and src in FLOAT_BITS else ("opencl_c",)
+        languages = ("opencl-c", "spirv") if sat and src in FLOAT_BITS else ("opencl-c",)
         for language in languages:
-            res = conversions.check(conv, src_arr, got_arr, claims, language=language,
+            res = conversions.check(conv, src_arr, got_arr, claims, front_end=language,
                                     per_rule=None)      # every element's finding
             prod = {f.index: f.rule_id for f in res.findings if f.severity == "fail"}
             for k, (s, g) in enumerate(pairs):

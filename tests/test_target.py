@@ -14,12 +14,19 @@ from fuzzfarm.target import KINDS, Target, TargetError
 from fuzzfarm.work import kinds, make, rows as unit_rows, session
 
 
-def test_a_target_is_a_plain_triple():
+def test_a_target_is_a_plain_tuple_and_a_stored_triple_is_opencl_c():
     t = Target.parse("sinpi", "binary32", 4)
-    assert t == ("sinpi", "binary32", 4) and hash(t) == hash(("sinpi", "binary32", 4))
-    assert json.loads(json.dumps(t)) == ["sinpi", "binary32", 4]
-    assert Target.of(["sinpi", "binary32", 4]) == t and Target.of(t) is t
+    plain = ("sinpi", "binary32", 4, "opencl-c")
+    assert t == plain and hash(t) == hash(plain)
+    assert json.loads(json.dumps(t)) == list(plain)
+    assert Target.of(["sinpi", "binary32", 4]) == t and Target.of(t) is t   # older journals
     assert t.id == "sinpi.binary32.w4" and str(t) == t.id
+    s = Target.parse("sinpi", "binary32", 4, "spirv")
+    assert s != t and Target.of(json.loads(json.dumps(s))) == s
+    assert s.id == "sinpi.binary32.w4.spirv" and s.requirements == {"binary32", "spirv"}
+    assert t.requirements == {"binary32"}
+    with pytest.raises(TargetError, match="front_end='glsl'"):
+        Target.parse("sinpi", "binary32", 1, "glsl")
 
 
 @pytest.mark.parametrize("name, kind", [
@@ -115,7 +122,7 @@ class _Runner:
     def __init__(self):
         self.calls = []
 
-    def run(self, fn, inputs, fmt, width):
+    def run(self, fn, inputs, fmt, width, front_end="opencl-c"):
         self.calls.append(("run", fn.name, fmt.name, width))
         return {"ret": np.zeros(len(next(iter(inputs.values()))), fmt.uint)}
 

@@ -142,12 +142,12 @@ def _gpu_targets():
 
 @pytest.mark.device
 def test_gpu_helpers_are_dealt_whole_kernel_programs_each_built_once():
-    from fuzzfarm.work.session import kernel_programs, precisions_of
+    from fuzzfarm.work.session import capabilities_of, kernel_programs
     info = _info(device_type="GPU", platform_name="NVIDIA CUDA")
     targets = _gpu_targets()
-    whole = kernel_programs(targets, precisions_of(info))[""]
+    whole = kernel_programs(targets, capabilities_of(info))[""]
     shares = warm._kernel_shares(info, targets, 3)
-    dealt = [kernel_programs(share, precisions_of(info))[""] for share in shares]
+    dealt = [kernel_programs(share, capabilities_of(info))[""] for share in shares]
     assert all(dealt)                                   # every helper builds something
     # each program of the whole run is built by exactly one helper, with the same list
     # of targets (so the same program text)

@@ -86,6 +86,15 @@ class DeviceInfo:
     #: CL_DEVICE_MAX_MEM_ALLOC_SIZE in bytes (0 where the query fails): the largest
     #: buffer, which bounds the size of a unit kept on the device (work.make.resident_bytes)
     max_alloc_bytes: int = 0
+    #: CL_DEVICE_IL_VERSION, the intermediate languages clCreateProgramWithIL takes
+    #: ('SPIR-V_1.0 SPIR-V_1.1 ...'; '' where none or the query fails)
+    il_version: str = ""
+
+    @property
+    def spirv_versions(self) -> tuple[str, ...]:
+        """The SPIR-V versions the device consumes (``('1.0', '1.1', ...)``), from
+        ``il_version``; ``()`` for a device that takes no SPIR-V."""
+        return tuple(re.findall(r"SPIR-V_(\d+\.\d+)", self.il_version))
 
     @property
     def fingerprint(self) -> str:
@@ -184,6 +193,7 @@ class DeviceInfo:
             "double_fp_config": self.double_fp_config,
             "fp_flags": {p: list(self.fp_flags(p)) for p in _PRECISIONS},
             "extensions": list(self.extensions), "max_alloc_bytes": self.max_alloc_bytes,
+            "il_version": self.il_version, "spirv_versions": list(self.spirv_versions),
         }
         return d
 
@@ -218,6 +228,7 @@ def _describe(dev, index: int, pi: int, di: int, platform) -> DeviceInfo:
         double_fp_config=double,
         device_type=_type_name(int(_query(lambda: dev.type, 0))),
         max_alloc_bytes=int(_query(lambda: dev.max_mem_alloc_size, 0) or 0),
+        il_version=_clean(_query(lambda: dev.il_version, "") or ""),
     )
 
 

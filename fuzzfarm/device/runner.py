@@ -33,6 +33,9 @@ from fuzzfarm.errors import DeviceFault
 import pyopencl as cl  # noqa: E402  (after discovery: the ICDs are registered)
 
 from edgecases.catalogue import Function  # noqa: E402
+from edgecases.modality import FRONT_ENDS  # noqa: E402
+from fuzzfarm.device import spirv  # noqa: E402
+from fuzzfarm.device.staging import MIN_SLOT_ELEMENTS, PendingRun, Slot  # noqa: E402
 from fuzzfarm.formats import BINARY32, BINARY64, FloatFormat  # noqa: E402
 from fuzzfarm.device.kernels import (  # noqa: E402
     CONSTANTS_KERNEL, buffer_dtype, constants_source, kernel_name, kernel_source, program_source,
@@ -51,9 +54,6 @@ LOCAL_SIZE = 64
 #: Lines of a build log quoted in a KernelBuildError message.
 BUILD_LOG_LINES = 20
 
-#: Staging slots are allocated for a power-of-two number of elements, at least this many,
-#: so batches of similar sizes share them.
-MIN_SLOT_ELEMENTS = 1 << 12
 #: Idle staging slots kept for reuse (per runner), at most this many and
 #: ``idle_bytes_limit`` bytes of device and host memory in all; the least recently used
 #: beyond are released.  A whole catalogue's targets stage in some fifty buffer layouts:
@@ -160,6 +160,12 @@ def cl_error_code(exc) -> tuple[int | None, str]:
     return code, name
 
 
+def _check_front_end(front_end: str) -> None:
+    if front_end not in FRONT_ENDS:
+        raise ValueError(f"front_end={front_end!r} is unknown; choose one of "
+                         f"{', '.join(FRONT_ENDS)}")
+
+
 def _check_available(fn: Function, fmt: FloatFormat, width: int) -> None:
     """Raise ValueError when built-in ``fn`` does not exist in ``fmt`` or at ``width``
     (functions.toml ``precisions`` / ``widths``: half_* and native_* are float only,
@@ -205,8 +211,8 @@ class DeviceRunner:
         #: Built-in names whose programs get an ``#error`` line (tests plant build
         #: failures with it, FAULTS_ENV "build"); empty in normal use.
         self.planted_build: tuple = tuple(planted_faults().get("build", ()))
-        self._idle: list[_Slot] = []      # staging slots free for reuse, oldest first
-        self._idle_bytes = 0              # their memory (``_Slot.nbytes``)
+        self._idle: list[Slot] = []      # staging slots free for reuse, oldest first
+        self._idle_bytes = 0              # their memory (``Slot.nbytes``)
         try:
             mem = int(self.device.global_mem_size)
         except (cl.Error, AttributeError, TypeError, ValueError):
@@ -217,8 +223,9 @@ class DeviceRunner:
 
     # -- building ---------------------------------------------------------------------
 
-    def _key(self, fn: Function, fmt: FloatFormat, width: int) -> tuple:
-        return (fn.name, fmt.name, width, self.build_options)
+    def _key(self, fn: Function, fmt: FloatFormat, width: int,
+             front_end: str = "opencl-c") -> tuple:
+        return (fn.name, fmt.name, width, self.build_options, front_end)
 
     def _check_format(self, fmt: FloatFormat) -> None:
         if not self.info.supports(fmt):
@@ -227,14 +234,26 @@ class DeviceRunner:
                              f"use a device whose extensions include it")
 
     def build(self, source: str, what: str, options: str | None = None):
-        """Compile OpenCL C ``source`` with this runner's build options (or ``options``);
-        returns the pyopencl Program.  ``what`` names it in errors.  Raises
-        KernelBuildError with the build log on failure."""
+        """Compile ``source`` with this runner's build options (or ``options``): OpenCL C
+        source, or a SPIR-V module's assembly text (``spirv.is_module``), which is
+        assembled and given to the driver as IL (clCreateProgramWithIL).  Returns the
+        pyopencl Program; ``what`` names it in errors.  Raises KernelBuildError with the
+        build log on failure (``source`` the text given: a SPIR-V finding carries its
+        module), SpirvToolMissing when a module cannot be assembled here."""
         build_options = self.build_options if options is None else options
-        if any(re.search(rf"\b{re.escape(name)}\s*\(", source) for name in self.planted_build):
-            source += '\n#error "fuzzfarm: planted build failure (tests)"\n'
-        kernels = re.findall(r"__kernel\s+void\s+(\w+)", source)
-        program = cl.Program(self.context, source)
+        il = spirv.is_module(source)
+        if il:
+            kernels = re.findall(r'OpEntryPoint Kernel %\S+ "(\w+)"', source)
+            binary = spirv.assemble(source)
+            if any(f"k_{name}" in kernels for name in self.planted_build):
+                binary = binary[:len(binary) // 2]    # a module the driver must refuse
+            program = cl.Program(self.context, binary)
+        else:
+            if any(re.search(rf"\b{re.escape(name)}\s*\(", source)
+                   for name in self.planted_build):
+                source += '\n#error "fuzzfarm: planted build failure (tests)"\n'
+            kernels = re.findall(r"__kernel\s+void\s+(\w+)", source)
+            program = cl.Program(self.context, source)
         try:
             with warnings.catch_warnings():
                 # pyopencl warns with the log of a successful build; it is noise here.
@@ -259,7 +278,7 @@ class DeviceRunner:
                 code_name=code_name, kernels=kernels) from None
 
     def prepare(self, fns: Iterable[Function], fmt: FloatFormat = BINARY32,
-                width: int = 1) -> None:
+                width: int = 1, front_end: str = "opencl-c") -> None:
         """Compile the kernels of ``fns`` not yet cached, all in one program: on PoCL
         3.0-rc2 a cold build of the whole catalogue (51 kernels) takes about 0.25 s, one
         program per kernel about 10 s.  (PoCL still generates each kernel's machine code
@@ -272,15 +291,20 @@ class DeviceRunner:
         Vector widths: PoCL 3.0-rc2's compiler crashes the whole process (SIGSEGV or
         SIGABRT, uncatchable) on most built-ins at width 16; run wide kernels in a process
         you can lose.
+
+        ``front_end`` 'spirv' builds the kernels from a SPIR-V module of the same kernels
+        (fuzzfarm.device.spirv.program_module) instead of OpenCL C source.
         """
         self._check_format(fmt)
+        _check_front_end(front_end)
         fns = list(dict.fromkeys(fns))
         for f in fns:
             _check_available(f, fmt, width)
-        todo = [f for f in fns if self._key(f, fmt, width) not in self._kernels]
+        todo = [f for f in fns if self._key(f, fmt, width, front_end) not in self._kernels]
         if not todo:
             return
-        src = program_source(todo, fmt, width)
+        src = spirv.program_module(todo, fmt, width) if front_end == "spirv" else \
+            program_source(todo, fmt, width)
         try:
             what = kernel_name(todo[0]) if len(todo) == 1 else f"{len(todo)} kernels"
             program = self.build(src, f"{what} ({fmt.name}, width {width})")
@@ -290,7 +314,7 @@ class DeviceRunner:
             failures = {}
             for f in todo:
                 try:
-                    self.prepare([f], fmt, width)
+                    self.prepare([f], fmt, width, front_end)
                 except KernelBuildError as exc:
                     failures[f.name] = exc
             if failures:
@@ -315,7 +339,8 @@ class DeviceRunner:
                     f"left by a crashed compile can cause it: remove POCL_CACHE_DIR "
                     f"(default ~/.cache/pocl/kcache) and retry",
                     source=src, options=self.build_options) from None
-            self._kernels[self._key(f, fmt, width)] = (kernel, self._local_size(kernel))
+            self._kernels[self._key(f, fmt, width, front_end)] = (kernel,
+                                                                  self._local_size(kernel))
 
     def _local_size(self, kernel) -> int:
         """LOCAL_SIZE, or the largest power of two the kernel's work-group limit allows."""
@@ -329,17 +354,22 @@ class DeviceRunner:
             size *= 2
         return size
 
-    def source(self, fn: Function, fmt: FloatFormat = BINARY32, width: int = 1) -> str:
-        """The OpenCL C source of ``fn``'s kernel as this runner builds it: the
-        self-contained ``kernel_source`` text (``prepare`` concatenates exactly these
-        kernel bodies under one preamble).  Quote it, with ``build_options``, in a
-        reproducer."""
+    def source(self, fn: Function, fmt: FloatFormat = BINARY32, width: int = 1,
+               front_end: str = "opencl-c") -> str:
+        """The program text of ``fn``'s kernel as this runner builds it: the
+        self-contained OpenCL C ``kernel_source`` (``prepare`` concatenates exactly these
+        kernel bodies under one preamble), or for ``front_end`` 'spirv' the SPIR-V
+        module of that kernel alone (assembly text).  Quote it, with ``build_options``,
+        in a reproducer."""
+        if front_end == "spirv":
+            return spirv.program_module([fn], fmt, width)
         return kernel_source(fn, fmt, width)
 
-    def _kernel(self, fn: Function, fmt: FloatFormat, width: int):
-        key = self._key(fn, fmt, width)
+    def _kernel(self, fn: Function, fmt: FloatFormat, width: int,
+                front_end: str = "opencl-c"):
+        key = self._key(fn, fmt, width, front_end)
         if key not in self._kernels:
-            self.prepare([fn], fmt, width)
+            self.prepare([fn], fmt, width, front_end)
         return self._kernels[key]
 
     # -- running ----------------------------------------------------------------------
@@ -378,7 +408,7 @@ class DeviceRunner:
         return n
 
     def run(self, fn: Function, inputs: dict[str, np.ndarray], fmt: FloatFormat = BINARY32,
-            width: int = 1) -> dict[str, np.ndarray]:
+            width: int = 1, front_end: str = "opencl-c") -> dict[str, np.ndarray]:
         """Call built-in ``fn`` on the device, element by element (or vector by vector).
 
         ``inputs`` maps each name of ``fn.arg_names`` to a 1-D array, all of one length
@@ -390,14 +420,15 @@ class DeviceRunner:
         (scalar) result such as dot's.  The arrays are copied to and from the device as raw
         bits.
 
-        Compiles the kernel on first use (see ``prepare``).  Raises ValueError for
-        missing/extra keys, wrong dtypes or shapes, empty or unequal lengths, or a format
-        the device lacks; KernelBuildError when the kernel does not build.
+        Compiles the kernel on first use (see ``prepare``; ``front_end`` 'spirv': from
+        its SPIR-V module).  Raises ValueError for missing/extra keys, wrong dtypes or
+        shapes, empty or unequal lengths, or a format the device lacks; KernelBuildError
+        when the kernel does not build.
         """
-        return self.submit(fn, inputs, fmt, width).wait()
+        return self.submit(fn, inputs, fmt, width, front_end=front_end).wait()
 
     def submit(self, fn: Function, inputs: dict[str, np.ndarray], fmt: FloatFormat = BINARY32,
-               width: int = 1, after=None) -> "PendingRun":
+               width: int = 1, after=None, front_end: str = "opencl-c") -> "PendingRun":
         """``run`` without waiting: the inputs are copied into a staging slot now (so the
         caller may reuse or drop its arrays at once), the copies and the kernel are
         enqueued, and a PendingRun is returned whose ``wait()`` gives what ``run`` returns.
@@ -407,13 +438,14 @@ class DeviceRunner:
         returns its last event, which ``wait()`` also waits for."""
         n = self._check_inputs(fn, inputs, fmt, width)
         self._check_format(fmt)
-        kernel, local = self._kernel(fn, fmt, width)
+        kernel, local = self._kernel(fn, fmt, width, front_end)
         ins = [np.asarray(inputs[a.name]) for a in fn.inputs]
         outs = [(o.name, buffer_dtype(o, fmt), o.scalar) for o in fn.outputs]
         return self._launch(kernel, local, ins, outs, n, width, after=after)
 
     def submit_made(self, fn: Function, n: int, fill, fmt: FloatFormat = BINARY32,
-                    width: int = 1, after=None, copy_back: bool = True) -> "PendingRun":
+                    width: int = 1, after=None, copy_back: bool = True,
+                    front_end: str = "opencl-c") -> "PendingRun":
         """``submit`` for ``n`` >= 1 inputs made on the device rather than copied from the
         host: ``fill(queue, input buffers, n)`` enqueues their making into the launch's
         device buffers (rows 0 .. n of each; fuzzfarm.device.generate) and returns its last
@@ -425,7 +457,7 @@ class DeviceRunner:
         if int(n) < 1:
             raise ValueError(f"n={n!r}: a launch needs at least one input")
         self._check_format(fmt)
-        kernel, local = self._kernel(fn, fmt, width)
+        kernel, local = self._kernel(fn, fmt, width, front_end)
         ins = [np.empty(0, buffer_dtype(a, fmt)) for a in fn.inputs]
         outs = [(o.name, buffer_dtype(o, fmt), o.scalar) for o in fn.outputs]
         return self._launch(kernel, local, ins, outs, int(n), width, after=after, fill=fill,
@@ -502,7 +534,7 @@ class DeviceRunner:
 
     # -- staging and launching ------------------------------------------------------------
 
-    def _slot(self, in_dtypes: tuple, out_dtypes: tuple, elements: int) -> "_Slot":
+    def _slot(self, in_dtypes: tuple, out_dtypes: tuple, elements: int) -> Slot:
         """An idle staging slot for this buffer layout holding at least ``elements``, or a
         new one (a power of two of elements, at least MIN_SLOT_ELEMENTS)."""
         for k, slot in enumerate(self._idle):
@@ -510,9 +542,9 @@ class DeviceRunner:
                 self._idle_bytes -= slot.nbytes
                 return self._idle.pop(k)
         cap = max(MIN_SLOT_ELEMENTS, 1 << (int(elements) - 1).bit_length())
-        return _Slot(self, in_dtypes, out_dtypes, cap)
+        return Slot(self, in_dtypes, out_dtypes, cap)
 
-    def _release(self, slot: "_Slot") -> None:
+    def _release(self, slot: Slot) -> None:
         self._idle.append(slot)
         self._idle_bytes += slot.nbytes
         while len(self._idle) > MAX_IDLE_SLOTS or (
@@ -621,170 +653,3 @@ class DeviceRunner:
     def __repr__(self) -> str:
         opts = f", build_options={self.build_options!r}" if self.build_options else ""
         return f"DeviceRunner({self.info.label} [{self.info.fingerprint}]{opts})"
-
-
-class _Slot:
-    """Device buffers and host staging arrays for one buffer layout (input and output
-    dtypes) and capacity; the host arrays are pinned (mapped CL_MEM_ALLOC_HOST_PTR
-    buffers) when the runner's ``pinned`` is set and the driver allows it, else plain
-    numpy arrays."""
-
-    def __init__(self, runner: DeviceRunner, in_dtypes: tuple, out_dtypes: tuple, cap: int):
-        self.in_dtypes, self.out_dtypes, self.cap = in_dtypes, out_dtypes, cap
-        self._mem = []                    # every cl.Buffer, released together
-        ctx, mf = runner.context, cl.mem_flags
-        try:
-            self.dev_in = [self._buffer(ctx, mf.READ_ONLY, cap * np.dtype(d).itemsize)
-                           for d in in_dtypes]
-            self.dev_out = [self._buffer(ctx, mf.WRITE_ONLY, cap * np.dtype(d).itemsize)
-                            for d in out_dtypes]
-            self.pinned = runner.pinned
-        except BaseException:
-            self.release()
-            raise
-        self._runner = runner
-        self._host_in = self._host_out = None
-
-    # the staging memory is made at first use: a launch of inputs made on the device
-    # stages nothing (its rows come back gathered, or into plain memory)
-    @property
-    def host_in(self) -> list:
-        if self._host_in is None:
-            self._host_in = [self._host(self._runner, d) for d in self.in_dtypes]
-        return self._host_in
-
-    @property
-    def host_out(self) -> list:
-        if self._host_out is None:
-            self._host_out = [self._host(self._runner, d) for d in self.out_dtypes]
-        return self._host_out
-
-    def _buffer(self, ctx, flags, nbytes):
-        buf = cl.Buffer(ctx, flags, size=max(1, nbytes))
-        self._mem.append(buf)
-        return buf
-
-    def _host(self, runner: DeviceRunner, dtype) -> np.ndarray:
-        if self.pinned:
-            arr, buf = runner.host_array(self.cap * np.dtype(dtype).itemsize)
-            if buf is not None:
-                self._mem.append(buf)
-                return arr.view(dtype)
-            self.pinned = False           # the driver refuses: plain host memory
-        return np.empty(self.cap, dtype=dtype)
-
-    def plain(self, dtypes: tuple, side: str) -> list:
-        """Plain (unmapped) host arrays of the slot's capacity, one per dtype, made at first
-        use and kept with the slot."""
-        key = "_plain_" + side
-        if getattr(self, key, None) is None:
-            setattr(self, key, [np.empty(self.cap, dtype=d) for d in dtypes])
-        return getattr(self, key)
-
-    @property
-    def nbytes(self) -> int:
-        """Device and host memory the slot holds (bytes; host staging counted once made)."""
-        per = sum(np.dtype(d).itemsize for d in self.in_dtypes + self.out_dtypes)
-        return self.cap * per * (1 + (self._host_in is not None or self._host_out is not None))
-
-    def fits(self, in_dtypes: tuple, out_dtypes: tuple, elements: int) -> bool:
-        return (in_dtypes == self.in_dtypes and out_dtypes == self.out_dtypes
-                and elements <= self.cap and (elements * 4 > self.cap
-                                              or self.cap == MIN_SLOT_ELEMENTS))
-
-    def release(self) -> None:
-        self._host_in = self._host_out = []     # drop the mappings first
-        for b in getattr(self, "_mem", []):
-            try:
-                b.release()
-            except cl.Error:
-                pass
-        self._mem = []
-
-
-class PendingRun:
-    """A launch in flight on a DeviceRunner's queue (see ``DeviceRunner.submit``).
-
-    ``wait()`` blocks until its results are on the host and returns them: a dict of
-    output arrays by name (``submit``) or a list (``submit_source``), fresh arrays the
-    caller owns.  ``device_seconds`` is the device's time for the launch (copies and
-    kernel, from OpenCL profiling events; the wall time from submission to completion
-    where the queue has no profiling), known after ``wait()``.
-    """
-
-    def __init__(self, runner: DeviceRunner, slot: _Slot, events: list, names: list,
-                 lengths: list, t0: float, as_list: bool, host_out: list | None = None):
-        self._runner, self._slot, self._events = runner, slot, events
-        self._host_out = slot.host_out if host_out is None else host_out
-        self._names, self._lengths, self._t0, self._as_list = names, lengths, t0, as_list
-        self._result = None
-        self.device_seconds = float("nan")
-        #: inputs made on the device (``submit_made``), as ``wait(copy=False)``'s views
-        self.made_inputs = None
-        self._unread = None          # what ``read_made`` reads (copy_back=False)
-        self._released_at = -1       # the runner's launches when this one was waited for
-
-    @property
-    def done(self) -> bool:
-        return self._result is not None
-
-    def wait(self, copy: bool = True):
-        """The outputs (blocking until they are on the host).  With ``copy=False`` they
-        are views of the runner's staging buffers, valid only until the runner's next
-        ``submit``: for a caller that copies them on at once (into Ray's object store)."""
-        if self._result is not None:
-            return self._result
-        try:
-            cl.wait_for_events(self._events[-1:] or [])
-            if self._events and not self._events[-1:]:
-                self._runner.queue.finish()
-            wall = time.perf_counter() - self._t0
-            self.device_seconds = wall
-            if self._runner._profiling and self._events:
-                try:
-                    start = self._events[0].profile.start
-                    end = self._events[-1].profile.end
-                    if end >= start > 0:
-                        self.device_seconds = (end - start) * 1e-9
-                except cl.Error:
-                    pass
-            outs = [self._host_out[k][:m] for k, m in enumerate(self._lengths)]
-            if copy:
-                outs = [o.copy() for o in outs]
-        except BaseException:
-            self._slot.release()
-            self._slot = None
-            raise
-        self._runner._release(self._slot)
-        self._released_at = self._runner.launches
-        self._slot = None
-        self._events = []
-        self._result = outs if self._as_list else dict(zip(self._names, outs))
-        return self._result
-
-    def read_made(self) -> dict:
-        """For a finished ``submit_made(..., copy_back=False)``: copy the inputs the device
-        made and its outputs into plain host memory (blocking; behind whatever is queued
-        after this launch), set ``made_inputs`` and return the outputs by name, views as
-        ``wait(copy=False)``'s.  Only after ``wait()`` and before the runner's next
-        submit, which may reuse the launch's buffers: RuntimeError otherwise."""
-        slot, n, padded, items, names, lengths, outs, host_out = self._unread
-        if self._result is None or self._runner.launches != self._released_at:
-            raise RuntimeError("read_made: only after wait() and before the next submit")
-        q = self._runner.queue
-        made = slot.plain(slot.in_dtypes, "in")
-        for host, dev in zip(made, slot.dev_in):
-            cl.enqueue_copy(q, host[:padded], dev, is_blocking=True)
-        for (_, _, scalar), host, dev in zip(outs, host_out, slot.dev_out):
-            cl.enqueue_copy(q, host[:items if scalar else padded], dev, is_blocking=True)
-        self.made_inputs = [h[:n] for h in made]
-        return dict(zip(names, (h[:m] for h, m in zip(host_out, lengths))))
-
-    def __del__(self):
-        # an abandoned launch: its slot must not be reused while the device may write it
-        slot = getattr(self, "_slot", None)
-        if slot is not None:
-            try:
-                cl.wait_for_events(self._events[-1:])
-            except Exception:
-                pass

@@ -34,6 +34,8 @@ source of inputs.  ``cluster/campaigns/example.toml`` shows every key with a com
     functions = ["sinpi", "math"] # REQUIRED: built-ins, groups, conversions as --functions
     precisions = ["binary32"]     # default ["binary32"]; as --precisions
     widths = [1]                  # default [1]; as --widths
+    front_ends = ["opencl-c"]     # default ["opencl-c"]; "spirv": kernels as SPIR-V
+                                  # modules (devices whose CL_DEVICE_IL_VERSION names it)
     build_options = ["", "-cl-fast-relaxed-math"]  # default [""]: each set is a pass
     inputs = 10_000_000           # recipes only: inputs per (target, build options)
     units = 4                     # recipes: units per (target, build options), not with
@@ -297,6 +299,7 @@ SCHEMA: dict[str, dict[str, _Key]] = {
         "functions": _Key(_strings, _REQUIRED),
         "precisions": _Key(_strings, ("binary32",)),
         "widths": _Key(_integers, (1,)),
+        "front_ends": _Key(_strings, ("opencl-c",)),
         "build_options": _Key(_build_options, ("",)),
         "inputs": _Key(_integer(1), None),
         "units": _Key(_integer(1), None),
@@ -548,6 +551,8 @@ class _Loader:
         precisions = tuple(dict.fromkeys(
             self.resolve(f"{key}.precisions", run._precision, p) for p in v["precisions"]))
         widths = tuple(self.resolve(f"{key}.widths", run._width, str(w)) for w in v["widths"])
+        front_ends = tuple(dict.fromkeys(self.resolve(f"{key}.front_ends", run._front_end, f)
+                                         for f in v["front_ends"]))
         if source != "recipes":
             for k in ("inputs", "units"):
                 if given(k) and not (source == "sweep" and k == "units"):
@@ -562,6 +567,9 @@ class _Loader:
         if source == "sweep":
             if widths != (1,):
                 self.fail(f"{key}.widths", "a sweep covers scalar inputs: widths must be [1]")
+            if front_ends != ("opencl-c",):
+                self.fail(f"{key}.front_ends", "a sweep's kernels are OpenCL C: front_ends "
+                                               "must be [\"opencl-c\"]")
             from fuzzfarm.orchestrate.sweep import SweepError, space_for
             for n in names:
                 for p in precisions:
@@ -570,7 +578,7 @@ class _Loader:
                     except SweepError as exc:
                         self.fail(f"{key}.functions",
                                   "not sweepable: " + re.sub(r"^sweep:\s*", "", str(exc)))
-        targets = tuple(run.targets_for(names, precisions, widths))
+        targets = tuple(run.targets_for(names, precisions, widths, front_ends))
         if not targets:
             self.fail(f"{key}.functions",
                       f"none of the functions exists in precisions {', '.join(precisions)} "
@@ -600,7 +608,7 @@ def _job_seed(campaign_seed: int, number: int) -> int:
 def from_options(functions: str | None, precisions: str, widths: str, build_options: str,
                  devices: str | None, budget_seconds: float, seed: int,
                  unit_seconds=0.5, min_unit_inputs=1024,
-                 max_unit_inputs=MAX_UNIT_INPUTS) -> Campaign:
+                 max_unit_inputs=MAX_UNIT_INPUTS, front_ends: str = "opencl-c") -> Campaign:
     """What ``fuzzfarm run`` without --campaign means: one recipes job (seed ``seed``) over
     the targets of --functions x --precisions x --widths with one build-option set, for
     ``budget_seconds`` on the devices ``[devices or "all"]``.  Raises run.UsageError naming
@@ -608,6 +616,7 @@ def from_options(functions: str | None, precisions: str, widths: str, build_opti
     names = run._names(functions)
     precs = run._parse_list(precisions, "precisions", run._precision)
     wids = run._parse_list(widths, "widths", run._width)
+    fes = run._parse_list(front_ends, "front-end", run._front_end)
     if not budget_seconds > 0:
         raise run.UsageError(f"--budget {budget_seconds!r} must be positive")
     if seed < 0:
@@ -616,7 +625,7 @@ def from_options(functions: str | None, precisions: str, widths: str, build_opti
         opts = _build_options([build_options or ""])
     except _Bad as exc:
         raise run.UsageError(f"--build-options: {exc}") from None
-    targets = tuple(run.targets_for(names, precs, wids))
+    targets = tuple(run.targets_for(names, precs, wids, fes))
     if not targets:
         raise run.UsageError(f"--functions/--precisions/--widths: none of the functions "
                              f"exists in precisions {','.join(precs)} at widths "
@@ -774,7 +783,7 @@ def of_run_options(opts):
                      ",".join(map(str, opts.widths)), opts.build_options,
                      ",".join(chosen) or None,
                      opts.budget, opts.seed, opts.unit_seconds or 0.5,
-                     opts.min_unit_inputs, opts.max_unit_inputs)
+                     opts.min_unit_inputs, opts.max_unit_inputs, ",".join(opts.front_ends))
     if not opts.unit_seconds:       # fixed-size units
         c = replace(c, unit_inputs=opts.per_recipe * opts.recipes_per_unit)
     return c

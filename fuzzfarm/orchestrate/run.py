@@ -75,7 +75,8 @@ class RunOptions:
     num_cpus: int | None = None
     precisions: tuple = ("binary32",)
     widths: tuple = (1,)
-    targets: list = field(default_factory=list)   # (name, precision, width)
+    front_ends: tuple = ("opencl-c",)
+    targets: list = field(default_factory=list)   # Target
 
 
 #: Names a user may give for a precision.
@@ -117,19 +118,21 @@ def _names(functions: str | None, what: str = "--functions") -> list:
     return list(dict.fromkeys(out))
 
 
-def targets_for(names, precisions, widths) -> list:
+def targets_for(names, precisions, widths, front_ends=("opencl-c",)) -> list:
     """The Target of every name (built-in or conversion id) in every precision and width it
-    exists in, in that order.  Raises TargetError (a BadInput) for an unknown name."""
+    exists in, through each of ``front_ends``, in that order.  Raises TargetError (a
+    BadInput) for an unknown name."""
     from fuzzfarm.target import Target, TargetError
     out = []
     for name in names:
         Target(name).spec                     # an unknown name is an error, not a skip
         for p in precisions:
             for w in widths:
-                try:
-                    out.append(Target.parse(name, p, w))
-                except TargetError:           # no such form of the built-in
-                    continue
+                for fe in front_ends:
+                    try:
+                        out.append(Target.parse(name, p, w, fe))
+                    except TargetError:       # no such form of the built-in
+                        continue
     return out
 
 
@@ -147,6 +150,13 @@ def _precision(t: str, what: str = "--precisions") -> str:
     return PRECISION_NAMES[t.lower()]
 
 
+def _front_end(t: str, what: str = "--front-end") -> str:
+    from fuzzfarm.target import FRONT_ENDS
+    if t.lower() not in FRONT_ENDS:
+        raise UsageError(f"{what}: unknown front end {t!r}; use {' or '.join(FRONT_ENDS)}")
+    return t.lower()
+
+
 def _width(t: str, what: str = "--widths") -> int:
     from edgecases.catalogue import WIDTHS
     if not (t.isascii() and t.isdigit()) or int(t) not in WIDTHS:
@@ -157,12 +167,14 @@ def _width(t: str, what: str = "--widths") -> int:
 
 def validate(functions: str | None, budget: str, seed: int | None, out: str,
              device: str | None, address: str | None, build_options: str = "",
-             precisions: str = "binary32", widths: str = "1") -> RunOptions:
+             precisions: str = "binary32", widths: str = "1",
+             front_ends: str = "opencl-c") -> RunOptions:
     """Check every option; returns RunOptions.  Raises UsageError naming the problem."""
     from fuzzfarm.store import dataset as store
     names = _names(functions)
     precs = _parse_list(precisions, "precisions", _precision)
     wids = _parse_list(widths, "widths", _width)
+    fes = _parse_list(front_ends, "front-end", _front_end)
     secs = parse_budget(budget)
     if seed is not None and seed < 0:
         raise UsageError(f"--seed {seed} must be >= 0")
@@ -187,10 +199,13 @@ def validate(functions: str | None, budget: str, seed: int | None, out: str,
     if not usable:
         raise UsageError(f"--precisions {','.join(precs)}: no selected device supports "
                          f"{' or '.join(precs)} (binary16 needs cl_khr_fp16, binary64 cl_khr_fp64)")
-    from fuzzfarm.work.session import precisions_of
-    can = [set(precisions_of(d)) for d in devices]
-    targets = [t for t in targets_for(names, usable, wids)
-               if any(t.required_precisions <= c for c in can)]
+    from fuzzfarm.work.session import capabilities_of
+    can = [set(capabilities_of(d)) for d in devices]
+    if "spirv" in fes and not any("spirv" in c for c in can):
+        raise UsageError("--front-end spirv: no selected device takes SPIR-V "
+                         "(CL_DEVICE_IL_VERSION names none; see `fuzzfarm devices`)")
+    targets = [t for t in targets_for(names, usable, wids, fes)
+               if any(t.requirements <= c for c in can)]
     if not targets:
         raise UsageError(f"--functions/--precisions/--widths: none of the functions exists in "
                          f"precisions {','.join(usable)} at widths {','.join(map(str, wids))}")
@@ -200,7 +215,7 @@ def validate(functions: str | None, budget: str, seed: int | None, out: str,
         raise UsageError(str(exc)) from None
     return RunOptions(names, secs, seed if seed is not None else int.from_bytes(os.urandom(3), "big"),
                       out, devices, address, build_options, precisions=tuple(usable),
-                      widths=wids, targets=targets)
+                      widths=wids, front_ends=fes, targets=targets)
 
 
 def _per_function(out: str, run_id: str) -> dict:
@@ -209,8 +224,11 @@ def _per_function(out: str, run_id: str) -> dict:
     stats = store.read_stats(out, run_id).to_pylist()
     per_fn: dict = {}
     for s in stats:
-        d = per_fn.setdefault(s["function"], {"inputs": 0, "failures": 0, "notes": 0,
-                                              "max_ulp": None, "rules": set()})
+        # a SPIR-V unit's function is named with its front end: 'sin [spirv]'
+        fe = s.get("front_end") or "opencl-c"
+        name = s["function"] if fe == "opencl-c" else f"{s['function']} [{fe}]"
+        d = per_fn.setdefault(name, {"inputs": 0, "failures": 0, "notes": 0,
+                                     "max_ulp": None, "rules": set()})
         d["inputs"] += s["inputs_tested"]
         d["failures"] += s["failures"]
         d["notes"] += s["notes"]

@@ -119,8 +119,7 @@ class Ticket:
 
     @property
     def stream_key(self) -> tuple:
-        t = self.unit.target
-        return (self.pool, self.job, (t.name, t.precision, t.width), self.unit.build_options)
+        return (self.pool, self.job, tuple(self.unit.target), self.unit.build_options)
 
     def to_json(self) -> dict:
         """The journal's form of the ticket (JSON-able)."""
@@ -211,7 +210,8 @@ class Stream:
 
 def streams_for(campaign, pool: str, precisions, selected_jobs=None) -> list[Stream]:
     """The streams of ``campaign`` (a fuzzfarm.orchestrate.campaign.Campaign) for ``pool`` (a device
-    fingerprint) whose device supports ``precisions``.  ``selected_jobs``: the job numbers
+    fingerprint) whose device supports ``precisions`` (``work.session.capabilities_of``:
+    precisions, and 'spirv' for SPIR-V targets).  ``selected_jobs``: the job numbers
     that apply to this pool (a job's ``devices`` selectors are matched by the caller, who
     knows the devices); None means every job."""
     from fuzzfarm.orchestrate.ranges import range_plan
@@ -222,7 +222,7 @@ def streams_for(campaign, pool: str, precisions, selected_jobs=None) -> list[Str
         if selected_jobs is not None and job.number not in selected_jobs:
             continue
         for target in map(Target.of, job.targets):
-            if not target.required_precisions <= have:
+            if not target.requirements <= have:
                 continue
             for bo in job.build_options:
                 ranges = ()
@@ -319,7 +319,7 @@ class Scheduler:
         for ev in events:
             if ev.get("event") == "streams":        # a checkpoint (``checkpoint``)
                 for (pool, job, target, bo), serial, inputs in ev["streams"]:
-                    s = by_key.get((pool, job, tuple(target), bo))
+                    s = by_key.get((pool, job, tuple(Target.of(target)), bo))
                     if s is not None:
                         s.next_serial = max(s.next_serial, int(serial))
                         s.issued_inputs += int(inputs)
@@ -499,12 +499,12 @@ class Scheduler:
             st["busy_seconds"] += float(seconds)
         if self.sizer is not None and target is not None and check_seconds:
             pool = self.devices[dev].pool if dev in self.devices else None
-            self.sizer.observe((pool, tuple(target)), inputs, check_seconds, resident,
+            self.sizer.observe((pool, tuple(Target.of(target))), inputs, check_seconds, resident,
                                device_seconds)
         if target is not None and inputs and dev in self.devices:
             device_s = float(seconds) - float(check_seconds or 0.0)
             if device_s > 0:
-                k = (self.devices[dev].pool, tuple(target))
+                k = (self.devices[dev].pool, tuple(Target.of(target)))
                 self.seconds_per_input[k] = max(self.seconds_per_input.get(k, 0.0),
                                                 device_s / int(inputs))
         return True
@@ -551,7 +551,7 @@ class Scheduler:
         does not build there, or its runs keep failing: recorded as a device fault by the
         caller).  Drops the matching streams of every job and the queued retries; units
         already leased finish (the device skips them).  Returns the streams dropped."""
-        key = (tuple(target), " ".join(build_options.split()))
+        key = (tuple(Target.of(target)), " ".join(build_options.split()))
 
         def match(t, bo):
             return (tuple(t), " ".join(bo.split())) == key

@@ -14,8 +14,9 @@ def _flags(info, precision: str) -> str:
 
 def print_devices(infos, console=None) -> None:
     """Print ``infos`` (DeviceInfo, in enumeration order) on ``console`` (default a rich
-    Console on stdout): identity, driver, profile and the fp config flags of each
-    precision, and how to select devices."""
+    Console on stdout): identity, driver, the SPIR-V versions it consumes
+    (CL_DEVICE_IL_VERSION), profile and the fp config flags of each precision, and how to
+    select devices."""
     from rich.console import Console
     from rich.table import Table
 
@@ -32,6 +33,7 @@ def print_devices(infos, console=None) -> None:
         table.add_column("device", min_width=12)
         table.add_column("driver", min_width=7)
         table.add_column("OpenCL C", min_width=5)
+        table.add_column("SPIR-V", min_width=6)
         table.add_column("profile", no_wrap=True)
         for col in ("fp32", "fp64", "fp16"):
             table.add_column(col, min_width=11)    # 'cr_div_sqrt' unbroken
@@ -68,6 +70,7 @@ def _device_row(d) -> dict[str, str]:
         "device": f"{' '.join(d.name.split())}\n{d.device_type}, {d.vendor}",
         "driver": d.driver_version,
         "OpenCL C": cl_c,
+        "SPIR-V": " ".join(d.spirv_versions) or "-",
         "profile": "EMBEDDED" if d.is_embedded else d.profile.removesuffix("_PROFILE"),
         "fp32": _flags(d, "binary32"),
         "fp64": f"cl_khr_fp64 {'yes' if d.has_fp64 else 'no'}\n" + _flags(d, "binary64"),

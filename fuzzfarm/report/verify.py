@@ -81,7 +81,8 @@ def row_arrays(row: dict) -> tuple[dict, dict]:
     """(input arrays, output arrays) of one finding row, by name, in their buffer dtypes
     (float bits as unsigned ints): ``input_bits``/``output_bits`` split as the row's
     target lays them out."""
-    target = Target.of((row["function"], row["precision"], row["vector_width"]))
+    target = Target.of((row["function"], row["precision"], row["vector_width"],
+                        row.get("front_end") or "opencl-c"))
     ins_of, outs_of = kind_of(target).values_per_element(target)
     res = []
     for bits, layout in ((row["input_bits"], ins_of), (row["output_bits"], outs_of)):
@@ -120,14 +121,16 @@ def verify_findings(rows: list, runners: dict | None = None, constants: dict | N
     groups: dict = {}
     for row in rows:
         key = (row["device_fingerprint"], row["function"], row["precision"],
-               int(row["vector_width"]), row.get("build_options") or "")
+               int(row["vector_width"]), row.get("build_options") or "",
+               row.get("front_end") or "opencl-c")
         groups.setdefault(key, []).append(row)
-    for (fp, name, precision, width, options), group in groups.items():
+    for (fp, name, precision, width, options, front_end), group in groups.items():
         claims = row_claims(group[0], options, constants.get(fp))
         parts = [row_arrays(r) for r in group]
         ins = _concat([p[0] for p in parts])
         outs = _concat([p[1] for p in parts])
-        unit = WorkUnit(f"verify-{name}", Target(name, precision, width), Special(0), options)
+        unit = WorkUnit(f"verify-{name}", Target(name, precision, width, front_end),
+                        Special(0), options)
         geometric = unit.target.kind == "geometric"
         result = _check(unit, ins, outs, claims, prec or VERIFY_PRECISION(precision))
         failing = {(f.index, f.rule_id, f.output) for f in result.failures}

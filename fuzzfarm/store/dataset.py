@@ -76,6 +76,9 @@ FINDINGS_SCHEMA = pa.schema([
     ("count", pa.int64()),
     # the IEEE class of each argument, "x:pos_normal,y:int_neg" ('' where none applies)
     ("input_class", pa.string()),
+    # how the kernel entered the driver: 'opencl-c' or 'spirv' (target.FRONT_ENDS);
+    # null in rows written before it was a column: OpenCL C
+    ("front_end", pa.string()),
 ])
 
 STATS_SCHEMA = pa.schema([
@@ -98,6 +101,7 @@ STATS_SCHEMA = pa.schema([
     # input rows (tuples of all arguments); null where not counted (older rows, faults)
     ("distinct_by_class", pa.map_(pa.string(), pa.int64())),
     ("distinct_inputs", pa.int64()),
+    ("front_end", pa.string()),                 # as FINDINGS_SCHEMA's
 ])
 
 
@@ -374,7 +378,7 @@ def _read_all(files: list, schema: pa.Schema, columns=None, known: dict | None =
 #: The stats columns that identify one target's units in a run: a compacted part keeps
 #: one ULP-error histogram per such group (``_histograms_per_target``).
 _HIST_KEY = ("run_id", "device_fingerprint", "function", "precision", "vector_width",
-             "build_options")
+             "build_options", "front_end")
 
 
 def _histogram_sums(files: list, schema: pa.Schema, known: dict | None = None) -> dict:

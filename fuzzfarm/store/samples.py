@@ -35,7 +35,8 @@ SAMPLE_ROWS = 8
 
 #: The columns that make a group in a compacted findings file.
 GROUP_COLUMNS = ("device_fingerprint", "driver_version", "function", "precision",
-                 "vector_width", "build_options", "rule_id", "severity", "input_class")
+                 "vector_width", "build_options", "rule_id", "severity", "input_class",
+                 "front_end")
 
 
 def _rng(seed: int, *key) -> np.random.Generator:

@@ -1,8 +1,9 @@
 """Signatures: one id per distinct problem, for deduplicating findings.
 
 A finding's **signature** is the tuple of ``SIGNATURE_FIELDS``: the device model and its
-driver version, the built-in (or conversion), precision, vector width, build options, and
-the **rule class**: the rule id for a prescribed-result, NaN or FTZ rule
+driver version, the built-in (or conversion), precision, vector width, build options, the
+front end (for SPIR-V only: an OpenCL C finding's id is the one it had before the front
+end was recorded), and the **rule class**: the rule id for a prescribed-result, NaN or FTZ rule
 (``CL.sinpi.positive_integer``), and for a ULP bound (rule ids ``ulp.<function>``) the rule
 id with the IEEE class of each input (``ulp.sin[x:pos_normal]``), so that a bound broken
 for subnormal inputs and one broken for large normal inputs are two problems.  Its id is
@@ -27,9 +28,10 @@ import pyarrow.compute as pc
 __all__ = ["SIGNATURE_FIELDS", "ISSUE_FIELDS", "rule_class", "signature_id", "issue_id",
            "with_signatures", "summarize", "SIGNATURE_RE", "normalize_options", "input_kinds"]
 
-#: The fields that make a signature, in order.
+#: The fields that make a signature, in order.  ``front_end`` enters the hash only for
+#: SPIR-V ('opencl-c' and null leave it out), so OpenCL C signatures keep their ids.
 SIGNATURE_FIELDS = ("device", "driver_version", "function", "precision", "vector_width",
-                    "build_options", "rule_class")
+                    "build_options", "rule_class", "front_end")
 #: The fields that make an issue key (a signature without the driver version).
 ISSUE_FIELDS = tuple(f for f in SIGNATURE_FIELDS if f != "driver_version")
 #: What a signature or issue id looks like on the command line.
@@ -41,16 +43,27 @@ def _hash(prefix: str, values) -> str:
     return prefix + hashlib.sha1(text.encode("utf-8")).hexdigest()[:12]
 
 
+def _values(fields: dict, names) -> list:
+    out = []
+    for k in names:
+        if k == "front_end":
+            if (fields.get(k) or "opencl-c") != "opencl-c":
+                out.append(fields[k])
+            continue
+        out.append(_norm(k, fields[k]))
+    return out
+
+
 def signature_id(fields: dict) -> str:
-    """The signature id (``s`` + 12 hex digits) of a dict holding ``SIGNATURE_FIELDS``.
-    Build options are compared with their whitespace normalized.  Raises KeyError for a
-    missing field."""
-    return _hash("s", [_norm(k, fields[k]) for k in SIGNATURE_FIELDS])
+    """The signature id (``s`` + 12 hex digits) of a dict holding ``SIGNATURE_FIELDS``
+    (``front_end`` may be absent: OpenCL C).  Build options are compared with their
+    whitespace normalized.  Raises KeyError for another missing field."""
+    return _hash("s", _values(fields, SIGNATURE_FIELDS))
 
 
 def issue_id(fields: dict) -> str:
     """The issue id (``i`` + 12 hex digits): the signature without the driver version."""
-    return _hash("i", [_norm(k, fields[k]) for k in ISSUE_FIELDS])
+    return _hash("i", _values(fields, ISSUE_FIELDS))
 
 
 def normalize_options(build_options) -> str:
@@ -166,7 +179,8 @@ def with_signatures(findings: pa.Table) -> pa.Table:
     ulp = [k for k, r in enumerate(rule_ids) if r and r.startswith("ulp.")]
     if ulp:
         _ulp_classes(findings, ulp, classes)
-    cols = {f: findings[f].to_pylist() for f in SIGNATURE_FIELDS if f != "rule_class"}
+    cols = {f: findings[f].to_pylist() if f in findings.column_names else [None] * n
+            for f in SIGNATURE_FIELDS if f != "rule_class"}
     cols["rule_class"] = classes
     sig_cache: dict = {}
     sigs, issues = [], []

@@ -23,7 +23,7 @@ The rules (edgecases/data/conversions.toml, each with id, section and sentence):
   "should be converted to 0" in OpenCL C (a recommendation: ``CL.convert.sat_nan_zero`` is a
   note and the element unjudged); in a kernel built from SPIR-V the SaturatedConversion
   decoration says "NaN is converted to 0" (``SPIRV.convert.sat_nan_zero``, a failure).
-  ``check``'s ``language`` says which text governs.
+  ``check``'s ``front_end`` says which text governs.
 * **int->int** follows C99 6.3.1.3: a representable value is unchanged
   (``CL.convert.int_value``), an unsigned destination wraps modulo 2**N
   (``CL.convert.int_modulo``), a signed destination out of range is implementation-defined
@@ -52,6 +52,7 @@ import mpmath
 import numpy as np
 
 from edgecases.conversions import INT_TYPES, ROUNDINGS, RULE_IDS, Conversion, int_range, rules
+from edgecases.modality import FRONT_ENDS
 from fuzzfarm import formats
 from fuzzfarm.formats import BINARY16, BINARY64, FloatFormat
 from fuzzfarm.oracle import ulp_error
@@ -261,14 +262,9 @@ class _Eval:
     qnan: np.ndarray           # bool: quiet NaN source
 
 
-#: The kernel source languages whose texts govern a conversion's verdict (see
-#: edgecases.modality.TEXTS): every kernel fuzzfarm builds today is OpenCL C source.
-LANGUAGES = ("opencl_c", "spirv")
-
-
-def _check_language(language: str) -> None:
-    if language not in LANGUAGES:
-        raise ValueError(f"language={language!r}; use one of {LANGUAGES}")
+def _check_front_end(front_end: str) -> None:
+    if front_end not in FRONT_ENDS:
+        raise ValueError(f"front_end={front_end!r}; use one of {FRONT_ENDS}")
 
 
 class _Part(NamedTuple):
@@ -284,7 +280,7 @@ class _Part(NamedTuple):
     tiny: np.ndarray | None = None
 
 
-def _float_to_int(conv: Conversion, src, nan, rule, language: str) -> _Part:
+def _float_to_int(conv: Conversion, src, nan, rule, front_end: str) -> _Part:
     n, dt = src.size, conv.dst_dtype
     lo, hi = int_range(conv.dst)
     bits = INT_TYPES[conv.dst][0]
@@ -298,7 +294,7 @@ def _float_to_int(conv: Conversion, src, nan, rule, language: str) -> _Part:
         expected[below] = lo
         expected[above] = hi
         rule[below | above] = R_SATURATE
-        if language == "spirv":     # SaturatedConversion: "NaN is converted to 0"
+        if front_end == "spirv":     # SaturatedConversion: "NaN is converted to 0"
             rule[nan] = R_SAT_NAN_SPIRV
             return _Part(expected, np.ones(n, bool))
         # OpenCL C §6.4.3.3: "NaN should be converted to 0"
@@ -311,7 +307,7 @@ def _float_to_int(conv: Conversion, src, nan, rule, language: str) -> _Part:
     return _Part(expected, inr, alt, alt_mask, R_ROUNDS_IN)
 
 
-def _int_to_float(conv: Conversion, src, nan, rule, language: str) -> _Part:
+def _int_to_float(conv: Conversion, src, nan, rule, front_end: str) -> _Part:
     D = conv.dst_format
     if INT_TYPES[conv.src][0] <= 32:   # exact in float64: round that (faster)
         expected = _round_f64_to_format(src.astype(np.float64), D, conv.mode)
@@ -321,7 +317,7 @@ def _int_to_float(conv: Conversion, src, nan, rule, language: str) -> _Part:
     return _Part(expected, np.ones(src.size, bool))
 
 
-def _float_to_float(conv: Conversion, src, nan, rule, language: str) -> _Part:
+def _float_to_float(conv: Conversion, src, nan, rule, front_end: str) -> _Part:
     S, D = conv.src_format, conv.dst_format
     v = np.where(nan, 0.0, formats.to_float(src, S))
     if D.precision >= S.precision:
@@ -335,7 +331,7 @@ def _float_to_float(conv: Conversion, src, nan, rule, language: str) -> _Part:
                  tiny=(v != 0) & (np.abs(v) < D.value(D.min_normal)))
 
 
-def _int_to_int(conv: Conversion, src, nan, rule, language: str) -> _Part:
+def _int_to_int(conv: Conversion, src, nan, rule, front_end: str) -> _Part:
     n, dt = src.size, conv.dst_dtype
     lo, hi = int_range(conv.dst)
     slo, shi = int_range(conv.src)
@@ -367,7 +363,7 @@ _EVALUATORS = {"float_to_int": _float_to_int, "int_to_float": _int_to_float,
                "float_to_float": _float_to_float, "int_to_int": _int_to_int}
 
 
-def _evaluate(conv: Conversion, src: np.ndarray, language: str = "opencl_c") -> _Eval:
+def _evaluate(conv: Conversion, src: np.ndarray, front_end: str = "opencl-c") -> _Eval:
     n = src.size
     none = np.zeros(n, bool)
     S = conv.src_format
@@ -375,7 +371,7 @@ def _evaluate(conv: Conversion, src: np.ndarray, language: str = "opencl_c") -> 
     qnan = formats.is_qnan(src, S) if S else none
     src_sub = formats.is_subnormal(src, S) if (S and S is not BINARY64) else none
     rule = np.full(n, R_ROUNDING, np.uint8)
-    p = _EVALUATORS[conv.kind](conv, src, nan, rule, language)
+    p = _EVALUATORS[conv.kind](conv, src, nan, rule, front_end)
     return _Eval(np.asarray(p.expected, conv.dst_dtype), p.judged, rule,
                  np.zeros(n, conv.dst_dtype) if p.alt is None else p.alt,
                  none if p.alt_mask is None else p.alt_mask, p.alt_rule, src_sub,
@@ -383,7 +379,7 @@ def _evaluate(conv: Conversion, src: np.ndarray, language: str = "opencl_c") -> 
 
 
 def reference(conv: Conversion, src: np.ndarray,
-              language: str = "opencl_c") -> tuple[np.ndarray, np.ndarray]:
+              front_end: str = "opencl-c") -> tuple[np.ndarray, np.ndarray]:
     """The exact results of ``conv`` on ``src`` (vectorized).
 
     ``src``: 1-D array of ``conv.src_dtype`` (float sources as bit patterns; a same-size
@@ -391,18 +387,18 @@ def reference(conv: Conversion, src: np.ndarray,
     ``conv.dst_dtype`` (float results as bit patterns) and ``judged`` (bool), False where
     the result is implementation-defined (float->int without ``_sat`` of an out-of-range
     or NaN operand; int->signed-int without ``_sat`` out of range) or only recommended (a
-    NaN operand of a ``_sat`` float->int conversion in OpenCL C, ``language='opencl_c'``;
-    judged, expecting 0, under ``language='spirv'``), where ``expected`` is meaningless.
+    NaN operand of a ``_sat`` float->int conversion in OpenCL C, ``front_end='opencl-c'``;
+    judged, expecting 0, under ``front_end='spirv'``), where ``expected`` is meaningless.
     For a NaN source of a float->float conversion ``expected`` holds a quiet NaN with the
     source's sign; ``check`` accepts any NaN (quiet if the source was).
     The expected values are the ones of a device with subnormals; ``check`` applies the
     flush-to-zero allowances.  Exact for every pair: float64 holds every half/float/double
     value, int->float rounds with integer arithmetic, float->float narrowing corrects
     numpy's round-to-nearest cast in the directed modes.  Raises ValueError for a
-    malformed ``src`` or an unknown ``language``.
+    malformed ``src`` or an unknown ``front_end``.
     """
-    _check_language(language)
-    ev = _evaluate(conv, _coerce(src, conv.src_dtype, "src"), language)
+    _check_front_end(front_end)
+    ev = _evaluate(conv, _coerce(src, conv.src_dtype, "src"), front_end)
     return ev.expected, ev.judged
 
 
@@ -439,7 +435,7 @@ def _exact_value(conv: Conversion, s: int):
 
 
 def check(conv: Conversion, src: np.ndarray, got: np.ndarray, claims=None,
-          language: str = "opencl_c", per_rule: int | None = FINDINGS_PER_RULE
+          front_end: str = "opencl-c", per_rule: int | None = FINDINGS_PER_RULE
           ) -> ConversionResult:
     """Judge one batch of device results of ``conv``.
 
@@ -452,9 +448,9 @@ def check(conv: Conversion, src: np.ndarray, got: np.ndarray, claims=None,
     binary32 format involved nothing is known, so the flush-to-zero allowances apply to it
     (binary64 never flushes) and, where the profile permits (binary16; binary32 on the
     embedded profile), a default-mode result rounded toward zero is a note.  Pass a dict
-    for an exact verdict on half<->float and float<->double conversions.  ``language``
-    is the kernel's source language, which decides the text that governs a saturated
-    conversion of a NaN: 'opencl_c' (the default; every kernel fuzzfarm builds) makes a
+    for an exact verdict on half<->float and float<->double conversions.  ``front_end``
+    is how the kernel entered the driver, which decides the text that governs a saturated
+    conversion of a NaN: 'opencl-c' (the default, OpenCL C source) makes a
     result other than 0 the note ``CL.convert.sat_nan_zero`` ("should", OpenCL C 3.0
     §6.4.3.3), 'spirv' the failure ``SPIRV.convert.sat_nan_zero`` (the SaturatedConversion
     decoration: "NaN is converted to 0").
@@ -468,8 +464,8 @@ def check(conv: Conversion, src: np.ndarray, got: np.ndarray, claims=None,
     ``max_ulp_error`` is the largest measured (NaN when none was); the first ``per_rule``
     findings of a rule recorded (None: all), the rest counted (``unrecorded``).  Raises
     ValueError for arrays of the wrong shape, length or dtype, KeyError for a claims dict
-    lacking a format, or an unknown ``language``."""
-    _check_language(language)
+    lacking a format, or an unknown ``front_end``."""
+    _check_front_end(front_end)
     src = _coerce(src, conv.src_dtype, "src")
     got = _coerce(got, conv.dst_dtype, "got")
     if src.size != got.size:
@@ -479,7 +475,7 @@ def check(conv: Conversion, src: np.ndarray, got: np.ndarray, claims=None,
     res = ConversionResult(conv.id, n)
     if n == 0:
         return res
-    ev = _evaluate(conv, src, language)
+    ev = _evaluate(conv, src, front_end)
     S, D = conv.src_format, conv.dst_format
     ok = got == ev.expected
     note = np.zeros(n, bool)

@@ -55,7 +55,8 @@ def split_size(size: int, max_recipes: int | None = None) -> list[int]:
 def unit_seed(seed: int, serial: int, target) -> int:
     """The seed unit ``serial`` of a stream of ``target`` with seed ``seed`` draws its
     recipes from (a 31-bit integer)."""
-    name, precision, width = Target.of(target)
+    # not the front end: the same stream draws the same inputs through either
+    name, precision, width, _ = Target.of(target)
     key = zlib.crc32(f"{name}.{precision}.{width}".encode()) % 65521
     return (seed * 1_000_003 + serial * 7919 + key) % (2**31)
 

@@ -29,13 +29,13 @@ __all__ = ["finding_rows", "finding_table", "stats_row", "fault_rows", "write_fa
 
 def unit_columns(unit: WorkUnit, run_id: str, device_meta: dict) -> dict:
     """The columns every row of ``unit`` shares: run and unit ids, the device's columns
-    (``device_meta``: fuzzfarm.device.discovery.DeviceInfo.columns), the target, the build
-    options, the seed and the recipe."""
+    (``device_meta``: fuzzfarm.device.discovery.DeviceInfo.columns), the target (its
+    front end too), the build options, the seed and the recipe."""
     t = unit.target
     return {"run_id": run_id, "unit_id": unit.unit_id, **device_meta,
             "function": t.name, "precision": t.precision, "vector_width": t.width,
             "build_options": unit.build_options, "seed": unit.stored_seed,
-            "recipe": unit.recipe_json}
+            "recipe": unit.recipe_json, "front_end": t.front_end}
 
 
 @lru_cache(maxsize=1 << 16)

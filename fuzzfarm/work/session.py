@@ -40,7 +40,8 @@ from fuzzfarm.work.kinds import kind_of
 from fuzzfarm.work.unit import Drawn, IndexRange, WorkUnit
 
 __all__ = ["DeviceSession", "Slot", "Launch", "ScreenUnavailable", "SCREENS", "INPUTS",
-           "prepare_inputs", "is_device_plan", "run_unit", "precisions_of", "kernel_programs"]
+           "prepare_inputs", "is_device_plan", "run_unit", "precisions_of", "capabilities_of",
+           "kernel_programs"]
 
 #: Where results are screened: 'auto' (on the device where a device reference applies,
 #: else on the host), 'device' (ScreenUnavailable where it cannot), 'host'.
@@ -97,6 +98,13 @@ def precisions_of(info) -> tuple:
                  if info.supports(format_named(p)))
 
 
+def capabilities_of(info) -> tuple:
+    """What device ``info`` can run targets in (``Target.requirements``): its precisions
+    (``precisions_of``), and 'spirv' where it consumes SPIR-V modules
+    (CL_DEVICE_IL_VERSION)."""
+    return precisions_of(info) + (("spirv",) if info.spirv_versions else ())
+
+
 def prepare_inputs(unit: WorkUnit, on_device: bool):
     """(``unit`` with its recipes drawn, its inputs) for a launch: None for a range (made
     on the device from their numbers), the device plan (generate.UnitPlan) where
@@ -126,12 +134,14 @@ def run_unit(runner, unit: WorkUnit, inputs: dict) -> dict:
     return kind_of(target).run(runner, target, inputs)
 
 
-def kernel_programs(targets_by_options: dict, precisions) -> dict:
+def kernel_programs(targets_by_options: dict, capabilities) -> dict:
     """How ``DeviceSession.prepare_kernels`` groups targets into kernel programs:
     {build options: {(shared, key): [Target, ...]}}, where a shared program holds the
-    built-ins of one (precision, width) (``key``; ``shared`` True) and a kind that builds
+    built-ins of one (precision, width, front end) (``key``; ``shared`` True) and a kind
+    that builds
     its own programs (conversions, ...) gets its targets as one entry (``key`` its kind's
-    name, ``shared`` False).  Targets in a precision outside ``precisions`` are left out;
+    name, ``shared`` False).  Targets whose requirements are not all in ``capabilities``
+    (``capabilities_of``: precisions, 'spirv') are left out;
     order and repeats are kept, since a program's text depends on its list: a process
     that builds a part of the groups (a warm-up helper) passes whole groups back to
     ``prepare_kernels`` and makes the same programs."""
@@ -139,10 +149,10 @@ def kernel_programs(targets_by_options: dict, precisions) -> dict:
     for bo, targets in targets_by_options.items():
         groups = out.setdefault(bo, {})
         for t in map(Target.of, targets):
-            if not t.required_precisions <= set(precisions):
+            if not t.requirements <= set(capabilities):
                 continue
             shared = kind_of(t).builds_with_others()
-            key = (t.precision, t.width) if shared else kind_of(t).name
+            key = (t.precision, t.width, t.front_end) if shared else kind_of(t).name
             groups.setdefault((shared, key), []).append(t)
     return out
 
@@ -163,6 +173,7 @@ class DeviceSession:
         self.makes_inputs = inputs == "auto" and screen != "host"
         self.plants = plants or {}
         self.precisions = precisions_of(info)
+        self.capabilities = capabilities_of(info)
         self._runners: dict = {}
         self._claims: dict = {}         # build options -> {precision: Claims}
         self._generators: dict = {}     # (build options, kind, format) -> generator or None
@@ -241,15 +252,16 @@ class DeviceSession:
         programs]}, whose device screens ``prepare_screens`` builds."""
         from fuzzfarm.device.runner import KernelBuildError
         screened: dict = {}
-        for bo, groups in kernel_programs(targets_by_options, self.precisions).items():
+        for bo, groups in kernel_programs(targets_by_options, self.capabilities).items():
             runner = self.runner(bo)
             for (shared, key), ts in groups.items():
                 if not shared:
                     kind_of(ts[0]).prepare_own(runner, ts)
                     continue
-                precision, width = key
+                precision, width, front_end = key
                 try:
-                    runner.prepare([t.fn for t in ts], format_named(precision), width)
+                    runner.prepare([t.fn for t in ts], format_named(precision), width,
+                                   front_end)
                 except KernelBuildError as exc:
                     for t in ts:
                         if t.name in exc.failed or (not exc.failed and len(ts) == 1):

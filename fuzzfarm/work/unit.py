@@ -143,7 +143,8 @@ class UnitRowError(ValueError):
 
 def unit_from_row(row: dict, width: int | None = None, per_recipe: int = 8192) -> WorkUnit:
     """The unit a stored finding or stats row was made by (its ``unit_id``, ``function``,
-    ``precision``, ``vector_width``, ``build_options``, ``seed`` and ``recipe`` columns),
+    ``precision``, ``vector_width``, ``front_end``, ``build_options``, ``seed`` and
+    ``recipe`` columns),
     so that ``make_inputs`` regenerates its inputs bit for bit.  ``width`` overrides the
     row's vector width; ``per_recipe``: the size of a recipe stored without its ``"n"``
     (runs of the layout before sizes varied: their run metadata's ``per_recipe``).
@@ -154,7 +155,8 @@ def unit_from_row(row: dict, width: int | None = None, per_recipe: int = 8192) -
         raise UnitRowError(f"recipe of unit {row.get('unit_id')!r} is not JSON ({exc})") \
             from None
     target = Target(str(row["function"]), str(row["precision"]),
-                    int(width if width is not None else row.get("vector_width") or 1))
+                    int(width if width is not None else row.get("vector_width") or 1),
+                    str(row.get("front_end") or "opencl-c"))
     seed = int(row.get("seed") or 0)
     if isinstance(recipe, dict) and recipe.get("special"):
         source = Special(seed, tuple(tuple(int(b) for b in t)

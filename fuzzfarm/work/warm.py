@@ -148,18 +148,19 @@ def _warm_target(session, target: Target, build_options: str,
 
 def targets_of(info, targets_by_options: dict) -> list:
     """[(build options, Target)] of ``targets_by_options`` ({build options: [Target,
-    ...]}) that device ``info`` (a DeviceInfo) runs: those in its precisions, each once."""
-    from fuzzfarm.work.session import precisions_of
-    return _targets(precisions_of(info), targets_by_options)
+    ...]}) that device ``info`` (a DeviceInfo) runs: those within its capabilities
+    (``work.session.capabilities_of``: precisions, SPIR-V), each once."""
+    from fuzzfarm.work.session import capabilities_of
+    return _targets(capabilities_of(info), targets_by_options)
 
 
-def _targets(precisions: tuple, targets_by_options: dict) -> list:
-    """[(build options, Target)] of ``targets_by_options`` in ``precisions`` (those the
+def _targets(capabilities: tuple, targets_by_options: dict) -> list:
+    """[(build options, Target)] of ``targets_by_options`` within ``capabilities`` (those the
     device has), each once."""
     out = []
     for bo, targets in targets_by_options.items():
         for t in dict.fromkeys(map(Target.of, targets)):
-            if t.required_precisions <= set(precisions):
+            if t.requirements <= set(capabilities):
                 out.append((bo, t))
     return out
 
@@ -175,7 +176,7 @@ def warm_in_process(session, targets_by_options: dict,
     ``deadline`` (a ``time.time()``) or when ``keep_going()`` says no.  Returns the
     progress at the end."""
     t0 = time.perf_counter()
-    todo = _targets(session.precisions, targets_by_options)
+    todo = _targets(session.capabilities, targets_by_options)
     progress = WarmProgress(total=len(todo))
     for bo, t in todo:
         if (deadline is not None and time.time() >= deadline) or \
@@ -227,10 +228,10 @@ def _helper(info, screen: str, inputs: str, plants: dict, every: dict, share: di
 def _kernel_shares(info, targets_by_options: dict, n: int) -> list:
     """``targets_by_options``'s kernel programs (``kernel_programs``) dealt out to ``n``
     helpers in turn: [{build options: [Target, ...]}, ...], whole groups each."""
-    from fuzzfarm.work.session import kernel_programs, precisions_of
+    from fuzzfarm.work.session import capabilities_of, kernel_programs
     shares: list = [{} for _ in range(n)]
     k = 0
-    for bo, groups in kernel_programs(targets_by_options, precisions_of(info)).items():
+    for bo, groups in kernel_programs(targets_by_options, capabilities_of(info)).items():
         for ts in groups.values():
             shares[k % n].setdefault(bo, []).extend(ts)
             k += 1

