@@ -40,7 +40,6 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-import mpmath
 import numpy as np
 
 from fuzzfarm.errors import SpecDataError
@@ -64,6 +63,8 @@ _ROUNDED = {"pi": (1, 1), "pi/2": (1, 2), "pi/4": (1, 4), "3pi/4": (3, 4)}
 @lru_cache(maxsize=None)
 def _rounded_constant_bits(name: str, fmt_name: str, mode: str = "rte") -> int:
     """Bits of a positive rounded constant, rounded in ``mode`` to ``fmt``."""
+    import mpmath                   # here: importing the catalogue (every command) needs none
+
     from fuzzfarm.formats import FORMATS
     from fuzzfarm.rounding import round_to_bits
 
