@@ -39,6 +39,7 @@ import ray
 from fuzzfarm.orchestrate import builds as specs
 from fuzzfarm.report import history as hist
 from fuzzfarm.store import dataset as store
+from fuzzfarm.target import Target
 
 __all__ = ["BuildOutcome", "BuildActor", "run_builds", "Probe", "Bisection", "bisect",
            "campaign_text", "DEFAULT_CAMPAIGN"]
@@ -304,12 +305,26 @@ def _line(b: hist.Build) -> str:
         f" ({', '.join(times)})" if times else "")
 
 
-def campaign_text(path: str | None) -> str:
+def campaign_text(path: str | None, front_end: str | None = None) -> str:
     """The text of the campaign file ``path`` (default DEFAULT_CAMPAIGN), checked by
-    loading it.  Raises fuzzfarm.orchestrate.campaign.CampaignError."""
+    loading it; with ``front_end`` ('opencl-c' or 'spirv') every job that is not a sweep
+    runs through that front end alone (``front_ends = [front_end]``), so one history
+    compares one front end across builds.  Raises
+    fuzzfarm.orchestrate.campaign.CampaignError (a campaign that does not load, or a
+    front end that is not one)."""
+    import tomllib
+
+    import tomli_w
+
     from fuzzfarm.orchestrate import campaign as campaigns
     c = campaigns.load(path or DEFAULT_CAMPAIGN)
-    return c.text
+    if front_end is None:
+        return c.text
+    data = tomllib.loads(c.text)
+    for job in data.get("jobs", []):
+        if job.get("source", "recipes") != "sweep":
+            job["front_ends"] = [front_end]
+    return campaigns.loads(tomli_w.dumps(data)).text
 
 
 # --------------------------------------------------------------------------- bisect
@@ -432,9 +447,12 @@ def replay_campaign(text: str, worst: dict) -> str:
         fns, precs = groups.setdefault(opts, (set(), set()))
         fns.add(fn)
         precs.add(prec)
+    # the front ends the campaign's targets went through (history --front-end: one)
+    front_ends = sorted({Target.of(t).front_end for j in c.jobs for t in j.targets})
     data = {"name": f"{c.name}-replay", "seed": c.seed,
             "jobs": [{"name": f"replay{k}", "source": "catalogue", "functions": sorted(fns),
-                      "precisions": sorted(precs), "build_options": [opts]}
+                      "precisions": sorted(precs), "build_options": [opts],
+                      "front_ends": front_ends}
                      for k, (opts, (fns, precs)) in enumerate(sorted(groups.items()))]}
     if c.unit_inputs:
         data["unit"] = {"inputs": c.unit_inputs}
@@ -558,17 +576,20 @@ def write_bisection(b: Bisection, out) -> list:
 def main(texts, out, campaign: str | None = None, selector: str | None = None,
          parallel: int | None = None, address: str | None = None,
          timeout: float = DEFAULT_TIMEOUT, bisect_what: str | None = None,
-         replay: bool = True, log=print) -> tuple[list[str], int]:
+         replay: bool = True, log=print, front_end: str | None = None
+         ) -> tuple[list[str], int]:
     """``fuzzfarm history``: the builds ``texts`` names (fuzzfarm.orchestrate.builds.parse),
     run (or bisected) and reported into ``out`` -- with ``replay``, every build's worst
-    inputs replayed on the others (``replay_worst``); returns the lines to print and the exit
+    inputs replayed on the others (``replay_worst``); ``front_end``: the one front end every
+    job's kernels go through (``campaign_text``); returns the lines to print and the exit
     status (0, or 130 when interrupted: the report then covers the builds that finished).
     Raises BadInput (BuildError, HistoryError, CampaignError) for bad input, before any
     build runs."""
     builds = specs.parse(texts)
     if not builds:
         raise hist.HistoryError("history: no builds given")
-    text = campaign_text(campaign) if any(b.kind != "results" for b in builds) else ""
+    text = campaign_text(campaign, front_end) if any(b.kind != "results" for b in builds) \
+        else ""
     target = bisect_target(bisect_what, out) if bisect_what else None
     started = ray.is_initialized()
     try:

@@ -701,11 +701,14 @@ def triage_cmd(baseline, current, out, pairs) -> None:
                    "of --out's history.json or sinpi/binary32[/RULE_CLASS]; writes bisect.md.")
 @click.option("--no-replay", is_flag=True, help="Do not replay each build's worst inputs "
               "on the others (a second, short campaign per build).")
+@click.option("--front-end", "front_end", type=click.Choice(["opencl-c", "spirv"]),
+              default=None, help="Every job's kernels through this front end (default: "
+              "as the campaign says; spirv: SPIR-V modules, docs/spirv.md).")
 @click.option("--out", "-o", default="history-report", show_default=True,
               type=click.Path(file_okay=False), help="Report directory: history.md, .html, "
               ".json; builds/<label>/ holds each run build's results.")
 def history_cmd(builds, campaign_file, device, parallel, address, timeout, bisect_what,
-                no_replay, out):
+                no_replay, front_end, out):
     """A driver's history over ordered builds: every build runs one fixed-seed campaign
     (in parallel, one Ray actor and one OCL_ICD_VENDORS each); per issue the builds where
     it fails, the build that introduced it, the one that fixed it, or still failing /
@@ -726,7 +729,8 @@ def history_cmd(builds, campaign_file, device, parallel, address, timeout, bisec
     except UsageError as exc:
         raise click.UsageError(str(exc).replace("--budget", "--timeout")) from None
     lines, code = runner.main(builds, out, campaign_file, device, parallel, address, seconds,
-                              bisect_what, not no_replay, log=lambda m: click.echo(m, err=True))
+                              bisect_what, not no_replay, log=lambda m: click.echo(m, err=True),
+                              front_end=front_end)
     for line in lines:
         click.echo(line)
     if code:

@@ -193,6 +193,24 @@ def test_restrict_keeps_each_jobs_seed():
     assert one.seed == full.seed and one.unit_inputs == full.unit_inputs
 
 
+def test_a_history_through_one_front_end_runs_every_job_s_kernels_through_it():
+    """--front-end spirv: every job of the campaign (not a sweep) through SPIR-V alone,
+    each keeping its seed; the bisection's restriction and the replay of worst inputs keep
+    the front end; no front end given leaves the campaign as it is."""
+    plain = campaigns.loads(runner.campaign_text(None))
+    spirv = campaigns.loads(runner.campaign_text(None, "spirv"))
+    assert {t.front_end for j in plain.jobs for t in j.targets} == {"opencl-c"}
+    assert {t.front_end for j in spirv.jobs for t in j.targets} == {"spirv"}
+    assert [j.seed for j in spirv.jobs] == [j.seed for j in plain.jobs]
+    assert [tuple(t)[:3] for j in spirv.jobs for t in j.targets] == \
+        [tuple(t)[:3] for j in plain.jobs for t in j.targets]
+    one = campaigns.loads(runner.restrict(spirv.text, ("sinpi", "binary32", 1, "")))
+    assert {t.front_end for j in one.jobs for t in j.targets} == {"spirv"}
+    replay = campaigns.loads(runner.replay_campaign(spirv.text, {
+        ("sinpi", "binary32", 1, ""): [(0x3F800000,)]}))
+    assert {t.front_end for j in replay.jobs for t in j.targets} == {"spirv"}
+
+
 def _series(tmp_path, n, first_failing, rule="CL.sinpi.positive_integer"):
     """Results of n builds: sinpi passes before ``first_failing``, fails from it on;
     cospi passes throughout."""
