@@ -229,3 +229,47 @@ def test_a_spirv_module_the_driver_refuses_is_a_build_failure_carrying_the_modul
         runner.prepare([catalogue.function("sinpi")], BINARY32, 1, front_end="spirv")
     assert spirv.is_module(exc.value.source) and "k_sinpi" in exc.value.source
     runner.prepare([catalogue.function("sin")], BINARY32, 1, front_end="spirv")   # others
+
+
+@pytest.mark.device
+@pytest.mark.cluster
+def test_a_spirv_finding_reproduces_from_its_module(tmp_path):
+    """A SPIR-V unit's failure (a saturated conversion of a NaN) exported by `fuzzfarm
+    repro`: the module as kernel.spvasm and kernel.spv, both reproducers building it with
+    clCreateProgramWithIL; the Python one exits 1 while the device still fails."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from fuzzfarm.store import dataset as store
+    from fuzzfarm.store import signatures
+    info = _spirv_device()
+    out = tmp_path / "res"
+    run = subprocess.run([sys.executable, "-m", "fuzzfarm", "run", "-f",
+                          "convert_uint_sat(float)", "--front-end", "spirv", "-d",
+                          info.fingerprint, "--budget", "20s", "--seed", "2", "-o", str(out),
+                          "--log-format", "text"], capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    rows = signatures.with_signatures(store.read_findings(out)).to_pylist()
+    assert rows and all(r["front_end"] == "spirv" for r in rows)
+    fails = [r for r in rows if r["rule_id"] == "SPIRV.convert.sat_nan_zero"]
+    if not fails:
+        pytest.skip(f"{info.label} converts a NaN to 0 under SaturatedConversion")
+    rep = tmp_path / "repro"
+    res = subprocess.run([sys.executable, "-m", "fuzzfarm", "repro", fails[0]["signature"],
+                          str(out), "-o", str(rep)], capture_output=True, text=True,
+                         timeout=300)
+    assert res.returncode == 0, res.stderr[-2000:]
+    names = {p.name for p in rep.iterdir()}
+    assert {"kernel.spvasm", "kernel.spv", "repro.py", "repro.c"} <= names
+    assert "kernel.cl" not in names
+    spv = (rep / "kernel.spv").read_bytes()
+    assert spv == spirv.assemble((rep / "kernel.spvasm").read_text())
+    spirv.validate(spv)
+    assert "clCreateProgramWithIL(ctx, kernel_il" in (rep / "repro.c").read_text()
+    assert json.loads((rep / "repro.json").read_text())["front_end"] == "spirv"
+    py = subprocess.run([sys.executable, "repro.py", info.platform_name], cwd=rep,
+                        capture_output=True, text=True, timeout=120, env={**os.environ})
+    assert py.returncode == 1, py.stdout + py.stderr

@@ -22,7 +22,8 @@ Given a signature id (``s`` + 12 hex, see ``fuzzfarm.store.signatures``) or a fi
    reproducers embed (``acceptable``) rejects the device's result;
 4. **re-verifies** the minimized input: three more runs on the device must all fail
    (else ``NotReproducible``);
-5. **exports** ``kernel.cl``, ``repro.py`` (pyopencl + numpy only), ``repro.c`` (C99 +
+5. **exports** ``kernel.cl`` (a SPIR-V finding: ``kernel.spvasm`` and ``kernel.spv``,
+   built with ``clCreateProgramWithIL``), ``repro.py`` (pyopencl + numpy only), ``repro.c`` (C99 +
    libOpenCL), ``README.md``, ``repro.json`` and, for PyPI's PoCL, ``pocl.icd`` (an ICD
    file naming pyopencl's bundled libpocl, for the system ICD loader of ``repro.c``); and
 6. **saves the minimized example** in a hypothesis ``DirectoryBasedExampleDatabase`` at
@@ -403,6 +404,9 @@ def _spec(report: ReproReport) -> dict:
         "function": t.function, "precision": t.precision, "vector_width": t.width,
         "finding_vector_width": int(row["vector_width"]),
         "build_options": t.build_options, "kernel_name": name, "kernel_source": source,
+        "front_end": t.front_end,
+        # a SPIR-V module's binary, as the driver takes it (clCreateProgramWithIL)
+        "kernel_il": _il_hex(source) if t.front_end == "spirv" else None,
         "rule_id": f.rule_id, "rule_class": t.rule_class, "severity": f.severity,
         "section": f.section, "sentence": f.sentence, "reading": f.reading or "",
         "signature": row.get("signature"), "finding": f"{row['run_id']}/{row['unit_id']}"
@@ -454,6 +458,19 @@ def _describe_values(slot: Buffer, values) -> str:
     return "(" + ", ".join(slot.describe(v) for v in values) + ")"
 
 
+def _il_hex(module_text: str) -> str:
+    """The SPIR-V binary of assembly ``module_text``, as hex digits."""
+    from fuzzfarm.device import spirv
+    return spirv.assemble(module_text).hex()
+
+
+def _c_bytes(hex_digits: str) -> str:
+    """Hex digits as the lines of a C array initializer of bytes."""
+    data = bytes.fromhex(hex_digits)
+    return "\n".join("    " + ", ".join(f"0x{b:02x}" for b in data[k:k + 16]) + ","
+                     for k in range(0, len(data), 16))
+
+
 def _py_str(text: str) -> str:
     """A Python literal of ``text``: triple-quoted where it reads well."""
     if "\\" not in text and '"""' not in text and not text.endswith('"'):
@@ -480,7 +497,7 @@ def _python_script(spec: dict) -> str:
         device=d["name"], platform=d["platform"], driver_version=d["driver_version"],
         icd_files=spec["icd_files"], build_options=spec["build_options"],
         kernel_name=spec["kernel_name"], kernel_source=_py_str(spec["kernel_source"]),
-        lanes=spec["lanes"], local_size=spec["local_size"], inputs=inputs,
+        kernel_il=spec.get("kernel_il"), lanes=spec["lanes"], local_size=spec["local_size"], inputs=inputs,
         outputs=outputs, judge_output=spec["judge"]["output"],
         judge_index=spec["judge"]["index"], judge_count=spec["judge"]["count"],
         judge_bits=spec["judge"]["bits"], accept=accept, expected=spec["expected"],
@@ -558,6 +575,7 @@ def _c_program(spec: dict, icd_dir: str | None) -> str:
         driver_c=_c_escape(d["driver_version"]), device=d["name"], platform=d["platform"],
         driver_version=d["driver_version"], icd_files=spec["icd_files"], pocl_note=pocl,
         kernel_source=_c_string(spec["kernel_source"]), kernel_name=spec["kernel_name"],
+        kernel_il=_c_bytes(spec["kernel_il"]) if spec.get("kernel_il") else None,
         build_options=_c_escape(spec["build_options"]),
         input_text=_c_escape(spec["input_text"]),
         expected_text=_c_escape(spec["expected"]), lanes=spec["lanes"],
@@ -647,7 +665,12 @@ def export(report: ReproReport) -> list[Path]:
             p.chmod(mode)
         files.append(p)
 
-    write("kernel.cl", spec["kernel_source"])
+    if spec.get("kernel_il"):               # a SPIR-V finding: the module, text and binary
+        write("kernel.spvasm", spec["kernel_source"])
+        (out / "kernel.spv").write_bytes(bytes.fromhex(spec["kernel_il"]))
+        files.append(out / "kernel.spv")
+    else:
+        write("kernel.cl", spec["kernel_source"])
     write("repro.py", _python_script(spec), 0o755)
     write("repro.c", _c_program(spec, icd_dir))
     for name, lib in icds:

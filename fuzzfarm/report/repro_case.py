@@ -51,11 +51,12 @@ class Case:
     output: str = "ret"
     lane: int = 0
     context: tuple | None = None
+    front_end: str = "opencl-c"
 
     @property
     def target(self) -> Target:
-        """What is under test: (function, precision, width)."""
-        return Target(self.function, self.precision, self.width)
+        """What is under test: (function, precision, width, front end)."""
+        return Target(self.function, self.precision, self.width, self.front_end)
 
     @property
     def fn(self):
@@ -140,7 +141,8 @@ class Case:
         return res
 
     def kernel(self) -> tuple[str, str]:
-        """(kernel name, OpenCL C source): the source fuzzfarm runs."""
+        """(kernel name, program text): the OpenCL C source or SPIR-V module (assembly
+        text) fuzzfarm runs."""
         return kind_of(self.target).kernel(self.target)
 
     def describe(self, cand: tuple) -> str:
@@ -188,13 +190,14 @@ def target_for(row: dict, width: int | None = None, lane: int | None = None,
                context: tuple | None = None) -> Case:
     """The Case of a finding row (its vector width, or ``width``)."""
     w = int(row["vector_width"]) if width is None else int(width)
+    fe = row.get("front_end") or "opencl-c"
     t = Case(row["function"], row["precision"], w, row.get("build_options") or "",
-               row["rule_class"], row["severity"], row["output"] or "ret", 0, context)
+             row["rule_class"], row["severity"], row["output"] or "ret", 0, context, fe)
     if t.geometric:
         return t
     el = int(row["element"])
     return Case(t.function, t.precision, w, t.build_options, t.rule_class, t.severity,
-                  t.output, (el % w) if lane is None else lane, context)
+                t.output, (el % w) if lane is None else lane, context, fe)
 
 
 # --------------------------------------------------------------------------- judging
