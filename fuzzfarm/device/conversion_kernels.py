@@ -7,7 +7,7 @@ from typing import Iterable
 from edgecases.conversions import FLOAT_TYPES, Conversion, c_buffer_type, extensions
 from fuzzfarm.device.kernels import WIDTHS
 
-__all__ = ["kernel_name", "kernel_source", "program_source"]
+__all__ = ["kernel_name", "kernel_source", "program_source", "program_conversions"]
 
 
 def kernel_name(conv: Conversion) -> str:
@@ -88,6 +88,15 @@ def program_source(convs: Iterable[Conversion], width: int = 1) -> str:
     one ``extensions`` group when the device may lack cl_khr_fp16 or cl_khr_fp64).
     Raises ValueError when ``convs`` is empty or names a conversion twice, or for a bad
     width."""
+    convs = program_conversions(convs, width)
+    exts = {e for c in convs for e in extensions(c)}
+    return _preamble(exts) + "\n".join(_kernel_body(c, width) for c in convs)
+
+
+def program_conversions(convs: Iterable[Conversion], width: int) -> list:
+    """``convs`` as the list one program holds (this module's or a SPIR-V module's,
+    fuzzfarm.device.spirv), checked: raises ValueError for a width that is not 1, 2, 3,
+    4, 8 or 16, an empty ``convs`` or a conversion named twice."""
     _check_width(width)
     convs = list(convs)
     if not convs:
@@ -96,5 +105,4 @@ def program_source(convs: Iterable[Conversion], width: int = 1) -> str:
     if len(set(ids)) != len(ids):
         dup = sorted({i for i in ids if ids.count(i) > 1})
         raise ValueError(f"convs names {dup} more than once")
-    exts = {e for c in convs for e in extensions(c)}
-    return _preamble(exts) + "\n".join(_kernel_body(c, width) for c in convs)
+    return convs

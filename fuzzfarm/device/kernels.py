@@ -38,7 +38,8 @@ from fuzzfarm.formats import BINARY16, BINARY32, BINARY64, FloatFormat
 
 __all__ = [
     "WIDTHS", "CONSTANTS_KERNEL", "FP_CONFIG_FLAGS", "FP_CONFIG_SHORT",
-    "buffer_dtype", "kernel_name", "kernel_source", "program_source", "constants_source",
+    "buffer_dtype", "kernel_name", "kernel_source", "program_source", "program_functions",
+    "constants_source",
     "sweep_kernel_name", "sweep_source",
     "fp_config_names",
 ]
@@ -238,6 +239,15 @@ def program_source(fns: Iterable[Function], fmt: FloatFormat = BINARY32, width: 
     PoCL build costs about as much for one kernel as for fifty).  Each kernel's text is the
     same as in ``kernel_source``.  Raises ValueError for an unknown format or width, or
     when ``fns`` is empty or names a function twice."""
+    fns = program_functions(fns, fmt, width)
+    return _preamble(fmt) + "\n".join(_kernel_body(f, fmt, width) for f in fns)
+
+
+def program_functions(fns: Iterable[Function], fmt: FloatFormat, width: int) -> list:
+    """``fns`` as the list one program holds (this module's or a SPIR-V module's,
+    fuzzfarm.device.spirv), checked: raises ValueError for a format without an OpenCL
+    type, a width that is not an OpenCL vector width, an empty ``fns`` or a function
+    named twice."""
     _check(fmt, width)
     fns = list(fns)
     names = [f.name for f in fns]
@@ -245,7 +255,7 @@ def program_source(fns: Iterable[Function], fmt: FloatFormat = BINARY32, width: 
         raise ValueError("fns is empty; give at least one Function")
     if len(set(names)) != len(names):
         raise ValueError(f"fns={names} names a function twice")
-    return _preamble(fmt) + "\n".join(_kernel_body(f, fmt, width) for f in fns)
+    return fns
 
 
 def constants_source() -> str:

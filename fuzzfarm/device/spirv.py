@@ -40,9 +40,9 @@ from typing import Iterable
 from edgecases.catalogue import Function
 from edgecases.conversions import FLOAT_TYPES, INT_TYPES, Conversion
 from fuzzfarm.device import conversion_kernels
-from fuzzfarm.device.kernels import WIDTHS, kernel_name
+from fuzzfarm.device.kernels import kernel_name, program_functions
 from fuzzfarm.errors import BadInput
-from fuzzfarm.formats import BINARY16, BINARY32, BINARY64, FloatFormat
+from fuzzfarm.formats import BINARY32, FloatFormat
 
 __all__ = ["program_module", "conversion_module", "assemble", "validate", "tool",
            "is_module", "SpirvToolMissing", "SpirvError", "EXT_NAMES", "ROUNDING_MODE",
@@ -62,7 +62,6 @@ _OPERATORS = {"add": "OpFAdd", "sub": "OpFSub", "mul": "OpFMul", "divide": "OpFD
 #: FPRoundingMode operands (SPIR-V 1.0 §3.16) of OpenCL C's rounding suffixes.
 ROUNDING_MODE = {"rte": "RTE", "rtz": "RTZ", "rtp": "RTP", "rtn": "RTN"}
 
-_FLOAT_BITS = {BINARY16.name: 16, BINARY32.name: 32, BINARY64.name: 64}
 
 
 class SpirvToolMissing(BadInput):
@@ -264,17 +263,8 @@ class _Kernel:
         self.m.functions += self.head + self.variables + self.body
 
 
-def _check(fmt: FloatFormat, width: int) -> None:
-    if fmt.name not in _FLOAT_BITS:
-        raise ValueError(f"fmt={fmt.name!r} has no SPIR-V type here; use BINARY16, BINARY32 "
-                         f"or BINARY64 from fuzzfarm.formats")
-    if width not in WIDTHS:
-        raise ValueError(f"width={width!r} is not an OpenCL vector width; choose one of "
-                         f"{WIDTHS}")
-
-
 def _builtin_kernel(m: _Module, fn: Function, fmt: FloatFormat, width: int) -> None:
-    bits = _FLOAT_BITS[fmt.name]
+    bits = fmt.bits
     f_t, u_t, i_t = m.float_t(bits), m.int_t(bits), m.int_t(32)
     buf_t = {"float": u_t, "int": i_t, "uint": u_t}
 
@@ -321,15 +311,8 @@ def program_module(fns: Iterable[Function], fmt: FloatFormat = BINARY32,
     and calls the built-in's OpenCL.std instruction (or core instruction, for operators
     and dot).  Raises ValueError for an unknown format or width, an empty ``fns`` or a
     function named twice."""
-    _check(fmt, width)
-    fns = list(fns)
-    names = [f.name for f in fns]
-    if not fns:
-        raise ValueError("fns is empty; give at least one Function")
-    if len(set(names)) != len(names):
-        raise ValueError(f"fns={names} names a function twice")
     m = _Module()
-    for fn in fns:
+    for fn in program_functions(fns, fmt, width):
         _builtin_kernel(m, fn, fmt, width)
     return m.text()
 
@@ -390,17 +373,7 @@ def conversion_module(convs: Iterable[Conversion], width: int = 1) -> str:
     as ``FPRoundingMode`` and ``_sat`` as ``SaturatedConversion`` (the default modes need
     no decoration: to an integer toward zero, to a float to nearest even).  Raises
     ValueError for a bad width, an empty ``convs`` or a conversion named twice."""
-    if width not in WIDTHS:
-        raise ValueError(f"width={width!r} is not an OpenCL vector width; choose one of "
-                         f"{WIDTHS}")
-    convs = list(convs)
-    if not convs:
-        raise ValueError("convs is empty; give at least one Conversion")
-    ids = [c.id for c in convs]
-    if len(set(ids)) != len(ids):
-        raise ValueError(f"convs names {sorted({i for i in ids if ids.count(i) > 1})} "
-                         f"more than once")
     m = _Module()
-    for conv in convs:
+    for conv in conversion_kernels.program_conversions(convs, width):
         _conversion_kernel(m, conv, width)
     return m.text()
