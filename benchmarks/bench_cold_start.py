@@ -44,9 +44,11 @@ def run_once(home: Path, args, label: str) -> dict:
     results = Path(tempfile.mkdtemp(prefix="fuzzfarm-bench-res-"))
     shutil.rmtree(results)
     cmd = [sys.executable, "-m", "fuzzfarm", "run", "--out", str(results), "--log-format",
-           "json", "--seed", str(args.seed)]
+           "json"]
+    # a campaign names its own seed and devices
     cmd += ["--campaign", args.campaign] if args.campaign else \
-        ["--budget", args.budget, "--device", args.device, "--precisions", args.precisions]
+        ["--budget", args.budget, "--device", args.device, "--precisions", args.precisions,
+         "--seed", str(args.seed)]
     env = {**os.environ, "HOME": str(home), "PYTHONPATH": os.pathsep.join(
         [str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])}
     t0, t_start = time.perf_counter(), time.time()
