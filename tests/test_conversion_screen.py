@@ -473,3 +473,37 @@ def test_vector_widths_are_judged_element_by_element(runner, width):
                                  claims, landed.answer))
     finally:
         mp.undo()
+
+
+def test_a_spirv_unit_s_saturated_nan_is_judged_on_the_device_as_spirv_says(runner):
+    """The screen of a SPIR-V kernel's results: a NaN converted to 0 under
+    SaturatedConversion is a judged pass (screened, not unjudged), any other result is
+    left to the host, which fails it (SPIRV.convert.sat_nan_zero); the screened verdict
+    is the host's whole-batch verdict under the same front end, and the OpenCL C screen
+    of the same results counts the zeros unjudged and the others a note."""
+    conv = CT.parse("convert_uint_sat(float)")
+    x = _inputs(conv, seed=3)
+    y = C.reference(conv, x, "spirv")[0].copy()
+    nan = np.flatnonzero(((x & 0x7F800000) == 0x7F800000) & ((x & 0x007FFFFF) != 0))
+    assert nan.size >= 4
+    y[nan[::2]] = 7                                  # half the NaNs not converted to 0
+    verdicts = {}
+    from fuzzfarm.device import commands
+    from fuzzfarm.oracle.conversion_screen import ConversionAnswer, screen_for
+    for fe in ("opencl-c", "spirv"):
+        screen, why = screen_for(runner, conv, fe)
+        assert screen is not None, why
+        answer = ConversionAnswer.empty(x.size)
+        screen.enqueue(commands.buffer(runner, host=x), commands.buffer(runner, host=y),
+                       x.size, answer).wait()
+        full = C.check(conv, x, y, DENORM, fe)
+        scr = C.check_screened(conv, x, y, answer, DENORM, fe)
+        _same(full, scr)
+        verdicts[fe] = scr
+    spirv, opencl = verdicts["spirv"], verdicts["opencl-c"]
+    bad = set(nan[::2].tolist())
+    assert {f.index for f in spirv.findings} <= bad           # nothing else fails
+    assert spirv.counts_by_rule("fail") == {"SPIRV.convert.sat_nan_zero": len(bad)}
+    assert opencl.counts_by_rule("fail") == {}
+    assert opencl.counts_by_rule("note") == {"CL.convert.sat_nan_zero": len(bad)}
+    assert opencl.unjudged - spirv.unjudged == nan.size      # NaN -> 0 judged in SPIR-V

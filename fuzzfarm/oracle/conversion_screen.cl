@@ -7,7 +7,9 @@
  *               integer type;
  *   sbits, dbits, ssigned, dsigned  the integer types (8 ... 64 bits);
  *   mode        0 rte, 1 rtz, 2 rtp, 3 rtn (the effective mode: the suffix or the default);
- *   sat         the _sat modifier.
+ *   sat         the _sat modifier: 0 none; 1 of an OpenCL C kernel, where a NaN "should"
+ *               become 0 (implementation-defined, counted unjudged); 2 of a SPIR-V
+ *               kernel's SaturatedConversion, where "NaN is converted to 0" (judged).
  * x and y are the raw buffers (float bits; integers as themselves, two's complement).
  *
  * Per element it *decides* (sets the element's bit in ``decided``) only where the verdict
@@ -18,7 +20,8 @@
  *     where no note can apply: no representable rounded value, or y equal to it; an
  *     int->signed-int element out of range without _sat whose result is the
  *     two's-complement wrap;
- *   - a NaN source of a _sat float->int conversion whose result is 0 (OpenCL C's "should").
+ *   - a NaN source of a _sat float->int conversion whose result is 0 (OpenCL C's "should";
+ *     SPIR-V's "is", a judged element there).
  * and counts the implementation-defined elements it decided in ``counts[0]``.  Everything
  * else (a result other than the reference: failures, flush-to-zero allowances, notes) is
  * left to the host, and so are the rows i with (i mod sample_mask) == sample_at where
@@ -222,7 +225,7 @@ __kernel void fuzzfarm_convert_screen(
             const ulong lo_bits = dsigned ? ((ulong)1 << (dbits - 1)) : 0;
             const ulong hi_bits = hi_mag;
             if (nan) {
-                idef = 1;                           /* implementation-defined; _sat: 0 */
+                idef = sat != 2;                    /* implementation-defined; _sat: 0 */
                 ok = sat ? yv == 0 : 1;
             } else {
                 /* the integer part t and whether a fraction remains; "huge": |x| >= 2^64 */

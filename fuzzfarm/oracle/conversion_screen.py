@@ -12,7 +12,8 @@ implementation-defined.  The host judges the rest with ``verdict.conversions.che
 (``verdict.conversions.check_screened``).  The device never decides a failure, a note or
 a flush-to-zero allowance: a fault of its arithmetic can only send more elements to the
 host or pass one that should have failed (the soundness tests compare its reference with
-the host's on every conversion).  Decided elements follow OpenCL C's texts (a _sat
+the host's on every conversion).  Decided elements follow the texts of the kernel's front
+end (a _sat
 conversion's NaN decided where the result is 0: the "should" of §6.4.3.3); SPIR-V's
 stricter rule is judged on the host only.
 """
@@ -125,27 +126,31 @@ class _Program:
 _PROGRAMS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
-def screen_for(runner, conv: Conversion):
-    """The device's judge of ``conv`` on ``runner`` (a device.runner.DeviceRunner):
-    (ConversionScreen, "") or (None, the reason in words) where it does not apply (a
-    device that runs the screen in groups of fewer than LOCAL work items).  The program is
-    built once per runner.  Raises device.runner.KernelBuildError where the device fails to
-    build it (a finding)."""
+def screen_for(runner, conv: Conversion, front_end: str = "opencl-c"):
+    """The device's judge of ``conv`` on ``runner`` (a device.runner.DeviceRunner) for
+    results of a kernel built through ``front_end`` ('opencl-c' or 'spirv': which text
+    governs a saturated NaN, ``verdict.conversions.check``): (ConversionScreen, "") or
+    (None, the reason in words) where it does not apply (a device that runs the screen in
+    groups of fewer than LOCAL work items).  The program is built once per runner.
+    Raises device.runner.KernelBuildError where the device fails to build it (a
+    finding)."""
     prog = _PROGRAMS.get(runner)
     if prog is None:
         prog = _PROGRAMS[runner] = _Program(runner)
     if not prog.fits:
         return None, f"the device runs the conversion screen in groups of fewer than {LOCAL}"
-    return ConversionScreen(prog, conv), ""
+    return ConversionScreen(prog, conv, front_end), ""
 
 
 class ConversionScreen:
-    """The device's judge of one conversion (``screen_for``)."""
+    """The device's judge of one conversion through one front end (``screen_for``)."""
 
-    def __init__(self, program: _Program, conv: Conversion):
-        self.program, self.conv = program, conv
+    def __init__(self, program: _Program, conv: Conversion, front_end: str = "opencl-c"):
+        self.program, self.conv, self.front_end = program, conv, front_end
+        # the kernel's sat: 0 none, 1 OpenCL C's saturation, 2 SPIR-V's SaturatedConversion
+        sat = 0 if not conv.sat else (2 if front_end == "spirv" else 1)
         self._args = tuple(np.int32(v) for v in _shape(conv)) + (
-            np.int32(MODES[conv.mode]), np.int32(int(conv.sat)))
+            np.int32(MODES[conv.mode]), np.int32(sat))
 
     def enqueue(self, xbuf, ybuf, count: int, answer: ConversionAnswer, wait_for=None,
                 sample: int | None = None):

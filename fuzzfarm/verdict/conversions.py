@@ -517,29 +517,30 @@ def check(conv: Conversion, src: np.ndarray, got: np.ndarray, claims=None,
 
 
 def check_screened(conv: Conversion, src: np.ndarray, got: np.ndarray, answer,
-                   claims=None) -> ConversionResult:
+                   claims=None, front_end: str = "opencl-c") -> ConversionResult:
     """The verdict on a batch the device has judged (``answer``: the
     oracle.conversion_screen.ConversionAnswer of the same ``src`` and ``got``): ``check``
     over the elements the device did not decide, every finding's ``index`` a position in
     the batch; the decided ones count as ``screened`` (judged, the reference bit for bit)
     or ``unjudged`` (implementation-defined, no note applies).  The same verdict as
-    ``check`` on the whole batch (docs/device_screen.md, "Conversions"; tests) in OpenCL
-    C, whose texts the device's decisions follow.  Arguments and errors as ``check``."""
+    ``check`` on the whole batch (docs/device_screen.md, "Conversions"; tests) under
+    ``front_end``, whose texts the device's decisions followed (``screen_for`` of the same
+    front end).  Arguments and errors as ``check``."""
     src = _coerce(src, conv.src_dtype, "src")
     got = _coerce(got, conv.dst_dtype, "got")
     if src.size != got.size:
         raise ValueError(f"src has {src.size} elements and got {got.size}; give one result "
                          f"per source element")
     todo = answer.undecided(src.size)
-    return check_rows(conv, src.size, todo, src[todo], got[todo], answer, claims)
+    return check_rows(conv, src.size, todo, src[todo], got[todo], answer, claims, front_end)
 
 
 def check_rows(conv: Conversion, n: int, todo: np.ndarray, src: np.ndarray, got: np.ndarray,
-               answer, claims=None) -> ConversionResult:
+               answer, claims=None, front_end: str = "opencl-c") -> ConversionResult:
     """``check_screened`` given only the rows the device did not decide: their positions
     ``todo`` (int64, sorted, ``answer.undecided(n)``) in a batch of ``n``, their sources
     and results (as ``check`` takes them)."""
-    res = check(conv, src, got, claims)
+    res = check(conv, src, got, claims, front_end)
     for f in res.findings:
         f.index = int(todo[f.index])
     res.n = n

@@ -74,19 +74,16 @@ class Conversion(Kind):
         return _Renamed(runner.submit_source(src, kname, [inputs["x"]], [dtype], target.width))
 
     def device_screened(self, target):
-        # the screen decides a saturated NaN by OpenCL C's text (a note, unjudged): a
-        # SPIR-V unit, where it is a failure, is judged on the host whole
-        return target.front_end == "opencl-c"
+        return True
 
     def device_plan(self, target, drawn):
-        if target.front_end != "opencl-c":
-            return None                 # made inputs are judged by the device screen
         from fuzzfarm.device.conversion_generate import conversion_plan
         return conversion_plan(target.conversion, drawn)
 
     def device_screen(self, runner, target, claims, size):
+        # a saturated NaN is decided by the text of the unit's front end
         from fuzzfarm.oracle.conversion_screen import screen_for
-        return screen_for(runner, target.conversion)
+        return screen_for(runner, target.conversion, target.front_end)
 
     def submit_screened(self, runner, target, inputs, screen):
         from fuzzfarm.oracle.conversion_screen import ConversionAnswer
@@ -104,7 +101,7 @@ class Conversion(Kind):
     def check_screened(self, target, inputs, outputs, answer, claims):
         from fuzzfarm.verdict import conversions
         return conversions.check_screened(target.conversion, inputs["x"], outputs["ret"],
-                                          answer, claims)   # OpenCL C only: device_screened
+                                          answer, claims, target.front_end)
 
     def generator_format(self, target):
         return None                     # one generator makes every conversion's sources
@@ -163,7 +160,7 @@ class Conversion(Kind):
         else:
             xs, ys = made.inputs["x"][todo], made.outputs["ret"][todo]
         result = conversions.check_rows(target.conversion, made.n, todo, xs, ys, answer,
-                                        claims)
+                                        claims, target.front_end)
 
         def inputs_at(pos):
             pos = np.asarray(pos, np.int64)

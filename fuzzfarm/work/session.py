@@ -177,7 +177,7 @@ class DeviceSession:
         self._runners: dict = {}
         self._claims: dict = {}         # build options -> {precision: Claims}
         self._generators: dict = {}     # (build options, kind, format) -> generator or None
-        self._screens: dict = {}        # (bo, name, precision) -> (DeviceScreen|None, size)
+        self._screens: dict = {}        # (bo, name, precision, front end) -> (screen|None, size)
         self._sweeps: dict = {}         # (bo, name, precision) -> SweepKernel
         self._hosts: dict = {}          # (bo, slot index) -> HostSlot or None
         self._lane = 0
@@ -312,7 +312,9 @@ class DeviceSession:
         if isinstance(unit.source, IndexRange) and t.precision != "binary32":
             # the screen recomputes a range's inputs from their numbers in binary32 only
             return self._no_screen(key, f"no device screen for a {t.precision} range")
-        screen, have = self._screens.get(key, (None, -1))
+        # a conversion's screen decides by its front end's texts: one per front end
+        cached = key + (t.front_end,)
+        screen, have = self._screens.get(cached, (None, -1))
         if have >= size:
             return screen
         if have == 0:               # failed to build, or none applies: never again
@@ -327,7 +329,7 @@ class DeviceSession:
         except KernelBuildError as exc:
             self.screen_faults.append((unit, exc))
             screen, why = None, f"the device screen did not build ({str(exc).splitlines()[0]})"
-        self._screens[key] = (screen, cap if screen is not None else 0)
+        self._screens[cached] = (screen, cap if screen is not None else 0)
         if screen is None:
             return self._no_screen(key, why)
         self.screen_choices[key] = "device"
