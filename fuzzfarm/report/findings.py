@@ -62,7 +62,8 @@ def print_signatures(console, summary: list[dict], limit: int, results: str) -> 
                          else "left")
         for r in rows:
             target = f"{r['function']} {r['precision']} w{r['vector_width']}" + (
-                f" {r['build_options']}" if r["build_options"] else "")
+                f" {r['build_options']}" if r["build_options"] else "") + (
+                " [spirv]" if r.get("front_end") == "spirv" else "")
             ulp = "-" if r["max_ulp_error"] is None else f"{r['max_ulp_error']:.3g}"
             governed = f"{r['text']}\n({r['verb']})" if r["text"] else "-"
             t.add_row(*map(escape, (
@@ -161,7 +162,8 @@ def lines(summary: list[dict], limit: int, results: str, width: int = 80) -> lis
             out.append(_fit(f"  ({left} more not listed: --limit 0 lists them all)", width))
         rule_w, rule = distinct_fit((r["rule_class"] or r["rule_id"] for r in rows), 26)
         what = {id(r): f"{r['function']}/{_PREC.get(r['precision'], r['precision'])}" + (
-            f"x{r['vector_width']}" if r["vector_width"] and r["vector_width"] > 1 else "")
+            f"x{r['vector_width']}" if r["vector_width"] and r["vector_width"] > 1 else "") + (
+            "/spirv" if r.get("front_end") == "spirv" else "")
             for r in rows}
         what_w, short = distinct_fit(what.values(), 16)
         out.append(_fit(f"{'id':<{id_w}} {'inputs':>6} {'rule class':<{rule_w}} "

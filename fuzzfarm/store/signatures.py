@@ -234,8 +234,8 @@ def summarize(findings: pa.Table) -> pa.Table:
                                                g["severity"].to_pylist())]
     ex = findings.take(pa.array(rows, type=pa.int64()))
     out = {"signature": g["signature"], "issue": ex["issue"]}
-    for f in SIGNATURE_FIELDS:
-        out[f] = ex[f]
+    for f in SIGNATURE_FIELDS:          # a table from before the front end: null (OpenCL C)
+        out[f] = ex[f] if f in ex.column_names else pa.nulls(ex.num_rows, pa.string())
     out.update({"rule_id": ex["rule_id"], "severity": g["severity"],
                 "count": g["_count_sum"], "runs": g["run_id_count_distinct"],
                 "first_seen": g["time_min"], "last_seen": g["time_max"],
