@@ -27,7 +27,7 @@ from fuzzfarm.errors import SpecDataError
 
 __all__ = ["VERBS", "BINDING", "TEXTS", "Modality", "ModalityError", "table", "modality",
            "implied_severity", "verbs_in", "front_end_of_text", "audit", "governing",
-           "FRONT_ENDS"]
+           "FRONT_ENDS", "check_front_end"]
 
 
 class ModalityError(SpecDataError):
@@ -63,6 +63,13 @@ _MODAL = ("shall", "must", "should", "may", "recommended", "undefined",
 
 #: The front ends a kernel enters a driver by: OpenCL C source or a SPIR-V module.
 FRONT_ENDS = ("opencl-c", "spirv")
+
+
+def check_front_end(front_end: str) -> None:
+    """Raise ValueError naming ``front_end`` when it is not one of FRONT_ENDS."""
+    if front_end not in FRONT_ENDS:
+        raise ValueError(f"front_end={front_end!r} is unknown; choose one of "
+                         f"{', '.join(FRONT_ENDS)}")
 
 #: The texts a rule can be governed by, and the front end each governs (None: every
 #: kernel).  A rule governed by a front end's text binds only kernels built through that

@@ -127,6 +127,14 @@ class DeviceInfo:
         return self.profile.upper().startswith("EMBEDDED")
 
     @property
+    def is_gpu(self) -> bool:
+        """A GPU and nothing else in its CL_DEVICE_TYPE (Oclgrind says
+        CPU|GPU|ACCELERATOR): its compiler runs when a program is built, not at a
+        kernel's first launch."""
+        kinds = self.device_type.split("|")
+        return "GPU" in kinds and "CPU" not in kinds
+
+    @property
     def has_fp16(self) -> bool:
         return "cl_khr_fp16" in self.extensions
 

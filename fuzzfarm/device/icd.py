@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = ["Icd", "environment_icds", "system_icds", "registered", "register", "write_folder",
-           "cache_root",
+           "cache_root", "user_cache",
            "MARKER"]
 
 #: Set next to OCL_ICD_VENDORS when fuzzfarm chose its value.
@@ -103,11 +103,17 @@ def environment_icds(prefixes=None) -> list[Icd]:
     return out
 
 
+def user_cache() -> Path:
+    """The user's cache folder: ``$XDG_CACHE_HOME`` (default ``~/.cache``), where
+    fuzzfarm, pyopencl and PoCL keep theirs."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"),
+                                                                 ".cache"))
+
+
 def cache_root() -> Path:
     """fuzzfarm's folder in the user's cache: ``$XDG_CACHE_HOME/fuzzfarm`` (default
     ``~/.cache/fuzzfarm``)."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base, "fuzzfarm")
+    return user_cache() / "fuzzfarm"
 
 
 def write_folder(icds: list[Icd]) -> Path:

@@ -33,7 +33,7 @@ from fuzzfarm.errors import DeviceFault
 import pyopencl as cl  # noqa: E402  (after discovery: the ICDs are registered)
 
 from edgecases.catalogue import Function  # noqa: E402
-from edgecases.modality import FRONT_ENDS  # noqa: E402
+from edgecases.modality import check_front_end  # noqa: E402
 from fuzzfarm.device import spirv  # noqa: E402
 from fuzzfarm.device.staging import MIN_SLOT_ELEMENTS, PendingRun, Slot  # noqa: E402
 from fuzzfarm.formats import BINARY32, BINARY64, FloatFormat  # noqa: E402
@@ -158,12 +158,6 @@ def cl_error_code(exc) -> tuple[int | None, str]:
                 name = "CL_" + attr
                 break
     return code, name
-
-
-def _check_front_end(front_end: str) -> None:
-    if front_end not in FRONT_ENDS:
-        raise ValueError(f"front_end={front_end!r} is unknown; choose one of "
-                         f"{', '.join(FRONT_ENDS)}")
 
 
 def _check_available(fn: Function, fmt: FloatFormat, width: int) -> None:
@@ -296,7 +290,7 @@ class DeviceRunner:
         (fuzzfarm.device.spirv.program_module) instead of OpenCL C source.
         """
         self._check_format(fmt)
-        _check_front_end(front_end)
+        check_front_end(front_end)
         fns = list(dict.fromkeys(fns))
         for f in fns:
             _check_available(f, fmt, width)
@@ -354,15 +348,11 @@ class DeviceRunner:
             size *= 2
         return size
 
-    def source(self, fn: Function, fmt: FloatFormat = BINARY32, width: int = 1,
-               front_end: str = "opencl-c") -> str:
-        """The program text of ``fn``'s kernel as this runner builds it: the
-        self-contained OpenCL C ``kernel_source`` (``prepare`` concatenates exactly these
-        kernel bodies under one preamble), or for ``front_end`` 'spirv' the SPIR-V
-        module of that kernel alone (assembly text).  Quote it, with ``build_options``,
-        in a reproducer."""
-        if front_end == "spirv":
-            return spirv.program_module([fn], fmt, width)
+    def source(self, fn: Function, fmt: FloatFormat = BINARY32, width: int = 1) -> str:
+        """The OpenCL C source of ``fn``'s kernel as this runner builds it: the
+        self-contained ``kernel_source`` text (``prepare`` concatenates exactly these
+        kernel bodies under one preamble).  Quote it, with ``build_options``, in a
+        reproducer (a unit's program text in either front end: ``Kind.kernel_source``)."""
         return kernel_source(fn, fmt, width)
 
     def _kernel(self, fn: Function, fmt: FloatFormat, width: int,

@@ -62,6 +62,10 @@ _OPERATORS = {"add": "OpFAdd", "sub": "OpFSub", "mul": "OpFMul", "divide": "OpFD
 #: FPRoundingMode operands (SPIR-V 1.0 §3.16) of OpenCL C's rounding suffixes.
 ROUNDING_MODE = {"rte": "RTE", "rtz": "RTZ", "rtp": "RTP", "rtn": "RTN"}
 
+#: The capability an integer or float type of these bits needs (a module always declares
+#: Int64: the global id is a 64-bit vector).
+_INT_CAPABILITY = {8: "Int8", 16: "Int16"}
+_FLOAT_CAPABILITY = {16: "Float16", 64: "Float64"}
 
 
 class SpirvToolMissing(BadInput):
@@ -157,17 +161,13 @@ class _Module:
         return self.declare("%void", "OpTypeVoid")
 
     def int_t(self, bits: int) -> str:
-        if bits == 8:
-            self.capabilities.add("Int8")
-        if bits == 16:
-            self.capabilities.add("Int16")
+        if bits in _INT_CAPABILITY:
+            self.capabilities.add(_INT_CAPABILITY[bits])
         return self.declare(f"%u{bits}", f"OpTypeInt {bits} 0")
 
     def float_t(self, bits: int) -> str:
-        if bits == 16:
-            self.capabilities.add("Float16")
-        if bits == 64:
-            self.capabilities.add("Float64")
+        if bits in _FLOAT_CAPABILITY:
+            self.capabilities.add(_FLOAT_CAPABILITY[bits])
         return self.declare(f"%f{bits}", f"OpTypeFloat {bits}")
 
     def vec(self, scalar: str, width: int) -> str:
@@ -241,20 +241,21 @@ class _Kernel:
         self.variables.append(f"{rid} = OpVariable {self.m.ptr('Function', type_)} Function")
         return rid
 
+    def _element(self, buf: str, elem: str) -> str:
+        """A pointer to element ``i`` of buffer ``buf`` (of ``elem``s)."""
+        return self.op(f"OpInBoundsPtrAccessChain {self.m.ptr('CrossWorkgroup', elem)} "
+                       f"{buf} {self.i}")
+
     def load(self, buf: str, elem: str, width: int) -> str:
         """Element ``i`` (width 1) or vector ``i`` (``vloadn``) of buffer ``buf``."""
         if width == 1:
-            at = self.op(f"OpInBoundsPtrAccessChain {self.m.ptr('CrossWorkgroup', elem)} "
-                         f"{buf} {self.i}")
-            return self.op(f"OpLoad {elem} {at}")
+            return self.op(f"OpLoad {elem} {self._element(buf, elem)}")
         return self.op(f"OpExtInst {self.m.vec(elem, width)} %std vloadn {self.i} {buf} "
                        f"{width}")
 
     def store(self, buf: str, elem: str, value: str, width: int) -> None:
         if width == 1:
-            at = self.op(f"OpInBoundsPtrAccessChain {self.m.ptr('CrossWorkgroup', elem)} "
-                         f"{buf} {self.i}")
-            self.body.append(f"OpStore {at} {value}")
+            self.body.append(f"OpStore {self._element(buf, elem)} {value}")
         else:
             self.op(f"OpExtInst {self.m.void()} %std vstoren {value} {self.i} {buf}")
 

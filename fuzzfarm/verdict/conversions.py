@@ -52,14 +52,14 @@ import mpmath
 import numpy as np
 
 from edgecases.conversions import INT_TYPES, ROUNDINGS, RULE_IDS, Conversion, int_range, rules
-from edgecases.modality import FRONT_ENDS
+from edgecases.modality import check_front_end
 from fuzzfarm import formats
 from fuzzfarm.formats import BINARY16, BINARY64, FloatFormat
 from fuzzfarm.oracle import ulp_error
 from fuzzfarm.verdict.claims import Claims
 from fuzzfarm.verdict.findings import FINDINGS_PER_RULE, CheckResult, Finding
 
-__all__ = ["ConversionResult", "reference", "check", "check_screened", "check_rows", "LANGUAGES",
+__all__ = ["ConversionResult", "reference", "check", "check_screened", "check_rows",
            "MAX_MEASURED"]
 
 # Per-element rule codes (indices into edgecases.conversions.RULE_IDS).
@@ -262,11 +262,6 @@ class _Eval:
     qnan: np.ndarray           # bool: quiet NaN source
 
 
-def _check_front_end(front_end: str) -> None:
-    if front_end not in FRONT_ENDS:
-        raise ValueError(f"front_end={front_end!r}; use one of {FRONT_ENDS}")
-
-
 class _Part(NamedTuple):
     """What one kind of conversion decides: the expected values, which are judged, the
     alternative result a rule allows where ``alt_mask`` (under ``alt_rule``), and the
@@ -397,7 +392,7 @@ def reference(conv: Conversion, src: np.ndarray,
     numpy's round-to-nearest cast in the directed modes.  Raises ValueError for a
     malformed ``src`` or an unknown ``front_end``.
     """
-    _check_front_end(front_end)
+    check_front_end(front_end)
     ev = _evaluate(conv, _coerce(src, conv.src_dtype, "src"), front_end)
     return ev.expected, ev.judged
 
@@ -465,7 +460,7 @@ def check(conv: Conversion, src: np.ndarray, got: np.ndarray, claims=None,
     findings of a rule recorded (None: all), the rest counted (``unrecorded``).  Raises
     ValueError for arrays of the wrong shape, length or dtype, KeyError for a claims dict
     lacking a format, or an unknown ``front_end``."""
-    _check_front_end(front_end)
+    check_front_end(front_end)
     src = _coerce(src, conv.src_dtype, "src")
     got = _coerce(got, conv.dst_dtype, "got")
     if src.size != got.size:

@@ -138,18 +138,18 @@ def kernel_programs(targets_by_options: dict, capabilities) -> dict:
     """How ``DeviceSession.prepare_kernels`` groups targets into kernel programs:
     {build options: {(shared, key): [Target, ...]}}, where a shared program holds the
     built-ins of one (precision, width, front end) (``key``; ``shared`` True) and a kind
-    that builds
-    its own programs (conversions, ...) gets its targets as one entry (``key`` its kind's
-    name, ``shared`` False).  Targets whose requirements are not all in ``capabilities``
-    (``capabilities_of``: precisions, 'spirv') are left out;
-    order and repeats are kept, since a program's text depends on its list: a process
-    that builds a part of the groups (a warm-up helper) passes whole groups back to
-    ``prepare_kernels`` and makes the same programs."""
+    that builds its own programs (conversions, ...) gets its targets as one entry (``key``
+    its kind's name, ``shared`` False).  Targets whose requirements are not all in
+    ``capabilities`` (``capabilities_of``: precisions, 'spirv') are left out; order and
+    repeats are kept, since a program's text depends on its list: a process that builds a
+    part of the groups (a warm-up helper) passes whole groups back to ``prepare_kernels``
+    and makes the same programs."""
+    have = set(capabilities)
     out: dict = {}
     for bo, targets in targets_by_options.items():
         groups = out.setdefault(bo, {})
         for t in map(Target.of, targets):
-            if not t.requirements <= set(capabilities):
+            if not t.requirements <= have:
                 continue
             shared = kind_of(t).builds_with_others()
             key = (t.precision, t.width, t.front_end) if shared else kind_of(t).name
@@ -272,9 +272,9 @@ class DeviceSession:
     def prepare_screens(self, build_options: str, targets: list, threads: int | None = None,
                         on_built=None) -> int:
         """Build the device screens of ``targets`` (built-ins; those ``screen`` would
-        choose a device screen for) on ``threads`` threads at once (default: on a GPU --
-        GPU alone in its CL_DEVICE_TYPE -- the host's cores, at most 8, so a run's first units do not wait for NVIDIA's compiler
-        one screen at a time; elsewhere one -- a CPU device's compiler has the host's cores
+        choose a device screen for) on ``threads`` threads at once (default: on a GPU
+        (``DeviceInfo.is_gpu``) the host's cores, at most 8, so a run's first units do not
+        wait for NVIDIA's compiler one screen at a time; elsewhere one -- a CPU device's compiler has the host's cores
         already, and Oclgrind 21.10 crashes when two programs build at once).  Screens that
         do not build are left to ``screen``, which records the fault when a unit needs
         them; ``on_built(name, precision)`` is called as each is done.  Returns how many
@@ -292,9 +292,7 @@ class DeviceSession:
                 key = screen_key(runner, t.name, t.precision, claims)
                 if key is not None:
                     keys.add(key)
-        kinds = self.info.device_type.split("|")
-        gpu = "GPU" in kinds and "CPU" not in kinds       # Oclgrind says CPU|GPU|ACCELERATOR
-        threads = threads or (min(8, os.cpu_count() or 1) if gpu else 1)
+        threads = threads or (min(8, os.cpu_count() or 1) if self.info.is_gpu else 1)
         return build_screens(runner, sorted(keys), threads, on_built)
 
     # ------------------------------------------------------------------ choices

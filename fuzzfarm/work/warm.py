@@ -21,9 +21,10 @@ binary cache for drivers without one) hands the results to the device actor.  A 
 that crashes or hangs costs only its unfinished targets, which the actor builds itself.
 On a GPU, which compiles at build time, the helpers build and do not launch: each
 program in one helper (NVIDIA's CUDA cache then serves the actor).
-``warm_in_process`` does the same in the caller's process (each helper's loop).  A finished warm-up leaves a stamp in fuzzfarm's
-cache, keyed by the device, the targets and the content of every file the programs' text
-comes from: the next run of the same job starts its units at once.
+``warm_in_process`` does the same in the caller's process (each helper's loop).  A
+finished warm-up leaves a stamp in fuzzfarm's cache, keyed by the device, the targets and
+the content of every file the programs' text comes from: the next run of the same job
+starts its units at once.
 """
 from __future__ import annotations
 
@@ -94,15 +95,8 @@ def helpers_useful(info) -> bool:
     one lock per process) or a GPU (NVIDIA's compiler keeps its programs in the CUDA
     cache, ``~/.nv/ComputeCache``).  Not Oclgrind: it keeps nothing (it interprets every
     launch) and is seen to crash with several host threads."""
-    return "oclgrind" not in info.platform_name.lower() and (_is_gpu(info) or
+    return "oclgrind" not in info.platform_name.lower() and (info.is_gpu or
                                                                "CPU" in info.device_type)
-
-
-def _is_gpu(info) -> bool:
-    """A GPU and nothing else in its CL_DEVICE_TYPE (Oclgrind says CPU|GPU|ACCELERATOR):
-    its programs are compiled when built, not at their first launch."""
-    kinds = info.device_type.split("|")
-    return "GPU" in kinds and "CPU" not in kinds
 
 
 def warm_units(target: Target, build_options: str = "", seed: int = 1,
@@ -157,12 +151,9 @@ def targets_of(info, targets_by_options: dict) -> list:
 def _targets(capabilities: tuple, targets_by_options: dict) -> list:
     """[(build options, Target)] of ``targets_by_options`` within ``capabilities`` (those the
     device has), each once."""
-    out = []
-    for bo, targets in targets_by_options.items():
-        for t in dict.fromkeys(map(Target.of, targets)):
-            if t.requirements <= set(capabilities):
-                out.append((bo, t))
-    return out
+    have = set(capabilities)
+    return [(bo, t) for bo, targets in targets_by_options.items()
+            for t in dict.fromkeys(map(Target.of, targets)) if t.requirements <= have]
 
 
 def warm_in_process(session, targets_by_options: dict,
@@ -267,18 +258,17 @@ def _driver_cache_present(info) -> bool:
     expects it: PoCL's kernel cache (``POCL_CACHE_DIR``, default ``~/.cache/pocl``),
     NVIDIA's CUDA cache (``CUDA_CACHE_PATH``, default ``~/.nv/ComputeCache``; none while
     ``CUDA_CACHE_DISABLE`` is 1), else pyopencl's binary cache (``~/.cache/pyopencl``)."""
-    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"),
-                                                             ".cache")
+    from fuzzfarm.device.icd import user_cache
     platform = info.platform_name.lower()
     if "portable computing language" in platform:
-        folder = os.environ.get("POCL_CACHE_DIR") or os.path.join(cache, "pocl")
+        folder = os.environ.get("POCL_CACHE_DIR") or user_cache() / "pocl"
     elif "nvidia" in platform:
         if os.environ.get("CUDA_CACHE_DISABLE", "0") == "1":
             return False
         folder = os.environ.get("CUDA_CACHE_PATH") or os.path.join(
             os.path.expanduser("~"), ".nv", "ComputeCache")
     else:
-        folder = os.path.join(cache, "pyopencl")
+        folder = user_cache() / "pyopencl"
     return os.path.isdir(folder)
 
 
@@ -341,7 +331,7 @@ def warm_in_helpers(info, targets_by_options: dict, screen: str = "auto",
     ctx = multiprocessing.get_context("spawn")   # never fork a process holding a context
     results = ctx.Queue()
     build_plants = {"build": list((plants or {}).get("build", ()))}
-    kernels = _kernel_shares(info, targets_by_options, n) if _is_gpu(info) else [None] * n
+    kernels = _kernel_shares(info, targets_by_options, n) if info.is_gpu else [None] * n
     procs = [ctx.Process(target=_helper, args=(info, screen, inputs, build_plants,
                                                targets_by_options, share, results,
                                                largest, own),
