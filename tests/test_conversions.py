@@ -810,13 +810,14 @@ def test_array_errors_and_coercion():
 
 
 # --------------------------------------------------------------------------- building
-def test_conversion_kernels_are_prepared_together_except_on_pocl():
-    """Conversions are built up front in one program per (extension pragmas, width), each
-    kernel cached under the very source a unit's launch asks for (kinds.Conversion.kernel);
-    on PoCL (3.0-rc2 corrupts its heap on such a program) nothing is built up front."""
+def test_conversion_kernels_are_prepared_together():
+    """Conversions are built up front in programs of one (extension pragmas, width) and at
+    most CONVERSIONS_PER_PROGRAM kernels, on every platform, each kernel cached under the
+    very source a unit's launch asks for (kinds.Conversion.kernel)."""
     from types import SimpleNamespace
 
     from fuzzfarm.target import Target
+    from fuzzfarm.work.conversion_kind import CONVERSIONS_PER_PROGRAM
     from fuzzfarm.work.kinds import kind_of
 
     class Recorder:
@@ -833,17 +834,23 @@ def test_conversion_kernels_are_prepared_together_except_on_pocl():
     targets = [Target.of((t, CT.parse(t).precision, 1)) for t in texts]
     targets.append(Target.of(("convert_int_rte(float)", "binary32", 4)))
     kind = kind_of(targets[0])
-    pocl = Recorder("Portable Computing Language")
-    kind.prepare_own(pocl, targets)
-    assert pocl.calls == []
-    nv = Recorder("NVIDIA CUDA")
-    kind.prepare_own(nv, targets)
-    assert len(nv.calls) == 4      # (none, w1), (fp64, w1), (fp16, w1), (none, w4)
-    cached = {}
-    for program, kernels in nv.calls:
-        for name, alone in kernels.items():
-            assert f"__kernel void {name}(" in program
-            cached[alone] = name
-    for t in targets:
-        name, source = kind.kernel(t)
-        assert cached[source] == name
+    for platform in ("Portable Computing Language", "NVIDIA CUDA"):
+        rec = Recorder(platform)
+        kind.prepare_own(rec, targets)
+        assert len(rec.calls) == 4      # (none, w1), (fp64, w1), (fp16, w1), (none, w4)
+        cached = {}
+        for program, kernels in rec.calls:
+            for name, alone in kernels.items():
+                assert f"__kernel void {name}(" in program
+                cached[alone] = name
+        for t in targets:
+            name, source = kind.kernel(t)
+            assert cached[source] == name
+    # a group larger than a program holds is cut into programs of at most that many
+    many = [Target.of((str(c), c.precision, 1)) for c in CT.conversions()
+            if c.src == "float" and not CT.extensions(c)]
+    assert len(many) > CONVERSIONS_PER_PROGRAM
+    rec = Recorder("NVIDIA CUDA")
+    kind.prepare_own(rec, many)
+    sizes = [len(kernels) for _, kernels in rec.calls]
+    assert sum(sizes) == len(many) and max(sizes) <= CONVERSIONS_PER_PROGRAM

@@ -6,8 +6,8 @@ protocol).
 Inputs come from ``strategies.conversions`` (counter-based recipes, made on the device
 too: ``fuzzfarm.device.conversion_generate``); one small kernel per conversion
 (``fuzzfarm.device.conversion_kernels``, or a SPIR-V module of ``fuzzfarm.device.spirv``
-for a SPIR-V target; built together up front where the device is not PoCL); judged bit
-for bit on the device (``fuzzfarm.oracle.conversion_screen``, OpenCL C units) and on the
+for a SPIR-V target; built up front, CONVERSIONS_PER_PROGRAM to a program); judged bit
+for bit on the device (``fuzzfarm.oracle.conversion_screen``) and on the
 host (``fuzzfarm.verdict.conversions``, under the text its front end is governed by)
 under the claims of every format it touches.
 """
@@ -17,7 +17,14 @@ import numpy as np
 
 from fuzzfarm.work.kind_base import Buffer, InputsDisagree, Kind, MadeRows
 
-__all__ = ["Conversion"]
+__all__ = ["Conversion", "CONVERSIONS_PER_PROGRAM"]
+
+#: The most conversion kernels built in one program.  A program the driver refuses is
+#: rebuilt one kernel at a time (``DeviceRunner.prepare_sources``), so a bound keeps that
+#: cost small; well below it the build costs the same (PyPI's PoCL 3.0: about 35 ms from
+#: its cache whatever the size, 1.7 s cold for all 900 binary32/binary64 conversions at
+#: one width, which build and run as one program there as well).
+CONVERSIONS_PER_PROGRAM = 64
 
 
 class Conversion(Kind):
@@ -229,15 +236,14 @@ class Conversion(Kind):
         return conversion_kernels.kernel_name(target.conversion), self.kernel_source(target)
 
     def builds_with_others(self):
-        # PoCL 3.0-rc2 corrupts its heap building one program of a few hundred
-        # conversion kernels: each is built alone at first use there (prepare_own)
+        # conversions have their own programs (prepare_own), apart from the built-ins'
         return False
 
     def prepare_own(self, runner, targets):
-        # elsewhere one program per (extension pragmas, width), each kernel cached as its
-        # own source's: 260 builds took 33 s of a 120-s catalogue run on the H100
-        if "portable computing language" in runner.info.platform_name.lower():
-            return
+        # one program per (extension pragmas, width, front end) and at most
+        # CONVERSIONS_PER_PROGRAM kernels, each kernel cached as its own source's: built
+        # one program each, 260 builds took 33 s of a 120-s catalogue run on the H100, and
+        # on PyPI's PoCL a warm-cache build costs 35 ms whatever the program's size
         from edgecases.conversions import extensions
         from fuzzfarm.device import conversion_kernels as ck
         from fuzzfarm.device import spirv
@@ -247,14 +253,17 @@ class Conversion(Kind):
                                t.front_end), []).append(t)
         for (_, width, front_end), ts in groups.items():
             convs = list(dict.fromkeys(t.conversion for t in ts))
-            if front_end == "spirv":
-                whole = spirv.conversion_module(convs, width)
-                alone = {ck.kernel_name(c): spirv.conversion_module([c], width) for c in convs}
-            else:
-                whole = ck.program_source(convs, width)
-                alone = {ck.kernel_name(c): ck.kernel_source(c, width) for c in convs}
-            runner.prepare_sources(whole, alone, f"{len(convs)} conversion kernels (width "
-                                                 f"{width}, {front_end})")
+            for k in range(0, len(convs), CONVERSIONS_PER_PROGRAM):
+                chunk = convs[k:k + CONVERSIONS_PER_PROGRAM]
+                if front_end == "spirv":
+                    whole = spirv.conversion_module(chunk, width)
+                    alone = {ck.kernel_name(c): spirv.conversion_module([c], width)
+                             for c in chunk}
+                else:
+                    whole = ck.program_source(chunk, width)
+                    alone = {ck.kernel_name(c): ck.kernel_source(c, width) for c in chunk}
+                runner.prepare_sources(whole, alone, f"{len(chunk)} conversion kernels "
+                                                     f"(width {width}, {front_end})")
 
 
 class _Renamed:

@@ -15,8 +15,7 @@ kind alone, and lives here rather than in branches over names:
   inputs from
   ``strategies.conversions`` (counter-based recipes, made on the device too:
   ``fuzzfarm.device.conversion_generate``), one small kernel per conversion
-  (``fuzzfarm.device.conversion_kernels``; built together up front where the device is
-  not PoCL), judged bit for bit on the device (``fuzzfarm.oracle.conversion_screen``) and
+  (``fuzzfarm.device.conversion_kernels``; built up front, several to a program), judged bit for bit on the device (``fuzzfarm.oracle.conversion_screen``) and
   on the host (``fuzzfarm.verdict.conversions``) under the claims of every format it
   touches.
 
