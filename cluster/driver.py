@@ -239,9 +239,13 @@ class CampaignRun:
         out: dict = {}
         for job in self.c.jobs:
             if job.number in self.pools[fp]["jobs"] and job.source != "sweep":
+                targets = list(map(Target.of, job.targets))
+                # a compare job's units run their inputs through the other front end too
+                targets += [t._replace(front_end=job.against(t)) for t in targets
+                            if job.against(t)]
                 for bo in job.build_options:
                     have = out.setdefault(bo, [])
-                    have += [t for t in map(Target.of, job.targets) if t not in have]
+                    have += [t for t in targets if t not in have]
         return out
 
     def _prepare(self, key: str):

@@ -42,6 +42,22 @@ def require_device():
     return info
 
 
+def spirv_device():
+    """The first device that takes SPIR-V modules (Intel's CPU runtime, the [intel] extra)
+    where SPIRV-Tools are installed; skips the test otherwise."""
+    from fuzzfarm.device import spirv
+    from fuzzfarm.device.discovery import list_devices
+    try:
+        spirv.tool("spirv-as")
+        found = [d for d in list_devices() if d.spirv_versions]
+    except spirv.SpirvToolMissing:
+        found = []
+    if not found:
+        pytest.skip("no device here takes SPIR-V (the [intel] extra has one), or no "
+                    "SPIRV-Tools")
+    return found[0]
+
+
 def selector(info=None) -> str:
     """A --device selector naming ``info`` (default ``require_device()``) alone."""
     return str((info or require_device()).index)

@@ -10,6 +10,7 @@ import re
 import numpy as np
 import pytest
 
+from devices import spirv_device
 from edgecases import catalogue
 from edgecases.conversions import conversions, parse
 from fuzzfarm.device import spirv
@@ -180,15 +181,6 @@ def test_the_il_versions_a_device_reports_are_its_spirv_versions():
     assert DeviceInfo.from_dict(intel.to_dict()) == intel
 
 
-def _spirv_device():
-    from fuzzfarm.device.discovery import list_devices
-    found = [d for d in list_devices() if d.spirv_versions]
-    if not found or not HAVE_TOOLS:
-        pytest.skip("no device here takes SPIR-V (the [intel] extra has one), or no "
-                    "SPIRV-Tools")
-    return found[0]
-
-
 @pytest.mark.device
 def test_spirv_units_run_through_the_session_and_agree_with_opencl_c_where_exact():
     """On a device that takes SPIR-V: a drawn unit of a built-in and of a conversion run
@@ -199,7 +191,7 @@ def test_spirv_units_run_through_the_session_and_agree_with_opencl_c_where_exact
     from fuzzfarm.work.make import make_inputs, make_unit
     from fuzzfarm.work.rows import unit_columns
     from fuzzfarm.work.session import DeviceSession
-    info = _spirv_device()
+    info = spirv_device()
     session = DeviceSession(info, inputs="host")
     got = {}
     for fe in ("opencl-c", "spirv"):
@@ -222,7 +214,7 @@ def test_spirv_units_run_through_the_session_and_agree_with_opencl_c_where_exact
 def test_a_spirv_module_the_driver_refuses_is_a_build_failure_carrying_the_module(
         monkeypatch):
     from fuzzfarm.device.runner import DeviceRunner, KernelBuildError
-    info = _spirv_device()
+    info = spirv_device()
     monkeypatch.setenv("FUZZFARM_PLANT_FAULTS", '{"build": ["sinpi"]}')
     runner = DeviceRunner(info)
     with pytest.raises(KernelBuildError) as exc:
@@ -243,7 +235,7 @@ def test_a_spirv_finding_reproduces_from_its_module(tmp_path):
 
     from fuzzfarm.store import dataset as store
     from fuzzfarm.store import signatures
-    info = _spirv_device()
+    info = spirv_device()
     out = tmp_path / "res"
     run = subprocess.run([sys.executable, "-m", "fuzzfarm", "run", "-f",
                           "convert_uint_sat(float)", "--front-end", "spirv", "-d",

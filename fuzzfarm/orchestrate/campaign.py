@@ -35,6 +35,8 @@ source of inputs.  ``cluster/campaigns/example.toml`` shows every key with a com
     precisions = ["binary32"]     # default ["binary32"]; as --precisions
     widths = [1]                  # default [1]; as --widths
     front_ends = ["opencl-c"]     # default ["opencl-c"]; "spirv": kernels as SPIR-V
+    compare = "front_ends"        # optional: every input through both front ends, the
+                                  # results compared bit for bit (no front_ends then)
                                   # modules (devices whose CL_DEVICE_IL_VERSION names it)
     build_options = ["", "-cl-fast-relaxed-math"]  # default [""]: each set is a pass
     inputs = 10_000_000           # recipes only: inputs per (target, build options)
@@ -47,21 +49,21 @@ source of inputs.  ``cluster/campaigns/example.toml`` shows every key with a com
     chunk_bits = 22               # sweep only: 2**chunk_bits inputs per unit, 16 .. 26
 
 Rules beyond the types: a sweep job's functions must each be sweepable in each of its
-precisions (``fuzzfarm.orchestrate.sweep.space_for``: one float argument, or two in binary16), its
-widths must be ``[1]`` and it takes no ``inputs`` (``units`` limits it to its first chunks);
-a catalogue job takes no ``inputs``/``units``; a job must resolve to at least one target
-(``run.targets_for``); and a campaign must end: without ``budget.time`` and
-``budget.inputs`` every job must be finite (catalogue, sweep, or recipes with ``inputs``
-or ``units``).
+precisions (``sweep.space_for``: one float argument, or two in binary16), its widths
+``[1]``, no ``inputs`` (``units``: its first chunks only); a catalogue job takes no
+``inputs``/``units``; a compare job no ``front_ends`` and no geometric built-in; a job
+must resolve to at least one target (``run.targets_for``); and without ``budget.time``
+and ``budget.inputs`` every job must be finite (catalogue, sweep, or recipes with
+``inputs`` or ``units``).
 
 Everything is checked on load.  Every error is a ``CampaignError``: one line naming the
 file, the line and the key (jobs counted from 1, as a person reads the file), e.g.::
 
     campaign.toml:12: jobs[1].precisions: unknown precision 'quad'; use binary16, binary32, binary64 (or half, float, double)
 
-The line of a key is found by ``_locate``, a small scanner of the text (tomllib gives no
-positions); an element of an array is reported at its key's line, a key that is absent at
-its table's line.  This module imports neither pyopencl nor Ray.
+The line of a key is found by ``toml_lines.locate``, a small scanner of the text (tomllib gives no
+positions): an array's element at its key's line, an absent key at its table's line.
+This module imports neither pyopencl nor Ray.
 """
 from __future__ import annotations
 
@@ -71,7 +73,6 @@ import os
 import re
 import sys
 from dataclasses import dataclass, fields, replace
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, NamedTuple
 
@@ -83,6 +84,7 @@ else:                                   # pragma: no cover - pyproject depends o
     import tomli as tomllib
 
 from fuzzfarm.orchestrate import run
+from fuzzfarm.orchestrate.toml_lines import line_of, locate
 
 __all__ = ["CampaignError", "Job", "Campaign", "load", "loads", "from_options",
            "of_run_options", "SCHEMA",
@@ -92,6 +94,8 @@ __all__ = ["CampaignError", "Job", "Campaign", "load", "loads", "from_options",
 VERSION = 1
 #: Where a job's inputs come from.
 SOURCES = ("recipes", "catalogue", "sweep")
+#: What a job may compare its results with (``Job.compare``).
+COMPARES = ("front_ends",)
 #: Sizes of a work unit, in inputs: a fixed size is at most 2**24 inputs; adaptive sizes
 #: at most 2**26 (the default largest: a unit kept on the device, work.make.UnitSizer;
 #: units whose inputs or results come to the host stay within work.make.UNIT_MAX_BYTES).
@@ -300,6 +304,7 @@ SCHEMA: dict[str, dict[str, _Key]] = {
         "precisions": _Key(_strings, ("binary32",)),
         "widths": _Key(_integers, (1,)),
         "front_ends": _Key(_strings, ("opencl-c",)),
+        "compare": _Key(_choice("comparison", COMPARES), None),
         "build_options": _Key(_build_options, ("",)),
         "inputs": _Key(_integer(1), None),
         "units": _Key(_integer(1), None),
@@ -327,7 +332,8 @@ class Job:
     ``units``: recipes only, per (target, build options), None = until the budget ends;
     ``devices``: selectors narrowing the campaign's devices (() = all of them);
     ``chunk_bits``: log2 of the inputs per sweep unit; ``line``: line of its [[jobs]]
-    header (0 when unknown)."""
+    header (0 when unknown); ``compare``: 'front_ends' (its SPIR-V targets' inputs run
+    through OpenCL C too, compared bit for bit: verdict.front_ends) or None."""
 
     number: int
     name: str
@@ -340,6 +346,11 @@ class Job:
     devices: tuple
     chunk_bits: int
     line: int
+    compare: str | None = None
+
+    def against(self, target) -> str | None:
+        """The front end ``target``'s units are compared with (``WorkUnit.against``)."""
+        return "opencl-c" if self.compare == "front_ends" else None
 
     @property
     def finite(self) -> bool:
@@ -354,7 +365,7 @@ class Job:
 
     @classmethod
     def from_dict(cls, d: dict) -> "Job":
-        d = {f.name: d[f.name] for f in fields(cls)}
+        d = {f.name: d[f.name] for f in fields(cls) if f.name in d}   # older: no compare
         d.update(targets=tuple(tuple(t) for t in d["targets"]),
                  build_options=tuple(d["build_options"]), devices=tuple(d["devices"]))
         return cls(**d)
@@ -392,7 +403,7 @@ class Campaign:
     def line_of(self, key: str) -> int | None:
         """The 1-based line of dotted ``key`` ('devices', 'jobs[2].devices', 'unit.timeout')
         in ``text``; an absent key gives its table's line; None when nothing matches."""
-        return _line_of(_locate(self.text), key) if self.text else None
+        return line_of(locate(self.text), key) if self.text else None
 
     def error(self, key: str, message: str) -> CampaignError:
         """A CampaignError at ``key`` for checks made after loading (e.g. a device selector
@@ -469,8 +480,8 @@ class _Loader:
 
     def fail(self, key: str | None, message: str):
         if self._locs is None:
-            self._locs = _locate(self.text)
-        raise CampaignError(self.path, _line_of(self._locs, key) if key else None, key,
+            self._locs = locate(self.text)
+        raise CampaignError(self.path, line_of(self._locs, key) if key else None, key,
                             message)
 
     def table(self, doc: dict, schema: str, prefix: str) -> dict:
@@ -532,7 +543,7 @@ class _Loader:
             job = next(j for j in jobs if not j.finite)
             key = "budget" if "budget" in doc else f"jobs[{job.number}]"
             # the key is always "budget"; its line is the job's where there is no [budget]
-            line = _line_of(_locate(self.text), key)
+            line = line_of(locate(self.text), key)
             raise CampaignError(self.path, line, "budget",
                                 f"an unbounded recipes job needs budget.time or "
                                 f"budget.inputs (jobs[{job.number}] {job.name!r} has neither "
@@ -553,6 +564,11 @@ class _Loader:
         widths = tuple(self.resolve(f"{key}.widths", run._width, str(w)) for w in v["widths"])
         front_ends = tuple(dict.fromkeys(self.resolve(f"{key}.front_ends", run._front_end, f)
                                          for f in v["front_ends"]))
+        if v["compare"]:        # its targets are SPIR-V's, each compared with OpenCL C
+            if given("front_ends") or source == "sweep":
+                self.fail(f"{key}.compare", "a job comparing front ends runs both: it takes "
+                                            "no front_ends and is no sweep")
+            front_ends = ("spirv",)
         if source != "recipes":
             for k in ("inputs", "units"):
                 if given(k) and not (source == "sweep" and k == "units"):
@@ -583,12 +599,15 @@ class _Loader:
             self.fail(f"{key}.functions",
                       f"none of the functions exists in precisions {', '.join(precisions)} "
                       f"at widths {', '.join(map(str, widths))}")
+        if v["compare"] and any(t.kind == "geometric" for t in targets):
+            self.fail(f"{key}.functions", "geometric built-ins are not compared across "
+                                          "front ends (their results are not lane for lane)")
         seed = v["seed"] if v["seed"] is not _COMPUTED else _job_seed(campaign_seed, number)
         return Job(number=number, name=f"job{number}" if v["name"] is _COMPUTED else v["name"],
                    source=source, targets=targets, build_options=v["build_options"],
                    inputs=v["inputs"], units=v["units"], seed=seed, devices=v["devices"],
-                   chunk_bits=v["chunk_bits"],
-                   line=_line_of(_locate(self.text), key) or 0)
+                   chunk_bits=v["chunk_bits"], compare=v["compare"],
+                   line=line_of(locate(self.text), key) or 0)
 
     def resolve(self, key: str, parse, arg):
         """``parse(arg, what=key)`` (a run.py parser) with its UsageError at ``key``."""
@@ -637,136 +656,6 @@ def from_options(functions: str | None, precisions: str, widths: str, build_opti
                     unit_seconds=float(unit_seconds), unit_min_inputs=int(min_unit_inputs),
                     unit_max_inputs=int(max_unit_inputs), unit_timeout=300.0,
                     max_restarts=8, out=None, text="", path="<options>")
-
-
-# --------------------------------------------------------------------------- key lines
-
-def _line_of(locs: dict, key: str | None) -> int | None:
-    """The line of ``key``, else of its nearest enclosing key ('jobs[2].x' -> 'jobs[2]' ->
-    'jobs'), else None."""
-    while key:
-        if key in locs:
-            return locs[key]
-        parent = re.sub(r"(\[\d+\]|\.[^.\[\]]*|^[^.\[\]]*)$", "", key)
-        if parent == key:
-            break
-        key = parent
-    return None
-
-
-@lru_cache(maxsize=32)
-def _locate(text: str) -> dict:
-    """{dotted key: 1-based line} for every table header and key of valid TOML ``text``.
-
-    Arrays of tables are numbered from 1 per array (``jobs[2]``; ``jobs`` is the first
-    header's line); quoted and dotted keys are resolved (``a."b.c"`` is a, then b.c); a
-    value that spans lines (array, multi-line string) is skipped, its key at its first
-    line.  Keys inside inline tables are not located (their table's line is used)."""
-    locs: dict = {}
-    aot: dict = {}                      # resolved array-of-tables path -> count so far
-    table = ""
-    i, n = 0, len(text)
-
-    def record(path, pos):
-        locs.setdefault(path, text.count("\n", 0, pos) + 1)
-
-    while i < n:
-        c = text[i]
-        if c in " \t\r\n":
-            i += 1
-        elif c == "#":
-            i = _eol(text, i)
-        elif c == "[":
-            many = text.startswith("[[", i)
-            start = i + (2 if many else 1)
-            end = _key_end(text, start, "]")
-            parts = _key_parts(text[start:end])
-            path = ""
-            for k, part in enumerate(parts):
-                path = f"{path}.{part}" if path else part
-                if many and k == len(parts) - 1:
-                    aot[path] = aot.get(path, 0) + 1
-                    record(path, i)
-                    path = f"{path}[{aot[path]}]"
-                elif path in aot:
-                    path = f"{path}[{aot[path]}]"
-                else:
-                    record(path, i)
-            record(path, i)
-            table = path
-            i = _eol(text, end)
-        else:
-            eq = _key_end(text, i, "=")
-            path = table
-            for part in _key_parts(text[i:eq]):
-                path = f"{path}.{part}" if path else part
-                record(path, i)
-            i = _skip_value(text, eq + 1)
-    return locs
-
-
-def _eol(text: str, i: int) -> int:
-    j = text.find("\n", i)
-    return len(text) if j < 0 else j
-
-
-def _key_parts(keytext: str) -> list:
-    """['a', 'b.c'] for the TOML key text 'a."b.c"' (parsed by tomllib itself)."""
-    d = tomllib.loads(keytext.strip() + " = 0")
-    parts = []
-    while isinstance(d, dict):
-        (k, d), = d.items()
-        parts.append(k)
-    return parts
-
-
-def _string_end(text: str, i: int) -> int:
-    """Index after the string starting at ``i`` (basic, literal, or multi-line)."""
-    q = text[i]
-    if text.startswith(q * 3, i):
-        j = i + 3
-        while True:
-            if q == '"' and text[j] == "\\":
-                j += 2
-            elif text.startswith(q * 3, j):
-                j += 3
-                for _ in range(2):              # up to two quotes may end the content
-                    if j < len(text) and text[j] == q:
-                        j += 1
-                return j
-            else:
-                j += 1
-    j = i + 1
-    while text[j] != q:
-        j += 2 if q == '"' and text[j] == "\\" else 1
-    return j + 1
-
-
-def _key_end(text: str, i: int, stop: str) -> int:
-    """Index of ``stop`` ('=' or ']') ending the key that starts at ``i``."""
-    while text[i] != stop:
-        i = _string_end(text, i) if text[i] in "\"'" else i + 1
-    return i
-
-
-def _skip_value(text: str, i: int) -> int:
-    """Index of the newline that ends the value starting at ``i`` (or the end)."""
-    depth, n = 0, len(text)
-    while i < n:
-        c = text[i]
-        if c in "\"'":
-            i = _string_end(text, i)
-        elif c == "#":
-            i = _eol(text, i)
-        elif c in "[{":
-            depth, i = depth + 1, i + 1
-        elif c in "]}":
-            depth, i = depth - 1, i + 1
-        elif c == "\n" and depth <= 0:
-            return i
-        else:
-            i += 1
-    return n
 
 
 def of_run_options(opts):

@@ -132,7 +132,8 @@ class Ticket:
             what = {"drawn": {"seed": src.seed, "sizes": list(src.sizes)}}
         return {"unit_id": u.unit_id, "pool": self.pool, "job": self.job,
                 "target": list(u.target), "build_options": u.build_options,
-                "serial": self.serial, "size": u.size, "input": what}
+                "serial": self.serial, "size": u.size, "input": what,
+                **({"against": u.against} if u.against else {})}
 
     @classmethod
     def from_json(cls, d: dict) -> "Ticket":
@@ -164,6 +165,8 @@ class Ticket:
             dr = what["drawn"]
             unit = WorkUnit(d["unit_id"], target,
                             Drawn(int(dr["seed"]), tuple(int(n) for n in dr["sizes"])), bo)
+        if d.get("against"):
+            unit = replace(unit, against=str(d["against"]))
         return cls(unit, str(d["pool"]), int(d["job"]), serial, bool(d.get("isolate")))
 
 
@@ -174,7 +177,8 @@ class Stream:
     ``max_units``: serials ``0 .. max_units-1`` exist (None: unbounded); ``max_inputs``:
     the recipe units stop once this many inputs are issued; ``ranges``: a sweep stream's
     units ((id suffix, IndexRange) per serial: ``fuzzfarm.orchestrate.ranges``); ``prefix``:
-    the start of its unit ids (default ``stream_prefix``)."""
+    the start of its unit ids (default ``stream_prefix``); ``against``: a compare job's
+    other front end (``WorkUnit.against``), None for the others."""
 
     pool: str
     job: int
@@ -188,6 +192,7 @@ class Stream:
     prefix: str = ""
     next_serial: int = 0
     issued_inputs: int = 0
+    against: str | None = None
 
     def __post_init__(self):
         self.target = Target.of(self.target)
@@ -232,7 +237,8 @@ def streams_for(campaign, pool: str, precisions, selected_jobs=None) -> list[Str
                     if job.units is not None:       # the first chunks only
                         chunks = min(chunks, job.units)
                     ranges = range_plan(space, 1 << job.chunk_bits, range(chunks))
-                s = Stream(pool, job.number, job.source, target, bo, job.seed, ranges=ranges)
+                s = Stream(pool, job.number, job.source, target, bo, job.seed, ranges=ranges,
+                           against=job.against(target))
                 if job.source == "catalogue":
                     s.max_units = 1
                 elif job.source != "sweep":
@@ -423,6 +429,8 @@ class Scheduler:
                 size = max(1, min(size, s.max_inputs - s.issued_inputs))
             unit = stream_unit(f"{s.prefix}-{serial:06d}", s.target, serial, s.seed,
                                split_size(size), build_options=s.build_options)
+        if s.against is not None:
+            unit = replace(unit, against=s.against)
         s.next_serial += 1
         ticket = Ticket(unit, s.pool, s.job, serial)
         s.issued_inputs += ticket.size

@@ -84,14 +84,15 @@ def sample_findings(result, fn, fmt, seed: int, size: int = SAMPLE_ROWS
         codes = [-1] * len(fs)
     groups: dict = {}
     for k, (f, c) in enumerate(zip(fs, codes)):
-        groups.setdefault((f.rule_id, f.severity, c), []).append(k)
+        # a compare unit's other front end's findings are groups of their own
+        groups.setdefault((f.rule_id, f.severity, c, f.front_end), []).append(k)
     extra = dict(result.unrecorded_by_class)
     left = dict(result.unrecorded)            # (rule, severity) -> not yet attributed
     for (rule, sev, c), m in extra.items():
         left[(rule, sev)] = left.get((rule, sev), 0) - m
     values = _values(fn, fmt, fs) if elementwise and fs else np.zeros(len(fs))
     kept, count = [], {}
-    for (rule, sev, c), ks in groups.items():
+    for (rule, sev, c, front_end), ks in groups.items():
         ks = np.asarray(ks)
         err = np.array([np.nan if fs[k].ulp_error is None else fs[k].ulp_error for k in ks])
         v = values[ks]
@@ -101,7 +102,8 @@ def sample_findings(result, fn, fmt, seed: int, size: int = SAMPLE_ROWS
         if np.isfinite(v).any():
             firsts += [int(np.nanargmin(v)), int(np.nanargmax(v))]
         pick = ks[_pick(ks.size, firsts, _rng(seed, rule, sev, c), size)]
-        total = ks.size + extra.pop((rule, sev, c), 0)
+        # the checker's counts by class are of the unit's own front end
+        total = ks.size + (extra.pop((rule, sev, c), 0) if front_end is None else 0)
         for k in pick:
             count[k] = 1
         count[pick[0]] += total - pick.size

@@ -66,7 +66,9 @@ def class_key(fn, code: int) -> str:
 class Finding:
     """One element that breaks a rule: everything needed to report and reproduce it
     (docs/design.md, decision 12).  ``inputs`` and ``outputs`` are bit patterns (float) or int values;
-    ``ulp_error`` in ULPs where a bound was measured, else None."""
+    ``ulp_error`` in ULPs where a bound was measured, else None; ``front_end`` the front
+    end whose result it is where that is not the unit's (a compare unit's other front
+    end: verdict.front_ends), else None."""
 
     index: int
     function: str
@@ -80,6 +82,7 @@ class Finding:
     expected: str
     ulp_error: float | None = None
     reading: str = ""
+    front_end: str | None = None
 
 
 #: At most this many findings of one rule (and output) are recorded per batch judged (a

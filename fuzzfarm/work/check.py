@@ -13,7 +13,9 @@ with one function per way:
   their numbers (``strategies.Space``), its class counts from the numbering alone;
 * inputs made on the device (``fuzzfarm.device.generate``): the verdict on the inputs the
   device made, some of them made again here and compared (``check_made``), a device
-  fault (``InputsDisagree``) where they differ.
+  fault (``InputsDisagree``) where they differ;
+* a compare unit's (``WorkUnit.against``): its results and its other front end's on the
+  same inputs, compared bit for bit (``check_compared``: fuzzfarm.verdict.front_ends).
 
 ``check_and_write`` writes the rows (findings, then the stats row that makes the unit
 done) and reports the unit's counts.  No Ray and no pyopencl here: an executor
@@ -34,6 +36,7 @@ from fuzzfarm.work.rows import finding_table, stats_row
 from fuzzfarm.work.unit import IndexRange, WorkUnit
 
 __all__ = ["Landed", "MadeRows", "Checked", "UnitReport", "InputsDisagree", "check_landed",
+           "check_compared",
            "check_and_write", "check_result", "check_unit", "check_made", "verified_rows",
            "VERIFIED_ROWS"]
 
@@ -46,7 +49,8 @@ class Landed:
     verdict.screened.SparseOutputs of the positions the verdict may read; None where
     ``made`` holds them), ``answer`` (the device screen's
     oracle.screen_answer.ScreenChunk, None where the host screens), ``made`` (a
-    MadeRows), and the device's seconds on the unit."""
+    MadeRows), the device's seconds on the unit, and ``other``: a compare unit's outputs
+    through its other front end ({name: array}, as ``outputs``), else None."""
 
     unit: WorkUnit
     device_seconds: float
@@ -54,6 +58,7 @@ class Landed:
     inputs: dict | None = None
     answer: object = None
     made: MadeRows | None = None
+    other: dict | None = None
 
 
 class Checked(NamedTuple):
@@ -185,6 +190,32 @@ def check_made(landed: Landed, claims, device_meta: dict, run_id: str) -> Checke
                    result)
 
 
+def check_compared(landed: Landed, claims, device_meta: dict, run_id: str) -> Checked:
+    """The verdict on a compare unit (``landed.other`` its other front end's outputs on
+    the same host-made inputs): its own front end's verdict on every input and, where the
+    two results differ bit for bit, the other's failures or a ``front_ends.disagree``
+    note (verdict.front_ends.compare), both judged by the unit's kind under ``claims``."""
+    from edgecases.catalogue import general_rule
+    from fuzzfarm.verdict import front_ends
+    t0 = time.perf_counter()
+    unit = landed.unit
+    kind = kind_of(unit.target)
+    targets = {unit.target.front_end: unit.target, unit.against: unit.other_target}
+
+    def judge(front_end: str, inputs: dict, outputs: dict) -> CheckResult:
+        return kind.check(targets[front_end], inputs, outputs, claims)
+
+    result = front_ends.compare(judge, unit.target.front_end, unit.against, landed.inputs,
+                                landed.outputs, landed.other,
+                                general_rule(front_ends.DISAGREE),
+                                [a.name for a in unit.target.inputs],
+                                [o.name for o in unit.target.outputs])
+    dt = time.perf_counter() - t0
+    return Checked(finding_table(result, unit, device_meta, run_id),
+                   stats_row(result, unit, landed.inputs, device_meta, run_id,
+                             landed.device_seconds, dt), result)
+
+
 def check_landed(landed: Landed, claims, device_meta: dict, run_id: str) -> Checked:
     """The verdict on ``landed`` and its rows (module docstring), under ``claims`` (what
     the unit's kind judges under: Kind.claims).  Raises InputsDisagree for inputs the
@@ -194,6 +225,8 @@ def check_landed(landed: Landed, claims, device_meta: dict, run_id: str) -> Chec
         return check_made(landed, claims, device_meta, run_id)
     if isinstance(unit.source, IndexRange):
         return _check_range(landed, claims, device_meta, run_id)
+    if landed.other is not None:
+        return check_compared(landed, claims, device_meta, run_id)
     t0 = time.perf_counter()
     result = check_result(unit, landed.inputs, landed.outputs, claims, landed.answer)
     dt = time.perf_counter() - t0

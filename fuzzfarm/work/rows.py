@@ -72,7 +72,7 @@ def _signature(unit: WorkUnit):
 #: Finding columns that vary by finding (the rest are the same for a whole unit).
 _FINDING_FIELDS = ("element", "input_bits", "inputs", "output", "output_bits", "outputs",
                    "expected", "rule_id", "section", "sentence", "severity", "reading",
-                   "text", "verb", "ulp_error", "count", "input_class")
+                   "text", "verb", "ulp_error", "count", "input_class", "front_end")
 
 
 class _Values:
@@ -141,6 +141,8 @@ def _finding_columns(result: CheckResult, unit: WorkUnit, device_meta: dict,
             "output_bits": _Values(col("outputs"), outs, fout)}
     cols["inputs"] = cols["input_bits"].text
     cols["outputs"] = cols["output_bits"].text
+    # a compare unit's other front end's findings name it (verdict.front_ends)
+    cols["front_end"] = [f.front_end or target.front_end for f in fs]
     for name in ("expected", "rule_id", "section", "sentence", "severity", "reading",
                  "ulp_error"):
         cols[name] = col(name)

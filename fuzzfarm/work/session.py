@@ -82,6 +82,7 @@ class Launch:
     landing: object = None
     sweep: object = None
     tally: object = None            # a made unit's class counts (generate.tally's input)
+    other: object = None            # a compare unit's run through its other front end
     started: float = field(default_factory=time.perf_counter)
 
     def release(self) -> None:
@@ -109,12 +110,13 @@ def prepare_inputs(unit: WorkUnit, on_device: bool):
     """(``unit`` with its recipes drawn, its inputs) for a launch: None for a range (made
     on the device from their numbers), the device plan (generate.UnitPlan) where
     ``on_device`` and the device can make them, else the inputs the host makes
-    (work.make.make_inputs).  What a unit maker does, in whatever process it runs."""
+    (work.make.make_inputs; always for a compare unit, whose inputs go through two
+    kernels).  What a unit maker does, in whatever process it runs."""
     from fuzzfarm.work.make import draw, make_inputs
     unit = draw(unit)
     if isinstance(unit.source, IndexRange):
         return unit, None
-    if on_device and isinstance(unit.source, Drawn):
+    if on_device and isinstance(unit.source, Drawn) and unit.against is None:
         plan = kind_of(unit.target).device_plan(unit.target, unit.source)
         if plan is not None:
             return unit, plan
@@ -390,6 +392,9 @@ class DeviceSession:
     def _launch_host(self, unit: WorkUnit, runner, inputs: dict) -> Launch:
         target = unit.target
         kind = kind_of(target)
+        if unit.against is not None:    # both front ends' kernels, every result to the host
+            return Launch(unit, "host", kind.submit(runner, target, inputs), inputs,
+                          other=kind.submit(runner, unit.other_target, inputs))
         n = len(next(iter(inputs.values())))
         screen = self.screen(unit, n) if kind.device_screened(target) else None
         if screen is None:
@@ -479,6 +484,11 @@ class DeviceSession:
             return Landed(unit, seconds, outputs, answer=launch.answer)
         if launch.route == "made":
             return self._land_made(launch, every_row)
+        if launch.other is not None:    # two runs on one runner: each result copied out
+            outputs, other = launch.pending.wait(), launch.other.wait()
+            return Landed(unit, float(launch.pending.device_seconds) +
+                          float(launch.other.device_seconds), outputs, launch.inputs,
+                          other=other)
         outputs = launch.pending.wait(copy=False)
         return Landed(unit, float(launch.pending.device_seconds), outputs, launch.inputs,
                       launch.answer)

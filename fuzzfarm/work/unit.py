@@ -83,13 +83,23 @@ Source = Union[Special, Drawn, IndexRange]
 @dataclass(frozen=True)
 class WorkUnit:
     """One unit of work: ``unit_id`` (names its result files; given by the scheduler),
-    ``target``, ``source`` (``Special``, ``Drawn`` or ``IndexRange``) and
-    ``build_options`` (the OpenCL build options of its kernel, ``""`` for none)."""
+    ``target``, ``source`` (``Special``, ``Drawn`` or ``IndexRange``),
+    ``build_options`` (the OpenCL build options of its kernel, ``""`` for none) and
+    ``against``: the other front end ('opencl-c' or 'spirv') whose results on the same
+    inputs, on the same device, this unit's are compared with bit for bit (a compare
+    job's unit: fuzzfarm.verdict.front_ends), or None."""
 
     unit_id: str
     target: Target
     source: Source
     build_options: str = ""
+    against: str | None = None
+
+    @property
+    def other_target(self) -> Target | None:
+        """The target whose results a compare unit's are compared with: its own through
+        the ``against`` front end; None for any other unit."""
+        return None if self.against is None else self.target._replace(front_end=self.against)
 
     @property
     def size(self) -> int | None:
