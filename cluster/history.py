@@ -443,7 +443,7 @@ def replay_campaign(text: str, worst: dict) -> str:
     from fuzzfarm.orchestrate import campaign as campaigns
     c = campaigns.loads(text)
     groups: dict = {}
-    for fn, prec, _w, opts in worst:
+    for fn, prec, _w, opts, _front_end in worst:
         fns, precs = groups.setdefault(opts, (set(), set()))
         fns.add(fn)
         precs.add(prec)

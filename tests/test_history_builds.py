@@ -207,7 +207,7 @@ def test_a_history_through_one_front_end_runs_every_job_s_kernels_through_it():
     one = campaigns.loads(runner.restrict(spirv.text, ("sinpi", "binary32", 1, "")))
     assert {t.front_end for j in one.jobs for t in j.targets} == {"spirv"}
     replay = campaigns.loads(runner.replay_campaign(spirv.text, {
-        ("sinpi", "binary32", 1, ""): [(0x3F800000,)]}))
+        ("sinpi", "binary32", 1, "", "spirv"): [(0x3F800000,)]}))
     assert {t.front_end for j in replay.jobs for t in j.targets} == {"spirv"}
 
 
@@ -302,14 +302,16 @@ def test_worst_inputs_of_the_changed_targets_and_their_replay(tmp_path):
         return hist.Build(label, d)
     h = hist.history([build("a", 1.0, 0x3F800000, 1), build("b", 2.5, 0x40000000, 2)])
     worst = hist.worst_inputs(h)
-    assert worst == {("cos", "binary32", 1, ""): [(0x3F800000,), (0x40000000,)]}  # exp: same
+    assert worst == {("cos", "binary32", 1, "", "opencl-c"):    # exp: the same maximum
+                     [(0x3F800000,), (0x40000000,)]}
     text = runner.replay_campaign(runner.DEFAULT_CAMPAIGN.read_text(), worst)
     c = campaigns.loads(text)
     assert [(j.source, [(t.name, t.precision) for t in j.targets]) for j in c.jobs] == \
         [("catalogue", [("cos", "binary32")])]
     # one job of every function and precision: a build without binary16 runs the rest
     two = campaigns.loads(runner.replay_campaign(runner.DEFAULT_CAMPAIGN.read_text(), {
-        ("cos", "binary16", 1, ""): [(1,)], ("exp", "binary64", 1, ""): [(2,)]}))
+        ("cos", "binary16", 1, "", "opencl-c"): [(1,)],
+        ("exp", "binary64", 1, "", "opencl-c"): [(2,)]}))
     assert len(two.jobs) == 1 and {(t.name, t.precision) for t in two.jobs[0].targets} >= \
         {("cos", "binary16"), ("exp", "binary64")}
     again = [build("a2", 2.5, 0x40000000, 1), build("b2", 2.5, 0x40000000, 2)]

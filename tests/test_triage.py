@@ -24,7 +24,7 @@ def _device(device, driver):
 
 def stats_row(run, unit, function, *, device="dev-A", driver="1.0", precision="binary32",
               width=1, opts="", inputs=100, classes=None, max_ulp=None, failures=0, seed=1,
-              max_inputs=None):
+              max_inputs=None, front_end=None):
     """A valid STATS_SCHEMA row; ``classes`` defaults to every input x:pos_normal."""
     classes = {"x:pos_normal": inputs} if classes is None else classes
     return {"run_id": run, "unit_id": unit, **_device(device, driver), "function": function,
@@ -33,12 +33,13 @@ def stats_row(run, unit, function, *, device="dev-A", driver="1.0", precision="b
             "failures": failures, "failures_by_rule": [], "notes": 0, "notes_by_rule": [],
             "max_ulp_error": max_ulp, "max_ulp_inputs": max_inputs, "screened": inputs, "exact": 0,
             "unjudged": 0, "device_seconds": 0.1, "check_seconds": 0.1,
-            "time": datetime.now(timezone.utc)}
+            "time": datetime.now(timezone.utc), "front_end": front_end}
 
 
 def finding(run, unit, function, rule, *, bits=(ONE,), severity="fail", ulp=None,
-            device="dev-A", driver="1.0", precision="binary32", width=1, opts=""):
-    """A valid FINDINGS_SCHEMA row."""
+            device="dev-A", driver="1.0", precision="binary32", width=1, opts="",
+            front_end=None):
+    """A valid FINDINGS_SCHEMA row (``front_end`` None: a row of before the column)."""
     return {"run_id": run, "unit_id": unit, **_device(device, driver), "function": function,
             "precision": precision, "vector_width": width, "build_options": opts,
             "element": 0, "input_bits": list(bits),
@@ -46,13 +47,15 @@ def finding(run, unit, function, rule, *, bits=(ONE,), severity="fail", ulp=None
             "output_bits": [0x80000000], "outputs": "ret=0x80000000 (-0.0)",
             "expected": "0x00000000 (+0)", "rule_id": rule, "section": "7.5",
             "sentence": f"the sentence of {rule}", "severity": severity, "reading": "",
-            "ulp_error": ulp, "seed": 1, "recipe": "{}", "time": datetime.now(timezone.utc)}
+            "ulp_error": ulp, "seed": 1, "recipe": "{}", "time": datetime.now(timezone.utc),
+            "front_end": front_end}
 
 
 def unit(out, run, function, findings=(), **kw):
     """Write one unit of ``function``: its findings and its stats row."""
     uid = f"{function}-{kw.pop('serial', 0)}"
-    fkw = {k: kw[k] for k in ("device", "driver", "precision", "width", "opts") if k in kw}
+    fkw = {k: kw[k] for k in ("device", "driver", "precision", "width", "opts", "front_end")
+           if k in kw}
     rows = [finding(run, uid, function, rule, **{**fkw, **fk}) for rule, fk in findings]
     store.write_findings(out, run, uid, rows)
     store.write_stats(out, run, uid, stats_row(run, uid, function, failures=len(rows), **kw))
@@ -287,6 +290,26 @@ def test_build_options_and_widths_are_part_of_the_target(tmp_path):
     assert case.get("name") == "CL.sinpi.positive_integer [w4] [-cl-fast-relaxed-math]"
 
 
+def test_the_front_end_is_part_of_the_target(tmp_path):
+    """A baseline through OpenCL C only (rows of before the front-end column) and a
+    current set through both: an issue of the SPIR-V kernels is untested in the baseline,
+    not new, and the ULP maxima of the two front ends are never merged or compared."""
+    b, c = tmp_path / "b", tmp_path / "c"
+    unit(b, "r1", "sinpi", max_ulp=1.0)
+    unit(c, "r2", "sinpi", max_ulp=1.0, front_end="opencl-c")
+    unit(c, "r2", "sinpi", [("CL.sinpi.positive_integer", {})], serial=1, max_ulp=3.0,
+         front_end="spirv")
+    t = triage.compare(b, c)
+    (row,) = t.issues
+    assert (row.status, row.untested_in, row.front_end) == ("untested", "baseline", "spirv")
+    assert t.exit_code == 0 and not t.ulp_regressions and not t.ulp_not_comparable
+    assert {(r.front_end, r.inputs_baseline > 0, r.inputs_current > 0)
+            for r in t.coverage} == {("opencl-c", True, True), ("spirv", False, True)}
+    triage_report.write_junit(t, tmp_path / "j.xml")
+    (case,) = ET.parse(tmp_path / "j.xml").getroot().iter("testcase")
+    assert case.get("name") == "CL.sinpi.positive_integer [spirv]"
+
+
 def _one_error_line(res, *words):
     assert res.exit_code == 2, res.output
     lines = [ln for ln in res.output.splitlines() if ln.strip()]
@@ -454,7 +477,8 @@ def test_a_larger_maximum_on_other_inputs_is_not_a_regression(tmp_path):
 def _not_comparable(b_fp="fp-base", c_fp="fp-cur"):
     """A Triage with one ULP row over different inputs: baseline 1.0 at x=1, current 2.0
     at x=2."""
-    row = triage.UlpRow("dev-A", "cos", "binary32", 1, "", baseline_max=1.0, current_max=2.0,
+    row = triage.UlpRow("dev-A", "cos", "binary32", 1, "", "opencl-c", baseline_max=1.0,
+                        current_max=2.0,
                         ulp_failures_baseline=0, ulp_failures_current=0, same_inputs=False,
                         baseline_worst=((0x3F800000,), b_fp),
                         current_worst=((0x40000000,), c_fp))

@@ -95,6 +95,7 @@ class IssueHistory:
     since_first: bool = False
     fixed: str | None = None
     status: str = ""
+    front_end: str = "opencl-c"
 
 
 @dataclass
@@ -173,7 +174,7 @@ def history(builds: list[Build]) -> History:
     rows = [_issue_history(iss, sets, labels) for iss in issues]
     order = {"still failing": 0, "intermittent": 1, "fixed": 2, "notes only": 3}
     rows.sort(key=lambda r: (order[r.status], r.device, r.function, r.precision,
-                             r.vector_width, r.build_options, r.rule_class))
+                             r.vector_width, r.build_options, r.front_end, r.rule_class))
     targets = sorted({t for s in sets if s for t in s.targets}, key=str)
     ulp = {t: [_ulp(s, t) for s in sets] for t in targets}
     ulp = {t: v for t, v in ulp.items() if any(x is not None for x in v)}
@@ -210,10 +211,15 @@ def changed_targets(h: History) -> list:
             if len({round(v, 6) for v in vs if v is not None and not math.isnan(v)}) > 1]
 
 
+def _through(front_end: str) -> str:
+    """' [spirv]' after a target's name where its kernel was a SPIR-V module, else ''."""
+    return "" if front_end == "opencl-c" else f" [{front_end}]"
+
+
 def worst_inputs(h: History) -> dict:
-    """{(function, precision, vector width, build options): sorted input-bit tuples} of
-    the targets whose maximum changed (``changed_targets``; vector width 1): every
-    build's input of its largest error (``History.worst``: the stats' ``max_ulp_inputs``
+    """{(function, precision, vector width, build options, front end): sorted input-bit
+    tuples} of the targets whose maximum changed (``changed_targets``; vector width 1):
+    every build's input of its largest error (``History.worst``: the stats' ``max_ulp_inputs``
     of its units at the build's maximum), to replay on every build."""
     out: dict = {}
     for t in changed_targets(h):
@@ -262,7 +268,7 @@ def _issue_history(iss: str, sets: list, labels: list) -> IssueHistory:
     introduced, since_first, fixed, status = _derive(states, labels)
     return IssueHistory(issue=iss, device=target[0], function=target[1],
                         precision=target[2], vector_width=target[3],
-                        build_options=target[4],
+                        build_options=target[4], front_end=target[5],
                         rule_class=str(example.get("rule_class") or ""),
                         states=tuple(states), failures=tuple(counts),
                         introduced=introduced, since_first=since_first, fixed=fixed,
@@ -292,7 +298,8 @@ def to_json(h: History) -> dict:
         "same_inputs": h.same_inputs,
         "issues": [{"issue": i.issue, "device": i.device, "function": i.function,
                     "precision": i.precision, "vector_width": i.vector_width,
-                    "build_options": i.build_options, "rule_class": i.rule_class,
+                    "build_options": i.build_options, "front_end": i.front_end,
+                    "rule_class": i.rule_class,
                     "status": i.status, "introduced_in": i.introduced,
                     "failing_since_first": i.since_first, "fixed_in": i.fixed,
                     "states": list(i.states), "failures": list(i.failures),
@@ -300,7 +307,7 @@ def to_json(h: History) -> dict:
                                        if s == "fail"]}
                    for i in h.issues],
         "ulp_max": [{"device": t[0], "function": t[1], "precision": t[2],
-                     "vector_width": t[3], "build_options": t[4],
+                     "vector_width": t[3], "build_options": t[4], "front_end": t[5],
                      "by_build": clean(vs),
                      "replayed_by_build": clean(h.replayed[t]) if t in h.replayed else None}
                     for t, vs in h.ulp_max.items()],
@@ -355,12 +362,12 @@ def _sections(h: History) -> list:
             intro = (f"at or before {i.introduced}" if i.since_first else i.introduced) or "-"
             cells = [f"{_MARK[s]} {n:,}" if s == "fail" else _MARK[s]
                      for s, n in zip(i.states, i.failures)]
-            rows.append((f"{i.function} {i.precision} w{i.vector_width} {i.rule_class} "
-                         f"({i.device})", intro, i.fixed or "-", *cells))
+            rows.append((f"{i.function} {i.precision} w{i.vector_width}{_through(i.front_end)}"
+                         f" {i.rule_class} ({i.device})", intro, i.fixed or "-", *cells))
         out.append(Section(f"{status.capitalize()} ({len(rows)})",
                            ["issue", "introduced in", "fixed in", *labels], rows, empty="none"))
     def row(t, vs):
-        return (f"{t[1]} {t[2]} w{t[3]} ({t[0]})", *ulp_cells(vs))
+        return (f"{t[1]} {t[2]} w{t[3]}{_through(t[5])} ({t[0]})", *ulp_cells(vs))
     changed = [row(t, h.ulp_max[t]) for t in changed_targets(h)]
     out.append(Section(f"ULP maximum per target, where it changed ({len(changed)})",
                        ["target", *labels], changed, empty="none"))
@@ -420,7 +427,7 @@ def _plot(h: History) -> str | None:
     lowest = math.inf
     for t, vs in changed:
         xs = [k for k, v in enumerate(vs) if v is not None and not math.isnan(v)]
-        ax.plot(xs, [vs[k] for k in xs], marker="o", label=f"{t[1]} {t[2]} w{t[3]}")
+        ax.plot(xs, [vs[k] for k in xs], marker="o", label=f"{t[1]} {t[2]} w{t[3]}{_through(t[5])}")
         lowest = min([lowest, *(vs[k] for k in xs)])
     if lowest > 0:                      # every maximum above 0: a log axis
         ax.set_yscale("log")

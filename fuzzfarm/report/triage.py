@@ -8,8 +8,9 @@ driver versions) and returns a ``Triage``; ``write_markdown``, ``write_html`` an
 Definitions (what the report's words mean)
 ------------------------------------------
 
-* **Target**: (device model, function, precision, vector width, build options), the
-  build options with their whitespace normalized.  Devices are matched by model name
+* **Target**: (device model, function, precision, vector width, build options, front
+  end), the build options with their whitespace normalized, the front end 'opencl-c'
+  where a row has none (rows written before kernels could be SPIR-V).  Devices are matched by model name
   (the ``device`` column), never by fingerprint or driver version, so two driver versions
   of one device model meet.  When the two sets have no device name in common nothing can
   be compared, and the report says so.
@@ -69,11 +70,13 @@ from fuzzfarm.store import dataset as store
 from fuzzfarm.errors import BadInput
 
 __all__ = ["TriageError", "Side", "IssueRow", "UlpRow", "CoverageRow", "Triage", "compare",
-           "TARGET_FIELDS", "STATUSES", "ResultSet", "read_set", "load_set", "class_combos",
+           "TARGET_FIELDS", "target_key", "STATUSES", "ResultSet", "read_set", "load_set",
+           "class_combos",
            "covers"]
 
 #: The fields of a target (see the module docstring).
-TARGET_FIELDS = ("device", "function", "precision", "vector_width", "build_options")
+TARGET_FIELDS = ("device", "function", "precision", "vector_width", "build_options",
+                 "front_end")
 #: The issue statuses, in report order.
 STATUSES = ("new", "fixed", "still failing", "flaky", "untested", "note")
 FAILURE_SEVERITIES = ("fault", "fail")
@@ -88,6 +91,14 @@ class TriageError(BadInput):
 
 def _norm_options(value) -> str:
     return signatures.normalize_options(value)
+
+
+def target_key(device, function, precision, vector_width, build_options,
+               front_end) -> tuple:
+    """A target as triage keys it (TARGET_FIELDS): the width an int, the build options
+    normalized, a missing front end 'opencl-c'."""
+    return (device, function, precision, int(vector_width or 0), _norm_options(build_options),
+            front_end or "opencl-c")
 
 
 # --------------------------------------------------------------------------- results
@@ -128,6 +139,7 @@ class IssueRow:
     untested_in: str = ""           # "baseline" / "current" for status "untested"
     text: str = ""                  # the text that governs the rule (modality.toml)
     verb: str = ""                  # its modal verb: shall/must/is bind, should/may do not
+    front_end: str = "opencl-c"     # how the kernel entered the driver (target.FRONT_ENDS)
 
     @property
     def governed_by(self) -> str:
@@ -137,7 +149,7 @@ class IssueRow:
     @property
     def target(self) -> tuple:
         return (self.device, self.function, self.precision, self.vector_width,
-                self.build_options)
+                self.build_options, self.front_end)
 
     @property
     def example(self) -> dict | None:
@@ -158,6 +170,7 @@ class UlpRow:
     precision: str
     vector_width: int
     build_options: str
+    front_end: str
     baseline_max: float
     current_max: float
     ulp_failures_baseline: int      # ulp.* failures of the target in each set
@@ -185,6 +198,7 @@ class CoverageRow:
     precision: str
     vector_width: int
     build_options: str
+    front_end: str
     inputs_baseline: int
     inputs_current: int
     units_baseline: int
@@ -365,8 +379,7 @@ def load_set(stats: pa.Table, findings: pa.Table, rename: dict | None = None) ->
     cols = ["run_id", "device", "driver_version", *TARGET_FIELDS[1:], "inputs_tested",
             "max_ulp_error", "inputs_by_class", "seed", "max_ulp_inputs", "device_fingerprint"]
     for r in stats.select(cols).to_pylist():
-        key = (r["device"], r["function"], r["precision"], int(r["vector_width"] or 0),
-               _norm_options(r["build_options"]))
+        key = target_key(*(r[f] for f in TARGET_FIELDS))
         t = targets[key]
         t.units += 1
         t.seeds.add(r["seed"])
@@ -394,8 +407,7 @@ def load_set(stats: pa.Table, findings: pa.Table, rename: dict | None = None) ->
 def _issues(findings: pa.Table, targets, devices, runs) -> dict:
     """Per issue: identity, counts, runs failing, max ULP, example rows, failure rows."""
     cols = {c: findings[c].to_pylist() for c in (
-        "issue", "severity", "run_id", "ulp_error", "device", "driver_version",
-        "function", "precision", "vector_width", "build_options")}
+        "issue", "severity", "run_id", "ulp_error", "driver_version", *TARGET_FIELDS)}
     # times as integers (ms since the epoch): cheaper than datetime objects
     cols["time"] = findings["time"].cast(pa.int64()).to_pylist()
     from fuzzfarm.store.samples import counts
@@ -405,8 +417,7 @@ def _issues(findings: pa.Table, targets, devices, runs) -> dict:
         iss = cols["issue"][k]
         d = out.get(iss)
         if d is None:
-            key = (cols["device"][k], cols["function"][k], cols["precision"][k],
-                   int(cols["vector_width"][k] or 0), _norm_options(cols["build_options"][k]))
+            key = target_key(*(cols[f][k] for f in TARGET_FIELDS))
             d = out[iss] = {"target": key, "failures": 0, "notes": 0, "severities": set(),
                             "runs": set(), "max_ulp": None, "drivers": set(),
                             "first_fail": None, "first_note": None, "rows": []}
@@ -574,7 +585,8 @@ def _issue_row(base: ResultSet, cur: ResultSet, iss) -> IssueRow:
     severity = next(s for s in ("fault", "fail", "note") if s in sevs)
     row = IssueRow(issue=iss, status="", device=target[0], function=target[1],
                    precision=target[2], vector_width=target[3], build_options=target[4],
-                   rule_class=ex["rule_class"], rule_id=ex["rule_id"], severity=severity,
+                   front_end=target[5], rule_class=ex["rule_class"], rule_id=ex["rule_id"],
+                   severity=severity,
                    baseline=b, current=c, text=ex["text"] or "", verb=ex["verb"] or "")
     if not b.failures and not c.failures:
         row.status = "note"

@@ -38,7 +38,7 @@ def measure(runner, row: UlpRow, inputs: list) -> list[float]:
     from fuzzfarm.work.make import make_inputs
     from fuzzfarm.work.session import run_unit
     from fuzzfarm.work.unit import Special, WorkUnit
-    target = Target(row.function, row.precision, row.vector_width)
+    target = Target(row.function, row.precision, row.vector_width, row.front_end)
     info = runner.info
     claims = Claims.from_fp_config(info.fp_flags(row.precision), info.profile, row.precision,
                                    runner.device_constants(), row.build_options)

@@ -57,7 +57,7 @@ def _example(row: IssueRow, limit: int = 240) -> str:
 
 
 _ISSUE_COLUMNS = ["issue", "device", "function", "precision", "width", "build options",
-                  "rule class", "governed by", "severity", "failing inputs baseline",
+                  "front end", "rule class", "governed by", "severity", "failing inputs baseline",
                   "failing inputs current",
                   "runs failing/tested baseline", "runs failing/tested current",
                   "max ULP baseline", "max ULP current", "example", "detail"]
@@ -67,17 +67,18 @@ def _issue_cells(i: IssueRow) -> list[str]:
     def runs(s: Side) -> str:
         return f"{s.runs_failing}/{s.runs_tested}"
     return [i.issue, i.device, i.function, i.precision, str(i.vector_width),
-            _opts(i.build_options), i.rule_class, i.governed_by, i.severity,
+            _opts(i.build_options), i.front_end, i.rule_class, i.governed_by, i.severity,
             str(i.baseline.failures),
             str(i.current.failures), runs(i.baseline), runs(i.current),
             _fmt_ulp(i.baseline.max_ulp), _fmt_ulp(i.current.max_ulp), _example(i), i.detail]
 
 
 def _target_cells(r) -> list[str]:
-    return [r.device, r.function, r.precision, str(r.vector_width), _opts(r.build_options)]
+    return [r.device, r.function, r.precision, str(r.vector_width), _opts(r.build_options),
+            r.front_end]
 
 
-_TARGET_COLUMNS = ["device", "function", "precision", "width", "build options"]
+_TARGET_COLUMNS = ["device", "function", "precision", "width", "build options", "front end"]
 
 
 def _device_text(t: Triage) -> str:
@@ -396,6 +397,8 @@ def _junit_name(i: IssueRow) -> str:
         name += f" [w{i.vector_width}]"
     if i.build_options:
         name += f" [{i.build_options}]"
+    if i.front_end != "opencl-c":
+        name += f" [{i.front_end}]"
     return name
 
 
@@ -481,7 +484,7 @@ def print_summary(t: Triage, out_dir=None, console=None) -> None:
     for i in t.new[:10]:
         console.print("[red]new[/] " + escape(
             f"{i.issue} {i.device} {i.function} {i.precision} w{i.vector_width} "
-            f"{i.rule_class}: {_example(i, 160)}"), highlight=False)
+            f"{i.front_end} {i.rule_class}: {_example(i, 160)}"), highlight=False)
     if len(t.new) > 10:
         console.print(f"... and {len(t.new) - 10} more new failures")
     if t.devices_disjoint:
