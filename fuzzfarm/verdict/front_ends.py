@@ -24,6 +24,7 @@ from typing import Callable
 import numpy as np
 
 from edgecases.catalogue import GeneralRule
+from fuzzfarm import formats
 from fuzzfarm.verdict.findings import FINDINGS_PER_RULE, CheckResult, Finding
 
 __all__ = ["DISAGREE", "differing", "compare"]
@@ -55,13 +56,15 @@ def _fails(result: CheckResult) -> set:
     return {f.index for f in result.findings if f.severity == "fail"}
 
 
-def _describe(names: list, bits: tuple) -> str:
-    return ", ".join(f"{n}=0x{int(b) & (1 << 64) - 1:x}" for n, b in zip(names, bits))
+def _describe(outputs_of: list, bits: tuple, fmt) -> str:
+    """``ret=0x1p+0 (0x3f800000)``: each output as the findings' outputs text writes it."""
+    return ", ".join(f"{a.name}={formats.describe_value(a.kind, int(b), fmt)}"
+                     for a, b in zip(outputs_of, bits))
 
 
 def compare(judge: Callable[[str, dict, dict], CheckResult], own: str, other: str,
             inputs: dict, outputs: dict, other_outputs: dict,
-            rule: GeneralRule, input_names: list, output_names: list) -> CheckResult:
+            rule: GeneralRule, input_names: list, outputs_of: list, fmt) -> CheckResult:
     """The verdict of a compare unit.
 
     ``judge(front_end, inputs, outputs)``: the unit's kind's verdict on a batch
@@ -69,8 +72,9 @@ def compare(judge: Callable[[str, dict, dict], CheckResult], own: str, other: st
     end and the one compared with ('opencl-c', 'spirv'); ``inputs``, ``outputs``,
     ``other_outputs``: {name: array (n,)} of raw bits (the same inputs through both);
     ``rule``: the general rule ``front_ends.disagree`` (edgecases.catalogue.general_rule);
-    ``input_names``/``output_names``: the argument and output names in order (a
-    finding's ``inputs``/``outputs`` tuples).
+    ``input_names``: the argument names in order (a finding's ``inputs`` tuple);
+    ``outputs_of``: the outputs as catalogue.Arg (name and kind) in order, and ``fmt`` the
+    format of the float ones (FloatFormat), which the note's ``expected`` is written in.
 
     Returns the own front end's verdict on every input, with, at the inputs whose
     results differ, the other front end's failures (``Finding.front_end`` = ``other``)
@@ -82,6 +86,7 @@ def compare(judge: Callable[[str, dict, dict], CheckResult], own: str, other: st
     outputs that do not match (``differing``)."""
     result = judge(own, inputs, outputs)
     pos = differing(outputs, other_outputs)
+    output_names = [a.name for a in outputs_of]
     recorded: Counter = Counter()
     added: list = []
 
@@ -114,6 +119,6 @@ def compare(judge: Callable[[str, dict, dict], CheckResult], own: str, other: st
             alt = tuple(int(sub_other[o][j]) for o in output_names)
             keep(Finding(i, result.function, rule.id, rule.section, rule.sentence,
                          rule.severity, output_names[0], ins, got,
-                         f"{other}: {_describe(output_names, alt)}", None, rule.reading))
+                         f"{other}: {_describe(outputs_of, alt, fmt)}", None, rule.reading))
     result.findings = sorted(result.findings + added, key=lambda f: f.index)
     return result

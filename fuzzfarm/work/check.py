@@ -209,7 +209,7 @@ def check_compared(landed: Landed, claims, device_meta: dict, run_id: str) -> Ch
                                 landed.outputs, landed.other,
                                 general_rule(front_ends.DISAGREE),
                                 [a.name for a in unit.target.inputs],
-                                [o.name for o in unit.target.outputs])
+                                list(unit.target.outputs), unit.target.output_format)
     dt = time.perf_counter() - t0
     return Checked(finding_table(result, unit, device_meta, run_id),
                    stats_row(result, unit, landed.inputs, device_meta, run_id,
