@@ -353,9 +353,11 @@ def verify(results, run_id, sample, no_device, json_path) -> None:
               show_default=True,
               help="Where the common case is judged: on the device (docs/device_screen.md; "
                    "auto falls back to the host where it cannot) or on the host.")
+@click.option("--front-end", type=click.Choice(["opencl-c", "spirv"]), default="opencl-c",
+              show_default=True, help="The sweep kernel as OpenCL C or a SPIR-V module.")
 @log_options
 def sweep(function, precision, device, out, build_options, workers, chunk_bits, limit,
-          screen, log_format, quiet) -> None:
+          screen, front_end, log_format, quiet) -> None:
     """Check every input of FUNCTION's space on one device (all 2^32 binary32 bit patterns
     of a one-argument built-in), generated on the device from the global id.
 
@@ -376,8 +378,9 @@ def sweep(function, precision, device, out, build_options, workers, chunk_bits, 
         raise click.UsageError(f"--device: a sweep runs on one device; {device or 'all'!r} "
                                f"selects {len(infos)} (see `fuzzfarm devices`)")
     info = infos[0]
-    if not info.supports(space.fmt):
-        raise click.UsageError(f"--device: {info.label} lacks {space.fmt.name}")
+    if not info.supports(space.fmt) or (front_end == "spirv" and not info.spirv_versions):
+        raise click.UsageError(f"--device: {info.label} lacks " + (
+            space.fmt.name if not info.supports(space.fmt) else "SPIR-V (CL_DEVICE_IL_VERSION)"))
     store.check_writable(out)
     lock = store.ResultsLock(out, f"sweep {function} {space.fmt.name}")
     lock.acquire()          # before anything is printed: a second writer gets one line
@@ -385,7 +388,8 @@ def sweep(function, precision, device, out, build_options, workers, chunk_bits, 
     try:
         with sw.without_pandas():
             meta = sweep_with_progress(sw, space, info, out, chunk_bits, build_options,
-                                       limit, workers, function, lock, log, screen)
+                                       limit, workers, function, lock, log, screen,
+                                       front_end)
     finally:
         lock.release()
     sweep_end(meta, space, out, log)

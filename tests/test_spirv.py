@@ -264,3 +264,81 @@ def test_a_spirv_finding_reproduces_from_its_module(tmp_path):
     py = subprocess.run([sys.executable, "repro.py", info.platform_name], cwd=rep,
                         capture_output=True, text=True, timeout=120)
     assert py.returncode == 1, py.stdout + py.stderr
+
+
+# --------------------------------------------------------------------------- sweeps
+def _sweepable():
+    from fuzzfarm.orchestrate.sweep import SweepError, space_for
+    out = []
+    for name in catalogue.functions():
+        for fmt in FORMATS:
+            try:
+                out.append(space_for(name, fmt.name))
+            except SweepError:
+                continue
+    return out
+
+
+@tools
+def test_every_sweep_kernel_is_a_valid_module():
+    """The sweep kernel of every sweepable built-in and precision as SPIR-V: named as the
+    OpenCL C one, the output buffers then a ulong base, accepted by spirv-val."""
+    spaces = _sweepable()
+    assert len(spaces) > 100
+    for space in spaces:
+        text = spirv.sweep_module(space.fn, space.fmt)
+        assert f'"s_{space.fn.name}"' in text
+        spirv.validate(spirv.assemble(text))
+    with pytest.raises(ValueError, match="non-float argument"):
+        spirv.sweep_module(catalogue.function("ldexp"), BINARY32)
+
+
+@pytest.mark.device
+def test_a_spirv_sweep_chunk_is_the_opencl_c_one_where_results_are_exact():
+    """The same chunk of the sweep numbering through both front ends' sweep kernels: the
+    same inputs (an exact built-in's results equal bit for bit, the sign-interleaved
+    numbering of one argument and the bit fields of two included)."""
+    from fuzzfarm.device.runner import DeviceRunner
+    from fuzzfarm.device.sweep_kernel import run_chunk_on
+    from fuzzfarm.orchestrate.sweep import space_for
+    runner = DeviceRunner(spirv_device())
+    for name, precision, start in (("fabs", "binary32", 0x7F7F0000 * 2),
+                                   ("floor", "binary32", 0x4B000000 * 2 - 5000),
+                                   ("fmax", "binary16", 0x7BFF3C00)):
+        space = space_for(name, precision)
+        if not runner.info.supports(space.fmt):
+            continue
+        a = run_chunk_on(runner, space, start, 1 << 14)
+        b = run_chunk_on(runner, space, start, 1 << 14, front_end="spirv")
+        assert np.array_equal(a["ret"], b["ret"]), name
+
+
+@pytest.mark.device
+def test_fuzzfarm_sweep_through_spirv_records_its_front_end(tmp_path):
+    from click.testing import CliRunner
+
+    from fuzzfarm.cli import main
+    from fuzzfarm.store import dataset as store
+    info = spirv_device()
+    out = tmp_path / "res"
+    res = CliRunner().invoke(main, ["sweep", "fabs", "-d", info.fingerprint, "--front-end",
+                                    "spirv", "--chunks", "2", "--chunk-bits", "16", "-o",
+                                    str(out), "--log-format", "text"])
+    assert res.exit_code == 0, res.output
+    stats = store.read_stats(out).to_pylist()
+    assert len(stats) == 2 and {r["front_end"] for r in stats} == {"spirv"}
+    assert all(r["unit_id"].split("-", 1)[1].startswith("fabs.binary32.w1.spirv")
+               for r in stats)
+    from devices import pypi_pocl
+    pocl = pypi_pocl()
+    if pocl is not None:            # a device without SPIR-V: one line, exit 2
+        res = CliRunner().invoke(main, ["sweep", "fabs", "-d", pocl.fingerprint,
+                                        "--front-end", "spirv", "-o", str(tmp_path / "p")])
+        assert res.exit_code == 2 and "lacks SPIR-V" in res.output
+
+
+def test_a_campaign_sweep_job_may_run_through_spirv():
+    from fuzzfarm.orchestrate import campaign
+    c = campaign.loads('[[jobs]]\nsource = "sweep"\nfunctions = ["sin"]\n'
+                       'front_ends = ["opencl-c", "spirv"]\nunits = 1\n')
+    assert sorted(t.front_end for t in c.jobs[0].targets) == ["opencl-c", "spirv"]

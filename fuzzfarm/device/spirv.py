@@ -40,11 +40,11 @@ from typing import Iterable
 from edgecases.catalogue import Function
 from edgecases.conversions import FLOAT_TYPES, INT_TYPES, Conversion
 from fuzzfarm.device import conversion_kernels
-from fuzzfarm.device.kernels import kernel_name, program_functions
+from fuzzfarm.device.kernels import kernel_name, program_functions, sweep_kernel_name
 from fuzzfarm.errors import BadInput
 from fuzzfarm.formats import BINARY32, FloatFormat
 
-__all__ = ["program_module", "conversion_module", "assemble", "validate", "tool",
+__all__ = ["program_module", "sweep_module", "conversion_module", "assemble", "validate", "tool",
            "is_module", "SpirvToolMissing", "SpirvError", "EXT_NAMES", "ROUNDING_MODE",
            "HEADER"]
 
@@ -215,15 +215,17 @@ class _Module:
 class _Kernel:
     """One kernel function being written into a _Module."""
 
-    def __init__(self, m: _Module, name: str, params: list):
-        """``params``: [(parameter id, buffer element type)], CrossWorkgroup pointers."""
+    def __init__(self, m: _Module, name: str, params: list, values: tuple = ()):
+        """``params``: [(parameter id, buffer element type)], CrossWorkgroup pointers;
+        ``values``: [(parameter id, type)] passed by value, after them."""
         self.m, self.name = m, name
         self.params = [(pid, m.ptr("CrossWorkgroup", t), t) for pid, t in params]
+        types = [p for _, p, _ in self.params] + [t for _, t in values]
         fid = f"%{name}"
         m.entries.append(f'OpEntryPoint Kernel {fid} "{name}" {m.global_id()}')
-        self.head = [f"{fid} = OpFunction {m.void()} None "
-                     f"{m.fn_type([p for _, p, _ in self.params])}"]
+        self.head = [f"{fid} = OpFunction {m.void()} None {m.fn_type(types)}"]
         self.head += [f"{pid} = OpFunctionParameter {p}" for pid, p, _ in self.params]
+        self.head += [f"{pid} = OpFunctionParameter {t}" for pid, t in values]
         self.head.append(f"%entry_{name} = OpLabel")
         self.variables: list[str] = []
         self.body: list[str] = []
@@ -264,7 +266,10 @@ class _Kernel:
         self.m.functions += self.head + self.variables + self.body
 
 
-def _builtin_kernel(m: _Module, fn: Function, fmt: FloatFormat, width: int) -> None:
+def _builtin_kernel(m: _Module, fn: Function, fmt: FloatFormat, width: int,
+                    sweep: bool = False) -> None:
+    """Kernel ``k_<name>`` of ``fn`` (or, with ``sweep``, ``s_<name>``: its inputs made
+    from the global id and a ``ulong base`` parameter, as kernels.sweep_source's)."""
     bits = fmt.bits
     f_t, u_t, i_t = m.float_t(bits), m.int_t(bits), m.int_t(32)
     buf_t = {"float": u_t, "int": i_t, "uint": u_t}
@@ -273,13 +278,19 @@ def _builtin_kernel(m: _Module, fn: Function, fmt: FloatFormat, width: int) -> N
         return m.vec({"float": f_t, "int": i_t, "uint": u_t}[arg.kind],
                      1 if arg.scalar else width)
 
-    params = [(f"%in_{a.name}_{fn.name}", buf_t[a.kind]) for a in fn.inputs]
+    params = [] if sweep else [(f"%in_{a.name}_{fn.name}", buf_t[a.kind]) for a in fn.inputs]
     params += [(f"%out_{o.name}_{fn.name}", buf_t[o.kind]) for o in fn.outputs]
-    k = _Kernel(m, kernel_name(fn), params)
-    values = []
-    for a, (pid, elem) in zip(fn.inputs, params):
-        raw = k.load(pid, elem, 1 if a.scalar else width)
-        values.append(k.op(f"OpBitcast {value_t(a)} {raw}") if a.kind == "float" else raw)
+    if sweep:
+        k = _Kernel(m, sweep_kernel_name(fn), params,
+                    [(f"%base_{fn.name}", m.int_t(64))])
+        values = [k.op(f"OpBitcast {value_t(a)} {raw}")
+                  for a, raw in zip(fn.inputs, _swept_bits(k, fn, fmt, f"%base_{fn.name}"))]
+    else:
+        k = _Kernel(m, kernel_name(fn), params)
+        values = []
+        for a, (pid, elem) in zip(fn.inputs, params):
+            raw = k.load(pid, elem, 1 if a.scalar else width)
+            values.append(k.op(f"OpBitcast {value_t(a)} {raw}") if a.kind == "float" else raw)
     ret, pointers = fn.outputs[0], fn.outputs[1:]
     ptrs = [k.variable(value_t(p)) for p in pointers]
     rt = value_t(ret)
@@ -296,12 +307,44 @@ def _builtin_kernel(m: _Module, fn: Function, fmt: FloatFormat, width: int) -> N
         ext = EXT_NAMES.get(fn.name, fn.name)
         result = k.op(f"OpExtInst {rt} %std {ext} {' '.join(values + ptrs)}")
     outs = [result] + [k.op(f"OpLoad {value_t(p)} {v}") for p, v in zip(pointers, ptrs)]
-    for o, value, (pid, elem) in zip(fn.outputs, outs, params[len(fn.inputs):]):
+    for o, value, (pid, elem) in zip(fn.outputs, outs, params[len(params) - len(fn.outputs):]):
         n = 1 if o.scalar else width
         if o.kind == "float":
             value = k.op(f"OpBitcast {m.vec(elem, n)} {value}")
         k.store(pid, elem, value, n)
     k.finish()
+
+
+def _swept_bits(k: _Kernel, fn: Function, fmt: FloatFormat, base: str) -> list:
+    """The raw bits of each argument of input number g = base + i (the sweep numbering,
+    kernels.sweep_source): one argument, the pattern g >> 1 with sign bit g & 1; several,
+    argument j is bits [j*fmt.bits, (j+1)*fmt.bits) of g."""
+    m = k.m
+    u64, t = m.int_t(64), m.int_t(fmt.bits)
+    g = k.op(f"OpIAdd {u64} {base} {k.i}")
+
+    def narrow(v: str) -> str:
+        return v if fmt.bits == 64 else k.op(f"OpUConvert {t} {v}")
+    if len(fn.inputs) == 1:
+        c = narrow(g)
+        low = k.op(f"OpShiftRightLogical {t} {c} {m.const(t, '1')}")
+        top = k.op(f"OpShiftLeftLogical {t} {c} {m.const(t, str(fmt.bits - 1))}")
+        return [k.op(f"OpBitwiseOr {t} {low} {top}")]
+    return [narrow(k.op(f"OpShiftRightLogical {u64} {g} {m.const(u64, str(j * fmt.bits))}")
+                   if j else g) for j in range(len(fn.inputs))]
+
+
+def sweep_module(fn: Function, fmt: FloatFormat = BINARY32) -> str:
+    """SPIR-V assembly of ``fn``'s sweep kernel ``s_<name>``: kernels.sweep_source's
+    counterpart (the output buffers, then ``ulong base``; work-item i computes input number
+    base + i of the sweep numbering, raw bits out).  Raises ValueError for a built-in
+    with a non-float argument, which a sweep does not enumerate."""
+    if any(a.kind != "float" for a in fn.inputs):
+        raise ValueError(f"{fn.name} has a non-float argument; a sweep enumerates float "
+                         f"bit patterns only")
+    m = _Module()
+    _builtin_kernel(m, fn, fmt, 1, sweep=True)
+    return m.text()
 
 
 def program_module(fns: Iterable[Function], fmt: FloatFormat = BINARY32,

@@ -110,17 +110,21 @@ class HostSlot:
 
 class SweepKernel:
     """The sweep kernel of ``space`` (strategies.Space) built on ``runner`` (a
-    device.DeviceRunner), with ``LANES`` sets of device output buffers for ``chunk``
-    inputs each.  Raises device.KernelBuildError."""
+    device.DeviceRunner) from OpenCL C source or, with ``front_end`` 'spirv', from a SPIR-V
+    module (device.spirv.sweep_module), with ``LANES`` sets of device output buffers for
+    ``chunk`` inputs each.  Raises device.KernelBuildError."""
 
-    def __init__(self, runner, space, chunk: int):
+    def __init__(self, runner, space, chunk: int, front_end: str = "opencl-c"):
         import pyopencl as cl
 
+        from fuzzfarm.device import spirv
         from fuzzfarm.device.kernels import sweep_kernel_name, sweep_source
         self.runner, self.space = runner, space
         self.capacity, self.lanes_count = int(chunk), LANES
         name = sweep_kernel_name(space.fn)
-        program = runner.build(sweep_source(space.fn, space.fmt), f"{name} ({space.fmt.name})")
+        text = spirv.sweep_module(space.fn, space.fmt) if front_end == "spirv" else \
+            sweep_source(space.fn, space.fmt)
+        program = runner.build(text, f"{name} ({space.fmt.name}, {front_end})")
         self.kernel = cl.Kernel(program, name)
         self.lanes = [[cl.Buffer(runner.context, cl.mem_flags.READ_WRITE,
                                  chunk * buffer_dtype(o, space.fmt).itemsize)
@@ -256,10 +260,11 @@ def _planted_results(space) -> list:
     return out
 
 
-def run_chunk_on(runner, space, start: int, count: int) -> dict[str, np.ndarray]:
-    """Inputs ``start .. start+count-1`` of ``space`` through the sweep kernel on
-    ``runner``: {output name: array (count,)} (for tests and `repro`)."""
-    k = SweepKernel(runner, space, count)
+def run_chunk_on(runner, space, start: int, count: int,
+                 front_end: str = "opencl-c") -> dict[str, np.ndarray]:
+    """Inputs ``start .. start+count-1`` of ``space`` through the sweep kernel (of
+    ``front_end``) on ``runner``: {output name: array (count,)} (for tests and `repro`)."""
+    k = SweepKernel(runner, space, count, front_end)
     views = {o.name: np.empty(count, buffer_dtype(o, space.fmt)) for o in space.fn.outputs}
     k.run_into(start, count, views)
     return views

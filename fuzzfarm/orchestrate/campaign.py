@@ -583,9 +583,6 @@ class _Loader:
         if source == "sweep":
             if widths != (1,):
                 self.fail(f"{key}.widths", "a sweep covers scalar inputs: widths must be [1]")
-            if front_ends != ("opencl-c",):
-                self.fail(f"{key}.front_ends", "a sweep's kernels are OpenCL C: front_ends "
-                                               "must be [\"opencl-c\"]")
             from fuzzfarm.orchestrate.sweep import SweepError, space_for
             for n in names:
                 for p in precisions:

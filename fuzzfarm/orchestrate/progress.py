@@ -114,7 +114,8 @@ class LineLog:
 
 
 def sweep_with_progress(sw, space, info, out, chunk_bits, build_options, limit, workers,
-                        function, lock, log=None, screen: str = "auto") -> dict:
+                        function, lock, log=None, screen: str = "auto",
+                        front_end: str = "opencl-c") -> dict:
     """``fuzzfarm sweep`` while it holds the results directory's ``lock``: a rich bar with
     rate, failures and ETA on a terminal, or with ``log`` (a LineLog) one line per event.
     ``sw`` is fuzzfarm.orchestrate.sweep.  Returns the sweep's metadata."""
@@ -126,7 +127,7 @@ def sweep_with_progress(sw, space, info, out, chunk_bits, build_options, limit, 
                                TimeElapsedColumn, TimeRemainingColumn)
 
     opts = sw.SweepOptions(space, info, Path(out), 1 << chunk_bits, build_options=build_options,
-                           limit=limit, screen=screen,
+                           limit=limit, screen=screen, front_end=front_end,
                            **({"workers": workers} if workers else {}))
     _, _, todo = sw.resume_state(opts)
     console = log or Console(stderr=True)

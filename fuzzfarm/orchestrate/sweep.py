@@ -77,18 +77,22 @@ def space_for(name: str, precision: str = "binary32"):
         raise SweepError(str(exc)) from None
 
 
-def sweep_run_id(fingerprint: str, space, build_options: str = "") -> str:
-    """The run id of a sweep: the same device, function, precision and build options give
-    the same id, which is what makes ``fuzzfarm sweep`` resumable."""
+def sweep_run_id(fingerprint: str, space, build_options: str = "",
+                 front_end: str = "opencl-c") -> str:
+    """The run id of a sweep: the same device, function, precision, build options and
+    front end give the same id, which is what makes ``fuzzfarm sweep`` resumable."""
     rid = f"sweep-{space.fn.name}.{space.fmt.name}-{fingerprint}"
+    if front_end != "opencl-c":
+        rid += f"-{front_end}"
     if build_options.strip():
         rid += "-" + hashlib.sha1(build_options.strip().encode()).hexdigest()[:8]
     return rid
 
 
-def unit_prefix(fingerprint: str, space) -> str:
-    """The start of a sweep's unit ids: ``<fingerprint>-<name>.<precision>.w1``."""
-    return f"{fingerprint}-{space.fn.name}.{space.fmt.name}.w1"
+def unit_prefix(fingerprint: str, space, front_end: str = "opencl-c") -> str:
+    """The start of a sweep's unit ids: ``<fingerprint>-<target id>``
+    (``sin.binary32.w1``, ``sin.binary32.w1.spirv``)."""
+    return f"{fingerprint}-{Target(space.fn.name, space.fmt.name, 1, front_end).id}"
 
 
 def output_bytes(space) -> int:
@@ -115,7 +119,8 @@ class SweepOptions:
     processes, ``slots`` shared output buffers (the pipeline's bound), ``build_options``,
     ``limit`` chunks to do in this invocation (None: all), ``screen`` where the common
     case is judged: 'auto' (on the device where oracle.device_screen can, else on the
-    host), 'device' (an error where it cannot) or 'host'."""
+    host), 'device' (an error where it cannot) or 'host'; ``front_end``: the sweep
+    kernel as OpenCL C source or a SPIR-V module ('spirv')."""
 
     space: object
     device: object
@@ -126,6 +131,7 @@ class SweepOptions:
     build_options: str = ""
     limit: int | None = None
     screen: str = "auto"
+    front_end: str = "opencl-c"
 
     def __post_init__(self):
         if self.screen not in SCREENS:
@@ -138,7 +144,7 @@ class SweepOptions:
 
     @property
     def target(self) -> Target:
-        return Target(self.space.fn.name, self.space.fmt.name, 1)
+        return Target(self.space.fn.name, self.space.fmt.name, 1, self.front_end)
 
     @property
     def slot_bytes(self) -> int:
@@ -167,7 +173,7 @@ def resume_state(opts: SweepOptions, limit: bool = True) -> tuple[str, dict, tup
     when that one was started with another chunk size or its metadata is corrupt."""
     from fuzzfarm.store import dataset as store
     space, info = opts.space, opts.device
-    run_id = sweep_run_id(info.fingerprint, space, opts.build_options)
+    run_id = sweep_run_id(info.fingerprint, space, opts.build_options, opts.front_end)
     meta = _load_meta(Path(opts.out) / "_runs" / f"{run_id}.json") or {
         "run_id": run_id, "kind": "sweep", "functions": [space.fn.name],
         "precisions": [space.fmt.name], "widths": [1], "space_size": space.size,
@@ -178,7 +184,7 @@ def resume_state(opts: SweepOptions, limit: bool = True) -> tuple[str, dict, tup
                          f"{meta.get('chunk')} inputs; resume it with --chunk-bits "
                          f"{int(meta.get('chunk') or 1).bit_length() - 1}")
     done = store.done_units(opts.out, run_id)
-    prefix = unit_prefix(info.fingerprint, space)
+    prefix = unit_prefix(info.fingerprint, space, opts.front_end)
     todo = range_plan(space, opts.chunk, range(-(-space.size // opts.chunk)), done, prefix)
     return run_id, meta, _limited(todo, opts) if limit else todo
 
@@ -275,7 +281,7 @@ def _run_units(opts: SweepOptions, run_id: str, todo: tuple, meta: dict, progres
                              run_id, lambda unit: info.columns(unit.target.precision))
     phases.lap("pool")
     stream = Stream(info.fingerprint, 0, "sweep", opts.target, opts.build_options, 0,
-                    ranges=todo, prefix=unit_prefix(info.fingerprint, space))
+                    ranges=todo, prefix=unit_prefix(info.fingerprint, space, opts.front_end))
     scheduler = Scheduler([stream])
     scheduler.add_device("local", info.fingerprint)
     orders = executor.orders = LocalOrders(scheduler, "local")

@@ -180,7 +180,7 @@ class DeviceSession:
         self._claims: dict = {}         # build options -> {precision: Claims}
         self._generators: dict = {}     # (build options, kind, format) -> generator or None
         self._screens: dict = {}        # (bo, name, precision, front end) -> (screen|None, size)
-        self._sweeps: dict = {}         # (bo, name, precision) -> SweepKernel
+        self._sweeps: dict = {}         # (bo, name, precision, front end) -> SweepKernel
         self._hosts: dict = {}          # (bo, slot index) -> HostSlot or None
         self._lane = 0
         #: (build options, target) -> the KernelBuildError of a kernel that did not build
@@ -414,10 +414,11 @@ class DeviceSession:
     def _sweep_kernel(self, unit: WorkUnit, runner, count: int):
         from fuzzfarm.device.sweep_kernel import SweepKernel
         t = unit.target
-        key = (unit.build_options, t.name, t.precision)
+        key = (unit.build_options, t.name, t.precision, t.front_end)
         k = self._sweeps.get(key)
         if k is None or k.capacity < count:
-            k = self._sweeps[key] = SweepKernel(runner, kind_of(t).space(t), count)
+            k = self._sweeps[key] = SweepKernel(runner, kind_of(t).space(t), count,
+                                                t.front_end)
         return k
 
     def _launch_range(self, unit: WorkUnit, runner, slot: Slot | None) -> Launch:
