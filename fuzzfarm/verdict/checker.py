@@ -40,7 +40,7 @@ from fuzzfarm.verdict.findings import (FINDINGS_PER_RULE, CheckResult, Finding, 
 from fuzzfarm.oracle import (EXACT_FUNCTIONS, Congruent, Exact, OneOf, Unspecified, reference,
                              round_to_bits, ulp_error, value_of)
 from fuzzfarm.oracle.histogram import histogram as ulp_histogram
-from fuzzfarm.verdict.screening import screen_pending
+from fuzzfarm.verdict.screening import maximum_candidates_left, screen_pending
 
 __all__ = ["check_batch"]
 
@@ -509,10 +509,35 @@ def _apply_reference(c: _Ctx) -> None:
     if fn.name in EXACT_FUNCTIONS:
         _judge_exact_function(c, j, pos)
         return
-    exact_pos, counted = screen_pending(c, bound, plain, lim, idx, pos, rule)
+    exact_pos, counted, maxima = screen_pending(c, bound, plain, lim, idx, pos, rule)
     _judge_positions(c, j, exact_pos)
     if counted is not None:
         _judge_screened_failures(c, j, *counted)
+    if maxima is not None:
+        _measure_maximum(c, j, *maxima)
+
+
+def _measure_maximum(c: _Ctx, j: _Judging, positions, estimates, margin: float) -> None:
+    """Measure exactly, largest estimate first, the passed inputs that may hold the batch's
+    largest error (``screen_pending``'s maxima, in any order) until the next cannot
+    raise the largest measured (``screening.maximum_candidates_left``): the batch's
+    ``max_ulp_error`` and ``max_ulp_element`` are then the true maximum and its input,
+    within two margins of the screen (ties), whatever a doubled estimate ranked first."""
+    positions, estimates = np.asarray(positions), np.asarray(estimates)
+    first = True
+    while estimates.size:
+        k = int(np.argmax(estimates))
+        measured = float(np.fmax(c.result.max_ulp_error, c.max_so_far))
+        if not maximum_candidates_left(float(estimates[k]), margin, measured, first):
+            return              # the largest estimate left cannot: none of the others
+        _judge_positions(c, j, [positions[k]])
+        c.result.screened -= 1
+        first = False
+        # what is left: the estimates beyond the new maximum by more than two margins
+        measured = float(np.fmax(c.result.max_ulp_error, c.max_so_far))
+        left = estimates - 2 * margin > measured
+        left[k] = False
+        positions, estimates = positions[left], estimates[left]
 
 
 def _judge_exact_function(c: _Ctx, j: _Judging, pos) -> None:

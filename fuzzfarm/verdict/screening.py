@@ -18,7 +18,7 @@ from fuzzfarm import formats
 from fuzzfarm.oracle import screen as screen_mod
 from fuzzfarm.oracle.histogram import histogram as ulp_histogram
 
-__all__ = ["screen_pending", "PROBE"]
+__all__ = ["screen_pending", "maximum_candidates_left", "PROBE"]
 
 #: Screen-proven failures judged exactly in a block once the recording cap is reached.
 PROBE = 8
@@ -98,13 +98,19 @@ def _errors(verdicts) -> np.ndarray:
 
 def screen_pending(c, bound, plain, lim, idx, pos, rule):
     """Run the screen over the judged positions ``pos`` (of ``idx``, the pending
-    elements).  Returns (positions for the exact path, counted) where ``counted`` is None
-    or (probe positions, rest positions, rest's estimated errors): screen-proven failures
-    beyond the recording cap, counted once the probe's exact verdicts confirm them."""
+    elements).  Returns (positions for the exact path, counted, maxima) where ``counted``
+    is None or (probe positions, rest positions, rest's estimated errors): screen-proven
+    failures beyond the recording cap, counted once the probe's exact verdicts confirm
+    them; ``maxima`` is None or (positions, their estimated errors in ULPs, the screen's
+    margin in ULPs): the passed inputs whose estimates do not rule them out as the
+    batch's largest error (``checker``'s ``_measure_maximum`` measures those it must).
+    An estimate d / u_lo is never below the error by more than the margin, and up to
+    twice it where f lies just above a power of two (u_lo is then half f's ULP:
+    oracle.screen), so the largest estimate need not be the largest error."""
     fn = c.fn
     ulps = _screen_ulps(c, bound, plain, lim, pos)
     if ulps is None:
-        return pos, None
+        return pos, None, None
     todo = None if pos.size == c.n else idx[pos]     # every element: no gather needed
     verdicts, finite = _run_screens(c, ulps, todo)
     passed = _passed(c, verdicts, finite, todo)
@@ -123,16 +129,32 @@ def screen_pending(c, bound, plain, lim, idx, pos, rule):
         probe, rest = f_pos[:room], f_pos[room:]
         exact[rest] = False
         counted = (pos[probe], pos[rest], sc.err[rest])
-    # The largest screened error is measured exactly, so the batch's maximum is exact; an
-    # estimate is never below the true error by more than the margin (oracle.screen), so a
-    # block whose largest estimate stays a margin below the maximum measured in the batch
-    # so far cannot raise it and is not measured.
+    # The passed inputs that may hold the batch's largest error, for the checker's
+    # ``_measure_maximum``: an input whose estimate falls two margins below the largest
+    # error measured in the batch so far cannot raise it.
+    maxima = None
     if passed.any():
-        ranked = np.where(passed & np.isfinite(_errors(verdicts)), _errors(verdicts), -np.inf)
-        top = int(np.argmax(ranked))
+        est = _errors(verdicts)
+        ranked = np.where(passed & np.isfinite(est), est, -np.inf)
         margin = max(screen_mod.margin_ulps(s, c.fmt, ulps)
                      for s in (fn.outputs_as or (fn.name,)))
-        if not ranked[top] + 2 * margin < c.max_so_far:
-            exact[top] = True
-            c.result.screened -= 1
-    return pos[exact], counted
+        keep = np.isfinite(ranked) & ~(ranked + 2 * margin < c.max_so_far)
+        maxima = (pos[keep], ranked[keep], margin)
+    return pos[exact], counted, maxima
+
+
+def maximum_candidates_left(estimate: float, margin: float, measured: float,
+                            first: bool) -> bool:
+    """Whether the passed input of the largest estimated error ``estimate`` (ULPs) not yet
+    measured (``screen_pending``'s maxima) must be measured to know the batch's largest
+    error, ``measured`` the largest measured so far (NaN: none) and ``margin`` the
+    screen's (ULPs): the ``first`` unless two margins below it; a later one only where
+    its estimate exceeds it by more than two margins -- an estimate twice its error (f
+    just above a power of two) outranked it, and this input's error may be the larger.
+    Estimates within two margins of the measured maximum are ties that cannot raise it
+    by more than that."""
+    if measured != measured:                # nothing measured yet
+        return True
+    if first:
+        return not estimate + 2 * margin < measured
+    return estimate - 2 * margin > measured
