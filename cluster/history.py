@@ -105,14 +105,16 @@ def _die_with_parent() -> None:
         pass
 
 
-def _campaign(text: str, timeout: float, env: dict, fingerprints: tuple, run_dir: Path):
-    """Run the campaign ``text`` on ``fingerprints`` into ``run_dir``: (status, detail).
-    Past ``timeout`` seconds its whole process group is killed ("hung")."""
+def _campaign(text: str, timeout: float, env: dict, fingerprints: tuple, run_dir: Path,
+              screen: str = "auto"):
+    """Run the campaign ``text`` on ``fingerprints`` into ``run_dir`` with ``--screen
+    screen``: (status, detail).  Past ``timeout`` seconds its whole process group is
+    killed ("hung")."""
     import signal
     cfile = run_dir.parent / "campaign.toml"
     cfile.write_text(text)
     cmd = [sys.executable, "-m", "fuzzfarm", "run", "--campaign", str(cfile), "--device",
-           ",".join(fingerprints), "--out", str(run_dir), "--quiet"]
+           ",".join(fingerprints), "--out", str(run_dir), "--quiet", "--screen", screen]
     try:
         p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              text=True, start_new_session=True, preexec_fn=_die_with_parent)
@@ -177,7 +179,10 @@ class BuildActor:
             for fn, prec, bits in replay:
                 save_inputs(db_dir(staging / "results"), fn, prec, "replay", 1, bits)
         t0 = time.monotonic()
-        status, detail = _campaign(text, timeout, env, fps, staging / "results")
+        # a replay measures its few inputs on the host screen, whose maximum is the true
+        # one (verdict.screening); a device screen's may be another input's
+        status, detail = _campaign(text, timeout, env, fps, staging / "results",
+                                   "host" if replay else "auto")
         run_s = time.monotonic() - t0
         staged = archive = None
         if status == "ran" and here:

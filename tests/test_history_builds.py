@@ -324,6 +324,26 @@ def test_worst_inputs_of_the_changed_targets_and_their_replay(tmp_path):
     doc = hist.to_json(r)
     cos = next(x for x in doc["ulp_max"] if x["function"] == "cos")
     assert cos["by_build"] == [1.0, 2.5] and cos["replayed_by_build"] == [2.5, 2.5]
+    # the same inputs give one maximum on both builds: no change of the driver's
+    assert cos["changed"] and cos["confirmed_on_same_inputs"] is False
+    assert "## ULP maximum per target, where it changed (0)" in md
+    assert "Not confirmed on the same inputs, not shown: cos binary32 w1" in md
+    # where the same inputs do differ, the change is shown
+    worse = [build("a3", 1.0, 0x3F800000, 1), build("b3", 2.5, 0x40000000, 2)]
+    worse = [replace(b, label=lab) for b, lab in zip(worse, "ab")]
+    r2 = hist.with_replayed(h, worse)
+    assert hist.confirmed(r2, t) is True
+    assert "## ULP maximum per target, where it changed (1)" in hist.markdown(r2)
+
+
+def test_a_history_of_one_build_against_itself_reports_no_change(tmp_path):
+    d = tmp_path / "one"
+    unit(d, "run-1", "cos", max_ulp=1.5, max_inputs=[0x3F800000], serial=1)
+    unit(d, "run-1", "exp", max_ulp=0.75, max_inputs=[0x3F000000])
+    h = hist.history([hist.Build("x", d), hist.Build("x-again", d)])
+    assert hist.changed_targets(h) == [] and hist.worst_inputs(h) == {}
+    assert "## ULP maximum per target, where it changed (0)" in hist.markdown(h)
+    assert not any(x["changed"] for x in hist.to_json(h)["ulp_max"])
 
 
 def test_a_device_renamed_by_a_release_is_one_device(tmp_path):

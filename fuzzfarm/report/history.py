@@ -207,8 +207,22 @@ def _one_model(builds, raw) -> tuple[dict, str]:
 
 def changed_targets(h: History) -> list:
     """The targets whose ULP maximum differs between the builds that measured one."""
-    return [t for t, vs in h.ulp_max.items()
-            if len({round(v, 6) for v in vs if v is not None and not math.isnan(v)}) > 1]
+    return [t for t, vs in h.ulp_max.items() if _differ(vs)]
+
+
+def _differ(vs) -> bool:
+    return len({round(v, 6) for v in vs if v is not None and not math.isnan(v)}) > 1
+
+
+def confirmed(h: History, target) -> bool | None:
+    """Whether ``target``'s changed maximum (``changed_targets``) changed on the same
+    inputs: every build's worst inputs replayed on each (``History.replayed``, measured on
+    the host screen, whose maximum is exact) give different maxima -- the driver's
+    change; False where they give one maximum (the campaign's maxima differed by which
+    input its screen ranked first, not by the driver); None where not replayed."""
+    if target not in h.replayed:
+        return None
+    return _differ(h.replayed[target])
 
 
 def _through(front_end: str) -> str:
@@ -281,7 +295,8 @@ def to_json(h: History) -> dict:
     driver strings, source, install and campaign seconds); per issue its target, rule class, ``states`` and ``failures`` (lists
     in the builds' order), introduced/fixed/status and the failing builds' labels; per
     target ``by_build``, its ULP maximum per build (a list in the builds' order, null:
-    untested or none measured), and ``replayed_by_build`` for a target whose maximum
+    untested or none measured), ``changed``, ``confirmed_on_same_inputs`` (``confirmed``;
+    null: unchanged or not replayed), and ``replayed_by_build`` for a target whose maximum
     changed: the maxima over every build's worst inputs replayed on each (null: not
     replayed)."""
     labels = [b.label for b in h.builds]
@@ -308,7 +323,8 @@ def to_json(h: History) -> dict:
                    for i in h.issues],
         "ulp_max": [{"device": t[0], "function": t[1], "precision": t[2],
                      "vector_width": t[3], "build_options": t[4], "front_end": t[5],
-                     "by_build": clean(vs),
+                     "by_build": clean(vs), "changed": _differ(vs),
+                     "confirmed_on_same_inputs": confirmed(h, t) if _differ(vs) else None,
                      "replayed_by_build": clean(h.replayed[t]) if t in h.replayed else None}
                     for t, vs in h.ulp_max.items()],
     }
@@ -368,9 +384,15 @@ def _sections(h: History) -> list:
                            ["issue", "introduced in", "fixed in", *labels], rows, empty="none"))
     def row(t, vs):
         return (f"{t[1]} {t[2]} w{t[3]}{_through(t[5])} ({t[0]})", *ulp_cells(vs))
-    changed = [row(t, h.ulp_max[t]) for t in changed_targets(h)]
-    out.append(Section(f"ULP maximum per target, where it changed ({len(changed)})",
-                       ["target", *labels], changed, empty="none"))
+    changed = changed_targets(h)
+    shown = [row(t, h.ulp_max[t]) for t in changed if confirmed(h, t) is not False]
+    out.append(Section(
+        f"ULP maximum per target, where it changed ({len(shown)})", ["target", *labels],
+        shown, empty="none",
+        text="Where every build's worst inputs were replayed on each, only the maxima "
+             "that changed on those same inputs."
+        + "".join(f" Not confirmed on the same inputs, not shown: {row(t, ())[0]}."
+                  for t in changed if confirmed(h, t) is False)))
     if h.replayed:
         out.append(Section(
             "ULP maximum on the same inputs: every build's worst inputs replayed on each",
