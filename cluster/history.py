@@ -149,7 +149,7 @@ class BuildActor:
 
     def build(self, spec: specs.BuildSpec, text: str, selector: str | None,
               timeout: float, work: str, driver_node: str,
-              replay: tuple = ()) -> BuildOutcome:
+              replay: tuple = (), screen: str | None = None) -> BuildOutcome:
         label, install_s, reused, prefix = spec.label, None, None, None
         try:
             if spec.kind == "pip":
@@ -182,7 +182,7 @@ class BuildActor:
         # a replay measures its few inputs on the host screen, whose maximum is the true
         # one (verdict.screening); a device screen's may be another input's
         status, detail = _campaign(text, timeout, env, fps, staging / "results",
-                                   "host" if replay else "auto")
+                                   screen or ("host" if replay else "auto"))
         run_s = time.monotonic() - t0
         staged = archive = None
         if status == "ran" and here:
@@ -244,14 +244,15 @@ def _start_ray(address: str | None) -> None:
 def run_builds(builds: list, text: str, out, parallel: int = 1, address: str | None = None,
                selector: str | None = None, timeout: float = DEFAULT_TIMEOUT,
                log=print, cache: str | None = None, replay: tuple = (),
-               actors: list | None = None) -> list:
+               actors: list | None = None, screen: str | None = None) -> list:
     """Run the campaign ``text`` (TOML) on every build of ``builds`` (BuildSpecs) that is
     not a results directory, at most ``parallel`` at a time (one BuildActor each, spread
     over the cluster at ``address`` or a local one), and return a ``history.Build`` per
     spec, in order.  ``selector`` narrows each build's devices (default: the runtime's, or
     all the build adds); ``replay``: (function, precision, input bits) put first in each
     target's special-value unit; ``actors``: a list the caller keeps, to run later calls on
-    the same BuildActors (filled here where empty).  Never raises for a build's behaviour:
+    the same BuildActors (filled here where empty); ``screen``: the campaigns' --screen
+    (default: auto, host for a replay).  Never raises for a build's behaviour:
     its row says it (an actor that died is replaced).  On KeyboardInterrupt the builds not finished are rows with
     status "interrupted", their staged results removed; the finished ones are kept."""
     out = Path(out)
@@ -277,7 +278,7 @@ def run_builds(builds: list, text: str, out, parallel: int = 1, address: str | N
                 b, a = queue.pop(0), free.pop(0)
                 log(f"{b.label}: {b.source}")
                 pending[a.build.remote(b, text, selector, timeout, str(work), driver_node,
-                                       replay)] = (b, a)
+                                       replay, screen)] = (b, a)
             ready, _ = ray.wait(list(pending), num_returns=1)
             b, a = pending.pop(ready[0])
             try:
@@ -340,6 +341,8 @@ class Probe:
     label: str
     state: str
     build: hist.Build
+    max_ulp: float | None = None        # an accuracy bisection's: the target's maximum
+    worst: tuple = ()                   # and the input bits that attain it
 
 
 @dataclass(frozen=True)
@@ -348,8 +351,9 @@ class Bisection:
     ``rule_class`` looked for, ``probes`` in the order run, ``first`` (the first build in
     the state the newest build has, after one in the other state; None when no tested
     build differs), ``last_other`` (the build before it that was run in the other state,
-    None when ``first`` is the first build), ``newest_state``, and ``bound``
-    (ceil(log2 N) + 1 builds)."""
+    None when ``first`` is the first build), ``newest_state``, ``bound`` (ceil(log2 N) + 1
+    builds) and ``max_ulp_above``: for an accuracy bisection the threshold in ULPs ("fail"
+    is a maximum above it), else None."""
     labels: tuple
     target: tuple
     rule_class: str
@@ -358,6 +362,7 @@ class Bisection:
     last_other: str | None
     newest_state: str
     bound: int
+    max_ulp_above: float | None = None
 
 
 def bisect_order(n: int, state_of) -> tuple:
@@ -389,13 +394,16 @@ def bisect_order(n: int, state_of) -> tuple:
 
 def bisect(builds: list, target: tuple, rule_class: str, text: str, out,
            address: str | None = None, selector: str | None = None,
-           timeout: float = DEFAULT_TIMEOUT, log=print, cache: str | None = None) -> Bisection:
+           timeout: float = DEFAULT_TIMEOUT, log=print, cache: str | None = None,
+           max_ulp_above: float | None = None) -> Bisection:
     """Find where a failure of ``target`` (function, precision, vector width, build
     options) of ``rule_class`` (a prefix; "" for any failure) appears or disappears over
-    ``builds`` (BuildSpecs, oldest first), running only that target's jobs of the
-    campaign ``text`` on each build probed (``bisect_order``), one at a time, into
-    ``out/bisect/builds/<label>`` (apart from a whole history's ``out/builds``).  Never
-    raises for a build's behaviour."""
+    ``builds`` (BuildSpecs, oldest first) -- or, with ``max_ulp_above`` (ULPs), where the
+    target's largest ULP error on the campaign's inputs comes above it or back
+    (``probe_accuracy``; the probes' campaigns on the host screen, whose maximum is exact)
+    -- running only that target's jobs of the campaign ``text`` on each build probed
+    (``bisect_order``), one at a time, into ``out/bisect/builds/<label>`` (apart from a
+    whole history's ``out/builds``).  Never raises for a build's behaviour."""
     one = restrict(text, target) if text else ""
     probes: list = []
 
@@ -404,17 +412,24 @@ def bisect(builds: list, target: tuple, rule_class: str, text: str, out,
 
     def state_of(i: int) -> str:
         b = run_builds([builds[i]], one, Path(out) / "bisect", 1, address, selector, timeout,
-                       log, cache, actors=pool)[0]
-        st = probe_state(b, target, rule_class)
-        probes.append(Probe(b.label, st, b))
-        log(f"{b.label}: {st}")
-        return st
+                       log, cache, actors=pool,
+                       screen=None if max_ulp_above is None else "host")[0]
+        if max_ulp_above is None:
+            probe = Probe(b.label, probe_state(b, target, rule_class), b)
+        else:
+            state, top, worst = probe_accuracy(b, target, max_ulp_above)
+            probe = Probe(b.label, state, b, top, worst)
+        probes.append(probe)
+        log(f"{b.label}: {probe.state}"
+            + (f" (max {probe.max_ulp:.4g} ULP)" if probe.max_ulp is not None else ""))
+        return probe.state
 
     first, other, newest = bisect_order(len(builds), state_of)
     return Bisection(tuple(b.label for b in builds), target, rule_class, tuple(probes),
                      builds[first].label if first is not None else None,
                      builds[other].label if other is not None else None, newest,
-                     math.ceil(math.log2(len(builds))) + 1 if len(builds) > 1 else 1)
+                     math.ceil(math.log2(len(builds))) + 1 if len(builds) > 1 else 1,
+                     max_ulp_above)
 
 
 def restrict(text: str, target: tuple) -> str:
@@ -509,6 +524,31 @@ def probe_state(b: hist.Build, target: tuple, rule_class: str) -> str:
     return "pass"
 
 
+def probe_accuracy(b: hist.Build, target: tuple, above: float):
+    """(state, maximum, worst input bits) of ``target`` (function, precision, vector width,
+    build options) in build ``b``'s results: the largest ``max_ulp_error`` of its stats
+    rows (ULPs) and the ``max_ulp_inputs`` of a row attaining it; state "fail" where the
+    maximum is above ``above``, "pass" where the target was tested at or below it (or
+    with no error measured), "untested" where the build did not run or test it.  Raises
+    store.StoreError for corrupt results."""
+    if not b.ran:
+        return "untested", None, ()
+    rows = [r for r in store.read_stats(b.results).select(
+        ["function", "precision", "vector_width", "build_options", "max_ulp_error",
+         "max_ulp_inputs"]).to_pylist()
+        if (r["function"], r["precision"], r["vector_width"], r["build_options"]) ==
+        tuple(target)]
+    if not rows:
+        return "untested", None, ()
+    measured = [r for r in rows if r["max_ulp_error"] is not None
+                and not math.isnan(r["max_ulp_error"])]
+    if not measured:
+        return "pass", None, ()
+    top = max(measured, key=lambda r: r["max_ulp_error"])
+    return ("fail" if top["max_ulp_error"] > above else "pass", top["max_ulp_error"],
+            tuple(top["max_ulp_inputs"] or ()))
+
+
 # ----------------------------------------------------------------------- the command
 _TARGET = re.compile(r"^(?P<fn>[A-Za-z_][A-Za-z0-9_]*(?:\([a-z0-9]+\))?)"   # convert_x(float)
                      r"/(?P<prec>binary16|binary32|binary64)(?:/(?P<rule>.+))?$")
@@ -538,9 +578,12 @@ def bisect_target(what: str, out) -> tuple:
 def _bisect_sections(b: Bisection) -> list:
     from fuzzfarm.report.triage_report import Section
     fn, prec, width, opts = b.target
-    what = f"{fn} {prec} w{width}{' [' + opts + ']' if opts else ''} " \
-           f"{b.rule_class or 'any failure'}"
-    word = {"fail": "fails", "pass": "passes"}.get(b.newest_state, "is untested")
+    what = f"{fn} {prec} w{width}{' [' + opts + ']' if opts else ''} " + (
+        "ULP maximum" if b.max_ulp_above is not None else b.rule_class or "any failure")
+    words = {"fail": "fails", "pass": "passes"} if b.max_ulp_above is None else \
+        {"fail": f"is above {b.max_ulp_above:g} ULP",
+         "pass": f"is at most {b.max_ulp_above:g} ULP"}
+    word = words.get(b.newest_state, "is untested")
     if b.first is None:
         answer = f"The newest build {b.labels[-1]} {word}: nothing to bisect."
     elif b.last_other is None:
@@ -553,9 +596,14 @@ def _bisect_sections(b: Bisection) -> list:
             f"{b.bound}{'; untested builds were skipped' if len(b.probes) > b.bound else ''}).")
     rows = [(p.label, p.state, f"{p.build.status}{': ' + p.build.detail if p.build.detail else ''}",
              hist.build_times(p.build)) for p in b.probes]
+    head = ["build", "state", "status", "install, campaign"]
+    if b.max_ulp_above is not None:     # which inputs decided: each probe's worst
+        head += ["max ULP", "at input (bits)"]
+        rows = [(*r, "-" if p.max_ulp is None else f"{p.max_ulp:.6g}",
+                 ", ".join(f"0x{v:x}" for v in p.worst) or "-")
+                for r, p in zip(rows, b.probes)]
     return [Section("Answer", [], [], text=f"{answer} {runs}", empty=""),
-            Section("Builds run, in order", ["build", "state", "status", "install, campaign"],
-                    rows, empty="none"),
+            Section("Builds run, in order", head, rows, empty="none"),
             Section("Builds in the range", ["build", "run"],
                     [(lab, "yes" if lab in {p.label for p in b.probes} else "no")
                      for lab in b.labels], empty="none")]
@@ -567,12 +615,14 @@ def write_bisection(b: Bisection, out) -> list:
     out = Path(out)
     doc = {"target": {"function": b.target[0], "precision": b.target[1],
                       "vector_width": b.target[2], "build_options": b.target[3]},
-           "rule_class": b.rule_class, "builds": list(b.labels),
+           "rule_class": b.rule_class, "max_ulp_above": b.max_ulp_above,
+           "builds": list(b.labels),
            "newest_state": b.newest_state, "first": b.first, "last_other": b.last_other,
            "bound": b.bound,
            "probes": [{"label": p.label, "state": p.state, "status": p.build.status,
                        "detail": p.build.detail, "install_seconds": p.build.install_s,
-                       "campaign_seconds": p.build.run_s} for p in b.probes]}
+                       "campaign_seconds": p.build.run_s, "max_ulp": p.max_ulp,
+                       "worst_inputs": list(p.worst)} for p in b.probes]}
     md = render("sections.md.j2", heading="fuzzfarm history --bisect",
                 sections=_bisect_sections(b))
     return [store.write_text(out / "bisect.md", md), store.write_json(out / "bisect.json", doc)]
@@ -581,12 +631,13 @@ def write_bisection(b: Bisection, out) -> list:
 def main(texts, out, campaign: str | None = None, selector: str | None = None,
          parallel: int | None = None, address: str | None = None,
          timeout: float = DEFAULT_TIMEOUT, bisect_what: str | None = None,
-         replay: bool = True, log=print, front_end: str | None = None
-         ) -> tuple[list[str], int]:
+         replay: bool = True, log=print, front_end: str | None = None,
+         max_ulp_above: float | None = None) -> tuple[list[str], int]:
     """``fuzzfarm history``: the builds ``texts`` names (fuzzfarm.orchestrate.builds.parse),
     run (or bisected) and reported into ``out`` -- with ``replay``, every build's worst
     inputs replayed on the others (``replay_worst``); ``front_end``: the one front end every
-    job's kernels go through (``campaign_text``); returns the lines to print and the exit
+    job's kernels go through (``campaign_text``); ``max_ulp_above``: bisect the target's
+    ULP maximum against this threshold (``bisect``); returns the lines to print and the exit
     status (0, or 130 when interrupted: the report then covers the builds that finished).
     Raises BadInput (BuildError, HistoryError, CampaignError) for bad input, before any
     build runs."""
@@ -596,10 +647,14 @@ def main(texts, out, campaign: str | None = None, selector: str | None = None,
     text = campaign_text(campaign, front_end) if any(b.kind != "results" for b in builds) \
         else ""
     target = bisect_target(bisect_what, out) if bisect_what else None
+    if max_ulp_above is not None and (target is None or target[1]):
+        raise hist.HistoryError("--max-ulp-above bisects a target's ULP maximum: give it "
+                                "with --bisect FUNCTION/PRECISION (no rule class)")
     started = ray.is_initialized()
     try:
         if target:
-            b = bisect(builds, *target, text, out, address, selector, timeout, log)
+            b = bisect(builds, *target, text, out, address, selector, timeout, log,
+                       max_ulp_above=max_ulp_above)
             paths = write_bisection(b, out)
             return [_bisect_sections(b)[0].text, *map(str, paths)], 0
         if parallel is None:

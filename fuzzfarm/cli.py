@@ -703,6 +703,8 @@ def triage_cmd(baseline, current, out, pairs) -> None:
 @click.option("--bisect", "bisect_what", default=None, metavar="ISSUE|FN/PREC[/RULE]",
               help="Only find the first build where this fails (or stops failing): an issue "
                    "of --out's history.json or sinpi/binary32[/RULE_CLASS]; writes bisect.md.")
+@click.option("--max-ulp-above", type=click.FloatRange(min=0), default=None, metavar="ULPS",
+              help="With --bisect FN/PREC: the first build whose ULP maximum is above this.")
 @click.option("--no-replay", is_flag=True, help="Do not replay each build's worst inputs "
               "on the others (a second, short campaign per build).")
 @click.option("--front-end", "front_end", type=click.Choice(["opencl-c", "spirv"]),
@@ -712,7 +714,7 @@ def triage_cmd(baseline, current, out, pairs) -> None:
               type=click.Path(file_okay=False), help="Report directory: history.md, .html, "
               ".json; builds/<label>/ holds each run build's results.")
 def history_cmd(builds, campaign_file, device, parallel, address, timeout, bisect_what,
-                no_replay, front_end, out):
+                max_ulp_above, no_replay, front_end, out):
     """A driver's history over ordered builds: every build runs one fixed-seed campaign
     (in parallel, one Ray actor and one OCL_ICD_VENDORS each); per issue the builds where
     it fails, the build that introduced it, the one that fixed it, or still failing /
@@ -734,7 +736,7 @@ def history_cmd(builds, campaign_file, device, parallel, address, timeout, bisec
         raise click.UsageError(str(exc).replace("--budget", "--timeout")) from None
     lines, code = runner.main(builds, out, campaign_file, device, parallel, address, seconds,
                               bisect_what, not no_replay, log=lambda m: click.echo(m, err=True),
-                              front_end=front_end)
+                              front_end=front_end, max_ulp_above=max_ulp_above)
     for line in lines:
         click.echo(line)
     if code:

@@ -242,6 +242,43 @@ def test_bisect_over_results_builds_through_the_cli(tmp_path):
     assert res.exit_code == 0 and "passes" in res.output
 
 
+def test_bisect_an_accuracy_change_through_the_cli(tmp_path):
+    """--max-ulp-above: the first build whose maximum on the campaign's inputs is above
+    the threshold, within ceil(log2 N) + 1 builds run; bisect.md/json give each probe's
+    maximum and the input that attains it."""
+    base = ["history", "--out", str(tmp_path / "rep")]
+    for k in range(9):
+        d = tmp_path / f"b{k}"
+        worse = k >= 5                   # from r05 on: 2.4 ULP at x = 2.0, else 0.8 at 1.0
+        unit(d, f"run{k}", "cos", max_ulp=2.4 if worse else 0.8,
+             max_inputs=[0x40000000 if worse else 0x3F800000], driver=f"{k}")
+        unit(d, f"run{k}", "exp", max_ulp=0.5, max_inputs=[0x3F000000], driver=f"{k}")
+        base += ["--build", f"r{k:02d}={d}"]
+    res = CliRunner().invoke(main, [*base, "--bisect", "cos/binary32", "--max-ulp-above",
+                                    "2"])
+    assert res.exit_code == 0, res.output
+    assert "cos binary32 w1 ULP maximum: is above 2 ULP from r05 on; r04 does not" in \
+        res.output
+    doc = json.loads((tmp_path / "rep" / "bisect.json").read_text())
+    assert (doc["first"], doc["last_other"], doc["max_ulp_above"]) == ("r05", "r04", 2.0)
+    assert len(doc["probes"]) <= doc["bound"] == 5
+    for p in doc["probes"]:
+        above = int(p["label"][1:]) >= 5
+        assert p["state"] == ("fail" if above else "pass")
+        assert p["max_ulp"] == (2.4 if above else 0.8)
+        assert p["worst_inputs"] == [0x40000000 if above else 0x3F800000]
+    assert "0x40000000" in (tmp_path / "rep" / "bisect.md").read_text()
+    # a maximum that never comes above it: nothing changes in the range
+    res = CliRunner().invoke(main, [*base, "--bisect", "exp/binary32", "--max-ulp-above",
+                                    "1"])
+    assert res.exit_code == 0 and "no change in this range" in res.output
+    # without --bisect, or with a rule class: one line, exit 2
+    for extra in (["--max-ulp-above", "2"],
+                  ["--bisect", "cos/binary32/ulp", "--max-ulp-above", "2"]):
+        res = CliRunner().invoke(main, [*base, *extra])
+        assert res.exit_code == 2 and "--max-ulp-above" in res.output, res.output
+
+
 def test_bisect_by_an_issue_of_an_earlier_history(tmp_path):
     series = _series(tmp_path, 4, 2)
     out = tmp_path / "rep"
