@@ -225,6 +225,12 @@ def confirmed(h: History, target) -> bool | None:
     return _differ(h.replayed[target])
 
 
+def shown_changes(h: History) -> list:
+    """The changed targets (``changed_targets``) the reports show: those whose change the
+    same-input replay confirmed or that were not replayed (``confirmed`` not False)."""
+    return [t for t in changed_targets(h) if confirmed(h, t) is not False]
+
+
 def _through(front_end: str) -> str:
     """' [spirv]' after a target's name where its kernel was a SPIR-V module, else ''."""
     return "" if front_end == "opencl-c" else f" [{front_end}]"
@@ -385,7 +391,7 @@ def _sections(h: History) -> list:
     def row(t, vs):
         return (f"{t[1]} {t[2]} w{t[3]}{_through(t[5])} ({t[0]})", *ulp_cells(vs))
     changed = changed_targets(h)
-    shown = [row(t, h.ulp_max[t]) for t in changed if confirmed(h, t) is not False]
+    shown = [row(t, h.ulp_max[t]) for t in shown_changes(h)]
     out.append(Section(
         f"ULP maximum per target, where it changed ({len(shown)})", ["target", *labels],
         shown, empty="none",
@@ -421,10 +427,11 @@ MAX_PLOTTED = 12
 
 
 def _by_change(h: History) -> list:
-    """(target, maxima) of the targets whose ULP maximum changed, the largest change (log2
-    of the ratio) first; the replayed maxima (same inputs) where there are."""
+    """(target, maxima) of the targets whose ULP maximum changed (``shown_changes``), the
+    largest change (log2 of the ratio) first; the replayed maxima (same inputs) where
+    there are."""
     out = []
-    for t in changed_targets(h):
+    for t in shown_changes(h):
         vs = h.replayed.get(t, h.ulp_max[t])
         have = [v for v in vs if v is not None and not math.isnan(v)] or [0.0]
         out.append((math.log2((max(have) + 2.0 ** -20) / (min(have) + 2.0 ** -20)), t, vs))
@@ -449,7 +456,8 @@ def _plot(h: History) -> str | None:
     lowest = math.inf
     for t, vs in changed:
         xs = [k for k, v in enumerate(vs) if v is not None and not math.isnan(v)]
-        ax.plot(xs, [vs[k] for k in xs], marker="o", label=f"{t[1]} {t[2]} w{t[3]}{_through(t[5])}")
+        ax.plot(xs, [vs[k] for k in xs], marker="o",
+                label=f"{t[1]} {t[2]} w{t[3]}{_through(t[5])}")
         lowest = min([lowest, *(vs[k] for k in xs)])
     if lowest > 0:                      # every maximum above 0: a log axis
         ax.set_yscale("log")
@@ -473,8 +481,8 @@ def write_html(h: History, path) -> Path:
     from fuzzfarm.report.render import render
     page = render("history.html.j2", labels=labels, builds=h.builds, drivers=h.drivers,
                   times={b.label: build_times(b) for b in h.builds}, timelines=timelines,
-                  plot=_plot(h), plotted=min(MAX_PLOTTED, len(changed_targets(h))),
-                  changed=len(changed_targets(h)), replayed=bool(h.replayed),
+                  plot=_plot(h), plotted=min(MAX_PLOTTED, len(shown_changes(h))),
+                  changed=len(shown_changes(h)), replayed=bool(h.replayed),
                   sections=[x for x in _sections(h) if x.title.startswith("ULP maximum")],
                   same_inputs=h.same_inputs, notes=len(h.with_status("notes only")))
     return store.write_text(Path(path), page)
