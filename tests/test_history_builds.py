@@ -365,12 +365,16 @@ def test_worst_inputs_of_the_changed_targets_and_their_replay(tmp_path):
     assert cos["changed"] and cos["confirmed_on_same_inputs"] is False
     assert "## ULP maximum per target, where it changed (0)" in md
     assert "Not confirmed on the same inputs, not shown: cos binary32 w1" in md
+    page = hist.write_html(r, tmp_path / "h.html").read_text()
+    assert "No target's ULP maximum changed between builds." in page
     # where the same inputs do differ, the change is shown
     worse = [build("a3", 1.0, 0x3F800000, 1), build("b3", 2.5, 0x40000000, 2)]
     worse = [replace(b, label=lab) for b, lab in zip(worse, "ab")]
     r2 = hist.with_replayed(h, worse)
     assert hist.confirmed(r2, t) is True
     assert "## ULP maximum per target, where it changed (1)" in hist.markdown(r2)
+    assert "1 of the 1 targets whose maximum changed" in \
+        hist.write_html(r2, tmp_path / "h2.html").read_text()
 
 
 def test_a_history_of_one_build_against_itself_reports_no_change(tmp_path):
