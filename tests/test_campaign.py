@@ -269,7 +269,7 @@ BAD = [
     ("recipes-chunk-bits", '[budget]\ntime = "1h"\n' + JOB + 'chunk_bits = 20\n',
      "jobs[1].chunk_bits", 5, "only sweep jobs take chunk_bits"),
     ("unknown-source", '[[jobs]]\nsource = "magic"\nfunctions = ["sinpi"]\n',
-     "jobs[1].source", 2, "unknown source 'magic'; use recipes, catalogue or sweep"),
+     "jobs[1].source", 2, "unknown source 'magic'; use recipes, catalogue, sweep or drift"),
     ("inputs-and-units", JOB + 'inputs = 10\nunits = 2\n', "jobs[1].units", 4,
      "give inputs or units, not both"),
     ("unbounded", 'seed = 1\n\n' + JOB + '\n[[jobs]]\nsource = "catalogue"\n'
@@ -363,7 +363,7 @@ def test_module_is_pure():
 
 def test_schema_is_the_one_table():
     assert set(SCHEMA) == {"", "budget", "unit", "jobs"}
-    assert campaign.SOURCES == ("recipes", "catalogue", "sweep")
+    assert campaign.SOURCES == ("recipes", "catalogue", "sweep", "drift")
 
 
 def test_job_seeds_do_not_depend_on_where_the_code_lives():

@@ -31,6 +31,8 @@ source of inputs.  ``cluster/campaigns/example.toml`` shows every key with a com
     source = "recipes"            # "recipes" (hypothesis-drawn recipes; the default),
                                   # "catalogue" (each target's special-value unit only) or
                                   # "sweep" (every input of the space, fuzzfarm.orchestrate.sweep)
+                                  # or "drift" (each built-in's fixed sample of 2^20 inputs
+                                  # even by binade, binary16 unary whole: fuzzfarm.work.drift)
     functions = ["sinpi", "math"] # REQUIRED: built-ins, groups, conversions as --functions
     precisions = ["binary32"]     # default ["binary32"]; as --precisions
     widths = [1]                  # default [1]; as --widths
@@ -85,6 +87,7 @@ else:                                   # pragma: no cover - pyproject depends o
 
 from fuzzfarm.orchestrate import run
 from fuzzfarm.orchestrate.toml_lines import line_of, locate
+from fuzzfarm.work import drift
 
 __all__ = ["CampaignError", "Job", "Campaign", "load", "loads", "from_options",
            "of_run_options", "SCHEMA",
@@ -93,7 +96,7 @@ __all__ = ["CampaignError", "Job", "Campaign", "load", "loads", "from_options",
 #: The schema version this module reads and ``Campaign.to_dict`` writes.
 VERSION = 1
 #: Where a job's inputs come from.
-SOURCES = ("recipes", "catalogue", "sweep")
+SOURCES = ("recipes", "catalogue", "sweep", "drift")
 #: What a job may compare its results with (``Job.compare``).
 COMPARES = ("front_ends",)
 #: Sizes of a work unit, in inputs: a fixed size is at most 2**24 inputs; adaptive sizes
@@ -572,17 +575,19 @@ class _Loader:
         if source != "recipes":
             for k in ("inputs", "units"):
                 if given(k) and not (source == "sweep" and k == "units"):
-                    why = ("a catalogue job runs each target's special-value unit once"
-                           if source == "catalogue" else "a sweep covers every input")
+                    why = {"catalogue": "a catalogue job runs each target's special-value "
+                                        "unit once", "sweep": "a sweep covers every input",
+                           "drift": "a drift job's sample is fixed"}[source]
                     takers = "recipes jobs" if k == "inputs" else "recipes and sweep jobs"
                     self.fail(f"{key}.{k}", f"only {takers} take {k}: {why}")
         elif given("inputs") and given("units"):
             self.fail(f"{key}.units", "give inputs or units, not both")
         if source != "sweep" and given("chunk_bits"):
             self.fail(f"{key}.chunk_bits", "only sweep jobs take chunk_bits")
+        if source in ("sweep", "drift") and widths != (1,):
+            self.fail(f"{key}.widths", f"a {source} job covers scalar inputs: widths must be "
+                                       f"[1]")
         if source == "sweep":
-            if widths != (1,):
-                self.fail(f"{key}.widths", "a sweep covers scalar inputs: widths must be [1]")
             from fuzzfarm.orchestrate.sweep import SweepError, space_for
             for n in names:
                 for p in precisions:
@@ -596,6 +601,9 @@ class _Loader:
             self.fail(f"{key}.functions",
                       f"none of the functions exists in precisions {', '.join(precisions)} "
                       f"at widths {', '.join(map(str, widths))}")
+        if source == "drift" and not all(map(drift.drifts, targets)):
+            self.fail(f"{key}.functions", "a drift job follows built-ins' ULP maxima: no "
+                                          "conversion or geometric built-in")
         if v["compare"] and any(t.kind == "geometric" for t in targets):
             self.fail(f"{key}.functions", "geometric built-ins are not compared across "
                                           "front ends (their results are not lane for lane)")

@@ -50,6 +50,8 @@ from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 from fuzzfarm.target import Target
+from fuzzfarm.work import drift
+from fuzzfarm.work.drift import drift_unit
 from fuzzfarm.work.make import split_size, stream_unit
 from fuzzfarm.work.unit import Drawn, IndexRange, Special, WorkUnit
 
@@ -128,8 +130,9 @@ class Ticket:
             what = {"range": {"start": src.start, "count": src.count}}
         elif isinstance(src, Special):
             what = {"special": {"seed": src.seed, "replay": [list(t) for t in src.replay]}}
-        else:
-            what = {"drawn": {"seed": src.seed, "sizes": list(src.sizes)}}
+        else:           # a drift unit's recipes are fixed at creation: journaled
+            what = {"drawn": {"seed": src.seed, "sizes": list(src.sizes),
+                              **({"recipes": list(src.recipes)} if src.recipes else {})}}
         return {"unit_id": u.unit_id, "pool": self.pool, "job": self.job,
                 "target": list(u.target), "build_options": u.build_options,
                 "serial": self.serial, "size": u.size, "input": what,
@@ -163,8 +166,10 @@ class Ticket:
                 int(sp["seed"]), tuple(tuple(int(b) for b in t) for t in sp["replay"])), bo)
         else:
             dr = what["drawn"]
+            recipes = tuple(dr["recipes"]) if dr.get("recipes") else None
             unit = WorkUnit(d["unit_id"], target,
-                            Drawn(int(dr["seed"]), tuple(int(n) for n in dr["sizes"])), bo)
+                            Drawn(int(dr["seed"]), tuple(int(n) for n in dr["sizes"]),
+                                  recipes), bo)
         if d.get("against"):
             unit = replace(unit, against=str(d["against"]))
         return cls(unit, str(d["pool"]), int(d["job"]), serial, bool(d.get("isolate")))
@@ -198,7 +203,7 @@ class Stream:
         self.target = Target.of(self.target)
         if not self.prefix:
             self.prefix = stream_prefix(self.pool, self.job, self.target, self.build_options)
-        if self.source == "sweep":
+        if self.source == "sweep" or self.ranges:      # a drift job's swept binary16
             self.max_units = len(self.ranges)
 
     @property
@@ -237,10 +242,15 @@ def streams_for(campaign, pool: str, precisions, selected_jobs=None) -> list[Str
                     if job.units is not None:       # the first chunks only
                         chunks = min(chunks, job.units)
                     ranges = range_plan(space, 1 << job.chunk_bits, range(chunks))
+                elif job.source == "drift" and drift.exhaustive(target):   # all 2^16
+                    space = kind_of(target).space(target)
+                    ranges = range_plan(space, space.size, range(1))
                 s = Stream(pool, job.number, job.source, target, bo, job.seed, ranges=ranges,
                            against=job.against(target))
                 if job.source == "catalogue":
                     s.max_units = 1
+                elif job.source == "drift" and not ranges:
+                    s.max_units = drift.DRIFT_UNITS
                 elif job.source != "sweep":
                     if job.units is not None:
                         s.max_units = job.units + 1       # + the special-value unit 0
@@ -410,10 +420,13 @@ class Scheduler:
     # ---------------------------------------------------------------- leasing
     def _new_ticket(self, s: Stream) -> Ticket:
         serial = s.next_serial
-        if s.source == "sweep":
+        if s.ranges:
             suffix, span = s.ranges[serial]
             unit = stream_unit(f"{s.prefix}-{suffix}", s.target, serial, s.seed, span=span,
                                build_options=s.build_options)
+        elif s.source == "drift":       # its fixed sample (work.drift), no special pool
+            unit = drift_unit(f"{s.prefix}-{serial:06d}", s.target, serial, s.seed,
+                              s.build_options)
         elif serial == 0:
             unit = stream_unit(f"{s.prefix}-{serial:06d}", s.target, 0, s.seed,
                                replay=self.replay.get(tuple(s.target[:2]), ()),
