@@ -435,18 +435,25 @@ def bisect(builds: list, target: tuple, rule_class: str, text: str, out,
 def restrict(text: str, target: tuple) -> str:
     """The campaign ``text`` with every job limited to ``target`` (function, precision,
     vector width, build options), each job keeping the seed it had, so the target's
-    units are the ones the whole campaign ran.  Raises CampaignError (via load)."""
+    units are the ones the whole campaign ran; a drift job is left out for a target it
+    does not sample (work.drift.drifts: a conversion).  Raises CampaignError (via load)."""
     import tomllib
 
     import tomli_w
 
     from fuzzfarm.orchestrate import campaign as campaigns
+    from fuzzfarm.work.drift import drifts
     c = campaigns.loads(text)
     data = tomllib.loads(text)
     fn, prec, width, opts = target
+    jobs = []
     for job, loaded in zip(data.get("jobs", []), c.jobs):
+        if loaded.source == "drift" and not drifts(Target(fn, prec, int(width))):
+            continue
         job.update(functions=[fn], precisions=[prec], widths=[int(width)],
                    build_options=[opts], seed=loaded.seed)
+        jobs.append(job)
+    data["jobs"] = jobs
     data["name"] = f"{c.name}-bisect"
     return tomli_w.dumps(data)
 

@@ -56,7 +56,8 @@ def test_nightly_is_what_a_night_runs():
     camp = load(CAMPAIGNS / "nightly.toml")
     assert camp.time_budget == 6 * 3600
     by = {j.source: j for j in camp.jobs}
-    assert set(by) == {"catalogue", "recipes", "sweep"}
+    assert set(by) == {"catalogue", "recipes", "sweep", "drift"}
+    assert by["drift"].seed == 29 and by["drift"].finite   # the same inputs every night
     from edgecases import catalogue
     assert {t[0] for t in by["catalogue"].targets} == set(catalogue.functions())
     assert {t[1] for t in by["catalogue"].targets} == {"binary32", "binary64"}

@@ -191,6 +191,12 @@ def test_restrict_keeps_each_jobs_seed():
     assert [j.source for j in one.jobs] == [j.source for j in full.jobs]
     assert all(len(j.targets) == 1 and "sinpi" in str(j.targets[0]) for j in one.jobs)
     assert one.seed == full.seed and one.unit_inputs == full.unit_inputs
+    assert "drift" in [j.source for j in one.jobs]
+    # a conversion has no drift sample: the drift job is left out of its restriction
+    conv = campaigns.loads(runner.restrict(text, ("convert_int_rte(float)", "binary32", 1,
+                                                  "")))
+    assert [j.source for j in conv.jobs] == [j.source for j in full.jobs
+                                             if j.source != "drift"]
 
 
 def test_a_history_through_one_front_end_runs_every_job_s_kernels_through_it():
