@@ -532,3 +532,25 @@ def test_the_replay_measures_on_the_device(tmp_path):
     assert 0.0 <= e1 <= 4.0 and 0.0 <= e2 <= 4.0        # cos's bound: 4 ULPs
     triage_replay.replay(t, triage_replay.attached_runner)
     assert "sampling" in row.replay and f"{e1:.4g}" in row.replay
+
+
+def test_maxima_are_compared_on_the_units_both_sets_ran(tmp_path):
+    """A target with a unit both sets ran (the same seed and recipe, a drift unit say)
+    and units of their own: only the common unit's maxima say whether the driver changed;
+    the others are other inputs."""
+    def sets(common_b, common_c, own_b, own_c):
+        b, c = tmp_path / f"b{common_b}{common_c}", tmp_path / f"c{common_b}{common_c}"
+        unit(b, "r1", "cos", serial=1, seed=77, max_ulp=common_b, max_inputs=[0x3F800000])
+        unit(b, "r1", "cos", serial=2, seed=5, max_ulp=own_b, max_inputs=[0x40000000])
+        unit(c, "r2", "cos", serial=1, seed=77, max_ulp=common_c, max_inputs=[0x3F000000])
+        unit(c, "r2", "cos", serial=2, seed=6, max_ulp=own_c, max_inputs=[0x40400000])
+        return triage.compare(b, c)
+    # worse on the common unit, although the whole current maximum is the smaller one
+    t = sets(1.0, 1.5, 3.0, 0.9)
+    (row,) = t.ulp_regressions
+    assert (row.baseline_max, row.current_max, row.same_inputs) == (1.0, 1.5, True)
+    assert row.baseline_worst[0] == (0x3F800000,) and row.current_worst[0] == (0x3F000000,)
+    assert not t.ulp_not_comparable
+    # the same on the common unit: no change, whatever the others' maxima
+    t = sets(1.0, 1.0, 0.5, 2.5)
+    assert not t.ulp_regressions and not t.ulp_not_comparable

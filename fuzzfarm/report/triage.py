@@ -175,8 +175,9 @@ class UlpRow:
     current_max: float
     ulp_failures_baseline: int      # ulp.* failures of the target in each set
     ulp_failures_current: int
-    #: both sets' units of the target had the same seeds, so checked the same inputs: only
-    #: then is a larger maximum the driver's (else "different inputs, not comparable")
+    #: the maxima are over the units both sets ran on the same inputs (equal seed and
+    #: recipe: ``same_input_maxima``): only then is a larger maximum the driver's (else
+    #: the whole sets' maxima: "different inputs, not comparable")
     same_inputs: bool = True
     #: each set's input of its largest error (raw bits per argument) and the fingerprint
     #: of the device that measured it: what ``triage_replay`` runs again
@@ -249,7 +250,7 @@ class Triage:
     #: faulting on one of them, {implementation: (failing inputs, first signature)}
     implementations: list = field(default_factory=list)
     matrix: dict = field(default_factory=dict)
-    #: larger maxima over different inputs (the units' seeds differ): not regressions
+    #: larger maxima over different inputs (no unit in common): not regressions
     ulp_not_comparable: list = field(default_factory=list)
 
     def _with(self, status):
@@ -323,6 +324,11 @@ class _Target:
     #: ((input bits, device fingerprint), ...) of every unit whose error is the largest
     #: (stats ``max_ulp_inputs``), in reading order; () where none recorded its input
     worst: tuple = ()
+    #: per unit's inputs -- (seed, recipe): the stats columns that rebuild them
+    #: (work.unit.unit_from_row) -- the largest error measured on them and its input
+    #: ((input bits, device fingerprint) or None): what two sets can compare on the same
+    #: inputs where only some of their units are common (``same_input_maxima``)
+    by_inputs: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -377,7 +383,8 @@ def load_set(stats: pa.Table, findings: pa.Table, rename: dict | None = None) ->
     targets: dict = defaultdict(_Target)
     runs = set()
     cols = ["run_id", "device", "driver_version", *TARGET_FIELDS[1:], "inputs_tested",
-            "max_ulp_error", "inputs_by_class", "seed", "max_ulp_inputs", "device_fingerprint"]
+            "max_ulp_error", "inputs_by_class", "seed", "max_ulp_inputs", "device_fingerprint",
+            "recipe"]
     for r in stats.select(cols).to_pylist():
         key = target_key(*(r[f] for f in TARGET_FIELDS))
         t = targets[key]
@@ -396,6 +403,9 @@ def load_set(stats: pa.Table, findings: pa.Table, rename: dict | None = None) ->
             elif m == t.max_ulp:
                 t.worst += at
             t.max_ulp = m if t.max_ulp is None else max(t.max_ulp, m)
+            key = (r["seed"], r["recipe"])
+            if key not in t.by_inputs or m > t.by_inputs[key][0]:
+                t.by_inputs[key] = (m, at[0] if at else None)
         for k, v in r["inputs_by_class"] or ():
             t.classes[k] += v or 0
         devices[r["device"]].add(r["driver_version"] or "")
@@ -624,15 +634,35 @@ def _per_target(issues: list, base: ResultSet, cur: ResultSet) -> tuple[list, li
                                     units_baseline=tb.units, units_current=tc.units,
                                     runs_baseline=len(tb.runs), runs_current=len(tc.runs),
                                     max_ulp_baseline=tb.max_ulp, max_ulp_current=tc.max_ulp))
-        if tb.max_ulp is not None and tc.max_ulp is not None and tc.max_ulp > tb.max_ulp:
+        same = same_input_maxima(tb, tc)
+        if same is not None:            # the units both ran: their maxima on those inputs
+            (bm, bw), (cm, cw) = same
+            if cm > bm:
+                regressions.append(UlpRow(*key, baseline_max=bm, current_max=cm,
+                                          ulp_failures_baseline=ulp_fails["baseline"][key],
+                                          ulp_failures_current=ulp_fails["current"][key],
+                                          same_inputs=True, baseline_worst=bw,
+                                          current_worst=cw))
+        elif tb.max_ulp is not None and tc.max_ulp is not None and tc.max_ulp > tb.max_ulp:
             regressions.append(UlpRow(*key, baseline_max=tb.max_ulp, current_max=tc.max_ulp,
                                       ulp_failures_baseline=ulp_fails["baseline"][key],
                                       ulp_failures_current=ulp_fails["current"][key],
-                                      same_inputs=tb.seeds == tc.seeds,
+                                      same_inputs=False,
                                       baseline_worst=tb.worst[0] if tb.worst else None,
                                       current_worst=tc.worst[0] if tc.worst else None))
     regressions.sort(key=lambda r: (-r.ratio, r.device, r.function))
     return coverage, regressions
+
+
+def same_input_maxima(tb: "_Target", tc: "_Target"):
+    """((baseline maximum, its input), (current maximum, its input)) over the units of a
+    target both sets ran on the same inputs (equal seed and recipe: ``_Target.by_inputs``),
+    or None where they share no such unit with a measured error.  Only these maxima say
+    whether the driver's accuracy changed: another unit's inputs are other inputs."""
+    common = tb.by_inputs.keys() & tc.by_inputs.keys()
+    if not common:
+        return None
+    return tuple(max((t.by_inputs[k] for k in common), key=lambda v: v[0]) for t in (tb, tc))
 
 
 def _per_device_function(issues: list) -> dict:

@@ -186,12 +186,13 @@ def _coverage_sections(t: Triage) -> list[Section]:
          "ulp.* failures baseline", "ulp.* failures current", "how known"],
         [[*_target_cells(r), _fmt_ulp(r.baseline_max), _fmt_ulp(r.current_max),
           f"{r.ratio:.3g}", str(r.ulp_failures_baseline), str(r.ulp_failures_current),
-          r.replay or "the same inputs (the same unit seeds)"]
+          r.replay or "the same inputs (the units both sets ran)"]
          for r in t.ulp_regressions], css="regression",
         text="Targets whose largest measured ULP error (per-unit `max_ulp_error`) is larger "
-             "in the current set on the same inputs (both sets' units of the target had the "
-             "same seeds, or a replay showed it): the driver's doing; the bound is not in the stats, so the ulp.* "
-             "failure counts say whether it was exceeded."),
+             "in the current set on the same inputs -- the maxima over the units both sets "
+             "ran (equal seed and recipe), or a replay showed it: the driver's doing; the "
+             "bound is not in the stats, so the ulp.* failure counts say whether it was "
+             "exceeded."),
         Section(
         f"ULP maximum higher on different inputs, not comparable "
         f"({len(t.ulp_not_comparable)})",
@@ -199,7 +200,7 @@ def _coverage_sections(t: Triage) -> list[Section]:
         [[*_target_cells(r), _fmt_ulp(r.baseline_max), _fmt_ulp(r.current_max),
           f"{r.ratio:.3g}", r.replay or "no build of either set attached here"]
          for r in t.ulp_not_comparable],
-        text="The two sets drew different inputs for these targets (their units' seeds "
+        text="The two sets share no unit of these targets (their units' seeds or recipes "
              "differ: two runs with random seeds or budgets): a larger maximum here may be "
              "the sampling, not the driver. Where a build of either set is attached, each "
              "set's worst input was run again on it (a target found worse on the same input "
