@@ -523,21 +523,17 @@ def _measure_maximum(c: _Ctx, j: _Judging, positions, estimates, margin: float) 
     raise the largest measured (``screening.maximum_candidates_left``): the batch's
     ``max_ulp_error`` and ``max_ulp_element`` are then the true maximum and its input,
     within two margins of the screen (ties), whatever a doubled estimate ranked first."""
-    positions, estimates = np.asarray(positions), np.asarray(estimates)
+    estimates = np.array(estimates, np.float64)         # a copy: measured ones -> -inf
     first = True
     while estimates.size:
         k = int(np.argmax(estimates))
         measured = float(np.fmax(c.result.max_ulp_error, c.max_so_far))
-        if not maximum_candidates_left(float(estimates[k]), margin, measured, first):
+        if estimates[k] == -np.inf or not maximum_candidates_left(
+                float(estimates[k]), margin, measured, first):
             return              # the largest estimate left cannot: none of the others
         _judge_positions(c, j, [positions[k]])
         c.result.screened -= 1
-        first = False
-        # what is left: the estimates beyond the new maximum by more than two margins
-        measured = float(np.fmax(c.result.max_ulp_error, c.max_so_far))
-        left = estimates - 2 * margin > measured
-        left[k] = False
-        positions, estimates = positions[left], estimates[left]
+        estimates[k], first = -np.inf, False
 
 
 def _judge_exact_function(c: _Ctx, j: _Judging, pos) -> None:
