@@ -241,8 +241,8 @@ class CampaignRun:
             if job.number in self.pools[fp]["jobs"] and job.source != "sweep":
                 targets = list(map(Target.of, job.targets))
                 # a compare job's units run their inputs through the other front end too
-                targets += [t._replace(front_end=job.against(t)) for t in targets
-                            if job.against(t)]
+                if job.against:
+                    targets += [t._replace(front_end=job.against) for t in targets]
                 for bo in job.build_options:
                     have = out.setdefault(bo, [])
                     have += [t for t in targets if t not in have]

@@ -249,13 +249,11 @@ def test_sweep_and_catalogue_streams():
     from types import SimpleNamespace
 
     from fuzzfarm.orchestrate.scheduler import streams_for
-    def alone(target):
-        return None
     jobs = (SimpleNamespace(number=1, source="sweep", targets=(T1,), build_options=("",),
-                            seed=3, chunk_bits=30, units=None, inputs=None, against=alone),
+                            seed=3, chunk_bits=30, units=None, inputs=None, against=None),
             SimpleNamespace(number=2, source="catalogue", targets=(T1, T2),
                             build_options=("",), seed=3, chunk_bits=22, units=None,
-                            inputs=None, against=alone))
+                            inputs=None, against=None))
     streams = streams_for(SimpleNamespace(jobs=jobs), "p", ["binary32"])
     s = Scheduler(streams)
     s.add_device("d", "p")

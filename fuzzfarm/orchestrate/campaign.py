@@ -351,8 +351,10 @@ class Job:
     line: int
     compare: str | None = None
 
-    def against(self, target) -> str | None:
-        """The front end ``target``'s units are compared with (``WorkUnit.against``)."""
+    @property
+    def against(self) -> str | None:
+        """The front end the job's units are compared with (``WorkUnit.against``): its
+        targets are SPIR-V's, so OpenCL C for a front-ends comparison, else None."""
         return "opencl-c" if self.compare == "front_ends" else None
 
     @property

@@ -246,7 +246,7 @@ def streams_for(campaign, pool: str, precisions, selected_jobs=None) -> list[Str
                     space = kind_of(target).space(target)
                     ranges = range_plan(space, space.size, range(1))
                 s = Stream(pool, job.number, job.source, target, bo, job.seed, ranges=ranges,
-                           against=job.against(target))
+                           against=job.against)
                 if job.source == "catalogue":
                     s.max_units = 1
                 elif job.source == "drift" and not ranges:
