@@ -53,18 +53,20 @@ source of inputs.  ``cluster/campaigns/example.toml`` shows every key with a com
 Rules beyond the types: a sweep job's functions must each be sweepable in each of its
 precisions (``sweep.space_for``: one float argument, or two in binary16), its widths
 ``[1]``, no ``inputs`` (``units``: its first chunks only); a catalogue job takes no
-``inputs``/``units``; a compare job no ``front_ends`` and no geometric built-in; a job
-must resolve to at least one target (``run.targets_for``); and without ``budget.time``
-and ``budget.inputs`` every job must be finite (catalogue, sweep, or recipes with
-``inputs`` or ``units``).
+``inputs``/``units``; a drift job no ``inputs``/``units``, widths ``[1]`` and built-ins
+only (``work.drift.drifts``); a compare job no ``front_ends`` and no geometric built-in;
+a job must resolve to at least one target (``run.targets_for``); and without
+``budget.time`` and ``budget.inputs`` every job must be finite (catalogue, sweep, drift,
+or recipes with ``inputs`` or ``units``).
 
 Everything is checked on load.  Every error is a ``CampaignError``: one line naming the
 file, the line and the key (jobs counted from 1, as a person reads the file), e.g.::
 
     campaign.toml:12: jobs[1].precisions: unknown precision 'quad'; use binary16, binary32, binary64 (or half, float, double)
 
-The line of a key is found by ``toml_lines.locate``, a small scanner of the text (tomllib gives no
-positions): an array's element at its key's line, an absent key at its table's line.
+The line of a key is found by ``toml_lines.locate``, a small scanner of the text
+(tomllib gives no positions): an array's element at its key's line, an absent key at its
+table's line.
 This module imports neither pyopencl nor Ray.
 """
 from __future__ import annotations
@@ -87,7 +89,6 @@ else:                                   # pragma: no cover - pyproject depends o
 
 from fuzzfarm.orchestrate import run
 from fuzzfarm.orchestrate.toml_lines import line_of, locate
-from fuzzfarm.work import drift
 
 __all__ = ["CampaignError", "Job", "Campaign", "load", "loads", "from_options",
            "of_run_options", "SCHEMA",
@@ -603,9 +604,11 @@ class _Loader:
             self.fail(f"{key}.functions",
                       f"none of the functions exists in precisions {', '.join(precisions)} "
                       f"at widths {', '.join(map(str, widths))}")
-        if source == "drift" and not all(map(drift.drifts, targets)):
-            self.fail(f"{key}.functions", "a drift job follows built-ins' ULP maxima: no "
-                                          "conversion or geometric built-in")
+        if source == "drift":
+            from fuzzfarm.work.drift import drifts   # numpy and the kinds: only here
+            if not all(map(drifts, targets)):
+                self.fail(f"{key}.functions", "a drift job follows built-ins' ULP maxima: "
+                                              "no conversion or geometric built-in")
         if v["compare"] and any(t.kind == "geometric" for t in targets):
             self.fail(f"{key}.functions", "geometric built-ins are not compared across "
                                           "front ends (their results are not lane for lane)")

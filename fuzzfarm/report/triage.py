@@ -12,8 +12,8 @@ Definitions (what the report's words mean)
   end), the build options with their whitespace normalized, the front end 'opencl-c'
   where a row has none (rows written before kernels could be SPIR-V).  Devices are
   matched by model name (the ``device`` column), never by fingerprint or driver version,
-  so two driver versions of one device model meet.  When the two sets have no device name in common nothing can
-  be compared, and the report says so.
+  so two driver versions of one device model meet.  When the two sets have no device
+  name in common nothing can be compared, and the report says so.
 * **Issue**: ``fuzzfarm.store.signatures``' issue id (the signature without the driver version):
   a target plus a rule class.  Severities ``fail`` and ``fault`` are **failures**;
   ``note`` rows are informational, listed apart, and never a new failure.
