@@ -505,6 +505,13 @@ def replay_worst(h: hist.History, builds: list, text: str, out, parallel: int,
                                   for b in h.builds])
 
 
+def _rows_of(table, target: tuple) -> list:
+    """The row numbers of ``table`` (findings or stats) of ``target`` (function,
+    precision, vector width, build options)."""
+    d = table.select(["function", "precision", "vector_width", "build_options"]).to_pylist()
+    return [k for k, r in enumerate(d) if tuple(r.values()) == tuple(target)]
+
+
 def probe_state(b: hist.Build, target: tuple, rule_class: str) -> str:
     """"fail" when build ``b``'s results hold a failure or fault of ``target`` (function,
     precision, vector width, build options) whose rule class
@@ -512,16 +519,10 @@ def probe_state(b: hist.Build, target: tuple, rule_class: str) -> str:
     tested the target without one, "untested" otherwise (the build did not run, or did not
     test the target).  Raises store.StoreError for corrupt results."""
     from fuzzfarm.store import signatures
-    if not b.ran:
-        return "untested"
-
-    def rows(t):
-        d = t.select(["function", "precision", "vector_width", "build_options"]).to_pylist()
-        return [k for k, r in enumerate(d) if tuple(r.values()) == tuple(target)]
-    if not rows(store.read_stats(b.results)):
+    if not b.ran or not _rows_of(store.read_stats(b.results), target):
         return "untested"
     found = store.read_findings(b.results)
-    mine = rows(found)
+    mine = _rows_of(found, target)
     if mine:
         found = signatures.with_signatures(found.take(mine))
         for sev, rc in zip(found.column("severity").to_pylist(),
@@ -540,13 +541,11 @@ def probe_accuracy(b: hist.Build, target: tuple, above: float):
     store.StoreError for corrupt results."""
     if not b.ran:
         return "untested", None, ()
-    rows = [r for r in store.read_stats(b.results).select(
-        ["function", "precision", "vector_width", "build_options", "max_ulp_error",
-         "max_ulp_inputs"]).to_pylist()
-        if (r["function"], r["precision"], r["vector_width"], r["build_options"]) ==
-        tuple(target)]
-    if not rows:
+    stats = store.read_stats(b.results)
+    mine = _rows_of(stats, target)
+    if not mine:
         return "untested", None, ()
+    rows = stats.take(mine).select(["max_ulp_error", "max_ulp_inputs"]).to_pylist()
     measured = [r for r in rows if r["max_ulp_error"] is not None
                 and not math.isnan(r["max_ulp_error"])]
     if not measured:
