@@ -504,11 +504,10 @@ def test_the_screen_passes_no_failure_and_the_correct_results(name):
     assert judged.sum() > x.size // 4, name        # acosh: half the inputs are below 1
     assert passed[judged].mean() > 0.99, (name, [
         hex(int(x[j])) for j in np.flatnonzero(judged & ~passed)[:5]])
-    if name in ROUNDED:             # the measured errors of correct results: below 0.5 ULP
-        # (at a power of two the screen may measure in the ULP of the binade below: twice)
-        inside = (rn & np.uint64(0x000F_FFFF_FFFF_FFFF)) != 0
-        assert (err[judged & passed & inside] <= 0.5 + 1e-6).all(), name
-        assert (err[judged & passed] <= 1.0 + 1e-6).all(), name
+    if name in ROUNDED:             # the measured errors of correct results: below 0.5 ULP,
+        # at a power of two too (f's binade read off the double-double; where it is
+        # uncertain, only errors within a tie pass: "Exact maxima")
+        assert (err[judged & passed] <= 0.5 + 1e-6).all(), name
 
 
 @pytest.mark.device

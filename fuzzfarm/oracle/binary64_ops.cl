@@ -34,6 +34,27 @@ inline int exponent_of(double v) { return (int)((as_ulong(v) >> 52) & 0x7ffUL) -
 // error terms are exact by fma (binary64 fma is correctly rounded), so dd_mul is within
 // 2**-103 of the product of its operands' values (where no partial product underflows).
 typedef struct { double hi, lo; } dd_t;
+
+// The binade of f whose ULP a binary64 result is measured in, read off a reference r of f
+// (r.hi finite nonzero, |r.hi + r.lo - f| <= 2**-84 |f|, |r.lo| <= 2**-51 |r.hi|):
+// returns ep, the exponent of u = 2**(ep - 52) <= ulp(f) (ep >= -1022: every ULP below
+// the normal range is 2**-1074's).  With P = 2**floor(log2 |r.hi|), t = (|r.hi| - P) + r.lo'
+// and t2 = (|r.hi| - 2P) + r.lo' (r.lo' = r.lo in |r|'s direction; the differences exact,
+// the sums rounded once) are |f| - P and |f| - 2P within 2**-84 |f| and 2**-53 of
+// themselves: t > 2**-80 P puts |f| at or above P (ep = log2 P, u is f's ULP); otherwise
+// ep is one less (|f| >= |r.hi| (1 - 2**-50) > P / 2).  *uncertain: 1 where t or t2 is
+// within 2**-80 P of zero: |f| may then reach 2**(ep + 1), u be half f's ULP and an error
+// measured in u twice the error.
+inline int binade64(dd_t r, int *uncertain) {
+    double ar = absd(r.hi);
+    double al = (as_ulong(r.hi) >> 63) ? -r.lo : r.lo;
+    int ep = ar >= 0x1p-1022 ? exponent_of(ar) : -1022;
+    double P = pow2d(ep);
+    double t = (ar - P) + al, t2 = (ar - 2.0 * P) + al;
+    int below = ep > -1022 && !(t > 0x1p-80 * P);
+    *uncertain = (below && t >= -0x1p-80 * P) || (ep < 1023 && t2 >= -0x1p-80 * 2.0 * P);
+    return ep - below;
+}
 inline dd_t dd_fast(double h, double l) {           // |h| >= |l| (or h = 0): exact
     double s = h + l;
     dd_t r = { s, l - (s - h) };

@@ -4,7 +4,7 @@
 // is a binary32 number, so each argument is widened to its binary32 pattern exactly and
 // the binary32 reference judges it (|r - f| <= REL |f|, REL = 2**-45: far below a
 // binary16 ULP); the result is judged in binary16's ULPs.  The host prepends its defines
-// (REF, C_PASS16, REL_LO, REL_HI, the answers ANS_* as 16-bit patterns, PATTERN ushort,
+// (REF, C_PASS16, TIE, REL_LO, REL_HI, the answers ANS_* as 16-bit patterns, PATTERN ushort,
 // ZPAT, YPAT, Y2PAT: uint where the column holds ints, else ushort ...).  No floating-point
 // operation of binary16 is used: the screen needs cl_khr_fp64, not cl_khr_fp16.
 
@@ -84,7 +84,7 @@ inline int within_bound16(double r, uint yb, float *err) {
     double d = absd(half_value(yb) - r);
     if (!(d < P * C_PASS16)) return 0;
     *err = (float)(d / (P * 0x1p-10));
-    return 1;
+    return binade_known(ar, P, *err);
 }
 
 // The screen of one input of finite nonzero arguments (xb, zb, wb binary32 patterns; yb

@@ -5,7 +5,7 @@
 // a second one, TWO_ARGS) returns a dd_t r and its kind (screen_common.cl's K_*): for
 // K_VALUE, |r.hi + r.lo - f| <= REL64 |f| (REL64 = 2**-90, the written budgets below);
 // for K_EXACT, f is r.hi exactly, bit for bit.  The host prepends its defines (REF,
-// C_PASS64, R_LO, R_HI, the answers ANS_* at zeros, infinities and NaNs as 64-bit patterns,
+// C_PASS64, TIE, R_LO, R_HI, the answers ANS_* at zeros, infinities and NaNs as 64-bit patterns,
 // NBANDS ...), the constants (TWO_OVER_PI, the double-double coefficients) and
 // screen_common.cl.
 
@@ -1215,26 +1215,27 @@ inline dd_t unfused_mad64(ulong xb, ulong zb, ulong wb) {
 // (REF_OF, SECOND, THIRD, OUT2_OF: screen_common.cl)
 
 // Whether the finite nonzero binary64 result y is provably within the bound of f, given
-// its reference r (|r.hi + r.lo - f| <= REL64 |f|; err: the error in ULPs, d / u_lo):
-// case (1) of docs/device_screen.md for binary64.  lo = |r.hi| R_LO is below |f| (R_LO =
-// 1 - 2**-50 covers r.hi's own rounding and REL64), so u_lo = P 2**-52 <= ulp(f) with P =
-// 2**floor(log2 lo), or 2**-1022 below the normal range; d = |(y - r.hi) - r.lo| (the
-// first difference exact where y is within a factor 2 of r.hi, the second rounded once)
-// is scaled to ULPs by powers of two in two exact steps (no subnormal rounding).  A zero,
-// infinite or NaN y, one of the other sign than r, or |r| near the overflow threshold, is
-// the host's; a NaN r fails every test.
+// its reference r (|r.hi + r.lo - f| <= REL64 |f|; err: the error in ULPs, d / u):
+// case (1) of docs/device_screen.md for binary64.  u = 2**(ep - 52) <= ulp(f), f's
+// binade read off the double-double (binade64); where that binade is uncertain err may be
+// twice the error, and y passes only within a tie (TIE), else the host measures it
+// ("Exact maxima", docs/device_screen.md).  d = |(y - r.hi) - r.lo| (the first difference
+// exact where y is within a factor 2 of r.hi, the second rounded once) is scaled to ULPs
+// by powers of two in two exact steps (no subnormal rounding).  A zero, infinite or NaN
+// y, one of the other sign than r, or |r| near the overflow threshold, is the host's; a
+// NaN r fails every test.
 inline int within_bound64(dd_t r, ulong yb, float *err) {
     if ((yb & ABS64) == 0UL || (yb & INF64) == INF64) return 0;
     if ((yb >> 63) != (as_ulong(r.hi) >> 63)) return 0;
     double ar = absd(r.hi);
-    double lo = ar * R_LO;
-    if (!(lo > 0.0) || !(ar * R_HI < 0x1.fffffffffffffp1023)) return 0;
-    int ep = lo >= 0x1p-1022 ? exponent_of(lo) : -1022;
+    if (!(ar * R_LO > 0.0) || !(ar * R_HI < 0x1.fffffffffffffp1023)) return 0;
+    int uncertain;
+    int ep = binade64(r, &uncertain);
     double d = absd((as_double(yb) - r.hi) - r.lo);
-    double e = (d * pow2d(-(ep >> 1))) * pow2d(52 - ep + (ep >> 1));     // d / (P 2**-52)
+    double e = (d * pow2d(-(ep >> 1))) * pow2d(52 - ep + (ep >> 1));     // d / (2**ep 2**-52)
     if (!(e < C_PASS64)) return 0;
     *err = (float)e;
-    return 1;
+    return !uncertain || *err <= TIE;
 }
 
 // The screen of one input of finite nonzero arguments: 1 where y is proven within the

@@ -6,8 +6,9 @@
 // DISTANCE for distance and fast_distance, REL_LO (binary16, binary32) and R_LO (binary64)
 // as for the element-wise screens, and the ground: LANE_E_LO .. LANE_E_HI, the biased
 // exponents of its lanes, GROUND_LO .. GROUND_HI their magnitudes; ``c_pass`` is the bound
-// less the margin times EPS, as the element-wise screen's C_PASS): err[i] is the result's
-// error in ULPs (d / u_lo) where it is provably within the bound, else -1 (the host's).
+// less the margin times EPS, as the element-wise screen's C_PASS, and ``tie`` its TIE):
+// err[i] is the result's error in ULPs (d / u_lo) where it is provably within the bound,
+// else -1 (the host's).
 // Only vectors whose every lane (and, for distance, every difference of lanes) is a normal
 // number of magnitude in [GROUND_LO, GROUND_HI) -- binary32 [2**-60, 2**61), binary16
 // [2**-7, 2**4), binary64 [2**-400, 2**400) -- are judged: no rule of geometric.toml holds
@@ -60,6 +61,15 @@ inline double gsqrt(double s) {
     return y;
 }
 
+// Whether a passed result's error estimate e = d / u_lo (u_lo = P EPS) ranks it as its
+// error does, given ``top`` >= |f|: where |f| may reach 2P f's ULP may be 2 u_lo and e twice
+// the error, an estimate that can outrank the unit's true maximum; such a result passes
+// only within ``tie`` (two margins, ULPs), else the host measures it ("Exact maxima",
+// docs/device_screen.md).
+inline int binade_known(double top, double P, float e, double tie) {
+    return !(top >= 2.0 * P) || e <= tie;
+}
+
 #ifdef BINARY64
 // ---- binary64 results: double-double references
 typedef dd_t ref_t;
@@ -88,25 +98,28 @@ inline ref_t ref_div(double x, ref_t b) { return dd_div(dd_d(x), b); }     // 2*
 #define CROSS_E(p1, p2, r) ((absd((p1).hi) + absd((p2).hi)) * 0x1p-103)
 
 // Whether the binary64 result yb, against r within E of f, is a normal number of r's sign
-// provably within the bound: E <= 2**-92 |r.hi| (so that lo = |r.hi| R_LO, R_LO = 1 -
-// 2**-50, is below |f|, u_lo = P 2**-52 <= ulp(f), P = 2**floor(log2 lo)); d = |(y - r.hi) -
+// provably within the bound: E <= 2**-92 |r.hi| (so that binade64 gives P = 2**ep with
+// u = P 2**-52 <= ulp(f)); d = |(y - r.hi) -
 // r.lo|, two roundings at most; where tol = 0, d + E < P c_pass (the bound less the margin
 // of the element-wise binary64 screen, whose reference error REL64 = 2**-90 covers the
 // references' 2**-98 and E; at 0.5 ULP, yb is provably the nearest binary64 number to f),
 // where tol > 0, d (1 + 2**-50) + E < tol (an absolute tolerance less 2**-50 of it: dot, a
-// lane of cross).  *e: d / u_lo.
-inline int result_within(ref_t r, double E, double tol, ulong yb, double c_pass, float *e) {
+// lane of cross).  *e: d / u, u = P 2**-52 <= ulp(f), f's binade read off the
+// double-double (binade64, binary64_ops.cl); where it is uncertain *e may be twice the
+// error, and the result passes only within ``tie``.
+inline int result_within(ref_t r, double E, double tol, ulong yb, double c_pass,
+                         double tie, float *e) {
     uint ey = (uint)((yb >> 52) & 0x7ffUL);
     if (ey == 0u || ey == 0x7ffu || (yb >> 63) != (as_ulong(r.hi) >> 63)) return 0;
     double ar = absd(r.hi);
     if (!(E <= ar * 0x1p-92)) return 0;
-    double lo = ar * R_LO;
-    if (!(lo >= 0x1p-1022)) return 0;
-    double P = pow2d(exponent_of(lo));
+    if (!(ar * R_LO >= 0x1p-1022)) return 0;
+    int uncertain;
+    double P = pow2d(binade64(r, &uncertain));
     double d = absd((as_double(yb) - r.hi) - r.lo);
     if (!(tol > 0.0 ? d * 0x1.0000000000004p0 + E < tol : d + E < P * c_pass)) return 0;
     *e = (float)(d / (P * EPS));
-    return 1;
+    return !uncertain || *e <= tie;
 }
 #else
 // ---- binary16 and binary32 results: binary64 references (each operation one rounding)
@@ -131,7 +144,10 @@ inline ref_t ref_div(double x, ref_t b) { return x / b; }
 // at 0.5 ULP, yb is provably the nearest number to f), where tol > 0 |yb - f| <= d (1 +
 // 2**-52) + E < tol (an absolute tolerance less 2**-50 of it: dot, a lane of cross).  The
 // references within a ULP bound pass E = 0: their |r - f| < 2**-49 |f| is in the margin.
-inline int result_within(ref_t r, double E, double tol, ulong yb, double c_pass, float *e) {
+// Where |f| may reach 2P (|r| (2 - REL_LO) does) *e may be twice the error, and the result
+// passes only within ``tie`` (binade_known).
+inline int result_within(ref_t r, double E, double tol, ulong yb, double c_pass,
+                         double tie, float *e) {
     uint ey = (uint)((yb >> FRAC) & EXP_ALL);
     if (ey == 0u || ey == EXP_ALL || (uint)(yb >> SIGN_SHIFT) != (uint)(as_ulong(r) >> 63))
         return 0;
@@ -143,13 +159,14 @@ inline int result_within(ref_t r, double E, double tol, ulong yb, double c_pass,
     double d = absd(lane_value(yb) - r);
     if (!(tol > 0.0 ? d * 0x1.0000000000001p0 + E < tol : d + E < P * c_pass)) return 0;
     *e = (float)(d / (P * EPS));
-    return 1;
+    return binade_known(ar * (2.0 - REL_LO), P, *e, tie);
 }
 #endif
 
 __kernel void fuzzfarm_geometric_screen(__global const LANE *p0, __global const LANE *p1,
                                         __global const LANE *y, __global float *err,
-                                        uint nvec, uint width, double c_pass) {
+                                        uint nvec, uint width, double c_pass,
+                                        double tie) {
     uint i = get_global_id(0);
     if (i >= nvec) return;
     int ok = 1;
@@ -172,7 +189,7 @@ __kernel void fuzzfarm_geometric_screen(__global const LANE *p0, __global const 
     float ed = -1.0f;
     double tol = width == 1u ? 0.0
         : mx * mx * (double)(2u * (width - 1u)) * EPS * 0x1.ffffffffffff8p-1;
-    if (!ok || !result_within(r, DOT_E(S), tol, y[i], c_pass, &ed))
+    if (!ok || !result_within(r, DOT_E(S), tol, y[i], c_pass, tie, &ed))
         ed = -1.0f;
     err[i] = ed;
     return;
@@ -204,7 +221,7 @@ __kernel void fuzzfarm_geometric_screen(__global const LANE *p0, __global const 
             ref_t r = ref_add(q1, ref_neg(q2));
             float ek;
             if (result_within(r, CROSS_E(q1, q2, ref_hi(r)), tol, y[i * width + k], c_pass,
-                              &ek))
+                              tie, &ek))
                 worst = fmax(worst, ek);
             else
                 worst = -1.0f;
@@ -244,7 +261,7 @@ __kernel void fuzzfarm_geometric_screen(__global const LANE *p0, __global const 
         for (uint k = 0; k < width && worst >= 0.0f; k++) {
             float ek;
             if (result_within(ref_div(lane_value(p0[i * width + k]), len), 0.0, 0.0,
-                              y[i * width + k], c_pass, &ek))
+                              y[i * width + k], c_pass, tie, &ek))
                 worst = fmax(worst, ek);
             else
                 worst = -1.0f;
@@ -252,7 +269,7 @@ __kernel void fuzzfarm_geometric_screen(__global const LANE *p0, __global const 
         e = worst;
 #else
         float ek;
-        if (result_within(len, 0.0, 0.0, y[i], c_pass, &ek)) e = ek;
+        if (result_within(len, 0.0, 0.0, y[i], c_pass, tie, &ek)) e = ek;
 #endif
     }
     err[i] = e;

@@ -116,6 +116,14 @@ def pass_constant(bound: float, precision: str = "binary32", name: str = "") -> 
     return (bound - _margin(bound, precision, name)) * 2.0 ** -format_named(precision).frac_bits
 
 
+def tie(bound: float, precision: str = "binary32", name: str = "") -> float:
+    """The kernel's ``tie`` at ``bound`` ULPs in ``precision``: two of the element-wise
+    screen's margins (ULPs), the most a passed vector's error estimate may exceed its
+    error by where f's binade is uncertain (the element-wise screen's TIE)."""
+    from fuzzfarm.oracle.screen_source import _margin
+    return 2 * _margin(bound, precision, name)
+
+
 class GeometricScreen:
     """The screen kernel of geometric built-in ``name`` built on ``runner`` (a
     device.runner.DeviceRunner), for units judged under ``claims`` (their precision's
@@ -143,9 +151,11 @@ class GeometricScreen:
         completes)."""
         from fuzzfarm.device.commands import buffer, copy, launch
         ebuf = buffer(self.runner, max(4, err.nbytes))
-        c_pass = pass_constant(self.bound(width), self.precision, self.name)
+        bound = self.bound(width)
+        c_pass = pass_constant(bound, self.precision, self.name)
         self._kernel.set_args(p0buf, p1buf, ybuf, ebuf, np.uint32(nvec), np.uint32(width),
-                              np.float64(c_pass))
+                              np.float64(c_pass), np.float64(tie(bound, self.precision,
+                                                                 self.name)))
         ev = launch(self.runner, self._kernel, max(1, nvec))
         return copy(self.runner, err, ebuf, wait_for=[ev])
 

@@ -264,9 +264,10 @@ BINARY16_OWN = {"fract": "ref16_fract", "nextafter": "ref16_nextafter",
 def _pass_defines(name: str, bound: float, precision: str) -> list[str]:
     """The pass constant of ``name``'s screen at ``bound`` ULPs in ``precision`` (the bound
     less the margin, scaled as the kernel compares) and the bounds of the reference's
-    relative error the kernel applies (REL_LO, REL_HI; binary64: R_LO, R_HI)."""
+    relative error the kernel applies (REL_LO, REL_HI; binary64: R_LO, R_HI), and TIE."""
     if precision == "binary64":
-        return [f"#define C_PASS64 {_hexf(bound - _margin(bound, precision, name))}",
+        margin = _margin(bound, precision, name)
+        return [f"#define C_PASS64 {_hexf(bound - margin)}", _tie_define(margin),
                 f"#define R_LO {_hexf(1 - 2.0 ** -50)}",
                 f"#define R_HI {_hexf(1 + 2.0 ** -50)}"]
     frac = format_named(precision).frac_bits
@@ -277,10 +278,18 @@ def _pass_defines(name: str, bound: float, precision: str) -> list[str]:
         absolute = ["#define ABS_TOL 1", f"#define ABS_PASS {_hexf(bound * (1 - 2.0 ** -50))}",
                     f"#define REF_ERR err_{reference_name(name)}"]
         bound = 0.5
+    margin = _margin(bound, precision)
     return [*absolute, f"#define C_PASS{'16' if precision == 'binary16' else ''} "
-            f"{_hexf((bound - _margin(bound, precision)) * 2.0 ** -frac)}",
+            f"{_hexf((bound - margin) * 2.0 ** -frac)}", _tie_define(margin),
             f"#define REL_LO {_hexf(1 - 4 * REL)}",
             f"#define REL_HI {_hexf(1 + 4 * REL)}"]
+
+
+def _tie_define(margin: float) -> str:
+    """TIE: two margins (ULPs), the most a passed input's error estimate may
+    exceed its error by where f's binade is uncertain ("Exact maxima",
+    docs/device_screen.md): beyond it such an input is the host's."""
+    return f"#define TIE {_hexf(2 * margin)}"
 
 
 def _format_defines(name: str, precision: str) -> list[str]:
