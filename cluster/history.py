@@ -105,16 +105,14 @@ def _die_with_parent() -> None:
         pass
 
 
-def _campaign(text: str, timeout: float, env: dict, fingerprints: tuple, run_dir: Path,
-              screen: str = "auto"):
-    """Run the campaign ``text`` on ``fingerprints`` into ``run_dir`` with ``--screen
-    screen``: (status, detail).  Past ``timeout`` seconds its whole process group is
-    killed ("hung")."""
+def _campaign(text: str, timeout: float, env: dict, fingerprints: tuple, run_dir: Path):
+    """Run the campaign ``text`` on ``fingerprints`` into ``run_dir``: (status, detail).
+    Past ``timeout`` seconds its whole process group is killed ("hung")."""
     import signal
     cfile = run_dir.parent / "campaign.toml"
     cfile.write_text(text)
     cmd = [sys.executable, "-m", "fuzzfarm", "run", "--campaign", str(cfile), "--device",
-           ",".join(fingerprints), "--out", str(run_dir), "--quiet", "--screen", screen]
+           ",".join(fingerprints), "--out", str(run_dir), "--quiet"]
     try:
         p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              text=True, start_new_session=True, preexec_fn=_die_with_parent)
@@ -149,7 +147,7 @@ class BuildActor:
 
     def build(self, spec: specs.BuildSpec, text: str, selector: str | None,
               timeout: float, work: str, driver_node: str,
-              replay: tuple = (), screen: str | None = None) -> BuildOutcome:
+              replay: tuple = ()) -> BuildOutcome:
         label, install_s, reused, prefix = spec.label, None, None, None
         try:
             if spec.kind == "pip":
@@ -179,10 +177,10 @@ class BuildActor:
             for fn, prec, bits in replay:
                 save_inputs(db_dir(staging / "results"), fn, prec, "replay", 1, bits)
         t0 = time.monotonic()
-        # a replay measures its few inputs on the host screen, whose maximum is the true
-        # one (verdict.screening); a device screen's may be another input's
-        status, detail = _campaign(text, timeout, env, fps, staging / "results",
-                                   screen or ("host" if replay else "auto"))
+        # a replay's maxima, as every campaign's, are exact within two margins of the
+        # screen that measured them (--screen auto: the device screens', the tightest
+        # where the device has them; docs/device_screen.md, "Exact maxima")
+        status, detail = _campaign(text, timeout, env, fps, staging / "results")
         run_s = time.monotonic() - t0
         staged = archive = None
         if status == "ran" and here:
@@ -244,15 +242,14 @@ def _start_ray(address: str | None) -> None:
 def run_builds(builds: list, text: str, out, parallel: int = 1, address: str | None = None,
                selector: str | None = None, timeout: float = DEFAULT_TIMEOUT,
                log=print, cache: str | None = None, replay: tuple = (),
-               actors: list | None = None, screen: str | None = None) -> list:
+               actors: list | None = None) -> list:
     """Run the campaign ``text`` (TOML) on every build of ``builds`` (BuildSpecs) that is
     not a results directory, at most ``parallel`` at a time (one BuildActor each, spread
     over the cluster at ``address`` or a local one), and return a ``history.Build`` per
     spec, in order.  ``selector`` narrows each build's devices (default: the runtime's, or
     all the build adds); ``replay``: (function, precision, input bits) put first in each
     target's special-value unit; ``actors``: a list the caller keeps, to run later calls on
-    the same BuildActors (filled here where empty); ``screen``: the campaigns' --screen
-    (default: auto, host for a replay).  Never raises for a build's behaviour:
+    the same BuildActors (filled here where empty).  Never raises for a build's behaviour:
     its row says it (an actor that died is replaced).  On KeyboardInterrupt the builds not finished are rows with
     status "interrupted", their staged results removed; the finished ones are kept."""
     out = Path(out)
@@ -278,7 +275,7 @@ def run_builds(builds: list, text: str, out, parallel: int = 1, address: str | N
                 b, a = queue.pop(0), free.pop(0)
                 log(f"{b.label}: {b.source}")
                 pending[a.build.remote(b, text, selector, timeout, str(work), driver_node,
-                                       replay, screen)] = (b, a)
+                                       replay)] = (b, a)
             ready, _ = ray.wait(list(pending), num_returns=1)
             b, a = pending.pop(ready[0])
             try:
@@ -400,7 +397,7 @@ def bisect(builds: list, target: tuple, rule_class: str, text: str, out,
     options) of ``rule_class`` (a prefix; "" for any failure) appears or disappears over
     ``builds`` (BuildSpecs, oldest first) -- or, with ``max_ulp_above`` (ULPs), where the
     target's largest ULP error on the campaign's inputs comes above it or back
-    (``probe_accuracy``; the probes' campaigns on the host screen, whose maximum is exact)
+    (``probe_accuracy``; maxima exact within two margins of the screen that measured them)
     -- running only that target's jobs of the campaign ``text`` on each build probed
     (``bisect_order``), one at a time, into ``out/bisect/builds/<label>`` (apart from a
     whole history's ``out/builds``).  Never raises for a build's behaviour."""
@@ -412,8 +409,7 @@ def bisect(builds: list, target: tuple, rule_class: str, text: str, out,
 
     def state_of(i: int) -> str:
         b = run_builds([builds[i]], one, Path(out) / "bisect", 1, address, selector, timeout,
-                       log, cache, actors=pool,
-                       screen=None if max_ulp_above is None else "host")[0]
+                       log, cache, actors=pool)[0]
         if max_ulp_above is None:
             probe = Probe(b.label, probe_state(b, target, rule_class), b)
         else:
@@ -560,25 +556,31 @@ _TARGET = re.compile(r"^(?P<fn>[A-Za-z_][A-Za-z0-9_]*(?:\([a-z0-9]+\))?)"   # co
                      r"/(?P<prec>binary16|binary32|binary64)(?:/(?P<rule>.+))?$")
 
 
-def bisect_target(what: str, out) -> tuple:
+def bisect_target(what: str, out, accuracy: bool = False) -> tuple:
     """(target, rule class) of a ``--bisect`` value: ``FUNCTION/PRECISION[/RULE_CLASS]``
-    (vector width 1, no build options; a rule class prefix such as ``CL.ulp``), or an issue
-    id of ``out/history.json`` (an earlier ``fuzzfarm history -o OUT``).  Raises
-    HistoryError naming what is wrong."""
+    (vector width 1, no build options; a rule class prefix such as ``CL.ulp``), or an id
+    of ``out/history.json`` (an earlier ``fuzzfarm history -o OUT``): an issue's, or with
+    ``accuracy`` (``--max-ulp-above``) a ULP maximum's (its ``ulp_max`` row's ``id``; rule
+    class ""). Raises HistoryError naming what is wrong."""
     m = _TARGET.match(what.strip())
     if m:
         return (m["fn"], m["prec"], 1, ""), m["rule"] or ""
-    path = Path(out) / "history.json"
+    path, what = Path(out) / "history.json", what.strip()
     try:
-        issues = json.loads(path.read_text())["issues"]
+        doc = json.loads(path.read_text())
+        rows = doc["ulp_max" if accuracy else "issues"]
     except (OSError, ValueError, KeyError, TypeError):
         raise hist.HistoryError(f"--bisect {what!r}: not FUNCTION/PRECISION[/RULE_CLASS], and "
-                                f"no history.json in {str(out)!r} to look the issue up in") from None
-    for i in issues:
-        if i.get("issue") == what.strip():
+                                f"no history.json in {str(out)!r} to look the id up in") from None
+    for i in rows:
+        if i.get("id" if accuracy else "issue") == what:
             return ((i["function"], i["precision"], int(i["vector_width"]),
-                     i["build_options"]), i["rule_class"])
-    raise hist.HistoryError(f"--bisect {what!r}: no such issue in {str(path)!r}")
+                     i["build_options"]), "" if accuracy else i["rule_class"])
+    if not accuracy and any(r.get("id") == what for r in doc.get("ulp_max", [])):
+        raise hist.HistoryError(f"--bisect {what!r} is a ULP maximum's id: give the "
+                                f"threshold with --max-ulp-above X")
+    raise hist.HistoryError(f"--bisect {what!r}: no such {'ULP maximum' if accuracy else 'issue'}"
+                            f" in {str(path)!r}")
 
 
 def _bisect_sections(b: Bisection) -> list:
@@ -652,7 +654,8 @@ def main(texts, out, campaign: str | None = None, selector: str | None = None,
         raise hist.HistoryError("history: no builds given")
     text = campaign_text(campaign, front_end) if any(b.kind != "results" for b in builds) \
         else ""
-    target = bisect_target(bisect_what, out) if bisect_what else None
+    target = bisect_target(bisect_what, out, max_ulp_above is not None) if bisect_what \
+        else None
     if max_ulp_above is not None and (target is None or target[1]):
         raise hist.HistoryError("--max-ulp-above bisects a target's ULP maximum: give it "
                                 "with --bisect FUNCTION/PRECISION (no rule class)")

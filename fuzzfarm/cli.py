@@ -700,11 +700,12 @@ def triage_cmd(baseline, current, out, pairs) -> None:
 @click.option("--address", default=None, metavar="ADDR", help="A running Ray cluster.")
 @click.option("--timeout", default="1h", show_default=True, metavar="DURATION",
               help="A build's campaign running longer is a hang (a row that says so).")
-@click.option("--bisect", "bisect_what", default=None, metavar="ISSUE|FN/PREC[/RULE]",
+@click.option("--bisect", "bisect_what", default=None, metavar="ID|FN/PREC[/RULE]",
               help="Only find the first build where this fails (or stops failing): an issue "
                    "of --out's history.json or sinpi/binary32[/RULE_CLASS]; writes bisect.md.")
 @click.option("--max-ulp-above", type=click.FloatRange(min=0), default=None, metavar="ULPS",
-              help="With --bisect FN/PREC: the first build whose ULP maximum is above this.")
+              help="With --bisect FN/PREC or a ULP maximum's id of --out's history.json: "
+                   "the first build whose ULP maximum is above this.")
 @click.option("--no-replay", is_flag=True, help="Do not replay each build's worst inputs "
               "on the others (a second, short campaign per build).")
 @click.option("--front-end", "front_end", type=click.Choice(["opencl-c", "spirv"]),

@@ -285,6 +285,35 @@ def test_bisect_an_accuracy_change_through_the_cli(tmp_path):
         assert res.exit_code == 2 and "--max-ulp-above" in res.output, res.output
 
 
+def test_bisect_the_accuracy_row_of_an_earlier_history(tmp_path):
+    """history.json gives each target's ULP maximum an id (store.signatures.accuracy_id);
+    ``--bisect ID --max-ulp-above X`` bisects that target's maximum, the id without a
+    threshold is one line naming --max-ulp-above, an id of no row another."""
+    out, builds = tmp_path / "rep", []
+    for k in range(5):
+        d = tmp_path / f"b{k}"
+        worse = k >= 3                   # from r03 on: 2.4 ULP, else 0.8
+        unit(d, f"run{k}", "cos", max_ulp=2.4 if worse else 0.8,
+             max_inputs=[0x40000000 if worse else 0x3F800000], driver=f"{k}")
+        builds += ["--build", f"r{k:02d}={d}"]
+    args = ["history", "--out", str(out), "--no-replay", *builds]
+    res = CliRunner().invoke(main, args)
+    assert res.exit_code == 0, res.output
+    (row,) = [r for r in json.loads((out / "history.json").read_text())["ulp_max"]
+              if r["function"] == "cos"]
+    assert row["id"].startswith("a") and row["changed"]
+    assert row["id"] in (out / "history.md").read_text()
+    res = CliRunner().invoke(main, [*args, "--bisect", row["id"], "--max-ulp-above", "2"])
+    assert res.exit_code == 0, res.output
+    assert "cos binary32 w1 ULP maximum: is above 2 ULP from r03 on; r02 does not" in \
+        res.output
+    res = CliRunner().invoke(main, [*args, "--bisect", row["id"]])
+    assert res.exit_code == 2 and "--max-ulp-above" in res.output, res.output
+    res = CliRunner().invoke(main, [*args, "--bisect", "a000000000000", "--max-ulp-above",
+                                    "2"])
+    assert res.exit_code == 2 and "no such ULP maximum" in res.output, res.output
+
+
 def test_bisect_by_an_issue_of_an_earlier_history(tmp_path):
     series = _series(tmp_path, 4, 2)
     out = tmp_path / "rep"

@@ -216,8 +216,8 @@ def _differ(vs) -> bool:
 
 def confirmed(h: History, target) -> bool | None:
     """Whether ``target``'s changed maximum (``changed_targets``) changed on the same
-    inputs: every build's worst inputs replayed on each (``History.replayed``, measured on
-    the host screen, whose maximum is exact) give different maxima -- the driver's
+    inputs: every build's worst inputs replayed on each (``History.replayed``, each
+    maximum exact within two margins of its screen) give different maxima -- the driver's
     change; False where they give one maximum (the campaign's maxima differed by which
     input its screen ranked first, not by the driver); None where not replayed."""
     if target not in h.replayed:
@@ -327,13 +327,22 @@ def to_json(h: History) -> dict:
                     "failing_builds": [lab for lab, s in zip(labels, i.states)
                                        if s == "fail"]}
                    for i in h.issues],
-        "ulp_max": [{"device": t[0], "function": t[1], "precision": t[2],
+        "ulp_max": [{"id": target_accuracy_id(t), "device": t[0], "function": t[1],
+                     "precision": t[2],
                      "vector_width": t[3], "build_options": t[4], "front_end": t[5],
                      "by_build": clean(vs), "changed": _differ(vs),
                      "confirmed_on_same_inputs": confirmed(h, t) if _differ(vs) else None,
                      "replayed_by_build": clean(h.replayed[t]) if t in h.replayed else None}
                     for t, vs in h.ulp_max.items()],
     }
+
+
+def target_accuracy_id(target: tuple) -> str:
+    """The accuracy id (store.signatures.accuracy_id) of a ``History.ulp_max`` target
+    (device, function, precision, vector width, build options, front end): what
+    ``--bisect`` takes, with ``--max-ulp-above``, for that target's ULP maximum."""
+    from fuzzfarm.store.signatures import ACCURACY_FIELDS, accuracy_id
+    return accuracy_id(dict(zip(ACCURACY_FIELDS, target)))
 
 
 def write_json(h: History, path) -> Path:
@@ -391,12 +400,13 @@ def _sections(h: History) -> list:
     def row(t, vs):
         return (f"{t[1]} {t[2]} w{t[3]}{_through(t[5])} ({t[0]})", *ulp_cells(vs))
     changed = changed_targets(h)
-    shown = [row(t, h.ulp_max[t]) for t in shown_changes(h)]
+    shown = [(target_accuracy_id(t), *row(t, h.ulp_max[t])) for t in shown_changes(h)]
     out.append(Section(
-        f"ULP maximum per target, where it changed ({len(shown)})", ["target", *labels],
-        shown, empty="none",
+        f"ULP maximum per target, where it changed ({len(shown)})",
+        ["id", "target", *labels], shown, empty="none",
         text="Where every build's worst inputs were replayed on each, only the maxima "
-             "that changed on those same inputs."
+             "that changed on those same inputs. An id bisects its target's maximum: "
+             "`--bisect ID --max-ulp-above X`."
         + "".join(f" Not confirmed on the same inputs, not shown: {row(t, ())[0]}."
                   for t in changed if confirmed(h, t) is False)))
     if h.replayed:

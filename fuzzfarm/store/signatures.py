@@ -25,8 +25,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["SIGNATURE_FIELDS", "ISSUE_FIELDS", "rule_class", "signature_id", "issue_id",
-           "with_signatures", "summarize", "SIGNATURE_RE", "normalize_options", "input_kinds"]
+__all__ = ["SIGNATURE_FIELDS", "ISSUE_FIELDS", "ACCURACY_FIELDS", "rule_class", "signature_id",
+           "issue_id", "accuracy_id", "with_signatures", "summarize", "SIGNATURE_RE",
+           "normalize_options", "input_kinds"]
 
 #: The fields that make a signature, in order.  ``front_end`` enters the hash only for
 #: SPIR-V ('opencl-c' and null leave it out), so OpenCL C signatures keep their ids.
@@ -34,6 +35,8 @@ SIGNATURE_FIELDS = ("device", "driver_version", "function", "precision", "vector
                     "build_options", "rule_class", "front_end")
 #: The fields that make an issue key (a signature without the driver version).
 ISSUE_FIELDS = tuple(f for f in SIGNATURE_FIELDS if f != "driver_version")
+#: The fields that make an accuracy id: a target, whose ULP maximum a history follows.
+ACCURACY_FIELDS = tuple(f for f in ISSUE_FIELDS if f != "rule_class")
 #: What a signature or issue id looks like on the command line.
 SIGNATURE_RE = re.compile(r"^[si][0-9a-f]{12}$")
 
@@ -64,6 +67,13 @@ def signature_id(fields: dict) -> str:
 def issue_id(fields: dict) -> str:
     """The issue id (``i`` + 12 hex digits): the signature without the driver version."""
     return _hash("i", _values(fields, ISSUE_FIELDS))
+
+
+def accuracy_id(fields: dict) -> str:
+    """The accuracy id (``a`` + 12 hex digits) of a target's ULP maximum: a dict holding
+    ``ACCURACY_FIELDS`` (``front_end`` may be absent: OpenCL C), hashed as an issue id
+    is.  Raises KeyError for another missing field."""
+    return _hash("a", _values(fields, ACCURACY_FIELDS))
 
 
 def normalize_options(build_options) -> str:
