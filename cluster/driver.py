@@ -234,14 +234,15 @@ class CampaignRun:
     def _targets_by_options(self, key: str) -> dict:
         """{build options: [Target, ...]} of the jobs device ``key``'s pool runs (range
         jobs build their own kernels at their first unit)."""
-        from fuzzfarm.target import Target
+        from fuzzfarm.target import FRONT_ENDS, Target
         fp = self.devices[key]["fp"]
         out: dict = {}
         for job in self.c.jobs:
             if job.number in self.pools[fp]["jobs"] and job.source != "sweep":
                 targets = list(map(Target.of, job.targets))
-                # a compare job's units run their inputs through the other front end too
-                if job.against:
+                # a front-ends compare job's units run their inputs through the other front
+                # end too (the constants door's programs are each unit's own: built there)
+                if job.against in FRONT_ENDS:
                     targets += [t._replace(front_end=job.against) for t in targets]
                 for bo in job.build_options:
                     have = out.setdefault(bo, [])

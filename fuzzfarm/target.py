@@ -34,7 +34,8 @@ from edgecases import modality
 from fuzzfarm.errors import BadInput
 from fuzzfarm.formats import FloatFormat, format_named
 
-__all__ = ["Target", "TargetError", "KINDS", "PRECISIONS", "FRONT_ENDS", "is_conversion_name",
+__all__ = ["Target", "TargetError", "KINDS", "PRECISIONS", "FRONT_ENDS", "CONSTANTS_DOOR",
+           "is_conversion_name",
            "canonical_name"]
 
 #: The kinds of target, each with its own inputs, kernel and verdict.
@@ -44,6 +45,10 @@ PRECISIONS = ("binary16", "binary32", "binary64")
 #: The driver front ends a kernel can enter by (edgecases.modality.FRONT_ENDS): OpenCL C
 #: source (clCreateProgramWithSource) or a SPIR-V module (clCreateProgramWithIL).
 FRONT_ENDS = modality.FRONT_ENDS
+#: The third door: OpenCL C source whose inputs are compile-time constants, so that the
+#: compiler's constant folder computes what it folds (a ``compare = "constants"`` job's
+#: other results, docs/constants.md).  Rows of those results carry it as their front end.
+CONSTANTS_DOOR = "opencl-c-constants"
 
 
 class TargetError(BadInput):

@@ -119,7 +119,7 @@ def test_a_compare_job_runs_spirv_targets_against_opencl_c_and_journals_it():
      "takes no front_ends"),
     ('compare = "front_ends"\nsource = "sweep"\nfunctions = ["sin"]', "compare", "no sweep"),
     ('compare = "front_ends"\nfunctions = ["dot"]\nunits = 1', "functions", "geometric"),
-    ('compare = "constants"\nfunctions = ["sin"]\nunits = 1', "compare",
+    ('compare = "sideways"\nfunctions = ["sin"]\nunits = 1', "compare",
      "unknown comparison"),
 ])
 def test_a_malformed_compare_job_is_one_line_at_its_key(text, key, message):

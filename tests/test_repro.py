@@ -235,6 +235,8 @@ def results(tmp_path) -> Path:
     store.write_findings(out, "r1", "u3", [finding(unit_id="u3", element=-1,
                                                    rule_id="device.crash",
                                                    severity="fault")])
+    store.write_findings(out, "r1", "u4", [finding(unit_id="u4",
+                                                   front_end="opencl-c-constants")])
     return out
 
 
@@ -252,6 +254,7 @@ def _run(*args):
     ("r1/u2#7", "ambiguous"),                  # two rules at one element
     ("r1/u3#-1", "neither a signature"),
     ("FAULT", "device fault"),                 # the signature of a device fault
+    ("r1/u4#3", "constants door"),             # a folded result: no literal kernel
 ])
 def test_bad_references_are_one_line_exit_2(results, tmp_path, ref, words):
     if ref == "FAULT":

@@ -39,7 +39,7 @@ from fuzzfarm.formats import BINARY16, BINARY32, BINARY64, FloatFormat
 __all__ = [
     "WIDTHS", "CONSTANTS_KERNEL", "FP_CONFIG_FLAGS", "FP_CONFIG_SHORT",
     "buffer_dtype", "kernel_name", "kernel_source", "program_source", "program_functions",
-    "constants_source",
+    "constants_source", "literal_source", "literal_kernel_name",
     "sweep_kernel_name", "sweep_source",
     "fp_config_names",
 ]
@@ -163,17 +163,69 @@ def _kernel_body(fn: Function, fmt: FloatFormat, width: int, sweep: bool = False
     ret, pointers = fn.outputs[0], fn.outputs[1:]
     for p in pointers:
         lines.append(f"    {value_t(p)} {p.name}_v;")
-    if fn.expression:   # an operator: the expression with each argument name replaced
-        call = re.sub(r"\b(" + "|".join(a.name for a in fn.inputs) + r")\b",
-                      lambda m: f"{m.group(1)}_v", fn.expression)
-    else:
-        call_args = [f"{a.name}_v" for a in fn.inputs] + [f"&{p.name}_v" for p in pointers]
-        call = f"{fn.name}({', '.join(call_args)})"
-    lines.append(f"    const {value_t(ret)} {ret.name}_v = {call};")
+    lines.append(f"    const {value_t(ret)} {ret.name}_v = {_call(fn)};")
     for o in fn.outputs:
         lines.append(f"    {store(o)}")
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+def _call(fn: Function) -> str:
+    """The call of ``fn`` on ``<arg>_v`` (its pointer outputs ``&<out>_v``), or its
+    expression for an operator."""
+    if fn.expression:   # an operator: the expression with each argument name replaced
+        return re.sub(r"\b(" + "|".join(a.name for a in fn.inputs) + r")\b",
+                      lambda m: f"{m.group(1)}_v", fn.expression)
+    call_args = [f"{a.name}_v" for a in fn.inputs] + [f"&{p.name}_v" for p in fn.outputs[1:]]
+    return f"{fn.name}({', '.join(call_args)})"
+
+
+def literal_kernel_name(fn: Function) -> str:
+    """The name of ``fn``'s kernel of literal inputs (``literal_source``): ``c_<name>``."""
+    return f"c_{fn.name}"
+
+
+def _literal(kind: str, fmt: FloatFormat, bits: int) -> str:
+    """An argument's raw bits as an OpenCL C constant of its type: a float through
+    ``as_<type>`` of its integer pattern (every pattern a constant, NaN payloads and
+    signaling NaNs included), an int through ``as_int``."""
+    if kind == "float":
+        return f"as_{fmt.c_type}(({fmt.c_uint})0x{int(bits) & ((1 << fmt.bits) - 1):x}UL)"
+    if kind == "int":
+        return f"as_int(0x{int(bits) & 0xFFFFFFFF:x}U)"
+    return f"({fmt.c_uint})0x{int(bits) & ((1 << fmt.bits) - 1):x}UL"
+
+
+def literal_source(fn: Function, fmt: FloatFormat, rows: list) -> str:
+    """Source of ``c_<name>(outputs)``: one work-item computes scalar built-in ``fn`` on
+    each row of ``rows`` (a tuple of raw bits per argument, in ``fn.inputs`` order) given
+    as compile-time constants, and stores row k's outputs at index k -- what the
+    compiler's constant folder makes of each call, where it folds it (docs/constants.md).
+    Outputs as ``kernel_source`` writes them.  Raises ValueError for an unknown format or
+    an empty ``rows``."""
+    _check(fmt, 1)
+    if not rows:
+        raise ValueError("rows is empty; give at least one row of inputs")
+    bits_t = {"float": fmt.c_uint, "int": "int", "uint": fmt.c_uint}
+    value_t = {"float": fmt.c_type, "int": "int", "uint": fmt.c_uint}
+    params = [f"__global {bits_t[o.kind]} *restrict out_{o.name}" for o in fn.outputs]
+    lines = [f"__kernel void {literal_kernel_name(fn)}(", "    " + ",\n    ".join(params) + ")",
+             "{"]
+    for k, row in enumerate(rows):
+        lines.append("    {")
+        for a, bits in zip(fn.inputs, row):
+            lines.append(f"        const {value_t[a.kind]} {a.name}_v = "
+                         f"{_literal(a.kind, fmt, bits)};")
+        for p in fn.outputs[1:]:
+            lines.append(f"        {value_t[p.kind]} {p.name}_v;")
+        ret = fn.outputs[0]
+        lines.append(f"        const {value_t[ret.kind]} {ret.name}_v = {_call(fn)};")
+        for o in fn.outputs:
+            val = f"as_{fmt.c_uint}({o.name}_v)" if o.kind == "float" else f"{o.name}_v"
+            lines.append(f"        out_{o.name}[{k}] = {val};")
+        lines.append("    }")
+    lines.append("}")
+    return _preamble(fmt) + "\n".join(lines) + "\n"
 
 
 def kernel_source(fn: Function, fmt: FloatFormat = BINARY32, width: int = 1) -> str:

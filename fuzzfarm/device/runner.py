@@ -38,11 +38,12 @@ from fuzzfarm.device import spirv  # noqa: E402
 from fuzzfarm.device.staging import MIN_SLOT_ELEMENTS, PendingRun, Slot  # noqa: E402
 from fuzzfarm.formats import BINARY32, BINARY64, FloatFormat  # noqa: E402
 from fuzzfarm.device.kernels import (  # noqa: E402
-    CONSTANTS_KERNEL, buffer_dtype, constants_source, kernel_name, kernel_source, program_source,
+    CONSTANTS_KERNEL, buffer_dtype, constants_source, kernel_name, kernel_source,
+    literal_kernel_name, literal_source, program_source,
 )
 
-__all__ = ["KernelBuildError", "DeviceRunner", "PendingRun", "planted_faults",
-           "enqueue_error_detail", "cl_error_code"]
+__all__ = ["KernelBuildError", "DeviceRunner", "PendingRun", "LiteralRun", "planted_faults",
+           "enqueue_error_detail", "cl_error_code", "LITERALS_PER_PROGRAM"]
 
 #: The work-group size the runner launches with (or the largest power of two the kernel
 #: allows, if smaller).  The runner pads the element count to a multiple of it (times the
@@ -170,6 +171,23 @@ def _check_available(fn: Function, fmt: FloatFormat, width: int) -> None:
     if width not in fn.widths:
         raise ValueError(f"{fn.name} does not exist at vector width {width}; its widths are "
                          f"{', '.join(map(str, fn.widths))}")
+
+
+#: Rows of literal inputs in one program (``DeviceRunner.run_literals``): each row is a
+#: call the compiler inlines and folds, so a program's build time grows with its rows.
+LITERALS_PER_PROGRAM = 64
+
+
+class LiteralRun:
+    """The finished ``DeviceRunner.run_literals``: ``wait()`` gives its outputs ({name:
+    array}, as ``PendingRun.wait`` does), ``device_seconds`` its wall time, builds
+    included."""
+
+    def __init__(self, outputs: dict, seconds: float):
+        self._outputs, self.device_seconds = outputs, seconds
+
+    def wait(self, copy: bool = True) -> dict:
+        return self._outputs
 
 
 class DeviceRunner:
@@ -452,6 +470,35 @@ class DeviceRunner:
         outs = [(o.name, buffer_dtype(o, fmt), o.scalar) for o in fn.outputs]
         return self._launch(kernel, local, ins, outs, int(n), width, after=after, fill=fill,
                             copy_back=copy_back)
+
+    def run_literals(self, fn: Function, inputs: dict[str, np.ndarray],
+                     fmt: FloatFormat = BINARY32) -> "LiteralRun":
+        """Scalar built-in ``fn`` on ``inputs`` (as ``run`` takes them, width 1) given to
+        the compiler as constants: programs of at most LITERALS_PER_PROGRAM rows each
+        (kernels.literal_source), each built with this runner's build options and run by
+        one work-item, then dropped (a literal program is never run again, so nothing of
+        it is kept).  Blocking; returns a LiteralRun whose ``wait()`` gives what ``run``
+        returns.  Raises as ``run``, KernelBuildError with the program's source where one
+        does not build."""
+        n = self._check_inputs(fn, inputs, fmt, 1)
+        self._check_format(fmt)
+        cols = [np.asarray(inputs[a.name]) for a in fn.inputs]
+        outs = {o.name: np.empty(n, buffer_dtype(o, fmt)) for o in fn.outputs}
+        t0 = time.perf_counter()
+        for start in range(0, n, LITERALS_PER_PROGRAM):
+            stop = min(n, start + LITERALS_PER_PROGRAM)
+            rows = [tuple(int(c[i]) for c in cols) for i in range(start, stop)]
+            program = self.build(literal_source(fn, fmt, rows),
+                                 f"{fn.name} on {stop - start} literal inputs")
+            kernel = getattr(program, literal_kernel_name(fn))
+            bufs = [cl.Buffer(self.context, cl.mem_flags.WRITE_ONLY,
+                              (stop - start) * outs[o.name].itemsize) for o in fn.outputs]
+            kernel.set_args(*bufs)
+            ev = cl.enqueue_nd_range_kernel(self.queue, kernel, (1,), (1,))
+            for o, b in zip(fn.outputs, bufs):
+                cl.enqueue_copy(self.queue, outs[o.name][start:stop], b, wait_for=[ev],
+                                is_blocking=True)
+        return LiteralRun(outs, time.perf_counter() - t0)
 
     def run_source(self, source: str, name: str, inputs: list[np.ndarray],
                    out_dtypes: list, width: int = 1, what: str = "") -> list[np.ndarray]:

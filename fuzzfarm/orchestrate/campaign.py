@@ -37,9 +37,11 @@ source of inputs.  ``cluster/campaigns/example.toml`` shows every key with a com
     precisions = ["binary32"]     # default ["binary32"]; as --precisions
     widths = [1]                  # default [1]; as --widths
     front_ends = ["opencl-c"]     # default ["opencl-c"]; "spirv": kernels as SPIR-V
-    compare = "front_ends"        # optional: every input through both front ends, the
-                                  # results compared bit for bit (no front_ends then)
                                   # modules (devices whose CL_DEVICE_IL_VERSION names it)
+    compare = "front_ends"        # optional: every input through both front ends, the
+                                  # results compared bit for bit (no front_ends then);
+                                  # "constants": a catalogue job's special values also
+                                  # compiled as OpenCL C literals (docs/constants.md)
     build_options = ["", "-cl-fast-relaxed-math"]  # default [""]: each set is a pass
     inputs = 10_000_000           # recipes only: inputs per (target, build options)
     units = 4                     # recipes: units per (target, build options), not with
@@ -89,6 +91,7 @@ else:                                   # pragma: no cover - pyproject depends o
 
 from fuzzfarm.orchestrate import run
 from fuzzfarm.orchestrate.toml_lines import line_of, locate
+from fuzzfarm.target import CONSTANTS_DOOR
 
 __all__ = ["CampaignError", "Job", "Campaign", "load", "loads", "from_options",
            "of_run_options", "SCHEMA",
@@ -99,7 +102,7 @@ VERSION = 1
 #: Where a job's inputs come from.
 SOURCES = ("recipes", "catalogue", "sweep", "drift")
 #: What a job may compare its results with (``Job.compare``).
-COMPARES = ("front_ends",)
+COMPARES = ("front_ends", "constants")
 #: Sizes of a work unit, in inputs: a fixed size is at most 2**24 inputs; adaptive sizes
 #: at most 2**26 (the default largest: a unit kept on the device, work.make.UnitSizer;
 #: units whose inputs or results come to the host stay within work.make.UNIT_MAX_BYTES).
@@ -337,7 +340,9 @@ class Job:
     ``devices``: selectors narrowing the campaign's devices (() = all of them);
     ``chunk_bits``: log2 of the inputs per sweep unit; ``line``: line of its [[jobs]]
     header (0 when unknown); ``compare``: 'front_ends' (its SPIR-V targets' inputs run
-    through OpenCL C too, compared bit for bit: verdict.front_ends) or None."""
+    through OpenCL C too, compared bit for bit: verdict.front_ends), 'constants' (its
+    OpenCL C targets' special values also compiled as constants, docs/constants.md) or
+    None."""
 
     number: int
     name: str
@@ -354,9 +359,10 @@ class Job:
 
     @property
     def against(self) -> str | None:
-        """The front end the job's units are compared with (``WorkUnit.against``): its
-        targets are SPIR-V's, so OpenCL C for a front-ends comparison, else None."""
-        return "opencl-c" if self.compare == "front_ends" else None
+        """What the job's units are compared with (``WorkUnit.against``): OpenCL C for a
+        front-ends comparison (its targets are SPIR-V's), the constants door
+        (target.CONSTANTS_DOOR) for a constants comparison, else None."""
+        return {"front_ends": "opencl-c", "constants": CONSTANTS_DOOR}.get(self.compare)
 
     @property
     def finite(self) -> bool:
@@ -570,11 +576,21 @@ class _Loader:
         widths = tuple(self.resolve(f"{key}.widths", run._width, str(w)) for w in v["widths"])
         front_ends = tuple(dict.fromkeys(self.resolve(f"{key}.front_ends", run._front_end, f)
                                          for f in v["front_ends"]))
-        if v["compare"]:        # its targets are SPIR-V's, each compared with OpenCL C
+        if v["compare"] == "front_ends":    # SPIR-V targets, each compared with OpenCL C
             if given("front_ends") or source == "sweep":
                 self.fail(f"{key}.compare", "a job comparing front ends runs both: it takes "
                                             "no front_ends and is no sweep")
             front_ends = ("spirv",)
+        elif v["compare"] == "constants":   # OpenCL C, each input also as a constant
+            if front_ends != ("opencl-c",):
+                self.fail(f"{key}.front_ends", "compare = \"constants\" compiles OpenCL C "
+                                               "literals: front_ends must be [\"opencl-c\"]")
+            if source != "catalogue":
+                self.fail(f"{key}.source", "compare = \"constants\" compiles the catalogue's "
+                                           "special values: source must be \"catalogue\"")
+            if widths != (1,):
+                self.fail(f"{key}.widths", "compare = \"constants\" compiles scalar calls: "
+                                           "widths must be [1]")
         if source != "recipes":
             for k in ("inputs", "units"):
                 if given(k) and not (source == "sweep" and k == "units"):
@@ -609,9 +625,13 @@ class _Loader:
             if not all(map(drifts, targets)):
                 self.fail(f"{key}.functions", "a drift job follows built-ins' ULP maxima: "
                                               "no conversion or geometric built-in")
-        if v["compare"] and any(t.kind == "geometric" for t in targets):
+        if v["compare"] == "front_ends" and any(t.kind == "geometric" for t in targets):
             self.fail(f"{key}.functions", "geometric built-ins are not compared across "
                                           "front ends (their results are not lane for lane)")
+        if v["compare"] == "constants" and any(t.kind != "elementwise" for t in targets):
+            self.fail(f"{key}.functions", "compare = \"constants\" compiles calls of "
+                                          "element-wise built-ins: no conversion or "
+                                          "geometric built-in")
         seed = v["seed"] if v["seed"] is not _COMPUTED else _job_seed(campaign_seed, number)
         return Job(number=number, name=f"job{number}" if v["name"] is _COMPUTED else v["name"],
                    source=source, targets=targets, build_options=v["build_options"],

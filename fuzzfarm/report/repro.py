@@ -63,6 +63,7 @@ from fuzzfarm.device.discovery import bundled_pocl_library
 from fuzzfarm.errors import BadInput
 from fuzzfarm.formats import format_named
 from fuzzfarm.report.render import render
+from fuzzfarm.target import CONSTANTS_DOOR
 
 __all__ = ["ReproError", "NotReproducible", "Buffer", "Case", "Outcome", "Reproducer",
            "parse_ref", "lookup", "target_for", "candidate_strategy", "encode", "shipped_icds",
@@ -193,6 +194,10 @@ def lookup(results: str | os.PathLike, ref: str) -> dict:
                              + "); give one of these signatures")
         rows.sort(key=lambda r: r["output"] != "ret")
         row = rows[0]
+    if row.get("front_end") == CONSTANTS_DOOR:
+        raise ReproError(f"{ref!r} is a result of the constants door (its input compiled "
+                         f"as a literal): fuzzfarm repro exports kernels of run-time inputs "
+                         f"only; docs/constants.md gives the literal kernel of its inputs")
     if (row["severity"] == "fault" or int(row["element"]) < 0) \
             and row["rule_id"] not in FAULT_REPRODUCIBLE:
         raise ReproError(f"{ref!r} is a device fault ({row['rule_id']}) of a whole unit; it "

@@ -11,6 +11,10 @@ end whose result it is), and an input where neither does gets a note ``front_end
 ends to agree, but a driver whose two compilers of one built-in answer differently has two
 implementations of it, and its owners want to know.
 
+A constants comparison (``compare = "constants"``, docs/constants.md) is the same logic
+with the run time's results as the unit's own and the compiler's constant folder's as the
+other's (the door ``opencl-c-constants``), its note ``constants.disagree``.
+
 Pure logic on arrays; the unit's kind judges (``judge``), so built-ins and conversions are
 compared alike.  Geometric built-ins are not compared (an element is a vector, and their
 results are not lane for lane).
@@ -27,10 +31,13 @@ from edgecases.catalogue import GeneralRule
 from fuzzfarm import formats
 from fuzzfarm.verdict.findings import FINDINGS_PER_RULE, CheckResult, Finding
 
-__all__ = ["DISAGREE", "differing", "compare"]
+__all__ = ["DISAGREE", "CONSTANTS_DISAGREE", "differing", "compare"]
 
 #: The general rule of a disagreement that breaks no rule (edgecases/data/general.toml).
 DISAGREE = "front_ends.disagree"
+#: ... and of one between a result computed at run time and the same call on constants
+#: (the compiler's constant folder: docs/constants.md).
+CONSTANTS_DISAGREE = "constants.disagree"
 
 
 def differing(outputs: dict, other: dict) -> np.ndarray:

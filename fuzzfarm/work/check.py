@@ -29,6 +29,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from fuzzfarm.target import CONSTANTS_DOOR
 from fuzzfarm.verdict.claims import Claims
 from fuzzfarm.verdict.findings import CheckResult
 from fuzzfarm.work.kinds import InputsDisagree, MadeRows, kind_of
@@ -192,9 +193,10 @@ def check_made(landed: Landed, claims, device_meta: dict, run_id: str) -> Checke
 
 def check_compared(landed: Landed, claims, device_meta: dict, run_id: str) -> Checked:
     """The verdict on a compare unit (``landed.other`` its other front end's outputs on
-    the same host-made inputs): its own front end's verdict on every input and, where the
-    two results differ bit for bit, the other's failures or a ``front_ends.disagree``
-    note (verdict.front_ends.compare), both judged by the unit's kind under ``claims``."""
+    the same host-made inputs, or the constants door's): its own front end's verdict on
+    every input and, where the two results differ bit for bit, the other's failures or a
+    ``front_ends.disagree`` (``constants.disagree``) note (verdict.front_ends.compare),
+    both judged by the unit's kind under ``claims``."""
     from edgecases.catalogue import general_rule
     from fuzzfarm.verdict import front_ends
     t0 = time.perf_counter()
@@ -205,9 +207,10 @@ def check_compared(landed: Landed, claims, device_meta: dict, run_id: str) -> Ch
     def judge(front_end: str, inputs: dict, outputs: dict) -> CheckResult:
         return kind.check(targets[front_end], inputs, outputs, claims)
 
+    disagree = front_ends.CONSTANTS_DISAGREE if unit.against == CONSTANTS_DOOR else \
+        front_ends.DISAGREE
     result = front_ends.compare(judge, unit.target.front_end, unit.against, landed.inputs,
-                                landed.outputs, landed.other,
-                                general_rule(front_ends.DISAGREE),
+                                landed.outputs, landed.other, general_rule(disagree),
                                 [a.name for a in unit.target.inputs],
                                 list(unit.target.outputs), unit.target.output_format)
     dt = time.perf_counter() - t0

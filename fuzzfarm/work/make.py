@@ -18,13 +18,14 @@ from dataclasses import replace
 
 import numpy as np
 
-from fuzzfarm.target import Target, TargetError
+from fuzzfarm.target import CONSTANTS_DOOR, Target, TargetError
 from fuzzfarm.work.kinds import kind_of
 from fuzzfarm.work.unit import Drawn, IndexRange, Special, WorkUnit
 
 __all__ = ["make_unit", "stream_unit", "draw", "make_inputs", "split_size", "unit_seed",
            "UnitSizer", "UNIT_MAX_BYTES", "RESIDENT_MAX_BYTES", "resident_bytes",
-           "bytes_per_input", "MIN_PER_RECIPE", "MAX_RECIPES", "MAX_PER_RECIPE"]
+           "bytes_per_input", "MIN_PER_RECIPE", "MAX_RECIPES", "MAX_PER_RECIPE",
+           "MAX_LITERAL_INPUTS", "literal_sample"]
 
 #: Inputs per recipe a unit of a given size aims at: a unit of S inputs draws
 #: ``split_size(S)`` recipes (at least one, at most ``MAX_RECIPES`` up to 2**23 inputs).
@@ -108,8 +109,27 @@ def make_inputs(unit: WorkUnit) -> dict[str, np.ndarray]:
     dtype).  Element-wise built-ins: any length (the device pads to the width); geometric
     built-ins: a multiple of the width (whole vectors).  Deterministic in the unit
     (``fuzzfarm.work.kinds``: its kind makes them from its source).  Raises SpaceError
-    (a BadInput) for a range of a target whose space cannot be enumerated."""
-    return kind_of(unit.target).inputs(draw(unit))
+    (a BadInput) for a range of a target whose space cannot be enumerated.  A unit
+    compared with the constants door (``WorkUnit.against``) keeps at most
+    MAX_LITERAL_INPUTS of its special values (``literal_sample``)."""
+    inputs = kind_of(unit.target).inputs(draw(unit))
+    return literal_sample(inputs) if unit.against == CONSTANTS_DOOR else inputs
+
+
+#: The most inputs of a unit compared with the constants door: each is a call the
+#: compiler folds or inlines (DeviceRunner.run_literals builds them 64 to a program), and a
+#: built-in of two or three arguments has tens of thousands of special-value tuples.
+MAX_LITERAL_INPUTS = 512
+
+
+def literal_sample(inputs: dict) -> dict:
+    """``inputs`` ({name: array (n,)}) cut to at most MAX_LITERAL_INPUTS rows, every k-th
+    (k = ceil(n / MAX_LITERAL_INPUTS), from the first): deterministic, spread over the
+    pool's order (its classes and their combinations)."""
+    n = len(next(iter(inputs.values())))
+    step = -(-n // MAX_LITERAL_INPUTS)
+    return inputs if step <= 1 else {k: np.ascontiguousarray(v[::step])
+                                     for k, v in inputs.items()}
 
 
 #: The most host memory one unit's inputs and outputs may take (UnitSizer): a drawn unit

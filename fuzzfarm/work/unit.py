@@ -24,7 +24,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Union
 
-from fuzzfarm.target import Target
+from fuzzfarm.target import CONSTANTS_DOOR, Target
 
 __all__ = ["WorkUnit", "Special", "Drawn", "IndexRange", "Source", "unit_from_row",
            "UnitRowError", "UnitNotDrawn"]
@@ -85,9 +85,10 @@ class WorkUnit:
     """One unit of work: ``unit_id`` (names its result files; given by the scheduler),
     ``target``, ``source`` (``Special``, ``Drawn`` or ``IndexRange``),
     ``build_options`` (the OpenCL build options of its kernel, ``""`` for none) and
-    ``against``: the other front end ('opencl-c' or 'spirv') whose results on the same
-    inputs, on the same device, this unit's are compared with bit for bit (a compare
-    job's unit: fuzzfarm.verdict.front_ends), or None."""
+    ``against``: the other front end ('opencl-c' or 'spirv'), or target.CONSTANTS_DOOR
+    (the same inputs as compile-time constants), whose results on the same inputs, on the
+    same device, this unit's are compared with bit for bit (a compare job's unit:
+    fuzzfarm.verdict.front_ends), or None."""
 
     unit_id: str
     target: Target
@@ -98,8 +99,13 @@ class WorkUnit:
     @property
     def other_target(self) -> Target | None:
         """The target whose results a compare unit's are compared with: its own through
-        the ``against`` front end; None for any other unit."""
-        return None if self.against is None else self.target._replace(front_end=self.against)
+        the ``against`` front end (itself for the constants door, whose results its rules
+        judge); None for any other unit."""
+        if self.against is None:
+            return None
+        if self.against == CONSTANTS_DOOR:
+            return self.target
+        return self.target._replace(front_end=self.against)
 
     @property
     def size(self) -> int | None:

@@ -1,0 +1,165 @@
+"""Compile-time constants, the third door (a campaign job's ``compare = "constants"``,
+docs/constants.md): a catalogue job's special values also compiled as OpenCL C literals
+(device.kernels.literal_source, DeviceRunner.run_literals), the folded results judged by
+the same rules and compared bit for bit with the run time's: a failure of the folded
+result is a row of the door ``opencl-c-constants``; a difference where neither breaks a
+rule is a ``constants.disagree`` note with both."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from edgecases.catalogue import function
+from fuzzfarm.device.kernels import literal_source
+from fuzzfarm.formats import BINARY32, BINARY64
+from fuzzfarm.target import CONSTANTS_DOOR, Target
+from fuzzfarm.verdict.claims import Claims
+from fuzzfarm.verdict.front_ends import CONSTANTS_DISAGREE
+from fuzzfarm.work.check import Landed, check_landed
+from fuzzfarm.work.make import MAX_LITERAL_INPUTS, literal_sample
+from fuzzfarm.work.unit import Special, WorkUnit
+
+
+def f32(v: float) -> int:
+    return int(np.float32(v).view(np.uint32))
+
+
+def test_every_pattern_is_a_constant_of_its_type():
+    src = literal_source(function("ldexp"), BINARY64, [(0x7FF0000000000001, -5)])
+    assert "as_double((ulong)0x7ff0000000000001UL)" in src        # a signaling NaN
+    assert "as_int(0xfffffffbU)" in src                             # an int argument
+    src = literal_source(function("frexp"), BINARY32, [(0x7FC00001,), (1,)])
+    assert src.count("frexp(x_v, &exp_v)") == 2
+    assert "out_ret[1] = as_uint(ret_v);" in src and "out_exp[1] = exp_v;" in src
+    assert "x_v * y_v" in literal_source(function("mul"), BINARY32, [(1, 2)])
+    with pytest.raises(ValueError, match="empty"):
+        literal_source(function("sin"), BINARY32, [])
+
+
+def test_a_pool_is_cut_to_every_kth_row():
+    n = 3 * MAX_LITERAL_INPUTS + 1
+    cut = literal_sample({"x": np.arange(n, dtype=np.uint32), "y": np.arange(n, dtype=np.uint32)})
+    assert 0 < cut["x"].size <= MAX_LITERAL_INPUTS and cut["x"][:2].tolist() == [0, 4]
+    assert np.array_equal(cut["x"], cut["y"])
+    small = {"x": np.arange(7, dtype=np.uint32)}
+    assert literal_sample(small) is small
+
+
+def _check(name: str, x: list, run_time: list, folded: list):
+    unit = WorkUnit("u-const", Target(name, "binary32", 1, "opencl-c"), Special(1),
+                    against=CONSTANTS_DOOR)
+    landed = Landed(unit, 0.0, {"ret": np.array(run_time, np.uint32)},
+                    {"x": np.array(x, np.uint32)}, other={"ret": np.array(folded, np.uint32)})
+    return check_landed(landed, Claims(), {}, "r").findings.to_pylist()
+
+
+def test_a_folded_result_that_breaks_a_rule_is_a_failure_of_the_constants_door():
+    # sinpi(+2) = +0 (CL.sinpi.positive_integer): the folder's -0 breaks it; the run time's
+    # +0 does not.  Element 1: both right, the same bits: nothing.
+    rows = _check("sinpi", [f32(2.0), f32(0.5)], [0, f32(1.0)], [0x80000000, f32(1.0)])
+    fails = [r for r in rows if r["severity"] == "fail"]
+    assert fails and {r["element"] for r in fails} == {0}
+    assert {r["front_end"] for r in fails} == {CONSTANTS_DOOR}
+    assert not any(r["rule_id"] == CONSTANTS_DISAGREE for r in rows)
+
+
+def test_two_results_within_the_bound_that_differ_are_a_constants_note_with_both():
+    x, y = f32(0.75), f32(float(np.sin(np.float64(0.75))))
+    rows = _check("sin", [x], [y], [y + 1])                   # one ULP apart, both within 4
+    (note,) = rows
+    assert (note["rule_id"], note["severity"], note["front_end"]) == \
+        (CONSTANTS_DISAGREE, "note", "opencl-c")
+    assert note["output_bits"] == [y]
+    assert note["expected"].startswith(f"{CONSTANTS_DOOR}: ret=")
+    assert _check("sin", [x], [y], [y]) == []                  # the same bits: no row
+
+
+def test_a_unit_of_the_constants_door_is_judged_as_its_own_target():
+    unit = WorkUnit("u", Target("sin", "binary32", 1, "opencl-c"), Special(1),
+                    against=CONSTANTS_DOOR)
+    assert unit.other_target == unit.target
+
+
+@pytest.mark.parametrize("text, key, message", [
+    ('compare = "constants"\nfunctions = ["sin"]\nunits = 1', "source", "catalogue"),
+    ('compare = "constants"\nsource = "catalogue"\nfront_ends = ["spirv"]\n'
+     'functions = ["sin"]', "front_ends", "opencl-c"),
+    ('compare = "constants"\nsource = "catalogue"\nwidths = [4]\nfunctions = ["sin"]',
+     "widths", "[1]"),
+    ('compare = "constants"\nsource = "catalogue"\nfunctions = ["convert_int(float)"]',
+     "functions", "element-wise"),
+    ('compare = "constants"\nsource = "catalogue"\nfunctions = ["dot"]', "functions",
+     "element-wise"),
+])
+def test_a_malformed_constants_job_is_one_line_at_its_key(text, key, message):
+    from fuzzfarm.orchestrate import campaign
+    with pytest.raises(campaign.CampaignError) as exc:
+        campaign.loads("[[jobs]]\n" + text + "\n", "c.toml")
+    assert exc.value.key == f"jobs[1].{key}" and message in exc.value.message
+    assert "\n" not in str(exc.value)
+
+
+def test_a_constants_job_leases_units_of_the_door_and_journals_it():
+    from fuzzfarm.orchestrate import campaign
+    from fuzzfarm.orchestrate.scheduler import Scheduler, Ticket, streams_for
+    c = campaign.loads('[[jobs]]\ncompare = "constants"\nsource = "catalogue"\n'
+                       'functions = ["sin"]\nbuild_options = ["", "-cl-denorms-are-zero"]\n')
+    job = c.jobs[0]
+    assert job.against == CONSTANTS_DOOR
+    assert campaign.Campaign.from_dict(c.to_dict()) == c
+    s = Scheduler(streams_for(c, "p", ["binary32"]))
+    s.add_device("d", "p")
+    t = s.lease("d")
+    assert t.unit.against == CONSTANTS_DOOR
+    assert Ticket.from_json(t.to_json()).unit.against == CONSTANTS_DOOR
+
+
+@pytest.mark.device
+def test_literals_run_on_the_device_as_the_run_time_computes_exact_built_ins():
+    """fabs and copysign on special values, folded or not, are exact: the literal programs
+    (two of them: more rows than one program holds) give the run time's bits."""
+    from devices import require_device
+    from fuzzfarm.device.runner import LITERALS_PER_PROGRAM, DeviceRunner
+    runner = DeviceRunner(require_device(), "")
+    x = np.array([0, 0x80000000, 1, 0x7F7FFFFF, 0x7F800000, 0xFF800000, 0x7FC00001,
+                  f32(1.5), f32(-2.5)] * 10, np.uint32)[:LITERALS_PER_PROGRAM + 3]
+    y = np.roll(x, 1)
+    for name, ins in (("fabs", {"x": x}), ("copysign", {"x": x, "y": y})):
+        fn = function(name)
+        lit = runner.run_literals(fn, ins, BINARY32)
+        assert lit.device_seconds > 0
+        assert np.array_equal(lit.wait()["ret"], runner.run(fn, ins, BINARY32)["ret"]), name
+
+
+@pytest.mark.device
+@pytest.mark.cluster
+def test_a_constants_job_runs_end_to_end(tmp_path):
+    """A campaign's constants job on the test device: one unit per target and build
+    options, at most MAX_LITERAL_INPUTS inputs each; a folded result's row is a failure of
+    the door or a constants.disagree note on the run time's row, never both at one input."""
+    import subprocess
+    import sys
+
+    from devices import require_device
+    from fuzzfarm.store import dataset as store
+    info = require_device()
+    camp = tmp_path / "c.toml"
+    camp.write_text(f'seed = 5\ndevices = ["{info.fingerprint}"]\n'
+                    '[[jobs]]\ncompare = "constants"\nsource = "catalogue"\n'
+                    'functions = ["mul", "sinpi"]\n'
+                    'build_options = ["", "-cl-denorms-are-zero"]\n')
+    out = tmp_path / "res"
+    run = subprocess.run([sys.executable, "-m", "fuzzfarm", "run", "--campaign", str(camp),
+                          "-o", str(out), "--log-format", "text"], capture_output=True,
+                         text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    stats = store.read_stats(out).to_pylist()
+    assert len(stats) == 4 and all(0 < r["inputs_tested"] <= MAX_LITERAL_INPUTS for r in stats)
+    rows = store.read_findings(out).to_pylist()
+    for r in rows:
+        assert r["front_end"] == "opencl-c" or (r["front_end"] == CONSTANTS_DOOR
+                                                and r["severity"] == "fail")
+        if r["rule_id"] == CONSTANTS_DISAGREE:
+            assert r["expected"].startswith(f"{CONSTANTS_DOOR}:")
+            assert not any(o["element"] == r["element"] and o["unit_id"] == r["unit_id"]
+                           and o["severity"] == "fail" for o in rows)
