@@ -87,3 +87,27 @@ def device_screen(name: str, precision: str = "binary32", chunk: int = 1 << 16):
         _SCREENS[key] = DeviceScreen(_SCREENS["runner"], name, bound, chunk,
                                      precision=precision)
     return _SCREENS[key]
+
+
+def run_campaign(tmp_path, text: str) -> tuple[list, list]:
+    """Run the campaign ``text`` (TOML) with ``fuzzfarm run`` in a child process into a
+    results folder under ``tmp_path``: (its stats rows, its findings rows) as dicts.
+    Fails the test, with the run's stderr, where the run exits non-zero."""
+    import subprocess
+    import sys
+
+    from fuzzfarm.store import dataset as store
+    camp = tmp_path / "c.toml"
+    camp.write_text(text)
+    out = tmp_path / "res"
+    run = subprocess.run([sys.executable, "-m", "fuzzfarm", "run", "--campaign", str(camp),
+                          "-o", str(out), "--log-format", "text"], capture_output=True,
+                         text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    return store.read_stats(out).to_pylist(), store.read_findings(out).to_pylist()
+
+
+def failed_at(rows: list, row: dict) -> bool:
+    """Whether a failure of ``rows`` is at ``row``'s input (its unit and element)."""
+    return any(o["element"] == row["element"] and o["unit_id"] == row["unit_id"]
+               and o["severity"] == "fail" for o in rows)

@@ -121,8 +121,20 @@ def test_a_compare_job_runs_spirv_targets_against_opencl_c_and_journals_it():
     ('compare = "front_ends"\nfunctions = ["dot"]\nunits = 1', "functions", "geometric"),
     ('compare = "sideways"\nfunctions = ["sin"]\nunits = 1', "compare",
      "unknown comparison"),
+    # the constants door (tests/test_constants_compared.py): the catalogue's special
+    # values of element-wise built-ins, scalar, through OpenCL C
+    ('compare = "constants"\nfunctions = ["sin"]\nunits = 1', "source", "catalogue"),
+    ('compare = "constants"\nsource = "catalogue"\nfront_ends = ["spirv"]\n'
+     'functions = ["sin"]', "front_ends", "opencl-c"),
+    ('compare = "constants"\nsource = "catalogue"\nwidths = [4]\nfunctions = ["sin"]',
+     "widths", "[1]"),
+    ('compare = "constants"\nsource = "catalogue"\nfunctions = ["convert_int(float)"]',
+     "functions", "element-wise"),
+    ('compare = "constants"\nsource = "catalogue"\nfunctions = ["dot"]', "functions",
+     "element-wise"),
 ])
 def test_a_malformed_compare_job_is_one_line_at_its_key(text, key, message):
+    """A front-ends or constants compare job that cannot run says so at its key."""
     from fuzzfarm.orchestrate import campaign
     with pytest.raises(campaign.CampaignError) as exc:
         campaign.loads("[[jobs]]\n" + text + "\n", "c.toml")
@@ -136,27 +148,14 @@ def test_a_compare_job_runs_end_to_end_on_a_device_that_takes_spirv(tmp_path):
     """A campaign's compare job on a device with SPIR-V (Intel's CPU runtime): every unit
     is a SPIR-V unit compared with OpenCL C; a row of OpenCL C's appears only as a failure,
     a disagreement never on an input that has a failure."""
-    import subprocess
-    import sys
-
-    from fuzzfarm.store import dataset as store
-    from devices import spirv_device
-    info = spirv_device()
-    camp = tmp_path / "c.toml"
-    camp.write_text(f'seed = 5\ndevices = ["{info.fingerprint}"]\n[unit]\ninputs = 4096\n'
-                    '[[jobs]]\ncompare = "front_ends"\nfunctions = ["convert_uint_sat(float)",'
-                    ' "sin", "fmax"]\nunits = 1\n')
-    out = tmp_path / "res"
-    run = subprocess.run([sys.executable, "-m", "fuzzfarm", "run", "--campaign", str(camp),
-                          "-o", str(out), "--log-format", "text"], capture_output=True,
-                         text=True, timeout=300)
-    assert run.returncode == 0, run.stderr[-2000:]
-    stats = store.read_stats(out).to_pylist()
+    from devices import failed_at, run_campaign, spirv_device
+    stats, rows = run_campaign(
+        tmp_path, f'seed = 5\ndevices = ["{spirv_device().fingerprint}"]\n[unit]\n'
+                  'inputs = 4096\n[[jobs]]\ncompare = "front_ends"\n'
+                  'functions = ["convert_uint_sat(float)", "sin", "fmax"]\nunits = 1\n')
     assert len(stats) == 6 and {r["front_end"] for r in stats} == {"spirv"}
-    rows = store.read_findings(out).to_pylist()
     for r in rows:
         assert r["front_end"] == "spirv" or r["severity"] == "fail"
         if r["rule_id"] == DISAGREE:
             assert r["expected"].startswith("opencl-c:")
-            assert not any(o["element"] == r["element"] and o["unit_id"] == r["unit_id"]
-                           and o["severity"] == "fail" for o in rows)
+            assert not failed_at(rows, r)
