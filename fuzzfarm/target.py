@@ -34,7 +34,8 @@ from edgecases import modality
 from fuzzfarm.errors import BadInput
 from fuzzfarm.formats import FloatFormat, format_named
 
-__all__ = ["Target", "TargetError", "KINDS", "PRECISIONS", "FRONT_ENDS", "CONSTANTS_DOOR",
+__all__ = ["Target", "TargetError", "KINDS", "PRECISIONS", "FRONT_ENDS", "CONSTANTS_DOORS",
+           "constants_door",
            "is_conversion_name",
            "canonical_name"]
 
@@ -45,10 +46,17 @@ PRECISIONS = ("binary16", "binary32", "binary64")
 #: The driver front ends a kernel can enter by (edgecases.modality.FRONT_ENDS): OpenCL C
 #: source (clCreateProgramWithSource) or a SPIR-V module (clCreateProgramWithIL).
 FRONT_ENDS = modality.FRONT_ENDS
-#: The third door: OpenCL C source whose inputs are compile-time constants, so that the
-#: compiler's constant folder computes what it folds (a ``compare = "constants"`` job's
-#: other results, docs/constants.md).  Rows of those results carry it as their front end.
-CONSTANTS_DOOR = "opencl-c-constants"
+#: The third door, one per front end: OpenCL C source or a SPIR-V module whose inputs are
+#: compile-time constants (literals, OpConstants), so that the compiler's constant folder
+#: computes what it folds (a ``compare = "constants"`` job's other results,
+#: docs/constants.md).  Rows of those results carry it as their front end.
+CONSTANTS_DOORS = tuple(f"{f}-constants" for f in FRONT_ENDS)
+
+
+def constants_door(front_end: str) -> str:
+    """The constants door of ``front_end`` ('opencl-c' or 'spirv', FRONT_ENDS):
+    'opencl-c-constants' or 'spirv-constants'.  Pure."""
+    return f"{front_end}-constants"
 
 
 class TargetError(BadInput):

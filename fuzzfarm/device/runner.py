@@ -472,23 +472,26 @@ class DeviceRunner:
                             copy_back=copy_back)
 
     def run_literals(self, fn: Function, inputs: dict[str, np.ndarray],
-                     fmt: FloatFormat = BINARY32) -> "LiteralRun":
+                     fmt: FloatFormat = BINARY32, front_end: str = "opencl-c") -> "LiteralRun":
         """Scalar built-in ``fn`` on ``inputs`` (as ``run`` takes them, width 1) given to
         the compiler as constants: programs of at most LITERALS_PER_PROGRAM rows each
-        (kernels.literal_source), each built with this runner's build options and run by
+        (kernels.literal_source, or with ``front_end`` 'spirv' spirv.literal_module's
+        OpConstants), each built with this runner's build options and run by
         one work-item, then dropped (a literal program is never run again, so nothing of
         it is kept).  Blocking; returns a LiteralRun whose ``wait()`` gives what ``run``
         returns.  Raises as ``run``, KernelBuildError with the program's source where one
         does not build."""
         n = self._check_inputs(fn, inputs, fmt, 1)
         self._check_format(fmt)
+        check_front_end(front_end)
+        write = spirv.literal_module if front_end == "spirv" else literal_source
         cols = [np.asarray(inputs[a.name]) for a in fn.inputs]
         outs = {o.name: np.empty(n, buffer_dtype(o, fmt)) for o in fn.outputs}
         t0 = time.perf_counter()
         for start in range(0, n, LITERALS_PER_PROGRAM):
             stop = min(n, start + LITERALS_PER_PROGRAM)
             rows = [tuple(int(c[i]) for c in cols) for i in range(start, stop)]
-            program = self.build(literal_source(fn, fmt, rows),
+            program = self.build(write(fn, fmt, rows),
                                  f"{fn.name} on {stop - start} literal inputs")
             kernel = getattr(program, literal_kernel_name(fn))
             bufs = [cl.Buffer(self.context, cl.mem_flags.WRITE_ONLY,

@@ -40,11 +40,13 @@ from typing import Iterable
 from edgecases.catalogue import Function
 from edgecases.conversions import FLOAT_TYPES, INT_TYPES, Conversion
 from fuzzfarm.device import conversion_kernels
-from fuzzfarm.device.kernels import kernel_name, program_functions, sweep_kernel_name
+from fuzzfarm.device.kernels import (kernel_name, literal_kernel_name, program_functions,
+                                     sweep_kernel_name)
 from fuzzfarm.errors import BadInput
 from fuzzfarm.formats import BINARY32, FloatFormat
 
-__all__ = ["program_module", "sweep_module", "conversion_module", "assemble", "validate", "tool",
+__all__ = ["program_module", "sweep_module", "conversion_module", "literal_module", "hex_float",
+           "assemble", "validate", "tool",
            "is_module", "SpirvToolMissing", "SpirvError", "EXT_NAMES", "ROUNDING_MODE",
            "HEADER"]
 
@@ -313,6 +315,69 @@ def _builtin_kernel(m: _Module, fn: Function, fmt: FloatFormat, width: int,
             value = k.op(f"OpBitcast {m.vec(elem, n)} {value}")
         k.store(pid, elem, value, n)
     k.finish()
+
+
+def hex_float(bits: int, fmt: FloatFormat) -> str:
+    """Pattern ``bits`` of ``fmt`` as the hex-float literal spirv-as turns back into that
+    pattern: a normal number 0x1.<fraction>p<e>, a subnormal <fraction>p<emin - p + 1>, a
+    zero 0x0p+0, an infinity or a NaN (payload included) 0x1.<fraction>p<emax + 1>; the
+    sign in front.  Pure."""
+    frac_bits, bias = fmt.frac_bits, fmt.emax
+    sign = "-" if (bits >> (fmt.bits - 1)) & 1 else ""
+    e = (bits >> frac_bits) & ((1 << (fmt.bits - 1 - frac_bits)) - 1)
+    m = bits & ((1 << frac_bits) - 1)
+    digits = -(-frac_bits // 4)
+    mant = f"{m << (4 * digits - frac_bits):0{digits}x}"
+    if e == 0:
+        return f"{sign}0x{m:x}p{1 - bias - frac_bits:+d}" if m else f"{sign}0x0p+0"
+    return f"{sign}0x1.{mant}p{e - bias:+d}"
+
+
+def literal_module(fn: Function, fmt: FloatFormat, rows: list) -> str:
+    """SPIR-V assembly of kernels.literal_source's counterpart ``c_<name>`` (the output
+    buffers only): one work-item computes scalar built-in ``fn`` on each row of ``rows``
+    (a tuple of raw bits per argument), every argument an OpConstant of its type (a
+    float's pattern through ``hex_float``), row k's outputs stored at index k; an
+    element-wise built-in's (the campaign's constants jobs take no other).  Raises
+    ValueError for an empty ``rows``."""
+    if not rows:
+        raise ValueError("rows is empty; give at least one row of inputs")
+    m = _Module()
+    bits = fmt.bits
+    f_t, u_t, i_t = m.float_t(bits), m.int_t(bits), m.int_t(32)
+    buf_t = {"float": u_t, "int": i_t, "uint": u_t}
+    value_t = {"float": f_t, "int": i_t, "uint": u_t}
+    params = [(f"%out_{o.name}_{fn.name}", buf_t[o.kind]) for o in fn.outputs]
+    k = _Kernel(m, literal_kernel_name(fn), params)
+    u64 = m.int_t(64)
+    for row_no, row in enumerate(rows):
+        values = []
+        for a, raw in zip(fn.inputs, row):
+            if a.kind == "float":
+                values.append(m.declare(f"%lit_{f_t[1:]}_{int(raw):x}",
+                                        f"OpConstant {f_t} {hex_float(int(raw), fmt)}"))
+            else:
+                t = value_t[a.kind]
+                width = 32 if a.kind == "int" else bits
+                values.append(m.const(t, str(int(raw) & ((1 << width) - 1))))
+        ptrs = [k.variable(value_t[p.kind]) for p in fn.outputs[1:]]
+        rt = value_t[fn.outputs[0].kind]
+        if fn.name in _OPERATORS:
+            args = values if fn.name != "recip" else [m.const(f_t, "1.0"), values[0]]
+            result = k.op(f"{_OPERATORS[fn.name]} {rt} {' '.join(args)}")
+        else:
+            result = k.op(f"OpExtInst {rt} %std {EXT_NAMES.get(fn.name, fn.name)} "
+                          f"{' '.join(values + ptrs)}")
+        outs = [result] + [k.op(f"OpLoad {value_t[p.kind]} {v}")
+                           for p, v in zip(fn.outputs[1:], ptrs)]
+        at = m.const(u64, str(row_no))
+        for o, value, (pid, elem) in zip(fn.outputs, outs, params):
+            if o.kind == "float":
+                value = k.op(f"OpBitcast {elem} {value}")
+            ptr = k.op(f"OpInBoundsPtrAccessChain {m.ptr('CrossWorkgroup', elem)} {pid} {at}")
+            k.body.append(f"OpStore {ptr} {value}")
+    k.finish()
+    return m.text()
 
 
 def _swept_bits(k: _Kernel, fn: Function, fmt: FloatFormat, base: str) -> list:

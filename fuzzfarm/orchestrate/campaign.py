@@ -91,7 +91,7 @@ else:                                   # pragma: no cover - pyproject depends o
 
 from fuzzfarm.orchestrate import run
 from fuzzfarm.orchestrate.toml_lines import line_of, locate
-from fuzzfarm.target import CONSTANTS_DOOR
+from fuzzfarm.target import Target, constants_door
 
 __all__ = ["CampaignError", "Job", "Campaign", "load", "loads", "from_options",
            "of_run_options", "SCHEMA",
@@ -360,9 +360,12 @@ class Job:
     @property
     def against(self) -> str | None:
         """What the job's units are compared with (``WorkUnit.against``): OpenCL C for a
-        front-ends comparison (its targets are SPIR-V's), the constants door
-        (target.CONSTANTS_DOOR) for a constants comparison, else None."""
-        return {"front_ends": "opencl-c", "constants": CONSTANTS_DOOR}.get(self.compare)
+        front-ends comparison (its targets are SPIR-V's), its front end's constants door
+        (target.constants_door; a constants job has one front end) for a constants
+        comparison, else None."""
+        if self.compare == "constants":
+            return constants_door(Target.of(self.targets[0]).front_end)
+        return "opencl-c" if self.compare == "front_ends" else None
 
     @property
     def finite(self) -> bool:
@@ -581,10 +584,11 @@ class _Loader:
                 self.fail(f"{key}.compare", "a job comparing front ends runs both: it takes "
                                             "no front_ends and is no sweep")
             front_ends = ("spirv",)
-        elif v["compare"] == "constants":   # OpenCL C, each input also as a constant
-            if front_ends != ("opencl-c",):
-                self.fail(f"{key}.front_ends", "compare = \"constants\" compiles OpenCL C "
-                                               "literals: front_ends must be [\"opencl-c\"]")
+        elif v["compare"] == "constants":   # each input also as a constant, one front end
+            if len(front_ends) != 1:
+                self.fail(f"{key}.front_ends", "compare = \"constants\" compiles one front "
+                                               "end's constants a job: front_ends must be "
+                                               "[\"opencl-c\"] or [\"spirv\"]")
             if source != "catalogue":
                 self.fail(f"{key}.source", "compare = \"constants\" compiles the catalogue's "
                                            "special values: source must be \"catalogue\"")

@@ -63,7 +63,7 @@ from fuzzfarm.device.discovery import bundled_pocl_library
 from fuzzfarm.errors import BadInput
 from fuzzfarm.formats import format_named
 from fuzzfarm.report.render import render
-from fuzzfarm.target import CONSTANTS_DOOR
+from fuzzfarm.target import CONSTANTS_DOORS
 
 __all__ = ["ReproError", "NotReproducible", "Buffer", "Case", "Outcome", "Reproducer",
            "parse_ref", "lookup", "target_for", "candidate_strategy", "encode", "shipped_icds",
@@ -194,7 +194,7 @@ def lookup(results: str | os.PathLike, ref: str) -> dict:
                              + "); give one of these signatures")
         rows.sort(key=lambda r: r["output"] != "ret")
         row = rows[0]
-    if row.get("front_end") == CONSTANTS_DOOR:
+    if row.get("front_end") in CONSTANTS_DOORS:
         raise ReproError(f"{ref!r} is a result of the constants door (its input compiled "
                          f"as a literal): fuzzfarm repro exports kernels of run-time inputs "
                          f"only; docs/constants.md gives the literal kernel of its inputs")

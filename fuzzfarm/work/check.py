@@ -29,7 +29,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from fuzzfarm.target import CONSTANTS_DOOR
+from fuzzfarm.target import CONSTANTS_DOORS
 from fuzzfarm.verdict.claims import Claims
 from fuzzfarm.verdict.findings import CheckResult
 from fuzzfarm.work.kinds import InputsDisagree, MadeRows, kind_of
@@ -207,7 +207,7 @@ def check_compared(landed: Landed, claims, device_meta: dict, run_id: str) -> Ch
     def judge(front_end: str, inputs: dict, outputs: dict) -> CheckResult:
         return kind.check(targets[front_end], inputs, outputs, claims)
 
-    disagree = front_ends.CONSTANTS_DISAGREE if unit.against == CONSTANTS_DOOR else \
+    disagree = front_ends.CONSTANTS_DISAGREE if unit.against in CONSTANTS_DOORS else \
         front_ends.DISAGREE
     result = front_ends.compare(judge, unit.target.front_end, unit.against, landed.inputs,
                                 landed.outputs, landed.other, general_rule(disagree),

@@ -18,7 +18,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from fuzzfarm.target import CONSTANTS_DOOR, Target, TargetError
+from fuzzfarm.target import CONSTANTS_DOORS, Target, TargetError
 from fuzzfarm.work.kinds import kind_of
 from fuzzfarm.work.unit import Drawn, IndexRange, Special, WorkUnit
 
@@ -110,10 +110,10 @@ def make_inputs(unit: WorkUnit) -> dict[str, np.ndarray]:
     built-ins: a multiple of the width (whole vectors).  Deterministic in the unit
     (``fuzzfarm.work.kinds``: its kind makes them from its source).  Raises SpaceError
     (a BadInput) for a range of a target whose space cannot be enumerated.  A unit
-    compared with the constants door (``WorkUnit.against``) keeps at most
+    compared with a constants door (``WorkUnit.against``) keeps at most
     MAX_LITERAL_INPUTS of its special values (``literal_sample``)."""
     inputs = kind_of(unit.target).inputs(draw(unit))
-    return literal_sample(inputs) if unit.against == CONSTANTS_DOOR else inputs
+    return literal_sample(inputs) if unit.against in CONSTANTS_DOORS else inputs
 
 
 #: The most inputs of a unit compared with the constants door: each is a call the

@@ -34,7 +34,7 @@ import numpy as np
 
 from fuzzfarm.errors import BadInput
 from fuzzfarm.formats import format_named
-from fuzzfarm.target import CONSTANTS_DOOR, Target
+from fuzzfarm.target import CONSTANTS_DOORS, Target
 from fuzzfarm.work.check import Landed
 from fuzzfarm.work.kinds import kind_of
 from fuzzfarm.work.unit import Drawn, IndexRange, WorkUnit
@@ -392,9 +392,10 @@ class DeviceSession:
     def _launch_host(self, unit: WorkUnit, runner, inputs: dict) -> Launch:
         target = unit.target
         kind = kind_of(target)
-        if unit.against == CONSTANTS_DOOR:  # the inputs as constants too, built and run now
+        if unit.against in CONSTANTS_DOORS:     # the inputs as constants too, built, run now
             return Launch(unit, "host", kind.submit(runner, target, inputs), inputs,
-                          other=runner.run_literals(target.fn, inputs, target.fmt))
+                          other=runner.run_literals(target.fn, inputs, target.fmt,
+                                                    target.front_end))
         if unit.against is not None:    # both front ends' kernels, every result to the host
             return Launch(unit, "host", kind.submit(runner, target, inputs), inputs,
                           other=kind.submit(runner, unit.other_target, inputs))

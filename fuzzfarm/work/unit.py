@@ -24,7 +24,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Union
 
-from fuzzfarm.target import CONSTANTS_DOOR, Target
+from fuzzfarm.target import CONSTANTS_DOORS, Target
 
 __all__ = ["WorkUnit", "Special", "Drawn", "IndexRange", "Source", "unit_from_row",
            "UnitRowError", "UnitNotDrawn"]
@@ -85,8 +85,8 @@ class WorkUnit:
     """One unit of work: ``unit_id`` (names its result files; given by the scheduler),
     ``target``, ``source`` (``Special``, ``Drawn`` or ``IndexRange``),
     ``build_options`` (the OpenCL build options of its kernel, ``""`` for none) and
-    ``against``: the other front end ('opencl-c' or 'spirv'), or target.CONSTANTS_DOOR
-    (the same inputs as compile-time constants), whose results on the same inputs, on the
+    ``against``: the other front end ('opencl-c' or 'spirv'), or its own front end's
+    constants door (target.CONSTANTS_DOORS: the same inputs as compile-time constants), whose results on the same inputs, on the
     same device, this unit's are compared with bit for bit (a compare job's unit:
     fuzzfarm.verdict.front_ends), or None."""
 
@@ -103,7 +103,7 @@ class WorkUnit:
         judge); None for any other unit."""
         if self.against is None:
             return None
-        if self.against == CONSTANTS_DOOR:
+        if self.against in CONSTANTS_DOORS:
             return self.target
         return self.target._replace(front_end=self.against)
 
