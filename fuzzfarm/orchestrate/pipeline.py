@@ -42,7 +42,9 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from fuzzfarm.device.kernels import literal_kernel_name
 from fuzzfarm.orchestrate.scheduler import Ticket, Wait
+from fuzzfarm.target import CONSTANTS_DOORS
 from fuzzfarm.work.check import UnitReport
 from fuzzfarm.work.session import Slot, is_device_plan, prepare_inputs
 
@@ -296,6 +298,9 @@ class Pipeline:
         self.orders.fault(unit.unit_id, reason)
         key = (unit.build_options, unit.target)
         self.enqueue_errors[key] = self.enqueue_errors.get(key, 0) + (reason == "enqueue_error")
+        if unit.against in CONSTANTS_DOORS and reason == "build_failure" and \
+                literal_kernel_name(unit.target.fn) in exc.kernels:
+            return      # a program of the unit's inputs as constants: its own, not the target's
         if reason == "build_failure" or self.enqueue_errors[key] >= 2:
             self.withdrawn.add(key)
             self.orders.withdraw(unit.target, unit.build_options)
