@@ -35,9 +35,7 @@ from fuzzfarm.errors import BadInput
 from fuzzfarm.formats import FloatFormat, format_named
 
 __all__ = ["Target", "TargetError", "KINDS", "PRECISIONS", "FRONT_ENDS", "CONSTANTS_DOORS",
-           "constants_door",
-           "is_conversion_name",
-           "canonical_name"]
+           "constants_door", "is_conversion_name", "canonical_name"]
 
 #: The kinds of target, each with its own inputs, kernel and verdict.
 KINDS = ("elementwise", "geometric", "conversion")
@@ -46,17 +44,19 @@ PRECISIONS = ("binary16", "binary32", "binary64")
 #: The driver front ends a kernel can enter by (edgecases.modality.FRONT_ENDS): OpenCL C
 #: source (clCreateProgramWithSource) or a SPIR-V module (clCreateProgramWithIL).
 FRONT_ENDS = modality.FRONT_ENDS
-#: The third door, one per front end: OpenCL C source or a SPIR-V module whose inputs are
-#: compile-time constants (literals, OpConstants), so that the compiler's constant folder
-#: computes what it folds (a ``compare = "constants"`` job's other results,
-#: docs/constants.md).  Rows of those results carry it as their front end.
-CONSTANTS_DOORS = tuple(f"{f}-constants" for f in FRONT_ENDS)
 
 
 def constants_door(front_end: str) -> str:
-    """The constants door of ``front_end`` ('opencl-c' or 'spirv', FRONT_ENDS):
+    """The third door of ``front_end`` ('opencl-c' or 'spirv', FRONT_ENDS): its source or
+    module with every input a compile-time constant (literals, OpConstants), so that the
+    compiler's constant folder computes what it folds (a ``compare = "constants"`` job's
+    other results, docs/constants.md); rows of those results carry it as their front end:
     'opencl-c-constants' or 'spirv-constants'.  Pure."""
     return f"{front_end}-constants"
+
+
+#: The constants doors, one per front end (``constants_door``).
+CONSTANTS_DOORS = tuple(map(constants_door, FRONT_ENDS))
 
 
 class TargetError(BadInput):

@@ -139,7 +139,8 @@ class IssueRow:
     untested_in: str = ""           # "baseline" / "current" for status "untested"
     text: str = ""                  # the text that governs the rule (modality.toml)
     verb: str = ""                  # its modal verb: shall/must/is bind, should/may do not
-    front_end: str = "opencl-c"     # how the kernel entered the driver (target.FRONT_ENDS)
+    front_end: str = "opencl-c"     # how the kernel entered the driver (target.FRONT_ENDS,
+                                    # or a constants door: target.CONSTANTS_DOORS)
 
     @property
     def governed_by(self) -> str:

@@ -76,8 +76,9 @@ FINDINGS_SCHEMA = pa.schema([
     ("count", pa.int64()),
     # the IEEE class of each argument, "x:pos_normal,y:int_neg" ('' where none applies)
     ("input_class", pa.string()),
-    # how the kernel entered the driver: 'opencl-c' or 'spirv' (target.FRONT_ENDS);
-    # null in rows written before it was a column: OpenCL C
+    # how the kernel entered the driver: 'opencl-c' or 'spirv' (target.FRONT_ENDS), or
+    # a constants job's folded result's door ('opencl-c-constants', 'spirv-constants':
+    # target.CONSTANTS_DOORS); null in rows written before it was a column: OpenCL C
     ("front_end", pa.string()),
 ])
 
