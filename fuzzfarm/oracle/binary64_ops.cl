@@ -35,6 +35,15 @@ inline int exponent_of(double v) { return (int)((as_ulong(v) >> 52) & 0x7ffUL) -
 // 2**-103 of the product of its operands' values (where no partial product underflows).
 typedef struct { double hi, lo; } dd_t;
 
+// Whether a passed result's error estimate e = d / u_lo (u_lo = P 2**-p) ranks it as its
+// error does, given ``top`` >= |f|: where |f| may reach 2P f's ULP may be 2 u_lo and e twice
+// the error, an estimate that can outrank the unit's true maximum; such a result passes
+// only within ``tie`` (two margins, ULPs), else the host measures it ("Exact maxima",
+// docs/device_screen.md).  The binary32 and binary16 screens' and the geometric screen's.
+inline int binade_known(double top, double P, float e, double tie) {
+    return !(top >= 2.0 * P) || e <= tie;
+}
+
 // The binade of f whose ULP a binary64 result is measured in, read off a reference r of f
 // (r.hi finite nonzero, |r.hi + r.lo - f| <= 2**-84 |f|, |r.lo| <= 2**-51 |r.hi|):
 // returns ep, the exponent of u = 2**(ep - 52) <= ulp(f) (ep >= -1022: every ULP below

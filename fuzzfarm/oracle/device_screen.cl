@@ -1125,15 +1125,6 @@ inline double unfused_mad(uint xb, uint zb, uint wb) {
     return (double)(float)p + to_double(wb);
 }
 
-// Whether a passed input's error estimate err = d / u_lo (u_lo = P 2**-p) ranks it as its
-// error does: where |f| may reach 2P (|r| REL_HI does) f's ULP may be 2 u_lo and err twice
-// the error, an estimate that can outrank the unit's true maximum; such an input passes
-// only within a tie (TIE, two margins), else it is the host's, which measures its error
-// ("Exact maxima", docs/device_screen.md).  binary16's screen shares it.
-inline int binade_known(double ar, double P, float err) {
-    return !(ar * REL_HI >= 2.0 * P) || err <= TIE;
-}
-
 // ---- The screen of binary32 results (binary16's, which takes the references above:
 // device_screen16.cl after this file, BINARY16 defined)
 #ifndef BINARY16
@@ -1155,7 +1146,7 @@ inline int within_bound(double r, uint yb, float *err) {
     double d = absd(to_double(yb) - r);
     if (!(d < P * C_PASS)) return 0;
     *err = (float)(d / (P * 0x1p-23));               // d / u_lo
-    return binade_known(ar, P, *err);
+    return binade_known(ar * REL_HI, P, *err, TIE);   // |f| <= |r| REL_HI
 }
 
 #ifdef ABS_TOL
@@ -1178,7 +1169,7 @@ inline int within_tolerance(double r, double e, uint yb, float *err) {
     double d = absd(to_double(yb) - r);
     if (!(d * 0x1.0000000000001p0 + e < ABS_PASS) && !(d < P * C_PASS)) return 0;
     *err = (float)(d / (P * 0x1p-23));
-    return binade_known(ar, P, *err);
+    return binade_known(ar * REL_HI, P, *err, TIE);   // |f| <= |r| REL_HI
 }
 #endif
 

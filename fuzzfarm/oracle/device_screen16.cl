@@ -84,7 +84,7 @@ inline int within_bound16(double r, uint yb, float *err) {
     double d = absd(half_value(yb) - r);
     if (!(d < P * C_PASS16)) return 0;
     *err = (float)(d / (P * 0x1p-10));
-    return binade_known(ar, P, *err);
+    return binade_known(ar * REL_HI, P, *err, TIE);   // |f| <= |r| REL_HI
 }
 
 // The screen of one input of finite nonzero arguments (xb, zb, wb binary32 patterns; yb

@@ -61,15 +61,6 @@ inline double gsqrt(double s) {
     return y;
 }
 
-// Whether a passed result's error estimate e = d / u_lo (u_lo = P EPS) ranks it as its
-// error does, given ``top`` >= |f|: where |f| may reach 2P f's ULP may be 2 u_lo and e twice
-// the error, an estimate that can outrank the unit's true maximum; such a result passes
-// only within ``tie`` (two margins, ULPs), else the host measures it ("Exact maxima",
-// docs/device_screen.md).
-inline int binade_known(double top, double P, float e, double tie) {
-    return !(top >= 2.0 * P) || e <= tie;
-}
-
 #ifdef BINARY64
 // ---- binary64 results: double-double references
 typedef dd_t ref_t;
