@@ -293,9 +293,25 @@ def _builtin_kernel(m: _Module, fn: Function, fmt: FloatFormat, width: int,
         for a, (pid, elem) in zip(fn.inputs, params):
             raw = k.load(pid, elem, 1 if a.scalar else width)
             values.append(k.op(f"OpBitcast {value_t(a)} {raw}") if a.kind == "float" else raw)
-    ret, pointers = fn.outputs[0], fn.outputs[1:]
-    ptrs = [k.variable(value_t(p)) for p in pointers]
-    rt = value_t(ret)
+    outs = _call(k, fn, values, [value_t(o) for o in fn.outputs], f_t, width)
+    for o, value, (pid, elem) in zip(fn.outputs, outs, params[len(params) - len(fn.outputs):]):
+        n = 1 if o.scalar else width
+        if o.kind == "float":
+            value = k.op(f"OpBitcast {m.vec(elem, n)} {value}")
+        k.store(pid, elem, value, n)
+    k.finish()
+
+
+def _call(k: _Kernel, fn: Function, values: list, out_t: list, f_t: str,
+          width: int) -> list:
+    """The call of ``fn`` on ``values`` (ids of its arguments) in kernel ``k``: its
+    outputs' ids, the result's first (``out_t``: the outputs' types; a pointer output
+    through a Function variable, loaded after the call); an operator's instruction, dot's
+    multiply, or an OpExtInst of OpenCL.std.  ``f_t``: the float type, ``width`` the
+    vector width (recip's 1.0 is splat to it)."""
+    m = k.m
+    ptrs = [k.variable(t) for t in out_t[1:]]
+    rt = out_t[0]
     if fn.name in _OPERATORS:
         args = values
         if fn.name == "recip":
@@ -308,13 +324,7 @@ def _builtin_kernel(m: _Module, fn: Function, fmt: FloatFormat, width: int,
     else:
         ext = EXT_NAMES.get(fn.name, fn.name)
         result = k.op(f"OpExtInst {rt} %std {ext} {' '.join(values + ptrs)}")
-    outs = [result] + [k.op(f"OpLoad {value_t(p)} {v}") for p, v in zip(pointers, ptrs)]
-    for o, value, (pid, elem) in zip(fn.outputs, outs, params[len(params) - len(fn.outputs):]):
-        n = 1 if o.scalar else width
-        if o.kind == "float":
-            value = k.op(f"OpBitcast {m.vec(elem, n)} {value}")
-        k.store(pid, elem, value, n)
-    k.finish()
+    return [result] + [k.op(f"OpLoad {t} {v}") for t, v in zip(out_t[1:], ptrs)]
 
 
 def hex_float(bits: int, fmt: FloatFormat) -> str:
@@ -360,16 +370,7 @@ def literal_module(fn: Function, fmt: FloatFormat, rows: list) -> str:
                 t = value_t[a.kind]
                 width = 32 if a.kind == "int" else bits
                 values.append(m.const(t, str(int(raw) & ((1 << width) - 1))))
-        ptrs = [k.variable(value_t[p.kind]) for p in fn.outputs[1:]]
-        rt = value_t[fn.outputs[0].kind]
-        if fn.name in _OPERATORS:
-            args = values if fn.name != "recip" else [m.const(f_t, "1.0"), values[0]]
-            result = k.op(f"{_OPERATORS[fn.name]} {rt} {' '.join(args)}")
-        else:
-            result = k.op(f"OpExtInst {rt} %std {EXT_NAMES.get(fn.name, fn.name)} "
-                          f"{' '.join(values + ptrs)}")
-        outs = [result] + [k.op(f"OpLoad {value_t[p.kind]} {v}")
-                           for p, v in zip(fn.outputs[1:], ptrs)]
+        outs = _call(k, fn, values, [value_t[o.kind] for o in fn.outputs], f_t, 1)
         at = m.const(u64, str(row_no))
         for o, value, (pid, elem) in zip(fn.outputs, outs, params):
             if o.kind == "float":
