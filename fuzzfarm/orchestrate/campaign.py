@@ -41,7 +41,8 @@ source of inputs.  ``cluster/campaigns/example.toml`` shows every key with a com
     compare = "front_ends"        # optional: every input through both front ends, the
                                   # results compared bit for bit (no front_ends then);
                                   # "constants": a catalogue job's special values also
-                                  # compiled as OpenCL C literals (docs/constants.md)
+                                  # compiled as constants of its one front end
+                                  # (literals, OpConstants: docs/constants.md)
     build_options = ["", "-cl-fast-relaxed-math"]  # default [""]: each set is a pass
     inputs = 10_000_000           # recipes only: inputs per (target, build options)
     units = 4                     # recipes: units per (target, build options), not with
@@ -56,10 +57,11 @@ Rules beyond the types: a sweep job's functions must each be sweepable in each o
 precisions (``sweep.space_for``: one float argument, or two in binary16), its widths
 ``[1]``, no ``inputs`` (``units``: its first chunks only); a catalogue job takes no
 ``inputs``/``units``; a drift job no ``inputs``/``units``, widths ``[1]`` and built-ins
-only (``work.drift.drifts``); a compare job no ``front_ends`` and no geometric built-in;
-a job must resolve to at least one target (``run.targets_for``); and without
-``budget.time`` and ``budget.inputs`` every job must be finite (catalogue, sweep, drift,
-or recipes with ``inputs`` or ``units``).
+only (``work.drift.drifts``); a front-ends compare job no ``front_ends`` and no
+geometric built-in; a constants compare job one front end, ``source = "catalogue"``,
+widths ``[1]`` and element-wise built-ins only; a job must resolve to at least one target
+(``run.targets_for``); and without ``budget.time`` and ``budget.inputs`` every job must be
+finite (catalogue, sweep, drift, or recipes with ``inputs`` or ``units``).
 
 Everything is checked on load.  Every error is a ``CampaignError``: one line naming the
 file, the line and the key (jobs counted from 1, as a person reads the file), e.g.::
@@ -341,8 +343,8 @@ class Job:
     ``chunk_bits``: log2 of the inputs per sweep unit; ``line``: line of its [[jobs]]
     header (0 when unknown); ``compare``: 'front_ends' (its SPIR-V targets' inputs run
     through OpenCL C too, compared bit for bit: verdict.front_ends), 'constants' (its
-    OpenCL C targets' special values also compiled as constants, docs/constants.md) or
-    None."""
+    targets' special values also compiled as constants of their one front end,
+    docs/constants.md) or None."""
 
     number: int
     name: str

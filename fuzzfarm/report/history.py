@@ -341,8 +341,8 @@ def target_accuracy_id(target: tuple) -> str:
     """The accuracy id (store.signatures.accuracy_id) of a ``History.ulp_max`` target
     (device, function, precision, vector width, build options, front end): what
     ``--bisect`` takes, with ``--max-ulp-above``, for that target's ULP maximum."""
-    from fuzzfarm.store.signatures import ACCURACY_FIELDS, accuracy_id
-    return accuracy_id(dict(zip(ACCURACY_FIELDS, target)))
+    from fuzzfarm.store.signatures import accuracy_id
+    return accuracy_id(dict(zip(triage.TARGET_FIELDS, target)))
 
 
 def write_json(h: History, path) -> Path:

@@ -74,9 +74,9 @@ __all__ = ["TriageError", "Side", "IssueRow", "UlpRow", "CoverageRow", "Triage",
            "class_combos",
            "covers"]
 
-#: The fields of a target (see the module docstring).
-TARGET_FIELDS = ("device", "function", "precision", "vector_width", "build_options",
-                 "front_end")
+#: The fields of a target (see the module docstring): an issue key less its rule class,
+#: as an accuracy id hashes them.
+TARGET_FIELDS = signatures.ACCURACY_FIELDS
 #: The issue statuses, in report order.
 STATUSES = ("new", "fixed", "still failing", "flaky", "untested", "note")
 FAILURE_SEVERITIES = ("fault", "fail")

@@ -13,7 +13,8 @@ implementations of it, and its owners want to know.
 
 A constants comparison (``compare = "constants"``, docs/constants.md) is the same logic
 with the run time's results as the unit's own and the compiler's constant folder's as the
-other's (the door ``opencl-c-constants``), its note ``constants.disagree``.
+other's (the door ``opencl-c-constants`` or ``spirv-constants``), its note
+``constants.disagree``.
 
 Pure logic on arrays; the unit's kind judges (``judge``), so built-ins and conversions are
 compared alike.  Geometric built-ins are not compared (an element is a vector, and their
