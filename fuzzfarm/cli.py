@@ -214,18 +214,11 @@ def run(ctx, functions, precisions, widths, front_ends, build_options, device, b
     if resume_dir and device:
         given.insert(0, "--device")
     run_id = None
-    if campaign_file and resume_dir:
-        raise runner.UsageError("--campaign and --resume exclude each other (a resumed "
-                                "campaign is the one stored in DIR)")
-    if (campaign_file or resume_dir) and given:
-        raise runner.UsageError(f"{given[0]} cannot be combined with "
-                                f"{'--campaign' if campaign_file else '--resume'}: the "
-                                f"campaign says what to run")
     if campaign_file or resume_dir:
         default_out = ctx.get_parameter_source("out") is click.core.ParameterSource.DEFAULT
         from fuzzfarm.orchestrate.stored import stored_campaign
         run_id, camp, out, created = stored_campaign(campaign_file, resume_dir, device,
-                                                     address, out, default_out)
+                                                     address, out, default_out, given)
     else:
         opts = runner.validate(functions, budget, seed, out, device, address,
                                build_options, precisions, widths, front_ends)
@@ -408,62 +401,18 @@ def sweep(function, precision, device, out, build_options, workers, chunk_bits, 
 def catalogue_cmd(as_json, only, precisions) -> None:
     """List what is checked: functions x precisions x profiles with their bounds, and every
     rule with its id, condition, prescribed result and spec citation."""
-    from rich.console import Console
-    from rich.table import Table
-
     from edgecases import catalogue
-    from edgecases.export import catalogue_records
     from fuzzfarm.orchestrate.run import _parse_list, _precision
-
-    from fuzzfarm.target import Target
-    from fuzzfarm.work import screens
+    from fuzzfarm.report.catalogue import catalogue_data, print_catalogue
 
     precs = _parse_list(precisions, "precisions", _precision)
     if only and only not in catalogue.functions():
         raise click.UsageError(f"--function: unknown function {only!r}; see `fuzzfarm catalogue`")
-    profiles = [("full", False), ("embedded", False), ("full", True), ("embedded", True)]
-    data = catalogue_records(precs, profiles)
-    for f in data["functions"]:
-        width = catalogue.function(f["function"]).widths[0]
-        f["device_verdict"] = screens.device_verdict(Target.parse(f["function"], f["precision"],
-                                                                  width))
-    if only:
-        data["functions"] = [f for f in data["functions"] if f["function"] == only]
-        ids = {x.id for x in catalogue.rules_for(only)}
-        data["rules"] = [r for r in data["rules"] if r["id"] in ids]
+    data = catalogue_data(precs, only)
     if as_json:
         click.echo(json.dumps(data, indent=2))
         return
-    console = Console()
-    t = Table(title="Functions x precisions: ULP bounds per profile", show_lines=False)
-    for col in ("function", "family", "precision", "full", "embedded", "relaxed (full)", "rules",
-                "device verdict"):
-        t.add_column(col, overflow="fold")
-    for f in data["functions"]:
-        b = f["bounds"]
-        t.add_row(f["function"], f["family"], f["precision"],
-                  b.get("full", {}).get("bound", "-"), b.get("embedded", {}).get("bound", "-"),
-                  b.get("full.relaxed", {}).get("bound", "-"), str(len(f["rules"])),
-                  f["device_verdict"])
-    console.print(t)
-    console.print(f"device verdict: {screens.LEGEND}")
-    r = Table(title="Prescribed results (rules)", show_lines=False)
-    for col in ("id", "condition", "result", "severity", "section"):
-        r.add_column(col, overflow="fold")
-    for rule in data["rules"]:
-        r.add_row(rule["id"], rule["condition"], rule["result"], rule["severity"], rule["section"])
-    console.print(r)
-    if not only:
-        g = Table(title="General rules")
-        for col in ("id", "severity", "section", "sentence"):
-            g.add_column(col, overflow="fold")
-        for rule in data["general_rules"]:
-            g.add_row(rule["id"], rule["severity"], rule["section"], rule["sentence"])
-        console.print(g)
-    c = data["counts"]
-    console.print(f"{c['functions']} built-ins ({c['function_precision_pairs']} built-in x "
-                  f"precision pairs), {c['rules']} rules, {c['general_rules']} general rules, "
-                  f"{c['conversions']} conversions")
+    print_catalogue(data, whole=not only)
 
 
 #: How ``fuzzfarm findings`` groups signatures: (severity, title, what it means).

@@ -39,12 +39,24 @@ def resume_target(out: str):
                          f"({exc})") from None
 
 
-def stored_campaign(campaign_file, resume_dir, device, address, out, default_out: bool):
+def stored_campaign(campaign_file, resume_dir, device, address, out, default_out: bool,
+                    given: list = ()):
     """(run id or None, Campaign, results directory, whether this call created it) of
-    ``run --campaign`` or ``run --resume``: the campaign loaded (``--device`` overriding its devices) or the one to
-    resume, for local devices its selectors checked before Ray starts, and then (so that
-    bad input creates no directory) the directory checked writable.  Raises UsageError or CampaignError (one line)."""
+    ``run --campaign`` or ``run --resume``: the campaign loaded (``--device`` overriding
+    its devices) or the one to resume, for local devices its selectors checked before Ray
+    starts, and then (so that bad input creates no directory) the directory checked
+    writable.  ``given``: the
+    options of what to run the command was also given (each a UsageError: the campaign
+    says what to run).  Raises UsageError or CampaignError (one line)."""
     from dataclasses import replace
+
+    if campaign_file and resume_dir:
+        raise UsageError("--campaign and --resume exclude each other (a resumed campaign "
+                         "is the one stored in DIR)")
+    if given:
+        raise UsageError(f"{given[0]} cannot be combined with "
+                         f"{'--campaign' if campaign_file else '--resume'}: the campaign "
+                         f"says what to run")
 
     from fuzzfarm.device.discovery import DeviceSelectionError, list_devices, select_devices
     from fuzzfarm.orchestrate import campaign as campaigns
