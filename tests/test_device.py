@@ -430,6 +430,26 @@ def test_build_errors_carry_log_and_options(info):
     assert r.run(function("cos"), {"x": np.zeros(1, np.uint32)})["ret"][0] == bits(1.0)
 
 
+def test_a_runner_keeps_its_programs_but_never_a_failure(info, monkeypatch):
+    from fuzzfarm.device import runner as runner_module
+    r = DeviceRunner(info)
+    text = "__kernel void k_one(__global float *x) { x[0] = 1.0f; }"
+    first = r.build(text, "one")
+    assert r.build(text, "one") is first                          # the same text: kept
+    assert r.build(text, "one", options="-cl-fast-relaxed-math") is not first
+    r.planted_build = ("k_one",)            # a planted failure is another program
+    bad = "__kernel void k_two(__global float *x) { x[0] = k_one(); }"
+    for _ in range(2):                      # built, and raised, each time
+        with pytest.raises(KernelBuildError):
+            r.build(bad, "two")
+    r.planted_build = ()
+    assert r.build(text, "one") is first
+    monkeypatch.setattr(runner_module, "PROGRAMS_KEPT", 2)
+    r.build(text + " ", "one'")
+    r.build(text + "  ", "one''")           # the oldest, `first`, is let go
+    assert r.build(text, "one") is not first
+
+
 def test_runner_refuses_a_changed_device(info):
     ghost = dataclasses.replace(info, driver_version="0.0-ghost")
     with pytest.raises(DeviceSelectionError, match="no longer there"):

@@ -222,6 +222,23 @@ def test_a_sweep_keeps_pandas_out_of_its_processes(tmp_path):
         assert mark.exists() is imported, mode
 
 
+def test_a_check_pool_outlives_the_executors_it_serves(tmp_path):
+    from fuzzfarm.orchestrate.pipeline import CheckPool, LocalExecutor
+    pool = CheckPool(2, 4, 1 << 16)
+    try:
+        assert pool.fits(2, 4, 1 << 16) and not pool.fits(3, 4, 1 << 16)
+        assert not pool.fits(2, 5, 1 << 16) and not pool.fits(2, 4, (1 << 16) + 1)
+        with pytest.raises(ValueError, match="cannot take 2 workers and 5 slots"):
+            LocalExecutor(2, 5, 1 << 10, 1 << 8, tmp_path, "r", None, pool=pool)
+        for _ in range(2):
+            ex = LocalExecutor(2, 3, 1 << 10, 1 << 8, tmp_path, "r", None, pool=pool)
+            assert [s.index for s in ex.slots] == [0, 1, 2]
+            ex.close()                      # the pool's processes still take work
+            assert pool.pool.apply(os.getpid) != os.getpid()
+    finally:
+        pool.close()
+
+
 @pytest.mark.device
 def test_sweep_resumes_by_chunk_without_repeating_one(tmp_path):
     info = require_device()

@@ -19,10 +19,13 @@ per thread or actor.
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import re
+import threading
 import time
 import warnings
+from collections import OrderedDict
 from typing import Iterable
 
 import numpy as np
@@ -54,6 +57,10 @@ LOCAL_SIZE = 64
 
 #: Lines of a build log quoted in a KernelBuildError message.
 BUILD_LOG_LINES = 20
+
+#: Built programs a runner keeps for the same text and options (``DeviceRunner.build``):
+#: a resident process's sweeps of one function after another find theirs again.
+PROGRAMS_KEPT = 512
 
 #: Idle staging slots kept for reuse (per runner), at most this many and
 #: ``idle_bytes_limit`` bytes of device and host memory in all; the least recently used
@@ -219,6 +226,8 @@ class DeviceRunner:
         #: page-aligned buffers measured twice as fast as from numpy arrays.
         self.pinned = True if pinned is None else bool(pinned)
         self._kernels: dict[tuple, object] = {}
+        self._programs: OrderedDict = OrderedDict()     # (text hash, options, plants) -> Program
+        self._programs_lock = threading.Lock()
         self._constants: dict[str, int] | None = None
         #: Built-in names whose programs get an ``#error`` line (tests plant build
         #: failures with it, FAULTS_ENV "build"); empty in normal use.
@@ -251,8 +260,23 @@ class DeviceRunner:
         assembled and given to the driver as IL (clCreateProgramWithIL).  Returns the
         pyopencl Program; ``what`` names it in errors.  Raises KernelBuildError with the
         build log on failure (``source`` the text given: a SPIR-V finding carries its
-        module), SpirvToolMissing when a module cannot be assembled here."""
+        module), SpirvToolMissing when a module cannot be assembled here.  The last
+        PROGRAMS_KEPT programs built are kept and given again for the same text and
+        options (a failure is never kept: it is built, and raised, again)."""
         build_options = self.build_options if options is None else options
+        key = (hashlib.sha256(source.encode()).digest(), build_options, self.planted_build)
+        with self._programs_lock:           # screens are built by several threads at once
+            if key in self._programs:
+                self._programs.move_to_end(key)
+                return self._programs[key]
+        program = self._build(source, what, build_options)
+        with self._programs_lock:
+            self._programs[key] = program
+            if len(self._programs) > PROGRAMS_KEPT:
+                self._programs.popitem(last=False)
+        return program
+
+    def _build(self, source: str, what: str, build_options: str):
         il = spirv.is_module(source)
         if il:
             kernels = re.findall(r'OpEntryPoint Kernel %\S+ "(\w+)"', source)

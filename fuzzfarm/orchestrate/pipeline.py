@@ -49,7 +49,7 @@ from fuzzfarm.work.check import UnitReport
 from fuzzfarm.work.session import Slot, is_device_plan, prepare_inputs
 
 __all__ = ["Pipeline", "Totals", "LocalOrders", "Maker", "LocalMaker",
-           "LocalExecutor", "TIME_KEYS"]
+           "LocalExecutor", "CheckPool", "TIME_KEYS"]
 
 #: Where a device's pipeline spends its wall time (``Totals.seconds``): asking for units,
 #: waiting for made units, enqueueing, waiting for the device, handing results to the
@@ -453,22 +453,66 @@ def _check_in_worker(data, places, index, claims, meta, run_id, out) -> tuple:
     return index, check_and_write(landed, claims, meta, run_id, out, keep={})
 
 
+class CheckPool:
+    """``workers`` forked checking processes and ``slots`` shared-memory slots of
+    ``slot_bytes`` each that units land in for them.  Create it before OpenCL starts in
+    this process (the workers fork and inherit the slots; the slots' pages are taken only
+    as they are written).  One pool can serve one LocalExecutor after another (a resident
+    process, orchestrate.resident): ``release`` hands the slots' pages back between them."""
+
+    def __init__(self, workers: int, slots: int, slot_bytes: int):
+        global _SLOTS
+        _SLOTS = [mmap.mmap(-1, max(1, int(slot_bytes))) for _ in range(slots)]
+        self.memory = _SLOTS
+        self.workers, self.slot_bytes = int(workers), max(1, int(slot_bytes))
+        self.pool = mp.get_context("fork").Pool(workers, initializer=_worker_init)
+
+    def fits(self, workers: int, slots: int, slot_bytes: int) -> bool:
+        """Whether an executor of ``workers``, ``slots`` x ``slot_bytes`` can run on it."""
+        return workers == self.workers and slots <= len(self.memory) and \
+            slot_bytes <= self.slot_bytes
+
+    def release(self) -> None:
+        """Give the slots' pages back to the system (their contents are lost)."""
+        advice = getattr(mmap, "MADV_REMOVE", None)     # shared anonymous memory: shmem
+        for m in self.memory:
+            if advice is not None:
+                try:
+                    m.madvise(advice)
+                except OSError:
+                    pass
+
+    def close(self, abandon: bool = False) -> None:
+        """End the processes (``abandon``: without waiting for the checks in flight)."""
+        if abandon:
+            self.pool.terminate()
+        else:
+            self.pool.close()
+        self.pool.join()
+
+
 class LocalExecutor:
     """Checks in a pool of ``workers`` forked processes, the results landing in ``slots``
     shared-memory slots of ``slot_bytes`` each (``capacity`` inputs of a range unit): the
     device waits for a free slot, so memory stays at slots x slot_bytes whatever the
-    work.  Create it before OpenCL starts in this process (the workers fork).  The checks'
-    tables are kept (``tables``: store.compact's ``known``) up to ``keep_rows`` findings
-    rows.  ``orders``: told of each completion."""
+    work.  Create it before OpenCL starts in this process (the workers fork), or give it
+    a CheckPool made then (``pool``, which must ``fit``; closing the executor leaves it
+    running).  The checks' tables are kept (``tables``: store.compact's ``known``) up to
+    ``keep_rows`` findings rows.  ``orders``: told of each completion."""
 
     sparse = False
 
     def __init__(self, workers: int, slots: int, slot_bytes: int, capacity: int, out: str,
-                 run_id: str, meta_of, keep_rows: int = 1 << 20):
-        global _SLOTS
-        _SLOTS = [mmap.mmap(-1, max(1, int(slot_bytes))) for _ in range(slots)]
-        self.slots = [Slot(i, m, capacity) for i, m in enumerate(_SLOTS)]
-        self.pool = mp.get_context("fork").Pool(workers, initializer=_worker_init)
+                 run_id: str, meta_of, keep_rows: int = 1 << 20,
+                 pool: CheckPool | None = None):
+        if pool is not None and not pool.fits(workers, slots, slot_bytes):
+            raise ValueError(f"the check pool ({pool.workers} workers, {len(pool.memory)} "
+                             f"slots of {pool.slot_bytes} bytes) cannot take {workers} "
+                             f"workers and {slots} slots of {slot_bytes} bytes")
+        self._owned = pool is None
+        self.checks = pool or CheckPool(workers, slots, slot_bytes)
+        self.slots = [Slot(i, m, capacity) for i, m in enumerate(self.checks.memory[:slots])]
+        self.pool = self.checks.pool
         self.out, self.run_id, self.meta_of = str(out), run_id, meta_of
         self.orders = None
         self._free: deque = deque(self.slots)
@@ -546,9 +590,11 @@ class LocalExecutor:
         return out
 
     def close(self, abandon: bool = False) -> None:
-        """End the pool (``abandon``: without waiting for the checks in flight)."""
-        if abandon:
-            self.pool.terminate()
-        else:
-            self.pool.close()
-        self.pool.join()
+        """End the pool (``abandon``: without waiting for the checks in flight).  A pool
+        given to it is left running: its checks in flight are waited for (each writes
+        its files whole), its slots' pages released."""
+        if self._owned:
+            self.checks.close(abandon)
+            return
+        self.drain()
+        self.checks.release()

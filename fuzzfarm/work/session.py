@@ -162,11 +162,14 @@ def kernel_programs(targets_by_options: dict, capabilities) -> dict:
 class DeviceSession:
     """The device side of the pipeline for device ``info`` (a DeviceInfo; module
     docstring).  ``screen``: one of SCREENS; ``inputs``: one of INPUTS; ``plants``: planted
-    faults (device.runner.planted_faults, tests).  Raises DeviceSelectionError where the
-    device is gone."""
+    faults (device.runner.planted_faults, tests); ``runners``: a dict {build options:
+    DeviceRunner} the session takes its runners from and adds to, kept by its caller
+    across sessions (a resident process, orchestrate.resident: contexts and built programs
+    outlive a session; what a session found, its faults and choices, does not).  Raises
+    DeviceSelectionError where the device is gone."""
 
     def __init__(self, info, screen: str = "auto", inputs: str = "auto",
-                 plants: dict | None = None):
+                 plants: dict | None = None, runners: dict | None = None):
         if screen not in SCREENS:
             raise ScreenUnavailable(f"screen={screen!r} is unknown; use one of "
                                     f"{', '.join(SCREENS)}")
@@ -176,7 +179,7 @@ class DeviceSession:
         self.plants = plants or {}
         self.precisions = precisions_of(info)
         self.capabilities = capabilities_of(info)
-        self._runners: dict = {}
+        self._runners: dict = {} if runners is None else runners
         self._claims: dict = {}         # build options -> {precision: Claims}
         self._generators: dict = {}     # (build options, kind, format) -> generator or None
         self._screens: dict = {}        # (bo, name, precision, front end) -> (screen|None, size)
@@ -194,10 +197,10 @@ class DeviceSession:
     # ------------------------------------------------------------------ the device
     def runner(self, build_options: str = ""):
         """The DeviceRunner for ``build_options`` (made at first use, with the claims)."""
-        if build_options not in self._runners:
+        if build_options not in self._claims or build_options not in self._runners:
             from fuzzfarm.device.runner import DeviceRunner
             from fuzzfarm.verdict.claims import Claims
-            r = DeviceRunner(self.info, build_options)
+            r = self._runners.get(build_options) or DeviceRunner(self.info, build_options)
             r.planted_build = tuple(self.plants.get("build", ()))
             self._claims[build_options] = Claims.by_precision(self.info, r.device_constants(),
                                                               build_options)
