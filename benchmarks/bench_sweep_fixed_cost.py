@@ -2,7 +2,7 @@
 """Benchmark: what a `fuzzfarm sweep` costs besides its device time (docs/cold_start.md).
 
     python3 benchmarks/bench_sweep_fixed_cost.py [FUNCTION] [--device nvidia] [-p binary32]
-                                                 [--runs 3] [--out DIR]
+                                                 [--runs 3] [--server] [--out DIR]
 
 Each figure is taken ``--runs`` times in fresh child processes, with the caches as they
 are (run the sweep once first for a warm kernel cache: the benchmark does, and says so);
@@ -14,9 +14,15 @@ the medians are reported, every run kept:
 * ``opencl``: in one child, pyopencl's import, ``clGetPlatformIDs`` (the ICD loader
   loads every driver it is told of), the devices' description (``list_devices``), and a
   context on the selected device;
-* ``sweep``: the whole command's wall (``sweep FUNCTION -d DEVICE -q`` into a fresh
-  results folder) and its phases from the run's metadata (``phase_seconds``): ``units``
-  is the device's time with the checking that overlaps it; ``fixed`` = wall - units.
+* ``sweep``: the whole command's wall (``sweep FUNCTION -d DEVICE -q --here`` into a
+  fresh results folder) and its phases from the run's metadata (``phase_seconds``):
+  ``units`` is the device's time with the checking that overlaps it; ``fixed`` = wall -
+  units;
+* with ``--server``, the same through ``fuzzfarm serve -d DEVICE`` (a server of the
+  benchmark's own, in a temporary ``XDG_RUNTIME_DIR``): ``server_start`` (until it
+  listens), ``server_first_sweep`` (its programs built in the server), ``server_sweep``
+  (each run; the same ``fixed``), and ``client`` (``fuzzfarm serve --list``: the
+  interpreter, the command line and one exchange with the server).
 
 No assertions; ``--out DIR`` writes ``bench_sweep_fixed_cost.json`` there.  Python that
 cannot write bytecode (``PYTHONDONTWRITEBYTECODE``, a read-only tree) compiles every
@@ -67,11 +73,11 @@ def _child(args: list, env: dict) -> tuple[float, subprocess.CompletedProcess]:
     return time.perf_counter() - t0, proc
 
 
-def _sweep(fn: str, device: str, precision: str, env: dict) -> dict:
+def _sweep(fn: str, device: str, precision: str, env: dict, here: bool = True) -> dict:
     out = Path(tempfile.mkdtemp(prefix="fuzzfarm-bench-sweep-"))
     try:
         wall, proc = _child(["-m", "fuzzfarm", "sweep", fn, "-d", device, "-p", precision,
-                             "-o", str(out), "-q"], env)
+                             "-o", str(out), "-q"] + (["--here"] if here else []), env)
         metas = sorted((out / "_runs").glob("*.json"))
         meta = json.loads(metas[-1].read_text()) if metas else {}
         phases = meta.get("phase_seconds") or {}
@@ -85,12 +91,41 @@ def _sweep(fn: str, device: str, precision: str, env: dict) -> dict:
         shutil.rmtree(out, ignore_errors=True)
 
 
+def _through_server(args, env: dict) -> dict:
+    """``server_*`` and ``client`` figures (module docstring)."""
+    runtime = tempfile.mkdtemp(prefix="fuzzfarm-bench-rt-")
+    env = {**env, "XDG_RUNTIME_DIR": runtime}
+    t0 = time.perf_counter()
+    server = subprocess.Popen([sys.executable, "-m", "fuzzfarm", "serve", "-d", args.device,
+                               "--idle", "10m"], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True)
+    try:
+        first_line = server.stdout.readline()
+        out: dict = {"server_start": round(time.perf_counter() - t0, 3),
+                     "server_line": first_line.strip()}
+        if "serving sweeps" not in first_line:
+            return out
+        out["server_first_sweep"] = _sweep(args.function, args.device, args.precision, env,
+                                           here=False)
+        out["server_sweep"] = [_sweep(args.function, args.device, args.precision, env,
+                                      here=False) for _ in range(args.runs)]
+        out["client"] = [round(_child(["-m", "fuzzfarm", "serve", "--list"], env)[0], 3)
+                         for _ in range(args.runs)]
+        return out
+    finally:
+        server.terminate()
+        server.wait(timeout=120)
+        shutil.rmtree(runtime, ignore_errors=True)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("function", nargs="?", default="sin")
     ap.add_argument("--device", default="nvidia")
     ap.add_argument("-p", "--precision", default="binary32")
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--server", action="store_true",
+                    help="also sweep through `fuzzfarm serve` (module docstring)")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
@@ -118,6 +153,14 @@ def main() -> int:
             median[f"opencl_{part}"] = statistics.median(vals)
     for part in ("wall_s", "units_s", "fixed_s"):
         median[f"sweep_{part}"] = statistics.median(r[part] for r in runs["sweep"])
+    if args.server:
+        runs.update(_through_server(args, env))
+        for part in ("wall_s", "units_s", "fixed_s"):
+            if runs.get("server_sweep"):
+                median[f"server_sweep_{part}"] = statistics.median(
+                    r[part] for r in runs["server_sweep"])
+        if runs.get("client"):
+            median["client"] = statistics.median(runs["client"])
     record = {
         "benchmark": "bench_sweep_fixed_cost",
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),

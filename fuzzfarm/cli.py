@@ -65,6 +65,11 @@ DEVICE_OPTION = click.option(
          "devices`.")
 
 
+#: ``--workers`` of the commands that check in a pool of processes on this machine.
+WORKERS_OPTION = click.option("--workers", "-j", type=click.IntRange(1, 1024), default=None,
+                              help="Checking processes (default: one per core).")
+
+
 def need_dashboard(option: str = "--dashboard") -> None:
     """Raise click.UsageError (exit 2, one line) when Ray's dashboard packages
     (ray[default]) are missing, before anything starts."""
@@ -335,8 +340,7 @@ def verify(results, run_id, sample, no_device, json_path) -> None:
 @click.option("--out", "-o", default="results", show_default=True, type=click.Path(),
               help="Results directory (the sweep is one run in it; see README).")
 @click.option("--build-options", default="", metavar="OPTS", help="OpenCL build options.")
-@click.option("--workers", "-j", type=click.IntRange(1, 1024), default=None,
-              help="Checking processes (default: one per core).")
+@WORKERS_OPTION
 @click.option("--chunk-bits", type=click.IntRange(16, 26), default=24, show_default=True,
               help="log2 of the inputs per chunk (the unit of resumption and of memory: "
                    "each in-flight chunk holds 2^bits outputs).")
@@ -348,17 +352,27 @@ def verify(results, run_id, sample, no_device, json_path) -> None:
                    "auto falls back to the host where it cannot) or on the host.")
 @click.option("--front-end", type=click.Choice(["opencl-c", "spirv"]), default="opencl-c",
               show_default=True, help="The sweep kernel as OpenCL C or a SPIR-V module.")
+@click.option("--here", is_flag=True, help="Run in this process even where `fuzzfarm "
+              "serve` holds the device (also: FUZZFARM_NO_SERVER=1).")
 @log_options
-def sweep(function, precision, device, out, build_options, workers, chunk_bits, limit,
-          screen, front_end, log_format, quiet) -> None:
+@click.pass_context
+def sweep(ctx, function, precision, device, out, build_options, workers, chunk_bits, limit,
+          screen, front_end, here, log_format, quiet) -> None:
     """Check every input of FUNCTION's space on one device (all 2^32 binary32 bit patterns
-    of a one-argument built-in), generated on the device from the global id.
+    of a one-argument built-in), generated on the device from the global id.  Where
+    `fuzzfarm serve` holds the device, the sweep runs there (its output printed here).
 
     Running the same command again resumes an unfinished sweep (chunk by chunk).  Exit
     status: 0 when complete, 1 when a failure was found or the device faulted (a kernel
     that does not build, an OpenCL error: recorded as a finding), 2 for bad input, 130 when
     interrupted (finished chunks are kept).
     """
+    resident = ctx.obj          # the server's (orchestrate.resident) when it runs this
+    if resident is None and not here:
+        from fuzzfarm.orchestrate import resident as rs
+        status = rs.forward(_argv(ctx), device, workers)
+        if status is not None:
+            raise SystemExit(status)
     from fuzzfarm.orchestrate import sweep as sw
     from fuzzfarm.store import dataset as store
     from fuzzfarm.orchestrate.progress import sweep_end, sweep_with_progress
@@ -366,7 +380,7 @@ def sweep(function, precision, device, out, build_options, workers, chunk_bits, 
 
     dev = load_devices()
     space = sw.space_for(function, _precision(precision))
-    infos = dev.select_devices(device)
+    infos = dev.select_devices(device, resident.infos if resident else None)
     if len(infos) != 1:
         raise click.UsageError(f"--device: a sweep runs on one device; {device or 'all'!r} "
                                f"selects {len(infos)} (see `fuzzfarm devices`)")
@@ -382,7 +396,7 @@ def sweep(function, precision, device, out, build_options, workers, chunk_bits, 
         with sw.without_pandas():
             meta = sweep_with_progress(sw, space, info, out, chunk_bits, build_options,
                                        limit, workers, function, lock, log, screen,
-                                       front_end)
+                                       front_end, resident)
     finally:
         lock.release()
     sweep_end(meta, space, out, log)
@@ -390,6 +404,45 @@ def sweep(function, precision, device, out, build_options, workers, chunk_bits, 
         raise SystemExit(130)
     if meta["failures"] or meta.get("device_fault") or meta.get("screen_fault"):
         raise SystemExit(1)
+
+
+def _argv(ctx: click.Context) -> list[str]:
+    """The arguments that give ``ctx``'s command its parsed values again."""
+    args = [ctx.info_name]
+    for p in ctx.command.params:
+        v = ctx.params.get(p.name)
+        flag = isinstance(p, click.Option) and p.is_flag
+        args += [str(v)] if isinstance(p, click.Argument) else [p.opts[0]] if flag and v \
+            else [p.opts[0], str(v)] if v is not None and not flag else []
+    return args
+
+
+@main.command()
+@DEVICE_OPTION
+@WORKERS_OPTION
+@click.option("--idle", default="30m", show_default=True, metavar="DURATION",
+              help="Stop after this long without a sweep (e.g. 90s, 30m, 8h).")
+@click.option("--stop", is_flag=True, help="Stop every server listening and exit.")
+@click.option("--list", "listing", is_flag=True, help="List the servers listening and exit.")
+def serve(device, workers, idle, stop, listing) -> None:
+    """Hold one device for `fuzzfarm sweep`: its context, programs and checking processes
+    stay ready, so that a sweep pays only for its device time (docs/cold_start.md).
+    Runs until --idle passes without a sweep, `fuzzfarm serve --stop`, SIGTERM or Ctrl-C."""
+    from fuzzfarm.orchestrate import resident as rs
+    from fuzzfarm.orchestrate.run import parse_budget
+    if stop or listing:
+        for line in rs.server_lines(stop):
+            click.echo(line)
+        return
+    seconds, env = parse_budget(idle), rs.driver_environment()    # before the drivers load
+    dev = load_devices()
+    infos = dev.list_devices()
+    chosen = dev.select_devices(device, infos)
+    if len(chosen) != 1:
+        raise click.UsageError(f"--device: a server holds one device; {device or 'all'!r} "
+                               f"selects {len(chosen)} (see `fuzzfarm devices`)")
+    rs.serve_device(chosen[0], infos, workers, seconds, env, main,
+                    say=lambda text: click.echo(f"{time.strftime('%H:%M:%S')} {text}"))
 
 
 @main.command("catalogue")

@@ -9,6 +9,8 @@ to the other workers and run beside them.
 """
 from __future__ import annotations
 
+import os
+
 import pytest
 
 #: The xdist group of every test marked ``device`` or ``cluster``.
@@ -20,3 +22,17 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.get_closest_marker("device") or item.get_closest_marker("cluster"):
             item.add_marker(pytest.mark.xdist_group(DEVICE_GROUP))
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _servers_of_the_tests_only(tmp_path_factory):
+    """``fuzzfarm sweep`` asks a resident server first (orchestrate.resident, found in
+    ``$XDG_RUNTIME_DIR/fuzzfarm``): the tests, and the processes they start, see only the
+    servers they start themselves, never one their user left running."""
+    old = os.environ.get("XDG_RUNTIME_DIR")
+    os.environ["XDG_RUNTIME_DIR"] = str(tmp_path_factory.mktemp("runtime"))
+    yield
+    if old is None:
+        os.environ.pop("XDG_RUNTIME_DIR", None)
+    else:
+        os.environ["XDG_RUNTIME_DIR"] = old

@@ -74,7 +74,7 @@ class LineLog:
             raise ValueError(f"fmt={fmt!r}; a LineLog writes 'text' or 'json'")
         self.fmt, self.stream, self.quiet, self.every = fmt, stream, quiet, every
         self.messages = messages
-        self._last = 0.0
+        self._last = float("-inf")      # the first progress event is written
 
     def _out(self):
         return self.stream or sys.stderr
@@ -115,10 +115,11 @@ class LineLog:
 
 def sweep_with_progress(sw, space, info, out, chunk_bits, build_options, limit, workers,
                         function, lock, log=None, screen: str = "auto",
-                        front_end: str = "opencl-c") -> dict:
+                        front_end: str = "opencl-c", resident=None) -> dict:
     """``fuzzfarm sweep`` while it holds the results directory's ``lock``: a rich bar with
     rate, failures and ETA on a terminal, or with ``log`` (a LineLog) one line per event.
-    ``sw`` is fuzzfarm.orchestrate.sweep.  Returns the sweep's metadata."""
+    ``sw`` is fuzzfarm.orchestrate.sweep; ``resident``: the server it runs in (its
+    checking processes: ``workers`` None takes theirs).  Returns the sweep's metadata."""
     import time
     from pathlib import Path
 
@@ -127,8 +128,9 @@ def sweep_with_progress(sw, space, info, out, chunk_bits, build_options, limit, 
                                TimeElapsedColumn, TimeRemainingColumn)
 
     opts = sw.SweepOptions(space, info, Path(out), 1 << chunk_bits, build_options=build_options,
-                           limit=limit, screen=screen, front_end=front_end,
-                           **({"workers": workers} if workers else {}))
+                           limit=limit, screen=screen, front_end=front_end, resident=resident,
+                           **({"workers": workers or resident.pool.workers}
+                              if workers or resident else {}))
     _, _, todo = sw.resume_state(opts)
     console = log or Console(stderr=True)
     if lock.removed:

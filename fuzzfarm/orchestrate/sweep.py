@@ -41,12 +41,16 @@ from fuzzfarm.orchestrate.ranges import RARE_UNIT, range_plan
 from fuzzfarm.target import Target, TargetError
 from fuzzfarm.work.session import SCREENS
 
-__all__ = ["SweepError", "space_for", "SweepOptions", "resume_state", "sweep",
+__all__ = ["SweepError", "space_for", "SweepOptions", "MAX_CHUNK_BITS", "SLOT_MEMORY",
+           "resume_state", "sweep",
            "sweep_run_id", "summarize", "without_pandas", "RARE_UNIT", "unit_prefix"]
 
 #: The shared output slots of a sweep hold at most this many bytes together (the driver
 #: process maps all of them; each worker at most all of them too): the pipeline's bound.
 SLOT_MEMORY = 2 << 30
+
+#: The largest chunk a sweep takes is 2^MAX_CHUNK_BITS inputs (``--chunk-bits``' range).
+MAX_CHUNK_BITS = 26
 
 
 class SweepError(BadInput):
@@ -120,7 +124,10 @@ class SweepOptions:
     ``limit`` chunks to do in this invocation (None: all), ``screen`` where the common
     case is judged: 'auto' (on the device where oracle.device_screen can, else on the
     host), 'device' (an error where it cannot) or 'host'; ``front_end``: the sweep
-    kernel as OpenCL C source or a SPIR-V module ('spirv')."""
+    kernel as OpenCL C source or a SPIR-V module ('spirv'); ``resident``: the
+    orchestrate.resident.Resident of the server the sweep runs in (its checking
+    processes and device runners are used; None: the sweep's own).  Raises SweepError
+    for an unknown screen or a chunk above 2^MAX_CHUNK_BITS inputs."""
 
     space: object
     device: object
@@ -132,11 +139,15 @@ class SweepOptions:
     limit: int | None = None
     screen: str = "auto"
     front_end: str = "opencl-c"
+    resident: object = None
 
     def __post_init__(self):
         if self.screen not in SCREENS:
             raise SweepError(f"sweep: unknown screen {self.screen!r}; use one of "
                              f"{', '.join(SCREENS)}")
+        if self.chunk > 1 << MAX_CHUNK_BITS:
+            raise SweepError(f"sweep: chunks of {self.chunk} inputs; at most "
+                             f"2^{MAX_CHUNK_BITS}")
         self.chunk = min(self.chunk, self.space.size)
         if not self.slots:
             per_slot = self.chunk * output_bytes(self.space)
@@ -277,8 +288,10 @@ def _run_units(opts: SweepOptions, run_id: str, todo: tuple, meta: dict, progres
 
     space, info = opts.space, opts.device
     # fork the checking processes before OpenCL starts any driver thread in this process
+    resident = opts.resident
     executor = LocalExecutor(opts.workers, opts.slots, opts.slot_bytes, opts.chunk, opts.out,
-                             run_id, lambda unit: info.columns(unit.target.precision))
+                             run_id, lambda unit: info.columns(unit.target.precision),
+                             pool=resident.pool if resident else None)
     phases.lap("pool")
     stream = Stream(info.fingerprint, 0, "sweep", opts.target, opts.build_options, 0,
                     ranges=todo, prefix=unit_prefix(info.fingerprint, space, opts.front_end))
@@ -286,7 +299,8 @@ def _run_units(opts: SweepOptions, run_id: str, todo: tuple, meta: dict, progres
     scheduler.add_device("local", info.fingerprint)
     orders = executor.orders = LocalOrders(scheduler, "local")
     from fuzzfarm.device.runner import planted_faults
-    session = DeviceSession(info, opts.screen, plants=planted_faults())
+    session = DeviceSession(info, opts.screen, plants=planted_faults(),
+                            runners=resident.runners if resident else None)
     total = [done_inputs]
 
     def on_report(r):
