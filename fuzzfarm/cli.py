@@ -434,14 +434,14 @@ def serve(device, workers, idle, stop, listing) -> None:
         for line in rs.server_lines(stop):
             click.echo(line)
         return
-    seconds, env = parse_budget(idle), rs.driver_environment()    # before the drivers load
+    seconds, origin = parse_budget(idle), rs.Origin.now()     # before the drivers load
     dev = load_devices()
     infos = dev.list_devices()
     chosen = dev.select_devices(device, infos)
     if len(chosen) != 1:
         raise click.UsageError(f"--device: a server holds one device; {device or 'all'!r} "
                                f"selects {len(chosen)} (see `fuzzfarm devices`)")
-    rs.serve_device(chosen[0], infos, workers, seconds, env, main,
+    rs.serve_device(chosen[0], infos, workers, seconds, origin, main,
                     say=lambda text: click.echo(f"{time.strftime('%H:%M:%S')} {text}"))
 
 

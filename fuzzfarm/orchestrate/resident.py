@@ -48,7 +48,7 @@ from contextlib import contextmanager, redirect_stderr, redirect_stdout
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-__all__ = ["Request", "Resident", "server_dir", "code_stamp", "forward", "serve",
+__all__ = ["Request", "Resident", "Origin", "server_dir", "code_stamp", "forward", "serve",
            "ping_servers", "stop_servers", "server_lines", "serve_device", "driver_environment",
            "NO_SERVER_ENV", "DRIVER_ENV_PREFIXES"]
 
@@ -106,9 +106,7 @@ def code_stamp() -> str:
 
 def driver_environment(env=None) -> dict:
     """The variables of ``env`` (default: this process's) that change what a driver does
-    (``DRIVER_ENV_PREFIXES``).  A server takes its own before fuzzfarm registers the
-    environment's drivers (fuzzfarm.device.icd sets OCL_ICD_VENDORS), as a client sees
-    them."""
+    (``DRIVER_ENV_PREFIXES``)."""
     return {k: v for k, v in (os.environ if env is None else env).items()
             if k.startswith(DRIVER_ENV_PREFIXES)}
 
@@ -303,15 +301,29 @@ def server_lines(stop: bool = False) -> list[str]:
 class Resident:
     """What a server keeps for its sweeps: its device ``info`` (a DeviceInfo) among every
     device ``infos`` (for ``-d``), the checking processes and their slots (``pool``, an
-    orchestrate.pipeline.CheckPool), its driver environment as it started
-    (``driver_environment``) and the device's runners by build options (``runners``, for
-    work.session.DeviceSession)."""
+    orchestrate.pipeline.CheckPool), what it was started from (``origin``) and the
+    device's runners by build options (``runners``, for work.session.DeviceSession)."""
 
     info: object
     infos: list
     pool: object
-    driver_env: dict
+    origin: "Origin"
     runners: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Origin:
+    """A server's code stamp (``code_stamp``) and driver environment
+    (``driver_environment``), both taken as its command starts: before it imports the
+    rest of fuzzfarm, and before fuzzfarm registers the environment's drivers
+    (fuzzfarm.device.icd sets OCL_ICD_VENDORS), as a client sees them."""
+
+    code: str
+    driver_env: dict
+
+    @classmethod
+    def now(cls) -> "Origin":
+        return cls(code_stamp(), driver_environment())
 
 
 class _Stream(io.TextIOBase):
@@ -375,8 +387,7 @@ class _Server:
                  say):
         self.resident, self.listener, self.idle, self.say = resident, listener, idle, say
         self.command = command
-        self.code = code_stamp()
-        self.driver_env = resident.driver_env
+        self.code, self.driver_env = resident.origin.code, resident.origin.driver_env
         self.requests: queue.Queue = queue.Queue(maxsize=1)
         self.busy = threading.Event()
         self.stopping = threading.Event()
@@ -607,13 +618,13 @@ def serve(resident: Resident, idle: float, command, say=print) -> None:
             pass
 
 
-def serve_device(info, infos: list, workers: int | None, idle: float, driver_env: dict,
+def serve_device(info, infos: list, workers: int | None, idle: float, origin: Origin,
                  command, say=print) -> None:
     """``fuzzfarm serve``: fork the checking processes (``workers``, default one per core)
     with slots for the largest chunk a sweep takes, open ``info``'s device (a context with
     no build options), then ``serve``.  ``infos``: every device (what ``-d`` selects
-    from); ``driver_env``: ``driver_environment()`` taken before the drivers were
-    registered; ``command`` as for ``serve``.  Raises what ``serve`` raises,
+    from); ``origin``: ``Origin.now()`` as the command started; ``command`` as for
+    ``serve``.  Raises what ``serve`` raises,
     DeviceSelectionError where the device is gone."""
     from fuzzfarm.device.runner import DeviceRunner
     from fuzzfarm.oracle.screen_answer import ScreenChunk
@@ -627,7 +638,7 @@ def serve_device(info, infos: list, workers: int | None, idle: float, driver_env
         pool = CheckPool(workers, workers + 2,
                          SLOT_MEMORY // 2 + ScreenChunk.nbytes(1 << MAX_CHUNK_BITS))
         try:
-            resident = Resident(info, infos, pool, driver_env, {"": DeviceRunner(info, "")})
+            resident = Resident(info, infos, pool, origin, {"": DeviceRunner(info, "")})
             serve(resident, idle, command, say)
         finally:
             pool.close(abandon=True)
