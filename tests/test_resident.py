@@ -147,6 +147,17 @@ def own_folder(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
 
 
+def _long_sweep(out: Path) -> subprocess.Popen:
+    """``fuzzfarm sweep cos`` in chunks of 2^16 (65,536 of them: it runs until stopped),
+    started; its JSON lines on ``stdout``, the ``sweep`` event read."""
+    client = subprocess.Popen(
+        [sys.executable, "-m", "fuzzfarm", "sweep", "cos", "-d", selector(), "--chunk-bits",
+         "16", "-o", str(out), "--log-format", "json"],
+        cwd=ROOT, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert '"event": "sweep"' in client.stdout.readline()
+    return client
+
+
 def _meta(out: Path) -> dict:
     return json.loads(next((out / "_runs").glob("*.json")).read_text())
 
@@ -199,12 +210,8 @@ def test_bad_input_and_a_planted_build_failure_come_back_as_they_would(server, t
 
 @pytest.mark.device
 def test_ctrl_c_stops_the_sweep_not_the_server_and_a_busy_server_declines(server, tmp_path):
-    long = subprocess.Popen(
-        [sys.executable, "-m", "fuzzfarm", "sweep", "cos", "-d", selector(), "--chunk-bits",
-         "16", "-o", str(tmp_path / "long"), "--log-format", "json"],
-        cwd=ROOT, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    long = _long_sweep(tmp_path / "long")
     try:
-        assert '"event": "sweep"' in long.stdout.readline()
         assert rs.ping_servers()[0]["busy"]
         short = _fuzzfarm("sweep", "sin", "-d", selector(), "--chunk-bits", "16",
                           "--chunks", "1", "-o", str(tmp_path / "short"), "-q")
@@ -224,12 +231,8 @@ def test_ctrl_c_stops_the_sweep_not_the_server_and_a_busy_server_declines(server
 
 @pytest.mark.device
 def test_a_client_gone_counts_as_one_ctrl_c(server, tmp_path):
-    client = subprocess.Popen(
-        [sys.executable, "-m", "fuzzfarm", "sweep", "cos", "-d", selector(), "--chunk-bits",
-         "16", "-o", str(tmp_path), "--log-format", "json"],
-        cwd=ROOT, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    client = _long_sweep(tmp_path)
     try:
-        assert '"event": "sweep"' in client.stdout.readline()
         assert '"event": "progress"' in client.stdout.readline()     # units are running
     finally:
         client.kill()
@@ -281,12 +284,8 @@ def test_an_idle_server_stops_by_itself(own_folder):
 def test_a_server_killed_mid_sweep_ends_the_client_in_one_line(own_folder, tmp_path):
     s = Server("--idle", "10m")
     out = tmp_path / "killed"
-    client = subprocess.Popen(
-        [sys.executable, "-m", "fuzzfarm", "sweep", "cos", "-d", selector(), "--chunk-bits",
-         "16", "-o", str(out), "--log-format", "json"],
-        cwd=ROOT, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    client = _long_sweep(out)
     try:
-        assert '"event": "sweep"' in client.stdout.readline()
         s.proc.kill()               # as a driver's crash would
         assert client.wait(timeout=60) == 1
         err = client.stderr.read()
