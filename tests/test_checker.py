@@ -275,6 +275,27 @@ def test_ftz_allows_flushing_subnormal_results_and_operands():
     assert check_batch(sin, {"x": sub}, {"ret": np.asarray([ONE], F.uint)}, FTZ).failures
 
 
+def test_a_flushed_argument_is_no_accuracy_figure():
+    """rsqrt of a subnormal flushed to +0 is +inf (3.8.3): no failure, and no 10^27 ULPs
+    in the maximum; the maximum is the largest error of the others.  An element that
+    still fails counts with its own error."""
+    rsqrt = catalogue.function("rsqrt")
+    x = np.asarray([0x00000010, F.bits_of(4.0), F.bits_of(16.0)], F.uint)
+    half_up = F.bits_of(0.5) + 1                                   # a little off 1/2
+    out = np.asarray([F.pos_inf, half_up, F.bits_of(0.25)], F.uint)
+    res = check_batch(rsqrt, {"x": x}, {"ret": out}, FTZ)
+    others = check_batch(rsqrt, {"x": x[1:]}, {"ret": out[1:]}, FTZ)
+    assert res.failures == [] and 0 < others.max_ulp_error <= 2
+    assert res.max_ulp_error == others.max_ulp_error and res.max_ulp_element == 1
+    assert check_batch(rsqrt, {"x": x}, {"ret": out}, CLAIMS).max_ulp_error > 1e20
+    wrong = out.copy()
+    wrong[0] = F.bits_of(1.0)                   # neither the reference nor rsqrt(+-0)
+    res = check_batch(rsqrt, {"x": x}, {"ret": wrong}, FTZ)
+    assert [f.index for f in res.failures] == [0] and res.max_ulp_element == 0
+    own = check_batch(rsqrt, {"x": x[:1]}, {"ret": wrong[:1]}, CLAIMS).max_ulp_error
+    assert res.max_ulp_error == own > 1e6
+
+
 def test_ftz_nextafter_alternatives():
     fn = catalogue.function("nextafter")
     ins = {"x": np.asarray([0x80000000], F.uint), "y": np.asarray([ONE], F.uint)}
