@@ -434,7 +434,7 @@ def serve(device, workers, idle, stop, listing) -> None:
         for line in rs.server_lines(stop):
             click.echo(line)
         return
-    seconds, origin = parse_budget(idle), rs.Origin.now()     # before the drivers load
+    seconds, origin = parse_budget(idle, "--idle"), rs.Origin.now()  # before the drivers load
     dev = load_devices()
     infos = dev.list_devices()
     chosen = dev.select_devices(device, infos)

@@ -95,6 +95,17 @@ def test_without_a_server_the_sweep_runs_here(tmp_path, monkeypatch):
     assert rs.forward(argv, None, None) is None
 
 
+def test_serve_says_what_is_wrong_in_one_line(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
+    r = CliRunner().invoke(main, ["serve", "--idle", "5x"])
+    assert r.exit_code == 2
+    assert r.output == "Error: --idle '5x' is not a duration; write e.g. 90s, 5m, 2h or 1h30m\n"
+    r = CliRunner().invoke(main, ["serve", "--list"])
+    assert r.exit_code == 0
+    assert r.output == f"no fuzzfarm server listens in {tmp_path / 'fuzzfarm'}\n"
+
+
 # --------------------------------------------------------------------------- a device
 pyopencl = pytest.importorskip("pyopencl", reason="pyopencl is not installed")
 from devices import require_device, selector  # noqa: E402

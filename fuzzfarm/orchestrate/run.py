@@ -32,10 +32,10 @@ class UsageError(BadInput):
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
-def parse_budget(text: str) -> float:
+def parse_budget(text: str, option: str = "--budget") -> float:
     """'90s', '5m', '2h', '1h30m', '1d' or plain seconds ('45') -> seconds (float).
 
-    Raises UsageError for anything else or a non-positive duration.
+    Raises UsageError, naming ``option``, for anything else or a non-positive duration.
     """
     t = str(text).strip().lower()
     if re.fullmatch(r"\d+(\.\d+)?", t):
@@ -43,10 +43,11 @@ def parse_budget(text: str) -> float:
     else:
         parts = re.findall(r"(\d+(?:\.\d+)?)([smhd])", t)
         if not parts or "".join(a + b for a, b in parts) != t:
-            raise UsageError(f"--budget {text!r} is not a duration; write e.g. 90s, 5m, 2h or 1h30m")
+            raise UsageError(f"{option} {text!r} is not a duration; write e.g. 90s, 5m, 2h "
+                             f"or 1h30m")
         secs = sum(float(a) * _UNITS[b] for a, b in parts)
     if secs <= 0:
-        raise UsageError(f"--budget {text!r} must be positive")
+        raise UsageError(f"{option} {text!r} must be positive")
     return secs
 
 
