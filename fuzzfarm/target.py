@@ -35,7 +35,7 @@ from fuzzfarm.errors import BadInput
 from fuzzfarm.formats import FloatFormat, format_named
 
 __all__ = ["Target", "TargetError", "KINDS", "PRECISIONS", "FRONT_ENDS", "CONSTANTS_DOORS",
-           "constants_door", "is_conversion_name", "canonical_name"]
+           "constants_door", "door_front_end", "is_conversion_name", "canonical_name"]
 
 #: The kinds of target, each with its own inputs, kernel and verdict.
 KINDS = ("elementwise", "geometric", "conversion")
@@ -57,6 +57,15 @@ def constants_door(front_end: str) -> str:
 
 #: The constants doors, one per front end (``constants_door``).
 CONSTANTS_DOORS = tuple(map(constants_door, FRONT_ENDS))
+
+
+def door_front_end(door: str) -> str:
+    """The front end whose constants door ``door`` is ('opencl-c-constants' ->
+    'opencl-c'; ``constants_door``'s inverse).  Raises TargetError for any other name."""
+    for fe in FRONT_ENDS:
+        if constants_door(fe) == door:
+            return fe
+    raise TargetError(f"{door!r} is not a constants door; one of {', '.join(CONSTANTS_DOORS)}")
 
 
 class TargetError(BadInput):

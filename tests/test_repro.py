@@ -254,7 +254,6 @@ def _run(*args):
     ("r1/u2#7", "ambiguous"),                  # two rules at one element
     ("r1/u3#-1", "neither a signature"),
     ("FAULT", "device fault"),                 # the signature of a device fault
-    ("r1/u4#3", "constants door"),             # a folded result: no literal kernel
 ])
 def test_bad_references_are_one_line_exit_2(results, tmp_path, ref, words):
     if ref == "FAULT":
@@ -303,6 +302,42 @@ def test_a_finding_whose_device_is_not_here_is_exported_unverified(results, tmp_
     assert spec["got_bits"] == {"ret": [NEG_ZERO]}
     assert spec["judge"]["accept"] == [{"kind": "bits", "value": 0}]     # +0 only
     compile(( out / "repro.py").read_text(), "repro.py", "exec")          # valid Python
+
+
+def test_a_door_row_is_a_literal_case_whose_kernel_holds_its_candidate():
+    def row(**kw):
+        return finding(rule_class="CL.sinpi.positive_integer", **kw)
+    case = repro.target_for(row(front_end="spirv-constants"))
+    assert case.literal and case.front_end == "spirv" and case.target.front_end == "spirv"
+    assert repro.target_for(row()).literal is False
+    case = repro.target_for(row(front_end="opencl-c-constants"))
+    name, source = case.kernel((ONE,))
+    assert name == "c_sinpi" and "0x3f800000" in source and "sinpi(x_v)" in source
+    assert "__global uint *restrict out_ret" in source and "in_x" not in source
+    assert case.kernel((BIG,))[1] != source
+    with pytest.raises(ValueError, match="give cand"):
+        case.kernel()
+
+
+def test_a_constants_door_finding_exports_its_literal_kernel(results, tmp_path):
+    """A folded result (front end opencl-c-constants) whose device is not here: the
+    reproducer's kernel holds the input as a literal, run by one work-item, no input
+    buffer."""
+    out = tmp_path / "out"
+    res = _run("r1/u4#3", results, "--out", out)
+    assert res.exit_code == 0, res.output
+    spec = json.loads((out / "repro.json").read_text())
+    assert spec["literal"] is True and spec["front_end"] == "opencl-c"
+    assert spec["inputs"] == [] and spec["local_size"] == 1
+    assert spec["kernel_name"] == "c_sinpi" and "0x3f800000" in spec["kernel_source"]
+    assert (out / "kernel.cl").read_text() == spec["kernel_source"]
+    assert "compile-time constant" in (out / "README.md").read_text()
+    compile((out / "repro.py").read_text(), "repro.py", "exec")
+    if shutil.which("gcc") is not None:         # C99 with no input buffer: no empty array
+        c = subprocess.run(["gcc", "-std=c99", "-pedantic", "-Wall", "-Werror", "-fsyntax-only",
+                            "repro.c"], cwd=out, capture_output=True, text=True)
+        if "CL/cl.h" not in c.stderr:
+            assert c.returncode == 0, c.stderr
 
 
 def test_lookup_by_signature_gives_the_earliest_failure(results):
@@ -424,6 +459,28 @@ def test_repro_on_pypi_pocl_end_to_end(pocl, tmp_path):
     c = subprocess.run([str(exe), "no-such-device-xyz"], cwd=out, capture_output=True,
                        text=True, env=env, timeout=300)
     assert c.returncode == 2
+
+
+@pytest.mark.device
+def test_a_folded_result_is_reproduced_with_the_literal_kernel(pocl, results, tmp_path):
+    """The door finding sinpi(1.0f) folded to -0 (recorded on another device), on PyPI's
+    PoCL: reproduced exactly where PoCL's own fold of the literal gives -0 as well, and
+    its pyopencl script then exits 1 on it; not reproducible (exit 1) where it does not."""
+    from edgecases.catalogue import function as builtin
+    from fuzzfarm.device.runner import DeviceRunner
+    folded = int(DeviceRunner(pocl).run_literals(
+        builtin("sinpi"), {"x": np.array([ONE], np.uint32)}).wait()["ret"][0])
+    out = tmp_path / "out"
+    res = _run("r1/u4#3", results, "--out", out, "--device", pocl.index, "--no-shrink")
+    if folded != NEG_ZERO:
+        assert res.exit_code == 1 and "not reproducible" in res.output, res.output
+        return
+    assert res.exit_code == 0, res.output
+    spec = json.loads((out / "repro.json").read_text())
+    assert spec["literal"] and spec["runs"] == 3 and spec["judged_values"] == [NEG_ZERO]
+    py = subprocess.run([sys.executable, "repro.py"], cwd=out, capture_output=True,
+                        text=True, timeout=300)
+    assert py.returncode == 1 and "got ret = 0x80000000" in py.stdout, py.stdout + py.stderr
 
 
 @pytest.mark.device

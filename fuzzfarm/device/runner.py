@@ -515,8 +515,9 @@ class DeviceRunner:
         for start in range(0, n, LITERALS_PER_PROGRAM):
             stop = min(n, start + LITERALS_PER_PROGRAM)
             rows = [tuple(int(c[i]) for c in cols) for i in range(start, stop)]
-            program = self.build(write(fn, fmt, rows),
-                                 f"{fn.name} on {stop - start} literal inputs")
+            program = self._build(write(fn, fmt, rows),        # built anew, never kept
+                                  f"{fn.name} on {stop - start} literal inputs",
+                                  self.build_options)
             kernel = getattr(program, literal_kernel_name(fn))
             bufs = [cl.Buffer(self.context, cl.mem_flags.WRITE_ONLY,
                               (stop - start) * outs[o.name].itemsize) for o in fn.outputs]

@@ -63,7 +63,6 @@ from fuzzfarm.device.discovery import bundled_pocl_library
 from fuzzfarm.errors import BadInput
 from fuzzfarm.formats import format_named
 from fuzzfarm.report.render import render
-from fuzzfarm.target import CONSTANTS_DOORS
 
 __all__ = ["ReproError", "NotReproducible", "Buffer", "Case", "Outcome", "Reproducer",
            "parse_ref", "lookup", "target_for", "candidate_strategy", "encode", "shipped_icds",
@@ -194,10 +193,6 @@ def lookup(results: str | os.PathLike, ref: str) -> dict:
                              + "); give one of these signatures")
         rows.sort(key=lambda r: r["output"] != "ret")
         row = rows[0]
-    if row.get("front_end") in CONSTANTS_DOORS:
-        raise ReproError(f"{ref!r} is a result of the constants door (its input compiled "
-                         f"as a literal): fuzzfarm repro exports kernels of run-time inputs "
-                         f"only; docs/constants.md gives the literal kernel of its inputs")
     if (row["severity"] == "fault" or int(row["element"]) < 0) \
             and row["rule_id"] not in FAULT_REPRODUCIBLE:
         raise ReproError(f"{ref!r} is a device fault ({row['rule_id']}) of a whole unit; it "
@@ -398,7 +393,7 @@ def reproduce(results: str | os.PathLike, ref: str, out: str | os.PathLike,
 def _spec(report: ReproReport) -> dict:
     """Everything a reproducer embeds (also written as repro.json)."""
     t, o, row, info = report.target, report.outcome, report.row, report.info
-    name, source = t.kernel()
+    name, source = t.kernel(report.minimized)
     f = o.finding
     out_slot = t.output_slot(f.output)
     ins = t.arrays([report.minimized])
@@ -410,6 +405,8 @@ def _spec(report: ReproReport) -> dict:
         "finding_vector_width": int(row["vector_width"]),
         "build_options": t.build_options, "kernel_name": name, "kernel_source": source,
         "front_end": t.front_end,
+        # the input compiled as constants (a constants door's finding): no input buffers
+        "literal": t.literal,
         # a SPIR-V module's binary, as the driver takes it (clCreateProgramWithIL)
         "kernel_il": _il_hex(source) if t.front_end == "spirv" else None,
         "rule_id": f.rule_id, "rule_class": t.rule_class, "severity": f.severity,
@@ -425,9 +422,10 @@ def _spec(report: ReproReport) -> dict:
         "recorded_device": {"name": row["device"], "platform": row["platform"],
                             "driver_version": row["driver_version"],
                             "fingerprint": row["device_fingerprint"]},
-        "lanes": t.width, "local_size": LOCAL_SIZE,
-        "inputs": [{"name": s.name, "dtype": s.dtype.name,
-                    "values": [int(v) for v in ins[s.name]]} for s in t.inputs()],
+        "lanes": t.width, "local_size": 1 if t.literal else LOCAL_SIZE,
+        "inputs": [] if t.literal else [{"name": s.name, "dtype": s.dtype.name,
+                                         "values": [int(v) for v in ins[s.name]]}
+                                        for s in t.inputs()],
         "outputs": [{"name": s.name, "dtype": s.dtype.name, "scalar": s.scalar,
                      "bits": s.bits} for s in outputs],
         "judge": {"output": f.output, "index": judge_index, "count": len(o.values),

@@ -16,7 +16,7 @@ import numpy as np
 
 from edgecases import bounds
 from fuzzfarm.formats import FloatFormat
-from fuzzfarm.target import Target
+from fuzzfarm.target import CONSTANTS_DOORS, Target, door_front_end
 from fuzzfarm.report.repro_judge import acceptable
 from fuzzfarm.work.kinds import Buffer, kind_of
 from fuzzfarm.work.unit import Special, WorkUnit
@@ -40,7 +40,10 @@ class Case:
     the values of the work-item's other lanes (None: all-zero bits) at width > 1.  A
     candidate is a tuple of buffer values (float bit patterns as unsigned ints, int
     arguments as signed ints): one per argument, or for a geometric built-in ``width``
-    per argument, argument by argument (as a finding's ``input_bits``)."""
+    per argument, argument by argument (as a finding's ``input_bits``).  ``literal``: the
+    candidate is given to the compiler as constants (a finding of ``front_end``'s
+    constants door, docs/constants.md): the kernel is made for each candidate, one
+    work-item computes it, and it has no input buffers."""
 
     function: str
     precision: str
@@ -52,6 +55,7 @@ class Case:
     lane: int = 0
     context: tuple | None = None
     front_end: str = "opencl-c"
+    literal: bool = False
 
     @property
     def target(self) -> Target:
@@ -140,10 +144,18 @@ class Case:
             res[s.name] = tuple(int(v) for v in outputs[s.name][k * m:(k + 1) * m])
         return res
 
-    def kernel(self) -> tuple[str, str]:
+    def kernel(self, cand: tuple | None = None) -> tuple[str, str]:
         """(kernel name, program text): the OpenCL C source or SPIR-V module (assembly
-        text) fuzzfarm runs."""
-        return kind_of(self.target).kernel(self.target)
+        text) fuzzfarm runs; for a ``literal`` case, the one of candidate ``cand`` (its
+        values as constants).  Raises ValueError for a literal case without ``cand``."""
+        if not self.literal:
+            return kind_of(self.target).kernel(self.target)
+        if cand is None:
+            raise ValueError("a literal case's kernel holds its candidate: give cand")
+        from fuzzfarm.device import spirv
+        from fuzzfarm.device.kernels import literal_kernel_name, literal_source
+        write = spirv.literal_module if self.front_end == "spirv" else literal_source
+        return literal_kernel_name(self.fn), write(self.fn, self.fmt, [tuple(cand)])
 
     def describe(self, cand: tuple) -> str:
         """``x=0x1p+0 (0x3f800000), y=2``; geometric vectors as tuples."""
@@ -191,13 +203,16 @@ def target_for(row: dict, width: int | None = None, lane: int | None = None,
     """The Case of a finding row (its vector width, or ``width``)."""
     w = int(row["vector_width"]) if width is None else int(width)
     fe = row.get("front_end") or "opencl-c"
+    literal = fe in CONSTANTS_DOORS
+    fe = door_front_end(fe) if literal else fe
     t = Case(row["function"], row["precision"], w, row.get("build_options") or "",
-             row["rule_class"], row["severity"], row["output"] or "ret", 0, context, fe)
+             row["rule_class"], row["severity"], row["output"] or "ret", 0, context, fe,
+             literal)
     if t.geometric:
         return t
     el = int(row["element"])
     return Case(t.function, t.precision, w, t.build_options, t.rule_class, t.severity,
-                t.output, (el % w) if lane is None else lane, context, fe)
+                t.output, (el % w) if lane is None else lane, context, fe, literal)
 
 
 # --------------------------------------------------------------------------- judging
@@ -382,7 +397,11 @@ class Reproducer:
 
 
 def device_call(runner, target: Case) -> Callable[[dict], dict]:
-    """``call`` for a Reproducer: run the target's kernel on a DeviceRunner."""
+    """``call`` for a Reproducer: run the target's kernel on a DeviceRunner (a literal
+    case: its candidates compiled as constants, DeviceRunner.run_literals)."""
+    if target.literal:
+        return lambda inputs: runner.run_literals(target.fn, inputs, target.fmt,
+                                                  target.front_end).wait()
     from fuzzfarm.work.session import run_unit
     unit = target.unit()
     return lambda inputs: run_unit(runner, unit, inputs)
