@@ -142,6 +142,31 @@ def test_encode_is_what_the_strategy_draws(function, precision, cand):
 
 # -- the acceptance test the reproducers embed ----------------------------------------------
 
+def _constant_device(bits: int):
+    """A stand-in device whose built-in returns ``bits`` for every input."""
+    return lambda inputs: {"ret": np.full(len(inputs["x"]), bits, np.uint32)}
+
+
+def test_on_a_flushing_device_the_reproducer_accepts_what_3_8_3_allows():
+    """exp(-100) is subnormal: a flushing device may return a zero of either sign.
+    rsqrt(0x1p-145): it may compute rsqrt(+-0) = +-inf.  A wrong 1.0 stays a bug."""
+    ftz = Claims(denormals=False)
+    for name, x, allowed in (("exp", np.float32(-100.0).view(np.uint32), (0, NEG_ZERO)),
+                             ("rsqrt", 0x00000010, (0x7F800000, 0xFF800000))):
+        from fuzzfarm.store.signatures import rule_class
+        case = repro.Case(name, "binary32",
+                          rule_class=rule_class(f"ulp.{name}", name, "binary32", [int(x)]))
+        rep = repro.Reproducer(case, _constant_device(ONE), ftz)
+        outcome = rep.evaluate([(int(x),)])[0]
+        assert outcome.finding is not None and outcome.finding.rule_id == f"ulp.{name}"
+        assert outcome.holds                                   # 1.0 is not allowed
+        for v in allowed:
+            assert repro.acceptable([v], outcome.accept, 32), (name, hex(v))
+        strict = repro.Reproducer(case, _constant_device(ONE), Claims()).evaluate(
+            [(int(x),)])[0]
+        assert not any(repro.acceptable([v], strict.accept, 32) for v in allowed), name
+
+
 def test_acceptable():
     ok = repro.acceptable
     assert ok([0], [{"kind": "bits", "value": 0}], 32)

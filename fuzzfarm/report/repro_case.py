@@ -304,20 +304,27 @@ def _ulp_limit(target: Case, claims, cand: tuple, severity: str) -> tuple[float,
     return u, a
 
 
-def acceptance(target: Case, claims, finding, cand: tuple, values: tuple) -> list:
+def acceptance(target: Case, claims, finding, cand: tuple, values: tuple,
+               outputs: dict | None = None) -> list:
     """The acceptance alternatives (``acceptable``) of one finding of the target: the
     prescribed result of its rule (exact bits, any NaN, a quiet NaN, a zero, an int, NaN
     payloads), for a ULP bound the correctly rounded reference with the bound in ULPs
     (and its absolute bound), or, where none can be stated, "differs from the values
-    returned now"."""
+    returned now".  Where the device flushes (``claims`` without denormals; OpenCL
+    3.8.3), also a zero of either sign for a subnormal reference, and, given the
+    work-item's ``outputs`` ({name: values}), the alternatives of the candidate with its
+    subnormal arguments flushed to a zero of either sign (``_flushed``)."""
     slot = target.output_slot(finding.output)
     text = finding.expected or ""
     alts = None
+    flush = _flushes(claims) or target.fn.family == "half"
     if finding.rule_id.startswith("ulp.") and slot.bits and not target.geometric:
         refs = _hexes(text)
         lim = _ulp_limit(target, claims, cand, finding.severity)
         if refs and lim is not None:
             alts = [{"kind": "ulp", "value": r, "ulps": lim[0], "abs": lim[1]} for r in refs]
+            if flush and any(_subnormal(r, slot.bits) for r in refs):
+                alts.append({"kind": "zero"})       # a subnormal result may be flushed
             if "any NaN" in text:
                 alts.append({"kind": "nan"})
     elif target.geometric:
@@ -329,6 +336,55 @@ def acceptance(target: Case, claims, finding, cand: tuple, values: tuple) -> lis
         alts = _parse_expected(text, slot)
     if not alts:
         alts = [{"kind": "differs", "values": list(values)}]
+    if outputs is not None and _flushes(claims):
+        alts += [a for a in _flushed(target, claims, finding, cand, outputs)
+                 if a not in alts]
+    return alts
+
+
+def _flushes(claims) -> bool:
+    """Whether ``claims`` (a Claims; a conversion's dict of them never) let the device
+    flush subnormals (no CL_FP_DENORM, or -cl-denorms-are-zero)."""
+    from fuzzfarm.verdict.claims import Claims
+    return isinstance(claims, Claims) and not claims.denormals
+
+
+def _subnormal(bits_value: int, bits: int) -> bool:
+    mag = int(bits_value) & ((1 << (bits - 1)) - 1)
+    frac = {16: 10, 32: 23, 64: 52}[bits]
+    return 0 < mag < (1 << frac)
+
+
+def _flushed(target: Case, claims, finding, cand: tuple, outputs: dict) -> list:
+    """OpenCL 3.8.3 (results 3 and 4): a flushing device may compute as if each subnormal
+    float argument were a zero of either sign; the acceptance alternatives of every such
+    variant of ``cand`` (at most 16, as the checker's rescue tries them), from the
+    checker's finding for the same output on the work-item's ``outputs``.  Variants whose
+    alternatives cannot be stated ("differs") add none."""
+    import itertools
+    from fuzzfarm.work.check import check_result
+    slots = target.inputs()
+    per = target.width if target.geometric else 1
+    options = []
+    for k, v in enumerate(cand):
+        s = slots[k // per]
+        bits = s.bits if s.kind == "float" else 0
+        options.append((0, 1 << (bits - 1)) if bits and _subnormal(v, bits) else (int(v),))
+    variants = [v for v in itertools.product(*options) if v != tuple(cand)][:16]
+    if any(len(outputs.get(o.name, ())) != (1 if o.scalar else target.width)
+           for o in target.outputs()):
+        return []                   # not the whole work-item's outputs: nothing to judge
+    alts: list = []
+    for v in variants:
+        inputs = target.arrays([v])
+        outs = {o.name: np.array(outputs[o.name], dtype=o.dtype) for o in target.outputs()}
+        found = [f for f in check_result(target.unit(), inputs, outs, claims).findings
+                 if f.output == finding.output and f.severity == "fail"
+                 and f.index == target.element(0)]
+        if found:
+            alts += [a for a in acceptance(target, claims, found[0], v,
+                                           target.judged(outs, 0, finding.output))
+                     if a["kind"] != "differs"]
     return alts
 
 
@@ -380,7 +436,7 @@ class Reproducer:
                     continue
                 f = mine[0]
                 values = t.judged(outputs, k, f.output)
-                alts = acceptance(t, self._claims_one(), f, c, values)
+                alts = acceptance(t, self._claims_one(), f, c, values, work)
                 bits = t.output_slot(f.output).bits
                 self.cache[c] = Outcome(c, f, values, work, alts, f.expected,
                                         not acceptable(values, alts, bits))

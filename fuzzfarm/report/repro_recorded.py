@@ -68,7 +68,7 @@ def export_recorded(results, row: dict, out, log=None):
                         run_constants(results).get(row["device_fingerprint"]))
     values = outputs.get(finding.output, ())
     outcome = Outcome(cand, finding, values, outputs,
-                      acceptance(case, claims, finding, cand, values),
+                      acceptance(case, claims, finding, cand, values, outputs),
                       finding.expected, True)
     report = ReproReport(row, RecordedDevice(row), case, cand, cand, outcome, None, [],
                          Path(out), 0,
