@@ -21,7 +21,7 @@ import numpy as np
 __all__ = [
     "FloatFormat", "BINARY16", "BINARY32", "BINARY64", "FORMATS", "format_named",
     "INPUT_CLASSES", "INT_CLASSES", "classify", "classify_int", "INT_KINDS",
-    "describe_value", "parse_value", "c99_hex", "modernize",
+    "describe_value", "parse_value", "c99_hex", "modernize", "flushed_variants",
 ]
 
 
@@ -206,6 +206,21 @@ def is_subnormal(bits: np.ndarray, fmt: FloatFormat) -> np.ndarray:
     b = np.asarray(bits).astype(fmt.uint, copy=False)
     mag = b & fmt.uint(fmt.abs_mask)
     return (mag != 0) & (mag < fmt.uint(fmt.min_normal))
+
+
+def flushed_variants(values, fmts, limit: int = 16) -> list[tuple]:
+    """The argument tuples a flushing device may compute instead of ``values`` (OpenCL
+    3.8.3, results 3 and 4): each subnormal float value replaced by +0 or -0 (``fmts``:
+    each value's FloatFormat, None for an integer), every combination but ``values``
+    itself, at most ``limit``, in order; [] where no value is subnormal."""
+    import itertools
+    options = []
+    for v, fmt in zip(values, fmts):
+        v = int(v)
+        sub = fmt is not None and bool(is_subnormal(np.asarray([v], fmt.uint), fmt)[0])
+        options.append((0, fmt.sign_mask) if sub else (v,))
+    original = tuple(int(v) for v in values)
+    return [t for t in itertools.product(*options) if t != original][:limit]
 
 
 def sign_bit(bits: np.ndarray, fmt: FloatFormat) -> np.ndarray:

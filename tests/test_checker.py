@@ -275,6 +275,17 @@ def test_ftz_allows_flushing_subnormal_results_and_operands():
     assert check_batch(sin, {"x": sub}, {"ret": np.asarray([ONE], F.uint)}, FTZ).failures
 
 
+def test_flushed_variants_are_every_zero_for_every_subnormal():
+    from fuzzfarm.formats import flushed_variants
+    sub, neg = 0x00000010, 0x80000001
+    assert flushed_variants((ONE, 7), (F, None)) == []
+    assert flushed_variants((sub, 7), (F, None)) == [(0, 7), (0x80000000, 7)]
+    assert flushed_variants((sub, neg), (F, F)) == [
+        (0, 0), (0, 0x80000000), (0x80000000, 0), (0x80000000, 0x80000000)]
+    assert flushed_variants((7, 7), (None, None)) == []     # an int is never flushed
+    assert len(flushed_variants((sub,) * 5, (F,) * 5)) == 16
+
+
 def test_a_flushed_argument_is_no_accuracy_figure():
     """rsqrt of a subnormal flushed to +0 is +inf (3.8.3): no failure, and no 10^27 ULPs
     in the maximum; the maximum is the largest error of the others.  An element that

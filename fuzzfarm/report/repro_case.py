@@ -15,7 +15,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from edgecases import bounds
-from fuzzfarm.formats import FloatFormat
+from fuzzfarm.formats import FloatFormat, flushed_variants, is_subnormal
 from fuzzfarm.target import CONSTANTS_DOORS, Target, door_front_end
 from fuzzfarm.report.repro_judge import acceptable
 from fuzzfarm.work.kinds import Buffer, kind_of
@@ -323,7 +323,7 @@ def acceptance(target: Case, claims, finding, cand: tuple, values: tuple,
         lim = _ulp_limit(target, claims, cand, finding.severity)
         if refs and lim is not None:
             alts = [{"kind": "ulp", "value": r, "ulps": lim[0], "abs": lim[1]} for r in refs]
-            if flush and any(_subnormal(r, slot.bits) for r in refs):
+            if flush and is_subnormal(np.asarray(refs, slot.fmt.uint), slot.fmt).any():
                 alts.append({"kind": "zero"})       # a subnormal result may be flushed
             if "any NaN" in text:
                 alts.append({"kind": "nan"})
@@ -349,28 +349,18 @@ def _flushes(claims) -> bool:
     return isinstance(claims, Claims) and not claims.denormals
 
 
-def _subnormal(bits_value: int, bits: int) -> bool:
-    mag = int(bits_value) & ((1 << (bits - 1)) - 1)
-    frac = {16: 10, 32: 23, 64: 52}[bits]
-    return 0 < mag < (1 << frac)
-
-
 def _flushed(target: Case, claims, finding, cand: tuple, outputs: dict) -> list:
     """OpenCL 3.8.3 (results 3 and 4): a flushing device may compute as if each subnormal
     float argument were a zero of either sign; the acceptance alternatives of every such
     variant of ``cand`` (at most 16, as the checker's rescue tries them), from the
     checker's finding for the same output on the work-item's ``outputs``.  Variants whose
     alternatives cannot be stated ("differs") add none."""
-    import itertools
     from fuzzfarm.work.check import check_result
     slots = target.inputs()
     per = target.width if target.geometric else 1
-    options = []
-    for k, v in enumerate(cand):
-        s = slots[k // per]
-        bits = s.bits if s.kind == "float" else 0
-        options.append((0, 1 << (bits - 1)) if bits and _subnormal(v, bits) else (int(v),))
-    variants = [v for v in itertools.product(*options) if v != tuple(cand)][:16]
+    fmts = [slots[k // per].fmt if slots[k // per].kind == "float" else None
+            for k in range(len(cand))]
+    variants = flushed_variants(cand, fmts)
     if any(len(outputs.get(o.name, ())) != (1 if o.scalar else target.width)
            for o in target.outputs()):
         return []                   # not the whole work-item's outputs: nothing to judge

@@ -21,7 +21,6 @@ results of 3.8.3 Edge Case Behavior in Flush To Zero Mode).
 """
 from __future__ import annotations
 
-import itertools
 import math
 from collections import Counter
 from dataclasses import replace
@@ -675,15 +674,12 @@ def _describe_real(r, fmt: FloatFormat) -> str:
 
 
 def _ftz_variants(c: _Ctx, i: int):
-    """Argument rows with each subnormal float argument replaced by +0 or -0."""
-    options = []
-    for a in c.fn.inputs:
-        v = int(c.args[a.name][i])
-        if a.kind == "float" and formats.is_subnormal(np.asarray([v], c.fmt.uint), c.fmt)[0]:
-            options.append((0, c.fmt.sign_mask))
-        else:
-            options.append((v,))
-    return [dict(zip(c.fn.arg_names, combo)) for combo in itertools.product(*options)][:16]
+    """Argument rows with each subnormal float argument replaced by +0 or -0
+    (formats.flushed_variants)."""
+    values = [int(c.args[a.name][i]) for a in c.fn.inputs]
+    fmts = [c.fmt if a.kind == "float" else None for a in c.fn.inputs]
+    return [dict(zip(c.fn.arg_names, combo))
+            for combo in formats.flushed_variants(values, fmts)]
 
 
 def _rescue_ftz(c: _Ctx) -> dict:
@@ -695,9 +691,7 @@ def _rescue_ftz(c: _Ctx) -> dict:
         return {}
     rescued: dict[int, float] = {}
     for i in failing:
-        variants = [v for v in _ftz_variants(c, i)
-                    if any(v[k] != int(c.args[k][i]) for k in v)]
-        for v in variants:
+        for v in _ftz_variants(c, i):
             inputs = {k: np.asarray([val], c.args[k].dtype) for k, val in v.items()}
             outputs = {k: c.outs[k][i:i + 1] for k in c.outs}
             sub = check_batch(c.fn, inputs, outputs, c.claims, c.prec, c.width, _rescue=False)
