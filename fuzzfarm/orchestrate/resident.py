@@ -202,7 +202,11 @@ def forward(argv, selector: str | None, workers: int | None) -> int | None:
         conn = _connect(path)
         if conn is None:
             continue
-        request = request or Request.here(argv, selector, workers)
+        try:
+            request = request or Request.here(argv, selector, workers)
+        except OSError:             # no current folder (removed): nothing to send
+            conn.close()
+            return None
         try:
             conn.settimeout(_ANSWER_SECONDS)
             answer, reader = _ask(conn, {"sweep": asdict(request)})
