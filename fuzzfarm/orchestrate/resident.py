@@ -517,6 +517,7 @@ class _Server:
     def _sweep(self, conn: socket.socket, request: Request) -> None:
         lock, gone = threading.Lock(), threading.Event()
         self.client_signalled = False
+        conn.settimeout(None)               # a slow terminal slows the sweep, loses nothing
         if not _send(conn, {"accept": True}, lock):
             return                          # it gave up waiting: it runs the sweep itself
         threading.Thread(target=self._watch, args=(conn, gone), daemon=True).start()
@@ -553,7 +554,6 @@ class _Server:
         """A client's interrupts (and its going away, ``gone``: one) become SIGINTs of the
         sweep."""
         try:
-            conn.settimeout(None)
             for line in conn.makefile("rb"):
                 if b"interrupt" in line and self.sweeping:
                     self._interrupt()
