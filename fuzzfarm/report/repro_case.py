@@ -317,7 +317,8 @@ def acceptance(target: Case, claims, finding, cand: tuple, values: tuple,
     slot = target.output_slot(finding.output)
     text = finding.expected or ""
     alts = None
-    flush = _flushes(claims) or target.fn.family == "half"
+    builtin = target.target.kind != "conversion"        # conversions: as they were
+    flush = builtin and (_flushes(claims) or target.fn.family == "half")
     if finding.rule_id.startswith("ulp.") and slot.bits and not target.geometric:
         refs = _hexes(text)
         lim = _ulp_limit(target, claims, cand, finding.severity)
@@ -336,7 +337,7 @@ def acceptance(target: Case, claims, finding, cand: tuple, values: tuple,
         alts = _parse_expected(text, slot)
     if not alts:
         alts = [{"kind": "differs", "values": list(values)}]
-    if outputs is not None and _flushes(claims):
+    if builtin and outputs is not None and _flushes(claims):
         alts += [a for a in _flushed(target, claims, finding, cand, outputs)
                  if a not in alts]
     return alts
