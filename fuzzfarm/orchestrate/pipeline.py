@@ -475,12 +475,13 @@ class CheckPool:
     def release(self) -> None:
         """Give the slots' pages back to the system (their contents are lost)."""
         advice = getattr(mmap, "MADV_REMOVE", None)     # shared anonymous memory: shmem
+        if advice is None:                              # not Linux: the pages stay
+            return
         for m in self.memory:
-            if advice is not None:
-                try:
-                    m.madvise(advice)
-                except OSError:
-                    pass
+            try:
+                m.madvise(advice)
+            except OSError:
+                pass
 
     def close(self, abandon: bool = False) -> None:
         """End the processes (``abandon``: without waiting for the checks in flight)."""
@@ -512,7 +513,6 @@ class LocalExecutor:
         self._owned = pool is None
         self.checks = pool or CheckPool(workers, slots, slot_bytes)
         self.slots = [Slot(i, m, capacity) for i, m in enumerate(self.checks.memory[:slots])]
-        self.pool = self.checks.pool
         self.out, self.run_id, self.meta_of = str(out), run_id, meta_of
         self.orders = None
         self._free: deque = deque(self.slots)
@@ -542,7 +542,7 @@ class LocalExecutor:
         data, places = _pack(landed, slot)
         meta = self.meta_of(landed.unit)
         self.in_flight += 1
-        self.pool.apply_async(
+        self.checks.pool.apply_async(
             _check_in_worker, (data, places, slot.index if places else None, claims, meta,
                                self.run_id, self.out),
             callback=lambda res, s=slot: self._done.put(("done", s, res[1])),

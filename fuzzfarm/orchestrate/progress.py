@@ -127,10 +127,10 @@ def sweep_with_progress(sw, space, info, out, chunk_bits, build_options, limit, 
     from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
                                TimeElapsedColumn, TimeRemainingColumn)
 
+    workers = workers or (resident.pool.workers if resident else None)
     opts = sw.SweepOptions(space, info, Path(out), 1 << chunk_bits, build_options=build_options,
                            limit=limit, screen=screen, front_end=front_end, resident=resident,
-                           **({"workers": workers or resident.pool.workers}
-                              if workers or resident else {}))
+                           **({"workers": workers} if workers else {}))
     _, _, todo = sw.resume_state(opts)
     console = log or Console(stderr=True)
     if lock.removed:

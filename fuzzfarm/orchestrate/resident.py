@@ -391,7 +391,6 @@ class _Server:
                  say):
         self.resident, self.listener, self.idle, self.say = resident, listener, idle, say
         self.command = command
-        self.code, self.driver_env = resident.origin.code, resident.origin.driver_env
         self.requests: queue.Queue = queue.Queue(maxsize=1)
         self.busy = threading.Event()
         self.stopping = threading.Event()
@@ -458,12 +457,13 @@ class _Server:
             return "it is stopping", False
         if self.busy.is_set():
             return "it is running another sweep", True
-        if r.code != self.code:
+        origin = self.resident.origin
+        if r.code != origin.code:
             self.stop()
             return "it was started from other fuzzfarm code or Python; it stops now", True
-        if r.driver_env != self.driver_env:
-            keys = sorted(set(r.driver_env) ^ set(self.driver_env) | {
-                k for k in r.driver_env if self.driver_env.get(k) != r.driver_env[k]})
+        if r.driver_env != origin.driver_env:
+            keys = sorted(set(r.driver_env) ^ set(origin.driver_env) | {
+                k for k in r.driver_env if origin.driver_env.get(k) != r.driver_env[k]})
             return f"it runs the drivers with other {', '.join(keys)}", True
         try:
             chosen = select_devices(r.selector, self.resident.infos)

@@ -365,10 +365,10 @@ def _flushed(target: Case, claims, finding, cand: tuple, outputs: dict) -> list:
     if any(len(outputs.get(o.name, ())) != (1 if o.scalar else target.width)
            for o in target.outputs()):
         return []                   # not the whole work-item's outputs: nothing to judge
+    outs = {o.name: np.array(outputs[o.name], dtype=o.dtype) for o in target.outputs()}
     alts: list = []
     for v in variants:
         inputs = target.arrays([v])
-        outs = {o.name: np.array(outputs[o.name], dtype=o.dtype) for o in target.outputs()}
         found = [f for f in check_result(target.unit(), inputs, outs, claims).findings
                  if f.output == finding.output and f.severity == "fail"
                  and f.index == target.element(0)]
